@@ -1,0 +1,136 @@
+// Package seckill holds the domain of the flash-sale order service: activities,
+// orders and the error codes every layer speaks. It imports nothing of Redis,
+// SQL or HTTP; those live behind their own packages under internal/, and only
+// cmd/seckill wires them together.
+//
+// The invariants the whole service exists to keep:
+//   - no unit is sold twice: orders for an activity never exceed its total stock;
+//   - nothing sold is lost: every 201 has its order row, and orders plus the
+//     stock left in Redis equal the activity's total;
+//   - no lock strands a buyer or an activity for longer than its lease.
+package seckill
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Activity is one flash sale: a fixed number of units on sale in a time window.
+type Activity struct {
+	ID         int64
+	Name       string
+	TotalStock int64
+	StartsAt   time.Time
+	EndsAt     time.Time
+	CreatedAt  time.Time
+}
+
+// Status values of an activity, as the buyer API reports them.
+const (
+	StatusUpcoming = "upcoming"
+	StatusActive   = "active"
+	StatusSoldOut  = "sold_out"
+	StatusEnded    = "ended"
+)
+
+// StatusAt reports the activity's status at now, given the units still on sale.
+// An ended activity is "ended" whatever its stock; an active one with nothing
+// left is "sold_out".
+func (a Activity) StatusAt(now time.Time, remaining int64) string {
+	switch {
+	case now.Before(a.StartsAt):
+		return StatusUpcoming
+	case !now.Before(a.EndsAt):
+		return StatusEnded
+	case remaining <= 0:
+		return StatusSoldOut
+	default:
+		return StatusActive
+	}
+}
+
+// Order is one unit sold to one buyer. A buyer holds at most one order per activity.
+type Order struct {
+	ID             string
+	ActivityID     int64
+	UserID         int64
+	Status         string
+	IdempotencyKey string // empty when the request carried none
+	Fence          int64  // the lock grant under which the order was written
+	CreatedAt      time.Time
+}
+
+// OrderStatusCreated is the status of a freshly written order.
+const OrderStatusCreated = "created"
+
+// Error codes of the HTTP contract (shared/API.md). They belong to the domain;
+// the HTTP layer maps each to a status code exactly once.
+const (
+	EInvalid          = "invalid_request"
+	EUnauthenticated  = "unauthenticated"
+	EAdminDisabled    = "admin_disabled"
+	ETooLarge         = "request_too_large"
+	EUserRejected     = "user_rejected"
+	EActivityNotFound = "activity_not_found"
+	EOrderNotFound    = "order_not_found"
+	ENotStarted       = "not_started"
+	EEnded            = "ended"
+	ESoldOut          = "sold_out"
+	EAlreadyPurchased = "already_purchased"
+	EBusy             = "busy"
+	EUnavailable      = "unavailable"
+	EInternal         = "internal"
+)
+
+// Error is a failure a client can act on: a code from the contract, a message
+// for a person, and, for some codes, extra data for the response.
+type Error struct {
+	Code    string
+	Message string
+	// OrderID is set with EAlreadyPurchased: the order the buyer already holds.
+	OrderID string
+	// RetryAfter is set with EBusy and EUnavailable: when to come back.
+	RetryAfter time.Duration
+	// Err is the cause, kept for logs and errors.Is; never shown to clients.
+	Err error
+}
+
+// Error implements error.
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf returns an *Error with code and a formatted message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of the first *Error in err's chain, EInternal for
+// any other non-nil error, and "" for nil.
+func ErrorCode(err error) string {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return EInternal
+}
+
+// ErrorMessage returns the message of the first *Error in err's chain, or a
+// generic text for other errors, so internals never reach a client.
+func ErrorMessage(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return "internal error"
+}
