@@ -1,45 +1,391 @@
-// Package order: STUB with the agreed signatures; replaced by the real implementation.
+// Package order stores activities and their orders in MySQL/MariaDB (or
+// SQLite in the embedded mode), and is the last line of defence against
+// overselling.
+//
+// Redis deducts stock atomically and a lock orders the writers, but either can
+// be wrong for a moment: Redis can lose its data, a lock holder's lease can
+// expire while it still works. So the database checks again, in the same
+// transaction as the insert: an order is written only if
+//
+//	UPDATE activities SET sold = sold + 1, fence = ?
+//	WHERE id = ? AND fence < ? AND sold < total_stock
+//
+// changes the activity row. `sold < total_stock` refuses an oversell whatever
+// Redis said; `fence < ?` refuses a writer whose lock grant (its fencing token)
+// is older than one that already wrote, so a holder whose lease ran out
+// cannot write behind its successor's back. Unique keys give a buyer one order
+// per activity and one order per idempotency key.
+//
+// Schema changes live in package migrations, never in gorm's AutoMigrate.
 package order
 
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
+	"time"
 
+	"github.com/glebarez/go-sqlite"
+	"github.com/go-sql-driver/mysql"
+	"github.com/google/uuid"
 	"gorm.io/gorm"
 
 	"github.com/seckill-oss/seckill"
 )
 
+// Errors callers branch on. CreateOrder returns them wrapped; any CreateOrder
+// error other than ErrCommitUnknown means nothing was written.
 var (
-	ErrActivityNotFound   = errors.New("order: activity not found")
-	ErrNotFound           = errors.New("order: not found")
-	ErrDuplicate          = errors.New("order: user already holds an order for this activity")
+	// ErrActivityNotFound: no activity has the id.
+	ErrActivityNotFound = errors.New("order: activity not found")
+	// ErrNotFound: no order matches.
+	ErrNotFound = errors.New("order: not found")
+	// ErrDuplicate: the user already holds an order for the activity.
+	ErrDuplicate = errors.New("order: user already holds an order for this activity")
+	// ErrIdempotencyKeyUsed: the user's idempotency key belongs to another order.
 	ErrIdempotencyKeyUsed = errors.New("order: idempotency key already used")
-	ErrStaleFence         = errors.New("order: stale fence")
-	ErrSoldOut            = errors.New("order: sold out")
-	ErrCommitUnknown      = errors.New("order: commit outcome unknown")
+	// ErrStaleFence: an order was written under a newer lock grant than the
+	// caller's, so the caller's lease is gone.
+	ErrStaleFence = errors.New("order: stale fence")
+	// ErrSoldOut: the activity already has total_stock orders.
+	ErrSoldOut = errors.New("order: sold out")
+	// ErrCommitUnknown: COMMIT failed, and the order may or may not exist;
+	// look it up (OrderByUser) before answering.
+	ErrCommitUnknown = errors.New("order: commit outcome unknown")
 )
 
-type Store struct{ db *gorm.DB }
+// Unique indexes of the orders table (migrations/*/00001_init.sql), by the
+// names MySQL reports and the columns SQLite reports.
+const (
+	uniqueActivityUser       = "uq_orders_activity_user"
+	uniqueActivityUserCols   = "orders.activity_id, orders.user_id"
+	uniqueIdempotencyKey     = "uq_orders_user_idempotency_key"
+	uniqueIdempotencyKeyCols = "orders.user_id, orders.idempotency_key"
 
-func Open(ctx context.Context, dsn string) (*Store, error) { return nil, errors.New("stub") }
-func New(db *gorm.DB) *Store                               { return &Store{db: db} }
-func (s *Store) Close() error                              { return nil }
-func (s *Store) Ping(ctx context.Context) error            { return nil }
+	mysqlDuplicateEntry    = 1062 // ER_DUP_ENTRY
+	sqliteConstraintUnique = 2067 // SQLITE_CONSTRAINT_UNIQUE
+)
+
+// claimUnit takes one unit of the activity for the order's lock grant; it
+// changes no row when the activity is missing, sold out, or already written
+// by this or a newer grant.
+const claimUnit = `UPDATE activities SET sold = sold + 1, fence = ?
+WHERE id = ? AND fence < ? AND sold < total_stock`
+
+// claimFence is claimUnit without the unit.
+const claimFence = `UPDATE activities SET fence = ? WHERE id = ? AND fence < ?`
+
+// Store reads and writes activities and orders. It is safe for concurrent use.
+type Store struct {
+	db *gorm.DB
+}
+
+// New returns a Store on db, whose schema must be migrated already (Open does
+// both). Store times are UTC at microsecond precision.
+func New(db *gorm.DB) *Store { return &Store{db: db} }
+
+// Close closes the database connections.
+func (s *Store) Close() error {
+	db, err := s.db.DB()
+	if err != nil {
+		return fmt.Errorf("order: close: %w", err)
+	}
+	if err := db.Close(); err != nil {
+		return fmt.Errorf("order: close: %w", err)
+	}
+	return nil
+}
+
+// Ping reports whether the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	db, err := s.db.DB()
+	if err != nil {
+		return fmt.Errorf("order: ping: %w", err)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		return fmt.Errorf("order: ping: %w", err)
+	}
+	return nil
+}
+
+// CreateActivity stores a and returns it with its new ID and CreatedAt set.
+// Times are stored in UTC with microsecond precision, and returned as stored.
 func (s *Store) CreateActivity(ctx context.Context, a seckill.Activity) (seckill.Activity, error) {
-	return a, nil
+	row := activityRow{
+		Name:       a.Name,
+		TotalStock: a.TotalStock,
+		StartsAt:   storedTime(a.StartsAt),
+		EndsAt:     storedTime(a.EndsAt),
+		CreatedAt:  now(),
+	}
+	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
+		return seckill.Activity{}, fmt.Errorf("order: create activity %q: %w", a.Name, err)
+	}
+	return row.activity(), nil
 }
+
+// Activity returns the activity with the id, or ErrActivityNotFound.
 func (s *Store) Activity(ctx context.Context, id int64) (seckill.Activity, error) {
-	return seckill.Activity{}, ErrActivityNotFound
+	var row activityRow
+	if err := s.db.WithContext(ctx).Take(&row, id).Error; err != nil {
+		return seckill.Activity{}, activityErr(id, err)
+	}
+	return row.activity(), nil
 }
-func (s *Store) CreateOrder(ctx context.Context, o seckill.Order) (seckill.Order, error) {
-	return o, nil
+
+// Fence returns the highest lock fence that has written an order for the
+// activity (0 before the first), or ErrActivityNotFound. A lock's fence
+// counter must be seeded above it after Redis lost its data.
+func (s *Store) Fence(ctx context.Context, activityID int64) (int64, error) {
+	var row activityRow
+	if err := s.db.WithContext(ctx).Select("fence").Take(&row, activityID).Error; err != nil {
+		return 0, activityErr(activityID, err)
+	}
+	return row.Fence, nil
 }
+
+// ClaimFence moves the activity's fence up to fence without writing an order,
+// so that from then on no order under an older lock grant can be written: a
+// stock reload counts the orders only after claiming its grant, and no write
+// in flight under an older grant can land behind the count. It returns
+// ErrStaleFence when an order or claim under fence or a newer one came first,
+// or ErrActivityNotFound.
+func (s *Store) ClaimFence(ctx context.Context, activityID, fence int64) error {
+	res := s.db.WithContext(ctx).Exec(claimFence, fence, activityID, fence)
+	if res.Error != nil {
+		return fmt.Errorf("order: claim fence %d of activity %d: %w", fence, activityID, res.Error)
+	}
+	if res.RowsAffected == 1 {
+		return nil
+	}
+	current, err := s.Fence(ctx, activityID)
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("order: claim fence %d of activity %d, written under %d: %w", fence, activityID, current, ErrStaleFence)
+}
+
+// CountOrders returns the number of orders stored for the activity: the truth
+// the Redis stock is reconciled against.
+func (s *Store) CountOrders(ctx context.Context, activityID int64) (int64, error) {
+	var n int64
+	if err := s.db.WithContext(ctx).Model(&orderRow{}).Where("activity_id = ?", activityID).Count(&n).Error; err != nil {
+		return 0, fmt.Errorf("order: count orders of activity %d: %w", activityID, err)
+	}
+	return n, nil
+}
+
+// OrderByUser returns the user's order for the activity, or ErrNotFound.
 func (s *Store) OrderByUser(ctx context.Context, activityID, userID int64) (seckill.Order, error) {
-	return seckill.Order{}, ErrNotFound
+	var row orderRow
+	err := s.db.WithContext(ctx).Where("activity_id = ? AND user_id = ?", activityID, userID).Take(&row).Error
+	if err != nil {
+		return seckill.Order{}, orderErr(fmt.Sprintf("of user %d in activity %d", userID, activityID), err)
+	}
+	return row.order(), nil
 }
+
+// OrderByIdempotencyKey returns the user's order created with the key, or
+// ErrNotFound.
 func (s *Store) OrderByIdempotencyKey(ctx context.Context, userID int64, key string) (seckill.Order, error) {
-	return seckill.Order{}, ErrNotFound
+	var row orderRow
+	err := s.db.WithContext(ctx).Where("user_id = ? AND idempotency_key = ?", userID, key).Take(&row).Error
+	if err != nil {
+		// The key is the client's, possibly a secret of theirs: never in errors.
+		return seckill.Order{}, orderErr(fmt.Sprintf("of user %d by idempotency key", userID), err)
+	}
+	return row.order(), nil
 }
-func (s *Store) CountOrders(ctx context.Context, activityID int64) (int64, error) { return 0, nil }
-func (s *Store) Fence(ctx context.Context, activityID int64) (int64, error)       { return 0, nil }
+
+// CreateOrder writes the order in one transaction that first claims a unit of
+// its activity under its lock fence (o.Fence), and returns the order as
+// stored. An empty ID gets a new UUIDv7, a zero CreatedAt the current time, an
+// empty Status seckill.OrderStatusCreated; an empty IdempotencyKey is stored
+// as none.
+//
+// Errors: ErrActivityNotFound, ErrSoldOut (the activity has total_stock
+// orders), ErrStaleFence (an order was written under fence o.Fence or a newer
+// one), ErrDuplicate, ErrIdempotencyKeyUsed; with any of these or any other
+// error nothing was written, except ErrCommitUnknown: COMMIT failed, and the
+// order may exist.
+func (s *Store) CreateOrder(ctx context.Context, o seckill.Order) (seckill.Order, error) {
+	if o.ID == "" {
+		id, err := uuid.NewV7()
+		if err != nil {
+			return seckill.Order{}, fmt.Errorf("order: new order id: %w", err)
+		}
+		o.ID = id.String()
+	}
+	if o.Status == "" {
+		o.Status = seckill.OrderStatusCreated
+	}
+	if o.CreatedAt.IsZero() {
+		o.CreatedAt = now()
+	}
+	row := newOrderRow(o)
+
+	tx := s.db.WithContext(ctx).Begin()
+	if tx.Error != nil {
+		return seckill.Order{}, fmt.Errorf("order: create for user %d in activity %d: begin: %w", o.UserID, o.ActivityID, tx.Error)
+	}
+	// After a successful Commit this is a no-op; on every other path it undoes
+	// the claimed unit, also if something below panics.
+	defer tx.Rollback()
+
+	if err := insert(tx, &row); err != nil {
+		return seckill.Order{}, fmt.Errorf("order: create for user %d in activity %d: %w", o.UserID, o.ActivityID, err)
+	}
+	if err := tx.Commit().Error; err != nil {
+		return seckill.Order{}, fmt.Errorf("order: create for user %d in activity %d: %w: %w", o.UserID, o.ActivityID, ErrCommitUnknown, err)
+	}
+	return row.order(), nil
+}
+
+// insert claims a unit for row and inserts it, inside tx.
+func insert(tx *gorm.DB, row *orderRow) error {
+	res := tx.Exec(claimUnit, row.Fence, row.ActivityID, row.Fence)
+	if res.Error != nil {
+		return fmt.Errorf("claim a unit: %w", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return whyNoUnit(tx, row.ActivityID, row.Fence)
+	}
+	if err := tx.Create(row).Error; err != nil {
+		if sentinel := uniqueViolation(err); sentinel != nil {
+			return sentinel
+		}
+		return fmt.Errorf("insert: %w", err)
+	}
+	return nil
+}
+
+// whyNoUnit explains why claimUnit changed no row. sold and fence only grow,
+// so what it reads now still explains the refusal.
+func whyNoUnit(tx *gorm.DB, activityID, fence int64) error {
+	var a activityRow
+	if err := tx.Select("fence", "sold", "total_stock").Take(&a, activityID).Error; err != nil {
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return ErrActivityNotFound
+		}
+		return fmt.Errorf("read activity after a refused claim: %w", err)
+	}
+	switch {
+	// Sold out first: it is final, while a stale fence only asks for a retry.
+	case a.Sold >= a.TotalStock:
+		return ErrSoldOut
+	case a.Fence >= fence:
+		return fmt.Errorf("%w: fence %d, activity written under %d", ErrStaleFence, fence, a.Fence)
+	default:
+		return errors.New("claim refused, but activity has stock and an older fence")
+	}
+}
+
+// uniqueViolation maps a unique-key violation on orders to its sentinel, or
+// returns nil for any other error.
+func uniqueViolation(err error) error {
+	var my *mysql.MySQLError
+	if errors.As(err, &my) && my.Number == mysqlDuplicateEntry {
+		switch {
+		case strings.Contains(my.Message, uniqueActivityUser):
+			return ErrDuplicate
+		case strings.Contains(my.Message, uniqueIdempotencyKey):
+			return ErrIdempotencyKeyUsed
+		}
+	}
+	var lite *sqlite.Error
+	if errors.As(err, &lite) && lite.Code() == sqliteConstraintUnique {
+		switch {
+		case strings.Contains(lite.Error(), uniqueActivityUserCols):
+			return ErrDuplicate
+		case strings.Contains(lite.Error(), uniqueIdempotencyKeyCols):
+			return ErrIdempotencyKeyUsed
+		}
+	}
+	return nil
+}
+
+func activityErr(id int64, err error) error {
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return fmt.Errorf("order: activity %d: %w", id, ErrActivityNotFound)
+	}
+	return fmt.Errorf("order: read activity %d: %w", id, err)
+}
+
+func orderErr(which string, err error) error {
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return fmt.Errorf("order: order %s: %w", which, ErrNotFound)
+	}
+	return fmt.Errorf("order: read order %s: %w", which, err)
+}
+
+// storedTime is t as the database keeps it: UTC, microseconds.
+func storedTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
+// activityRow is a row of the activities table.
+type activityRow struct {
+	ID         int64 `gorm:"primaryKey"`
+	Name       string
+	TotalStock int64
+	StartsAt   time.Time
+	EndsAt     time.Time
+	CreatedAt  time.Time
+	Fence      int64
+	Sold       int64
+}
+
+func (activityRow) TableName() string { return "activities" }
+
+func (r activityRow) activity() seckill.Activity {
+	return seckill.Activity{
+		ID:         r.ID,
+		Name:       r.Name,
+		TotalStock: r.TotalStock,
+		StartsAt:   r.StartsAt.UTC(),
+		EndsAt:     r.EndsAt.UTC(),
+		CreatedAt:  r.CreatedAt.UTC(),
+	}
+}
+
+// orderRow is a row of the orders table.
+type orderRow struct {
+	ID             string `gorm:"primaryKey"`
+	ActivityID     int64
+	UserID         int64
+	Status         string
+	IdempotencyKey *string // NULL when none: NULLs never collide in the unique key
+	Fence          int64
+	CreatedAt      time.Time
+}
+
+func (orderRow) TableName() string { return "orders" }
+
+func newOrderRow(o seckill.Order) orderRow {
+	r := orderRow{
+		ID:         o.ID,
+		ActivityID: o.ActivityID,
+		UserID:     o.UserID,
+		Status:     o.Status,
+		Fence:      o.Fence,
+		CreatedAt:  storedTime(o.CreatedAt),
+	}
+	if o.IdempotencyKey != "" {
+		r.IdempotencyKey = &o.IdempotencyKey
+	}
+	return r
+}
+
+func (r orderRow) order() seckill.Order {
+	o := seckill.Order{
+		ID:         r.ID,
+		ActivityID: r.ActivityID,
+		UserID:     r.UserID,
+		Status:     r.Status,
+		Fence:      r.Fence,
+		CreatedAt:  r.CreatedAt.UTC(),
+	}
+	if r.IdempotencyKey != nil {
+		o.IdempotencyKey = *r.IdempotencyKey
+	}
+	return o
+}

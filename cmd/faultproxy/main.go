@@ -1,0 +1,176 @@
+// Command faultproxy runs internal/faultproxy as a process, so a load test
+// can put it between the service and Redis and inject the seed-000 fault
+// ("the command timed out but had succeeded") while a sale runs:
+//
+//	faultproxy -target 127.0.0.1:6379 -control 127.0.0.1:7001
+//
+// The proxy listens on a free loopback port (internal/faultproxy chooses it)
+// and prints it as its first stdout line, "listening 127.0.0.1:PORT"; the
+// control endpoint also reports it. The control endpoint, loopback only:
+//
+//	GET /healthz                 200 while the proxy runs
+//	GET /addr                    {"addr":"127.0.0.1:PORT","target":"...","delay":"0s","down":false}
+//	PUT /delay?d=300ms           delay every server-to-client byte by d (0s: none)
+//	PUT /down?v=true|false       drop every connection and refuse new ones, or recover
+//
+// SIGINT or SIGTERM stops it.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/seckill-oss/seckill/internal/faultproxy"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(os.Stderr, "faultproxy: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// run starts the proxy and its control endpoint and returns when ctx is
+// cancelled and both have stopped, or when either fails to start.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("faultproxy", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	target := fs.String("target", "127.0.0.1:6379", "host:port the proxy forwards to")
+	control := fs.String("control", "127.0.0.1:0", "loopback host:port of the HTTP control endpoint")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if err := requireLoopback(*control); err != nil {
+		return fmt.Errorf("-control: %w", err)
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, nil))
+
+	p, err := faultproxy.New(*target)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+
+	ln, err := net.Listen("tcp", *control)
+	if err != nil {
+		return fmt.Errorf("control: listen on %s: %w", *control, err)
+	}
+	srv := &http.Server{Handler: newController(p, *target, log), ReadHeaderTimeout: 5 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	fmt.Fprintf(stdout, "listening %s\n", p.Addr())
+	log.Info("faultproxy running", "addr", p.Addr(), "target", *target, "control", ln.Addr().String())
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("control: %w", err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		_ = srv.Close()
+	}
+	<-served
+	return nil
+}
+
+// requireLoopback refuses a control address anyone else could reach: the
+// endpoint has no authentication and can cut a Redis connection.
+func requireLoopback(hostport string) error {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return err
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("%s is not a loopback address", host)
+	}
+	return nil
+}
+
+// controller is the HTTP control endpoint. The proxy does not report its
+// faults back, so the controller remembers what it set, for GET /addr.
+type controller struct {
+	p      *faultproxy.Proxy
+	target string
+	log    *slog.Logger
+
+	mu    sync.Mutex
+	delay time.Duration
+	down  bool
+}
+
+func newController(p *faultproxy.Proxy, target string, log *slog.Logger) http.Handler {
+	c := &controller{p: p, target: target, log: log}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /addr", c.handleState)
+	mux.HandleFunc("PUT /delay", c.handleDelay)
+	mux.HandleFunc("PUT /down", c.handleDown)
+	return mux
+}
+
+func (c *controller) state() map[string]any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return map[string]any{"addr": c.p.Addr(), "target": c.target, "delay": c.delay.String(), "down": c.down}
+}
+
+func (c *controller) handleState(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, c.state())
+}
+
+func (c *controller) handleDelay(w http.ResponseWriter, r *http.Request) {
+	d, err := time.ParseDuration(r.URL.Query().Get("d"))
+	if err != nil || d < 0 {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "d must be a non-negative Go duration, e.g. 300ms or 0s"})
+		return
+	}
+	c.mu.Lock()
+	c.delay = d
+	c.p.SetDelay(d)
+	c.mu.Unlock()
+	c.log.Info("delay set", "delay", d)
+	writeJSON(w, http.StatusOK, c.state())
+}
+
+func (c *controller) handleDown(w http.ResponseWriter, r *http.Request) {
+	down, err := strconv.ParseBool(r.URL.Query().Get("v"))
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "v must be true or false"})
+		return
+	}
+	c.mu.Lock()
+	c.down = down
+	c.p.SetDown(down)
+	c.mu.Unlock()
+	c.log.Info("down set", "down", down)
+	writeJSON(w, http.StatusOK, c.state())
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v) // the client may be gone; nothing to do about it
+}

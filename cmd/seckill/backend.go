@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill-oss/seckill/internal/lock"
+	"github.com/seckill-oss/seckill/internal/order"
+	"github.com/seckill-oss/seckill/internal/purchase"
+	"github.com/seckill-oss/seckill/internal/stock"
+	"github.com/seckill-oss/seckill/internal/usercheck"
+)
+
+// backend is the purchase service with the stores it runs on. serve and
+// reconcile share it, so both take the production code path.
+type backend struct {
+	log     *slog.Logger
+	mini    *miniredis.Miniredis // nil unless Redis is embedded
+	rdb     *redis.Client
+	dbDir   string // temp dir of the embedded database; "" when external
+	orders  *order.Store
+	locks   *lock.Client
+	service *purchase.Service
+}
+
+// openBackend connects to Redis and the database (starting the embedded ones
+// where no address is configured), applies pending migrations, and builds the
+// purchase service. On error, whatever it opened is closed again.
+func openBackend(ctx context.Context, cfg config, users usercheck.Verifier, log *slog.Logger, reg prometheus.Registerer) (_ *backend, err error) {
+	b := &backend{log: log}
+	defer func() {
+		if err != nil {
+			b.Close()
+		}
+	}()
+
+	redisURL := cfg.RedisURL
+	if redisURL == "" {
+		if b.mini, err = miniredis.Run(); err != nil {
+			return nil, fmt.Errorf("start embedded Redis: %w", err)
+		}
+		redisURL = "redis://" + b.mini.Addr()
+		log.Warn("SECKILL_REDIS_URL is unset: using an embedded in-process Redis; stock is lost on exit")
+	}
+	if b.rdb, err = newRedis(redisURL); err != nil {
+		return nil, err
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	err = b.rdb.Ping(pingCtx).Err()
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("redis at %s does not answer: %w", b.rdb.Options().Addr, err)
+	}
+
+	dsn := cfg.MySQLDSN
+	if dsn == "" {
+		if b.dbDir, err = os.MkdirTemp("", "seckill-"); err != nil {
+			return nil, fmt.Errorf("embedded database: %w", err)
+		}
+		// A temp dir, not order.DefaultSQLiteFile: the embedded Redis
+		// forgets its stock on exit, so the orders go with it.
+		dsn = order.SQLitePrefix + filepath.Join(b.dbDir, "seckill.db")
+		log.Warn("SECKILL_MYSQL_DSN is unset: using an embedded SQLite database; orders are lost on exit")
+	}
+	if b.orders, err = order.Open(ctx, dsn); err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+
+	b.locks = lock.New(b.rdb, &lock.Options{Observer: lock.NewMetrics(reg)})
+	b.service, err = purchase.New(purchase.Config{
+		LockTTL:          cfg.LockTTL,
+		UserCheckTimeout: cfg.UserCheckTimeout,
+		LockWait:         cfg.LockWait,
+		KeyPrefix:        cfg.KeyPrefix,
+	}, purchase.Deps{
+		Redis:    b.rdb,
+		Locks:    b.locks,
+		Stock:    stock.New(b.rdb, cfg.KeyPrefix),
+		Orders:   b.orders,
+		Users:    users,
+		Logger:   log,
+		Registry: reg,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("purchase service: %w", err)
+	}
+	return b, nil
+}
+
+// newRedis returns a client for url (go-redis URL syntax; its query
+// parameters, such as pool_size or read_timeout, win over the defaults here).
+func newRedis(url string) (*redis.Client, error) {
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("SECKILL_REDIS_URL: %w", err)
+	}
+	// Without this a context deadline does not interrupt a command in
+	// flight, and the deadlines the purchase path derives from the lease
+	// would mean nothing.
+	opt.ContextTimeoutEnabled = true
+	if opt.ReadTimeout == 0 {
+		opt.ReadTimeout = 500 * time.Millisecond
+	}
+	if opt.WriteTimeout == 0 {
+		opt.WriteTimeout = 500 * time.Millisecond
+	}
+	if opt.DialTimeout == 0 {
+		opt.DialTimeout = 2 * time.Second
+	}
+	if opt.PoolSize == 0 {
+		// A flash sale is a burst of short commands: enough connections that
+		// requests do not queue for one, few enough not to swamp Redis.
+		opt.PoolSize = 64
+	}
+	if opt.PoolTimeout == 0 {
+		opt.PoolTimeout = time.Second
+	}
+	return redis.NewClient(opt), nil
+}
+
+// Close stops the service's background work, then closes the lock client,
+// Redis, the database and the embedded stores, in that order: each is still
+// there for whatever the one before it does while closing.
+func (b *backend) Close() error {
+	var errs []error
+	if b.locks != nil {
+		errs = append(errs, b.locks.Close())
+	}
+	if b.rdb != nil {
+		errs = append(errs, b.rdb.Close())
+	}
+	if b.orders != nil {
+		errs = append(errs, b.orders.Close())
+	}
+	if b.mini != nil {
+		b.mini.Close()
+	}
+	if b.dbDir != "" {
+		errs = append(errs, os.RemoveAll(b.dbDir))
+	}
+	err := errors.Join(errs...)
+	if err != nil {
+		b.log.Error("close", "err", err)
+	}
+	return err
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// config is the service's configuration, read from the environment names of
+// the HTTP contract (shared/API.md "Configuration") plus the extensions the
+// README documents.
+type config struct {
+	HTTPAddr         string
+	RedisURL         string // "": embedded in-process store
+	MySQLDSN         string // "": embedded SQL database
+	UserCheckURL     string // "": approve everyone, with a warning
+	AdminToken       string // "": admin API disabled
+	LockTTL          time.Duration
+	UserCheckTimeout time.Duration
+	LockWait         time.Duration
+	KeyPrefix        string
+	RateGlobal       float64 // requests/s for the whole service; 0: no limit
+	RatePerUser      float64 // requests/s per X-User-ID; 0: no limit
+	LogLevel         slog.Level
+	LogFormat        string // "json" or "text"
+	ShutdownTimeout  time.Duration
+}
+
+// embedded reports whether both stores run inside the process: a throwaway
+// demo that nobody else can reach.
+func (c config) embedded() bool { return c.RedisURL == "" && c.MySQLDSN == "" }
+
+// loadConfig reads the configuration and refuses values that cannot work,
+// naming every bad variable at once so a deploy fails with one clear message.
+func loadConfig(getenv func(string) string) (config, error) {
+	c := config{
+		HTTPAddr:     envOr(getenv, "SECKILL_HTTP_ADDR", ":8080"),
+		RedisURL:     getenv("SECKILL_REDIS_URL"),
+		MySQLDSN:     getenv("SECKILL_MYSQL_DSN"),
+		UserCheckURL: getenv("SECKILL_USERCHECK_URL"),
+		AdminToken:   getenv("SECKILL_ADMIN_TOKEN"),
+		KeyPrefix:    getenv("SECKILL_KEY_PREFIX"),
+		LogFormat:    strings.ToLower(envOr(getenv, "SECKILL_LOG_FORMAT", "json")),
+	}
+	var errs []error
+	duration := func(name, def string, min time.Duration) time.Duration {
+		v := envOr(getenv, name, def)
+		d, err := time.ParseDuration(v)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("%s=%q: not a duration such as 500ms or 2s", name, v))
+		case d < min:
+			errs = append(errs, fmt.Errorf("%s=%q: must be at least %v", name, v, min))
+		}
+		return d
+	}
+	rate := func(name string) float64 {
+		v := envOr(getenv, name, "0")
+		r, err := strconv.ParseFloat(v, 64)
+		if err != nil || r < 0 || math.IsNaN(r) || r > 1e9 {
+			errs = append(errs, fmt.Errorf("%s=%q: must be requests per second, 0 for no limit", name, v))
+		}
+		return r
+	}
+	c.LockTTL = duration("SECKILL_LOCK_TTL", "2s", 10*time.Millisecond)
+	c.UserCheckTimeout = duration("SECKILL_USERCHECK_TIMEOUT", "500ms", time.Millisecond)
+	c.LockWait = duration("SECKILL_LOCK_WAIT", "0s", 0)
+	c.ShutdownTimeout = duration("SECKILL_SHUTDOWN_TIMEOUT", "15s", 0)
+	c.RateGlobal = rate("SECKILL_RATE_GLOBAL")
+	c.RatePerUser = rate("SECKILL_RATE_PER_USER")
+
+	// A verification call that may outlive the lease is the seed's oversell:
+	// the lock expires while its holder still waits.
+	if c.LockTTL > 0 && c.UserCheckTimeout >= c.LockTTL {
+		errs = append(errs, fmt.Errorf("SECKILL_USERCHECK_TIMEOUT=%v must be shorter than SECKILL_LOCK_TTL=%v", c.UserCheckTimeout, c.LockTTL))
+	}
+	if v := envOr(getenv, "SECKILL_LOG_LEVEL", "info"); c.LogLevel.UnmarshalText([]byte(v)) != nil {
+		errs = append(errs, fmt.Errorf("SECKILL_LOG_LEVEL=%q: must be debug, info, warn or error", v))
+	}
+	if c.LogFormat != "json" && c.LogFormat != "text" {
+		errs = append(errs, fmt.Errorf("SECKILL_LOG_FORMAT=%q: must be json or text", c.LogFormat))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return config{}, fmt.Errorf("configuration: %w", err)
+	}
+	return c, nil
+}
+
+func envOr(getenv func(string) string, name, def string) string {
+	if v := strings.TrimSpace(getenv(name)); v != "" {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,447 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	_ "github.com/go-sql-driver/mysql"
+	"go.uber.org/goleak"
+
+	"github.com/seckill-oss/seckill/internal/stock"
+	"github.com/seckill-oss/seckill/internal/testenv"
+)
+
+func TestMain(m *testing.M) {
+	gin.SetMode(gin.ReleaseMode) // as main does
+	os.Exit(m.Run())
+}
+
+// process is one run() of the command in the background, as a test sees it.
+type process struct {
+	t      *testing.T
+	cancel context.CancelFunc
+	done   chan error
+	stdout *syncBuffer
+	stderr *logWatch
+}
+
+// start runs the command with env as its whole environment.
+func start(t *testing.T, env map[string]string, args ...string) *process {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &process{t: t, cancel: cancel, done: make(chan error, 1), stdout: &syncBuffer{}, stderr: newLogWatch()}
+	getenv := func(k string) string { return env[k] }
+	go func() {
+		p.done <- run(ctx, append([]string{"seckill"}, args...), getenv, p.stdout, p.stderr)
+		close(p.done)
+	}()
+	t.Cleanup(func() { p.stop() })
+	return p
+}
+
+// addr waits for the "listening" log line and returns its address.
+func (p *process) addr() string {
+	p.t.Helper()
+	select {
+	case a := <-p.stderr.listening:
+		return a
+	case err := <-p.done:
+		p.t.Fatalf("exited before listening: %v\nstderr:\n%s", err, p.stderr)
+	case <-time.After(30 * time.Second):
+		p.t.Fatalf("not listening after 30s\nstderr:\n%s", p.stderr)
+	}
+	return ""
+}
+
+// stop cancels the run, as SIGTERM does, and returns what run returned.
+func (p *process) stop() error {
+	p.cancel()
+	select {
+	case err := <-p.done: // nil once closed: a second stop
+		return err
+	case <-time.After(30 * time.Second):
+		p.t.Fatalf("still running 30s after cancel\nstderr:\n%s", p.stderr)
+		return nil
+	}
+}
+
+// logWatch collects the JSON log and reports the first "listening" address.
+type logWatch struct {
+	mu        sync.Mutex
+	buf       bytes.Buffer
+	listening chan string
+	seen      bool
+}
+
+func newLogWatch() *logWatch { return &logWatch{listening: make(chan string, 1)} }
+
+func (w *logWatch) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(b)
+	if !w.seen {
+		for _, line := range bytes.Split(b, []byte("\n")) {
+			var rec struct{ Msg, Addr string }
+			if json.Unmarshal(line, &rec) == nil && rec.Msg == "listening" {
+				w.seen = true
+				w.listening <- rec.Addr
+				break
+			}
+		}
+	}
+	return len(b), nil
+}
+
+func (w *logWatch) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// call makes one HTTP request and decodes the JSON answer into a map.
+func call(t *testing.T, method, url string, header map[string]string, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if len(bytes.TrimSpace(raw)) > 0 && json.Unmarshal(raw, &v) != nil {
+		t.Fatalf("%s %s: %d, body is not a JSON object: %q", method, url, resp.StatusCode, raw)
+	}
+	return resp.StatusCode, v
+}
+
+func getText(t *testing.T, url string) (int, string) {
+	t.Helper()
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(raw)
+}
+
+func TestServeEmbeddedDemo(t *testing.T) {
+	// Everything serve starts must stop when it returns, except the
+	// statement-cache janitor gorm starts with PrepareStmt and never stops
+	// (gorm/internal/lru: "done channel is never closed").
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(),
+		goleak.IgnoreTopFunction("gorm.io/gorm/internal/lru.NewLRU[...].func1"))
+
+	p := start(t, map[string]string{"SECKILL_HTTP_ADDR": "127.0.0.1:0"})
+	base := "http://" + p.addr()
+
+	if code, _ := call(t, "GET", base+"/healthz", nil, ""); code != http.StatusOK {
+		t.Fatalf("GET /healthz: %d, want 200", code)
+	}
+	code, act := call(t, "GET", base+"/api/v1/activities/1", nil, "")
+	if code != http.StatusOK || act["name"] != "Moutai 53%" || act["remaining_stock"] != 100.0 || act["status"] != "active" {
+		t.Fatalf("GET demo activity: %d %v", code, act)
+	}
+	code, ord := call(t, "POST", base+"/api/v1/activities/1/orders", map[string]string{"X-User-ID": "42"}, "")
+	if code != http.StatusCreated || ord["user_id"] != 42.0 {
+		t.Fatalf("buy the demo: %d %v", code, ord)
+	}
+
+	// The banner gives a working token and the three curl lines.
+	out := p.stdout.String()
+	var token string
+	for _, line := range strings.Split(out, "\n") {
+		if after, ok := strings.CutPrefix(line, "Admin token (generated for this run): "); ok {
+			token = after
+		}
+	}
+	if len(token) != 32 || strings.Count(out, "curl -s") != 3 {
+		t.Fatalf("banner has no token or not three curl lines:\n%s", out)
+	}
+	code, audit := call(t, "GET", base+"/admin/v1/activities/1/audit", map[string]string{"Authorization": "Bearer " + token}, "")
+	if code != http.StatusOK || audit["orders"] != 1.0 || audit["consistent"] != true {
+		t.Fatalf("audit with the printed token: %d %v", code, audit)
+	}
+	if strings.Contains(p.stderr.String(), token) {
+		t.Fatal("the admin token appears in the log")
+	}
+	if !strings.Contains(p.stderr.String(), "SECKILL_USERCHECK_URL is unset") {
+		t.Errorf("no warning about the approve-everyone stub in the log:\n%s", p.stderr)
+	}
+
+	if err := p.stop(); err != nil {
+		t.Fatalf("run after cancel: %v\nstderr:\n%s", err, p.stderr)
+	}
+}
+
+func TestConfigRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"user check not shorter than lock", map[string]string{"SECKILL_LOCK_TTL": "1s", "SECKILL_USERCHECK_TIMEOUT": "1s"}, "must be shorter than SECKILL_LOCK_TTL"},
+		{"user check default vs short lock", map[string]string{"SECKILL_LOCK_TTL": "300ms"}, "must be shorter than SECKILL_LOCK_TTL"},
+		{"bad lock TTL", map[string]string{"SECKILL_LOCK_TTL": "2"}, `SECKILL_LOCK_TTL="2": not a duration`},
+		{"bad user-check timeout", map[string]string{"SECKILL_USERCHECK_TIMEOUT": "fast"}, "SECKILL_USERCHECK_TIMEOUT"},
+		{"negative lock wait", map[string]string{"SECKILL_LOCK_WAIT": "-1s"}, "SECKILL_LOCK_WAIT"},
+		{"bad rate", map[string]string{"SECKILL_RATE_PER_USER": "-3"}, "SECKILL_RATE_PER_USER"},
+		{"bad log format", map[string]string{"SECKILL_LOG_FORMAT": "xml"}, "SECKILL_LOG_FORMAT"},
+		{"bad log level", map[string]string{"SECKILL_LOG_LEVEL": "loud"}, "SECKILL_LOG_LEVEL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.env["SECKILL_HTTP_ADDR"] = "127.0.0.1:0"
+			// Cancelled: should the configuration be accepted, run returns
+			// at once instead of serving for ever.
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			var stderr bytes.Buffer
+			err := run(ctx, []string{"seckill", "serve"}, func(k string) string { return tc.env[k] }, io.Discard, &stderr)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("run = %v, want an error containing %q", err, tc.want)
+			}
+			if strings.Contains(stderr.String(), "listening") {
+				t.Fatal("served despite a refused configuration")
+			}
+		})
+	}
+
+	t.Run("every bad variable named at once", func(t *testing.T) {
+		env := map[string]string{"SECKILL_LOCK_TTL": "x", "SECKILL_LOG_FORMAT": "xml"}
+		_, err := loadConfig(func(k string) string { return env[k] })
+		if err == nil || !strings.Contains(err.Error(), "SECKILL_LOCK_TTL") || !strings.Contains(err.Error(), "SECKILL_LOG_FORMAT") {
+			t.Fatalf("loadConfig = %v", err)
+		}
+	})
+	t.Run("defaults", func(t *testing.T) {
+		c, err := loadConfig(func(string) string { return "" })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.HTTPAddr != ":8080" || c.LockTTL != 2*time.Second || c.UserCheckTimeout != 500*time.Millisecond ||
+			c.LockWait != 0 || c.ShutdownTimeout != 15*time.Second || !c.embedded() {
+			t.Fatalf("defaults: %+v", c)
+		}
+	})
+}
+
+func TestUserstub(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	p := start(t, nil, "userstub", "-addr", "127.0.0.1:0", "-reject-rate", "1")
+	code, v := call(t, "GET", "http://"+p.addr()+"/v1/users/7/eligibility?activity_id=1", nil, "")
+	if code != http.StatusOK || v["eligible"] != false {
+		t.Fatalf("stub with -reject-rate 1: %d %v", code, v)
+	}
+	if err := p.stop(); err != nil {
+		t.Fatalf("userstub after cancel: %v", err)
+	}
+
+	err := run(context.Background(), []string{"seckill", "userstub", "-fail-rate", "2"}, func(string) string { return "" }, io.Discard, io.Discard)
+	if !errors.Is(err, errUsage) {
+		t.Fatalf("userstub -fail-rate 2 = %v, want a usage error", err)
+	}
+}
+
+func TestUnknownCommand(t *testing.T) {
+	var stderr bytes.Buffer
+	err := run(context.Background(), []string{"seckill", "sell"}, func(string) string { return "" }, io.Discard, &stderr)
+	if !errors.Is(err, errUsage) || !strings.Contains(stderr.String(), "usage: seckill") {
+		t.Fatalf("run sell = %v, stderr %q", err, stderr.String())
+	}
+}
+
+func TestMigrateMariaDB(t *testing.T) {
+	dsn := testenv.MySQLDSN(t)
+	env := map[string]string{"SECKILL_MYSQL_DSN": dsn}
+	for i := range 2 { // the second run finds nothing to do
+		var stdout, stderr bytes.Buffer
+		if err := run(context.Background(), []string{"seckill", "migrate"}, func(k string) string { return env[k] }, &stdout, &stderr); err != nil {
+			t.Fatalf("migrate run %d: %v\nstderr:\n%s", i+1, err, stderr.String())
+		}
+	}
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var tables int
+	err = db.QueryRow(`SELECT COUNT(*) FROM information_schema.tables
+		WHERE table_schema = DATABASE() AND table_name IN ('activities', 'orders')`).Scan(&tables)
+	if err != nil || tables != 2 {
+		t.Fatalf("after migrate: %d of the tables activities, orders (err %v)", tables, err)
+	}
+
+	err = run(context.Background(), []string{"seckill", "migrate"}, func(string) string { return "" }, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "SECKILL_MYSQL_DSN is unset") {
+		t.Fatalf("migrate without a DSN = %v", err)
+	}
+}
+
+// createAndPreload creates an activity on sale now and loads its stock.
+func createAndPreload(t *testing.T, base string, admin map[string]string, total int) int64 {
+	t.Helper()
+	now := time.Now().UTC()
+	code, act := call(t, "POST", base+"/admin/v1/activities", admin, fmt.Sprintf(
+		`{"name":"smoke","total_stock":%d,"starts_at":%q,"ends_at":%q}`,
+		total, now.Add(-time.Minute).Format(time.RFC3339), now.Add(time.Hour).Format(time.RFC3339)))
+	if code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, act)
+	}
+	id := int64(act["id"].(float64))
+	if code, v := call(t, "POST", fmt.Sprintf("%s/admin/v1/activities/%d/preload", base, id), admin, ""); code != http.StatusOK || v["remaining_stock"] != float64(total) {
+		t.Fatalf("preload: %d %v", code, v)
+	}
+	return id
+}
+
+// realEnv is the service's environment on the test's real Redis and MariaDB,
+// with a verification stub answering after stubLatency.
+func realEnv(t *testing.T, stubLatency time.Duration) map[string]string {
+	t.Helper()
+	prefix := testenv.Prefix(t)
+	stub := start(t, nil, "userstub", "-addr", "127.0.0.1:0", "-latency", stubLatency.String())
+	return map[string]string{
+		"SECKILL_HTTP_ADDR":     "127.0.0.1:0",
+		"SECKILL_REDIS_URL":     testenv.RedisURL(t),
+		"SECKILL_KEY_PREFIX":    prefix,
+		"SECKILL_MYSQL_DSN":     testenv.MySQLDSN(t),
+		"SECKILL_USERCHECK_URL": "http://" + stub.addr(),
+		"SECKILL_ADMIN_TOKEN":   "test-" + prefix,
+	}
+}
+
+// TestShutdownFinishesInFlight shows SIGTERM's promise: a purchase under way
+// when the signal comes is answered, and its lock released, before run returns.
+func TestShutdownFinishesInFlight(t *testing.T) {
+	env := realEnv(t, 300*time.Millisecond)
+	p := start(t, env, "serve")
+	base := "http://" + p.addr()
+	id := createAndPreload(t, base, map[string]string{"Authorization": "Bearer " + env["SECKILL_ADMIN_TOKEN"]}, 1)
+
+	answered := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequest("POST", fmt.Sprintf("%s/api/v1/activities/%d/orders", base, id), nil)
+		req.Header.Set("X-User-ID", "7")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			answered <- 0
+			return
+		}
+		resp.Body.Close()
+		answered <- resp.StatusCode
+	}()
+	time.Sleep(100 * time.Millisecond) // the purchase now waits on the stub
+	if err := p.stop(); err != nil {
+		t.Fatalf("serve after cancel: %v", err)
+	}
+	select {
+	case code := <-answered:
+		if code != http.StatusCreated {
+			t.Fatalf("in-flight purchase answered %d, want 201", code)
+		}
+	default:
+		t.Fatal("run returned before the in-flight purchase was answered")
+	}
+	rdb := testenv.Redis(t)
+	if n := rdb.Exists(context.Background(), stock.LockKey(env["SECKILL_KEY_PREFIX"], id)).Val(); n != 0 {
+		t.Fatal("the activity's lock is still held after shutdown")
+	}
+}
+
+// TestSmokeRealServers runs the service as deployed, on the real Redis and
+// MariaDB with the verification stub, through the ops and buyer APIs, then
+// repairs lost Redis stock with the reconcile command.
+func TestSmokeRealServers(t *testing.T) {
+	env := realEnv(t, time.Millisecond)
+	prefix, rdb := env["SECKILL_KEY_PREFIX"], testenv.Redis(t)
+	p := start(t, env, "serve")
+	base := "http://" + p.addr()
+	admin := map[string]string{"Authorization": "Bearer " + env["SECKILL_ADMIN_TOKEN"]}
+
+	if code, _ := call(t, "GET", base+"/readyz", nil, ""); code != http.StatusOK {
+		t.Fatalf("GET /readyz: %d", code)
+	}
+	id := createAndPreload(t, base, admin, 3)
+	for user := 1; user <= 4; user++ {
+		code, v := call(t, "POST", fmt.Sprintf("%s/api/v1/activities/%d/orders", base, id), map[string]string{"X-User-ID": fmt.Sprint(user)}, "")
+		want := http.StatusCreated
+		if user == 4 {
+			want = http.StatusConflict
+		}
+		if code != want {
+			t.Fatalf("user %d buys: %d %v, want %d", user, code, v, want)
+		}
+	}
+	code, audit := call(t, "GET", fmt.Sprintf("%s/admin/v1/activities/%d/audit", base, id), admin, "")
+	if code != http.StatusOK || audit["orders"] != 3.0 || audit["redis_remaining"] != 0.0 || audit["consistent"] != true || audit["oversold"] != false {
+		t.Fatalf("audit: %d %v", code, audit)
+	}
+	if code, body := getText(t, base+"/metrics"); code != http.StatusOK || !strings.Contains(body, "seckill_") {
+		t.Fatalf("GET /metrics: %d, no seckill_ metric in:\n%.2000s", code, body)
+	}
+	if err := p.stop(); err != nil {
+		t.Fatalf("serve after cancel: %v", err)
+	}
+
+	// Redis loses the activity's keys; reconcile puts back total - orders.
+	testenv.DeletePrefix(t, rdb, prefix)
+	var out bytes.Buffer
+	var stderr bytes.Buffer
+	if err := run(context.Background(), []string{"seckill", "reconcile", "-activity", fmt.Sprint(id)}, func(k string) string { return env[k] }, &out, &stderr); err != nil {
+		t.Fatalf("reconcile: %v\nstderr:\n%s", err, stderr.String())
+	}
+	var r reconcileOutput
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatalf("reconcile output %q: %v", out.String(), err)
+	}
+	if r != (reconcileOutput{ActivityID: id, TotalStock: 3, Orders: 3, RedisBefore: -1, RedisRemaining: 0, Changed: true}) {
+		t.Fatalf("reconcile = %+v", r)
+	}
+}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/httpapi"
+	"github.com/seckill-oss/seckill/internal/usercheck"
+)
+
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	cfg, err := loadConfig(getenv)
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg, stderr)
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	var users usercheck.Verifier = usercheck.ApproveAll{}
+	if cfg.UserCheckURL == "" {
+		log.Warn("SECKILL_USERCHECK_URL is unset: every user is approved without verification")
+	} else {
+		uc := usercheck.New(usercheck.Config{
+			BaseURL:  cfg.UserCheckURL,
+			Timeout:  cfg.UserCheckTimeout,
+			Logger:   log,
+			Registry: reg,
+		})
+		defer uc.Close()
+		users = uc
+	}
+
+	b, err := openBackend(ctx, cfg, users, log, reg)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+
+	// The demo runs only where nobody else can reach the data: both stores
+	// in-process. A generated token goes to stdout for the person at the
+	// terminal, never to the log.
+	demo := cfg.embedded()
+	generatedToken := false
+	if demo && cfg.AdminToken == "" {
+		cfg.AdminToken, generatedToken = randomToken(), true
+	}
+	if cfg.AdminToken == "" {
+		log.Warn("SECKILL_ADMIN_TOKEN is unset: the admin API answers 403 admin_disabled")
+	}
+
+	// Bursts of one second's worth: a limit, not a smoothing of short peaks.
+	handler := httpapi.NewServer(httpapi.Config{
+		AdminToken:  cfg.AdminToken,
+		GlobalRate:  cfg.RateGlobal,
+		GlobalBurst: int(math.Ceil(cfg.RateGlobal)),
+		UserRate:    cfg.RatePerUser,
+		UserBurst:   int(math.Ceil(cfg.RatePerUser)),
+	}, httpapi.Deps{Service: b.service, Logger: log, Registry: reg, Gatherer: reg})
+
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		// Longer than the slowest purchase: lock wait + lease + database.
+		WriteTimeout:   15*time.Second + cfg.LockWait + cfg.LockTTL,
+		IdleTimeout:    60 * time.Second,
+		MaxHeaderBytes: 64 << 10,
+		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	if demo {
+		// Before serving, so that whoever waits for "listening" finds it.
+		if err := startDemo(ctx, b, cfg.AdminToken, generatedToken, ln.Addr(), stdout); err != nil {
+			log.Error("demo activity", "err", err)
+		}
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	log.Info("listening", "addr", ln.Addr().String(), "version", version, "embedded", demo)
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: finishing in-flight requests", "timeout", cfg.ShutdownTimeout.String())
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		// Cutting the connections cancels the requests' contexts; their
+		// purchases give up and release their locks on detached contexts.
+		log.Warn("shutdown timed out: closing open connections", "err", err)
+		_ = srv.Close()
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+func newLogger(cfg config, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
+	if cfg.LogFormat == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+func randomToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(b)
+}
+
+// startDemo creates and preloads a demo activity and tells the person at the
+// terminal how to try it.
+func startDemo(ctx context.Context, b *backend, token string, printToken bool, addr net.Addr, stdout io.Writer) error {
+	now := time.Now().UTC().Truncate(time.Second)
+	a, err := b.service.CreateActivity(ctx, seckill.Activity{
+		Name:       "Moutai 53%",
+		TotalStock: 100,
+		StartsAt:   now.Add(-time.Minute),
+		EndsAt:     now.Add(24 * time.Hour),
+	})
+	if err != nil {
+		return fmt.Errorf("create: %w", err)
+	}
+	if _, err := b.service.Preload(ctx, a.ID); err != nil {
+		return fmt.Errorf("preload: %w", err)
+	}
+	base := "http://" + hostPort(addr)
+	auth := `"Authorization: Bearer $SECKILL_ADMIN_TOKEN"`
+	if printToken {
+		fmt.Fprintf(stdout, "\nEmbedded mode: in-process Redis and SQLite, every user approved; data is lost on exit.\n")
+		fmt.Fprintf(stdout, "Admin token (generated for this run): %s\n", token)
+		auth = `"Authorization: Bearer ` + token + `"`
+	}
+	fmt.Fprintf(stdout, "Demo activity %d: %q, %d units, on sale until %s. Try:\n\n", a.ID, a.Name, a.TotalStock, a.EndsAt.Format(time.RFC3339))
+	fmt.Fprintf(stdout, "  curl -s %s/api/v1/activities/%d\n", base, a.ID)
+	fmt.Fprintf(stdout, "  curl -s -X POST -H 'X-User-ID: 42' %s/api/v1/activities/%d/orders\n", base, a.ID)
+	fmt.Fprintf(stdout, "  curl -s -H %s %s/admin/v1/activities/%d/audit\n\n", auth, base, a.ID)
+	return nil
+}
+
+// hostPort is addr as a client on this machine reaches it: a wildcard listen
+// address becomes localhost.
+func hostPort(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return addr.String()
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "localhost"
+	}
+	return net.JoinHostPort(host, port)
+}

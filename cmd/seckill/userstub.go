@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/seckill-oss/seckill/internal/usercheck"
+)
+
+// userstub serves a stand-in for the user-verification service, for local
+// runs, docker-compose and the load tests, with settable latency, rejections
+// and failures (the seed incident is -slow-rate with -slow-latency above the
+// lock TTL). The behaviour can also change while it runs: PUT /stub/config.
+func userstub(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("userstub", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", ":8081", "listen address")
+	var sc usercheck.StubConfig
+	fs.DurationVar(&sc.Latency, "latency", 0, "delay of every answer")
+	fs.Float64Var(&sc.SlowRate, "slow-rate", 0, "share of answers (0..1) delayed by -slow-latency instead")
+	fs.DurationVar(&sc.SlowLatency, "slow-latency", 0, "delay of the slow answers")
+	fs.Float64Var(&sc.RejectRate, "reject-rate", 0, "share of users (0..1) answered eligible:false")
+	fs.Float64Var(&sc.FailRate, "fail-rate", 0, "share of answers (0..1) that are 500 errors")
+	fs.Uint64Var(&sc.Seed, "seed", 0, "seed of the random choices, to replay a run (0: random)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	stub, err := usercheck.NewStub(sc)
+	if err != nil {
+		fmt.Fprintf(stderr, "userstub: %v\n", err)
+		return errUsage
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, nil))
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("userstub: listen on %s: %w", *addr, err)
+	}
+	srv := &http.Server{
+		Handler:           stub,
+		ReadHeaderTimeout: 5 * time.Second,
+		IdleTimeout:       60 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	log.Info("listening", "addr", ln.Addr().String(), "service", "userstub",
+		"latency", sc.Latency, "slow_rate", sc.SlowRate, "slow_latency", sc.SlowLatency,
+		"reject_rate", sc.RejectRate, "fail_rate", sc.FailRate)
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("userstub: %w", err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		_ = srv.Close()
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("userstub: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,266 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill-oss/seckill/internal/stock"
+	"github.com/seckill-oss/seckill/internal/testenv"
+	"github.com/seckill-oss/seckill/internal/usercheck"
+)
+
+// 1,000 distinct users race for 100 units: exactly 100 win, each once, and
+// the books balance.
+func TestThousandUsersRaceForHundredUnits(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	act := s.createActivity(100)
+	res := runSale(t, func(a, u int64) response { return s.buy(a, u, nil) }, act, 1000, 100, 500, 1)
+
+	if got := len(res.created); got != 100 {
+		t.Errorf("%d orders created, want exactly 100; answers %v", got, res.statuses)
+	}
+	users := map[int64]bool{}
+	for _, u := range res.created {
+		if users[u] {
+			t.Errorf("user %d got two 201s", u)
+		}
+		users[u] = true
+	}
+	a := s.checkBooks(act, 100, res)
+	if a.Orders != 100 || a.RedisRemaining != 0 {
+		t.Errorf("audit %+v, want 100 orders and nothing left", a)
+	}
+	if res.statuses["sold_out"] == 0 {
+		t.Errorf("nobody was told sold_out: %v", res.statuses)
+	}
+	t.Logf("answers: %v", res.statuses)
+}
+
+// seed001 is the sale of incident A: the user service answers half the
+// lock holders in three times the seed lock's TTL (and past the real
+// service's lease too), Redis sits 1 ms away as it does across a real
+// network, and 400 buyers arrive at once for 40 units, retrying busy answers
+// with backoff. The real service and the seed's handler both run through it.
+var seed001 = struct {
+	ttl              time.Duration
+	stub             usercheck.StubConfig
+	redisDelay       time.Duration
+	total            int64
+	buyers, parallel int
+}{
+	ttl:        100 * time.Millisecond,
+	stub:       usercheck.StubConfig{SlowRate: 0.5, SlowLatency: 300 * time.Millisecond, Seed: 1},
+	redisDelay: time.Millisecond,
+	total:      40,
+	buyers:     400, parallel: 400,
+}
+
+// Seed 001 against the real service: the slow verifications fail with 503
+// within their deadline, nothing is oversold, and the activity keeps selling
+// to everyone else (no lock is stranded).
+func TestSlowVerificationSeed001(t *testing.T) {
+	sc := seed001
+	s := newStack(t, stackOptions{
+		lockTTL:          2 * sc.ttl,
+		userCheckTimeout: sc.ttl,
+		stub:             sc.stub,
+		// The breaker must not open on the slow half: this test is about
+		// the lease; the breaker has its own tests.
+		breaker: usercheck.BreakerConfig{ConsecutiveFailures: 1 << 30},
+		redisAddr: func(real string) string {
+			p := proxy(t, real)
+			p.SetDelay(sc.redisDelay)
+			return p.Addr()
+		},
+	})
+	act := s.createActivity(sc.total)
+	res := runSale(t, func(a, u int64) response { return s.buy(a, u, nil) }, act, sc.buyers, sc.parallel, 400, 1)
+
+	if res.statuses["unavailable"] == 0 {
+		t.Errorf("no slow verification was answered 503: %v", res.statuses)
+	}
+	if got := int64(len(res.created)); got != sc.total {
+		t.Errorf("%d sold, want all %d: the activity must keep selling; answers %v", got, sc.total, res.statuses)
+	}
+	s.checkBooks(act, sc.total, res)
+	if n, err := s.rdb.Exists(context.Background(), stock.LockKey(s.prefix, act)).Result(); err != nil || n != 0 {
+		t.Errorf("lock still held after the sale: %d, %v", n, err)
+	}
+	t.Logf("answers: %v", res.statuses)
+}
+
+// seedHandler is incident A's handler, as the article shows it: a lock with
+// a constant value and a TTL shorter than the user-service call, a blind
+// DEL, and a stock check that reads then writes. It serves the same route as
+// the real service, so the same sale can be run against it.
+func seedHandler(s *stack, rdb *redis.Client, ttl time.Duration, stubURL string) http.Handler {
+	client := &http.Client{Timeout: 30 * time.Second} // the seed's 30 s HTTP timeout
+	var orderSeq atomic.Int64
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		act, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
+		user, _ := strconv.ParseInt(r.Header.Get("X-User-ID"), 10, 64)
+		lockKey := s.prefix + "seed:key:" + strconv.FormatInt(act, 10)
+		ok, err := rdb.SetNX(ctx, lockKey, "val", ttl).Result()
+		if err != nil || !ok {
+			w.WriteHeader(http.StatusTooManyRequests)
+			_, _ = w.Write([]byte(`{"error":{"code":"busy","message":"busy"}}`))
+			return
+		}
+		defer rdb.Del(context.WithoutCancel(ctx), lockKey) // deletes whatever lock is there
+
+		res, err := client.Get(fmt.Sprintf("%s/v1/users/%d/eligibility?activity_id=%d", stubURL, user, act))
+		if err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"error":{"code":"unavailable","message":"user service"}}`))
+			return
+		}
+		_ = res.Body.Close()
+
+		stockKey := stock.Key(s.prefix, act)
+		n, err := rdb.HGet(ctx, stockKey, "remaining").Int64()
+		if err != nil || n <= 0 {
+			w.WriteHeader(http.StatusConflict)
+			_, _ = w.Write([]byte(`{"error":{"code":"sold_out","message":"sold out"}}`))
+			return
+		}
+		rdb.HIncrBy(ctx, stockKey, "remaining", -1)
+		id := fmt.Sprintf("seed-%d-%d", act, orderSeq.Add(1))
+		if _, err := s.db.ExecContext(ctx,
+			"INSERT INTO orders (id, activity_id, user_id, status, fence, created_at) VALUES (?, ?, ?, 'created', 0, ?)",
+			id, act, user, time.Now().UTC()); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"error":{"code":"unavailable","message":"db"}}`))
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+		_ = json.NewEncoder(w).Encode(map[string]any{"order_id": id, "activity_id": act, "user_id": user, "status": "created"})
+	})
+}
+
+// The seed's handler, run through the same sale as
+// TestSlowVerificationSeed001, oversells: the evidence that the invariants
+// checked there can fail. (It inserts its orders straight into the table,
+// as the seed did, without the database guard the real service has.)
+func TestSeedHandlerOversells(t *testing.T) {
+	sc := seed001
+	s := newStack(t, stackOptions{})
+	rp := proxy(t, s.rdb.Options().Addr)
+	rp.SetDelay(sc.redisDelay)
+	ropt := *s.rdb.Options()
+	ropt.Addr = rp.Addr()
+	rdb := redis.NewClient(&ropt)
+	t.Cleanup(func() { _ = rdb.Close() })
+	mux := http.NewServeMux()
+	mux.Handle("POST /api/v1/activities/{id}/orders", seedHandler(s, rdb, sc.ttl, newStubServer(t, sc.stub)))
+	seed := newHTTPServer(t, mux)
+
+	act := s.createActivity(sc.total)
+	buy := func(a, u int64) response {
+		req, _ := http.NewRequest("POST", fmt.Sprintf("%s/api/v1/activities/%d/orders", seed, a), nil)
+		req.Header.Set("X-User-ID", strconv.FormatInt(u, 10))
+		return doRaw(t, s.client, req)
+	}
+	res := runSale(t, buy, act, sc.buyers, sc.parallel, 400, 1)
+
+	rows := s.ordersInDB(act)
+	n := 0
+	for _, c := range rows {
+		n += c
+	}
+	left, _ := s.rdb.HGet(context.Background(), stock.Key(s.prefix, act), "remaining").Int64()
+	t.Logf("seed handler: %d orders for %d units, Redis remaining %d, answers %v", n, sc.total, left, res.statuses)
+	if int64(n) <= sc.total {
+		t.Errorf("the seed's handler sold %d of %d units: the sale did not expose its oversell", n, sc.total)
+	}
+}
+
+// Redis loses its data in the middle of a sale. Purchases then fail with
+// 503 (nothing is sold against missing stock); preload loads total - orders;
+// the sale completes without an oversell.
+func TestRedisLostMidSaleThenPreload(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	const total = 100
+	act := s.createActivity(total)
+
+	first := runSale(t, func(a, u int64) response { return s.buy(a, u, nil) }, act, 40, 8, 100, 1)
+	testenv.DeletePrefix(t, s.rdb, s.prefix) // stock, lock and fence counter all gone
+
+	r := s.buy(act, 10_000, nil)
+	if r.status != http.StatusServiceUnavailable || r.code() != "unavailable" || r.header.Get("Retry-After") == "" {
+		t.Errorf("buy with Redis emptied: %d %s, want 503 unavailable with Retry-After", r.status, r.raw)
+	}
+	p := s.do("POST", fmt.Sprintf("/admin/v1/activities/%d/preload", act), nil, admin())
+	orders := int64(len(s.ordersInDB(act)))
+	if p.status != http.StatusOK || int64(p.body["remaining_stock"].(float64)) != total-orders {
+		t.Fatalf("preload: %d %s, want remaining %d", p.status, p.raw, total-orders)
+	}
+	// Preloading again changes nothing: it is safe to repeat.
+	if p2 := s.do("POST", fmt.Sprintf("/admin/v1/activities/%d/preload", act), nil, admin()); p2.status != http.StatusOK || p2.body["remaining_stock"] != p.body["remaining_stock"] {
+		t.Errorf("second preload: %d %s", p2.status, p2.raw)
+	}
+	second := runSale(t, func(a, u int64) response { return s.buy(a, u, nil) }, act, 200, 20, 200, 41)
+	for id, u := range second.created {
+		first.created[id] = u
+	}
+	if got := len(first.created); got != total {
+		t.Errorf("%d sold in all, want %d; after preload: %v", got, total, second.statuses)
+	}
+	s.checkBooks(act, total, first)
+}
+
+// Many purchases at once, several service instances on one activity: the
+// instances share Redis and MariaDB, and together they still sell exactly
+// the stock.
+func TestInstancesShareOneActivity(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	others := []*stack{s, s.sibling(), s.sibling()}
+	const total = 60
+	act := s.createActivity(total)
+	var n atomic.Int64
+	res := runSale(t, func(a, u int64) response {
+		return others[n.Add(1)%3].buy(a, u, nil)
+	}, act, 300, 30, 300, 1)
+	if got := len(res.created); got != total {
+		t.Errorf("%d sold, want %d: %v", got, total, res.statuses)
+	}
+	s.checkBooks(act, total, res)
+}
+
+// Repeating a purchase with the same Idempotency-Key returns the first
+// outcome; a second purchase without it is already_purchased.
+func TestIdempotentRepeat(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	act := s.createActivity(5)
+	key := map[string]string{"Idempotency-Key": "tap-1"}
+	first := s.buy(act, 7, key)
+	if first.status != http.StatusCreated {
+		t.Fatalf("first: %d %s", first.status, first.raw)
+	}
+	var wg sync.WaitGroup
+	for range 5 {
+		wg.Go(func() {
+			again := s.buy(act, 7, key)
+			if again.status != http.StatusCreated || again.body["order_id"] != first.body["order_id"] {
+				t.Errorf("repeat: %d %s, want 201 with order %v", again.status, again.raw, first.body["order_id"])
+			}
+		})
+	}
+	wg.Wait()
+	other := s.buy(act, 7, nil)
+	if other.status != http.StatusConflict || other.code() != "already_purchased" || other.body["order_id"] != first.body["order_id"] {
+		t.Errorf("second purchase: %d %s", other.status, other.raw)
+	}
+	s.checkBooks(act, 5, nil)
+}
+
+var _ = redis.Nil

@@ -1,0 +1,273 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/purchase"
+)
+
+// readyTimeout bounds a readiness probe, so a hung dependency answers 503
+// before the prober gives up on its own.
+const readyTimeout = 2 * time.Second
+
+type activityResponse struct {
+	ID             int64  `json:"id"`
+	Name           string `json:"name"`
+	TotalStock     int64  `json:"total_stock"`
+	RemainingStock int64  `json:"remaining_stock"`
+	StartsAt       string `json:"starts_at"`
+	EndsAt         string `json:"ends_at"`
+	Status         string `json:"status"`
+}
+
+func newActivityResponse(v purchase.ActivityView) activityResponse {
+	return activityResponse{
+		ID:             v.ID,
+		Name:           v.Name,
+		TotalStock:     v.TotalStock,
+		RemainingStock: v.Remaining,
+		StartsAt:       formatTime(v.StartsAt),
+		EndsAt:         formatTime(v.EndsAt),
+		Status:         v.Status,
+	}
+}
+
+type orderResponse struct {
+	OrderID    string `json:"order_id"`
+	ActivityID int64  `json:"activity_id"`
+	UserID     int64  `json:"user_id"`
+	Status     string `json:"status"`
+	CreatedAt  string `json:"created_at"`
+}
+
+func newOrderResponse(o seckill.Order) orderResponse {
+	return orderResponse{
+		OrderID:    o.ID,
+		ActivityID: o.ActivityID,
+		UserID:     o.UserID,
+		Status:     o.Status,
+		CreatedAt:  formatTime(o.CreatedAt),
+	}
+}
+
+// formatTime renders t in RFC 3339 UTC, with the fraction it carries.
+func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// activityID reads the :id path parameter, answering 400 when it is not a
+// positive int64.
+func activityID(c *gin.Context) (int64, bool) {
+	id, ok := parseID(c.Param("id"))
+	if !ok {
+		respondError(c, invalid("the activity id must be a positive integer"))
+	}
+	return id, ok
+}
+
+func handleActivity(svc Service) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		id, ok := activityID(c)
+		if !ok {
+			return
+		}
+		v, err := svc.Activity(c.Request.Context(), id)
+		if err != nil {
+			respondError(c, err)
+			return
+		}
+		writeJSON(c, http.StatusOK, newActivityResponse(v))
+	}
+}
+
+func handleBuy(svc Service) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		id, ok := activityID(c)
+		if !ok {
+			return
+		}
+		key, err := parseIdempotencyKey(c.Request.Header)
+		if err != nil {
+			respondError(c, err)
+			return
+		}
+		body, err := readBody(c.Request)
+		if err == nil {
+			err = decodePurchaseBody(body)
+		}
+		if err != nil {
+			respondError(c, err)
+			return
+		}
+		o, err := svc.Buy(c.Request.Context(), purchase.BuyRequest{
+			ActivityID:     id,
+			UserID:         c.GetInt64(keyUserID),
+			IdempotencyKey: key,
+		})
+		if err != nil {
+			respondError(c, err)
+			return
+		}
+		writeJSON(c, http.StatusCreated, newOrderResponse(o))
+	}
+}
+
+func handleMyOrder(svc Service) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		id, ok := activityID(c)
+		if !ok {
+			return
+		}
+		o, err := svc.MyOrder(c.Request.Context(), id, c.GetInt64(keyUserID))
+		if err != nil {
+			respondError(c, err)
+			return
+		}
+		writeJSON(c, http.StatusOK, newOrderResponse(o))
+	}
+}
+
+func handleCreateActivity(svc Service) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		body, err := readBody(c.Request)
+		if err != nil {
+			respondError(c, err)
+			return
+		}
+		a, err := decodeCreateActivity(body)
+		if err != nil {
+			respondError(c, err)
+			return
+		}
+		v, err := svc.CreateActivity(c.Request.Context(), a)
+		if err != nil {
+			respondError(c, err)
+			return
+		}
+		writeJSON(c, http.StatusCreated, newActivityResponse(v))
+	}
+}
+
+func handlePreload(svc Service) gin.HandlerFunc {
+	type response struct {
+		ActivityID     int64 `json:"activity_id"`
+		RemainingStock int64 `json:"remaining_stock"`
+	}
+	return func(c *gin.Context) {
+		id, ok := activityID(c)
+		if !ok {
+			return
+		}
+		remaining, err := svc.Preload(c.Request.Context(), id)
+		if err != nil {
+			respondError(c, err)
+			return
+		}
+		writeJSON(c, http.StatusOK, response{ActivityID: id, RemainingStock: remaining})
+	}
+}
+
+func handleAudit(svc Service) gin.HandlerFunc {
+	type response struct {
+		ActivityID     int64 `json:"activity_id"`
+		TotalStock     int64 `json:"total_stock"`
+		Orders         int64 `json:"orders"`
+		RedisRemaining int64 `json:"redis_remaining"`
+		Oversold       bool  `json:"oversold"`
+		Consistent     bool  `json:"consistent"`
+	}
+	return func(c *gin.Context) {
+		id, ok := activityID(c)
+		if !ok {
+			return
+		}
+		a, err := svc.Audit(c.Request.Context(), id)
+		if err != nil {
+			respondError(c, err)
+			return
+		}
+		writeJSON(c, http.StatusOK, response{
+			ActivityID:     a.ActivityID,
+			TotalStock:     a.TotalStock,
+			Orders:         a.Orders,
+			RedisRemaining: a.RedisRemaining,
+			Oversold:       a.Oversold,
+			Consistent:     a.Consistent,
+		})
+	}
+}
+
+func handleReconcile(svc Service) gin.HandlerFunc {
+	type response struct {
+		ActivityID int64 `json:"activity_id"`
+		TotalStock int64 `json:"total_stock"`
+		Orders     int64 `json:"orders"`
+		// Before is null when Redis held no stock for the activity: a
+		// sentinel number could be read as stock.
+		Before  *int64 `json:"before"`
+		After   int64  `json:"after"`
+		Changed bool   `json:"changed"`
+	}
+	return func(c *gin.Context) {
+		id, ok := activityID(c)
+		if !ok {
+			return
+		}
+		r, err := svc.Reconcile(c.Request.Context(), id)
+		if err != nil {
+			respondError(c, err)
+			return
+		}
+		resp := response{ActivityID: r.ActivityID, TotalStock: r.TotalStock, Orders: r.Orders, After: r.After, Changed: r.Changed}
+		if r.Before >= 0 {
+			resp.Before = &r.Before
+		}
+		writeJSON(c, http.StatusOK, resp)
+	}
+}
+
+type statusResponse struct {
+	Status string       `json:"status"`
+	Error  *errorDetail `json:"error,omitempty"`
+}
+
+func handleHealthz() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		writeJSON(c, http.StatusOK, statusResponse{Status: "ok"})
+	}
+}
+
+// handleReadyz answers 200 when Redis and the database answer, else 503 with
+// Retry-After; which dependency failed goes to the log only.
+func handleReadyz(svc Service) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		ctx, cancel := context.WithTimeout(c.Request.Context(), readyTimeout)
+		defer cancel()
+		if err := svc.Ready(ctx); err != nil {
+			_ = c.Error(err)
+			c.Set(keyErrorCode, seckill.EUnavailable)
+			c.Header("Retry-After", retryAfterSeconds(minRetryAfter))
+			writeJSON(c, http.StatusServiceUnavailable, statusResponse{
+				Status: "unavailable",
+				Error:  &errorDetail{Code: seckill.EUnavailable, Message: "a dependency (Redis or the database) does not answer"},
+			})
+			return
+		}
+		writeJSON(c, http.StatusOK, statusResponse{Status: "ok"})
+	}
+}
+
+func handleNotFound() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		respondError(c, seckill.Errorf(codeNotFound, "no such endpoint; see the API contract"))
+	}
+}
+
+func handleMethodNotAllowed() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		respondError(c, seckill.Errorf(codeMethodNotAllowed, "method %s is not allowed here; see the Allow header", methodLabel(c.Request.Method)))
+	}
+}

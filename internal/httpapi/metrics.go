@@ -1,0 +1,68 @@
+package httpapi
+
+import (
+	"errors"
+	"log/slog"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the HTTP edge's numbers. Every label takes values from a fixed
+// set (route templates, known methods, status codes, contract codes), so no
+// client can grow them.
+type metrics struct {
+	requests    *prometheus.CounterVec   // route, method, status
+	duration    *prometheus.HistogramVec // route
+	purchases   *prometheus.CounterVec   // outcome
+	rateLimited *prometheus.CounterVec   // scope
+}
+
+func newMetrics(reg prometheus.Registerer, log *slog.Logger) *metrics {
+	return &metrics{
+		requests: register(reg, log, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "seckill_http_requests_total",
+			Help: "HTTP requests answered, by route template, method and status.",
+		}, []string{"route", "method", "status"})),
+		duration: register(reg, log, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "seckill_http_request_duration_seconds",
+			Help: "Time to answer an HTTP request, by route template.",
+			// A purchase is a few Redis and one database round trip: 1-100 ms.
+			Buckets: []float64{.001, .002, .005, .01, .02, .05, .1, .2, .5, 1, 2.5},
+		}, []string{"route"})),
+		purchases: register(reg, log, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "seckill_purchases_total",
+			Help: `Purchase requests answered, by outcome: "created" or the error code.`,
+		}, []string{"outcome"})),
+		rateLimited: register(reg, log, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "seckill_http_rate_limited_total",
+			Help: `Purchase attempts refused by a rate limit, by scope: "user" or "global".`,
+		}, []string{"scope"})),
+	}
+}
+
+// register registers c, or returns the identical collector registered
+// before (a second server on one registry shares its counters). Any other
+// failure is logged and c counts unregistered: metrics never stop serving.
+func register[C prometheus.Collector](reg prometheus.Registerer, log *slog.Logger, c C) C {
+	err := reg.Register(c)
+	if err == nil {
+		return c
+	}
+	var are prometheus.AlreadyRegisteredError
+	if errors.As(err, &are) {
+		if existing, ok := are.ExistingCollector.(C); ok {
+			return existing
+		}
+	}
+	log.Warn("httpapi: metric not registered", "err", err)
+	return c
+}
+
+// methodLabel bounds the method label to the methods HTTP defines.
+func methodLabel(m string) string {
+	switch m {
+	case "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE":
+		return m
+	}
+	return "other"
+}

@@ -1,0 +1,202 @@
+package httpapi
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/seckill-oss/seckill"
+)
+
+// requestID names the request: the caller's X-Request-ID when it is 1-64
+// visible ASCII characters, else a fresh random one. It is echoed in the
+// response and logged.
+func requestID() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		id := c.Request.Header.Get("X-Request-ID")
+		if !visibleASCII(id, maxRequestID) {
+			id = rand.Text()
+		}
+		c.Set(keyRequestID, id)
+		c.Header("X-Request-ID", id)
+		c.Next()
+	}
+}
+
+// observe writes the access log and the request metrics. It never logs
+// headers: the Authorization header carries the admin token.
+func observe(log *slog.Logger, m *metrics) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		start := time.Now()
+		c.Next()
+		elapsed := time.Since(start)
+
+		route := c.FullPath()
+		if route == "" {
+			route = "unmatched"
+		}
+		status := c.Writer.Status()
+		m.requests.WithLabelValues(route, methodLabel(c.Request.Method), strconv.Itoa(status)).Inc()
+		m.duration.WithLabelValues(route).Observe(elapsed.Seconds())
+
+		attrs := []slog.Attr{
+			slog.String("request_id", c.GetString(keyRequestID)),
+			slog.String("method", methodLabel(c.Request.Method)),
+			slog.String("route", route),
+			slog.Int("status", status),
+			slog.Duration("duration", elapsed),
+			slog.String("remote", c.Request.RemoteAddr),
+		}
+		if id, ok := c.Get(keyUserID); ok {
+			attrs = append(attrs, slog.Any("user_id", id))
+		}
+		if code := c.GetString(keyErrorCode); code != "" {
+			attrs = append(attrs, slog.String("code", code))
+		}
+		level := slog.LevelInfo
+		if status >= http.StatusInternalServerError {
+			level = slog.LevelError
+		}
+		if err := c.Errors.Last(); err != nil {
+			attrs = append(attrs, slog.String("err", err.Error()))
+		}
+		log.LogAttrs(c.Request.Context(), level, "http request", attrs...)
+	}
+}
+
+// recoverPanics answers a panicking handler with 500 internal; the panic and
+// its stack go to the log, never to the client.
+func recoverPanics() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			if v == http.ErrAbortHandler { // net/http's way to drop a connection on purpose
+				panic(v)
+			}
+			err := fmt.Errorf("panic: %v\n%s", v, debug.Stack())
+			if c.Writer.Written() {
+				_ = c.Error(err)
+			} else {
+				respondError(c, err)
+			}
+			c.Abort()
+		}()
+		c.Next()
+	}
+}
+
+// limitBody refuses bodies larger than limit: at once when Content-Length
+// says so, else when a handler reads past the limit (readBody).
+func limitBody(limit int64) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if c.Request.ContentLength > limit {
+			// The unread body would keep the connection busy; close it.
+			c.Header("Connection", "close")
+			abortWithError(c, seckill.Errorf(seckill.ETooLarge, "the request body is larger than %d bytes", limit))
+			return
+		}
+		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
+		c.Next()
+	}
+}
+
+// requireUser reads the buyer's X-User-ID, answering 401 without one.
+func requireUser() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		id, err := parseUserID(c.Request.Header)
+		if err != nil {
+			abortWithError(c, err)
+			return
+		}
+		c.Set(keyUserID, id)
+		c.Next()
+	}
+}
+
+// requireAdmin lets through requests with the admin bearer token. The
+// comparison is of SHA-256 digests in constant time, so neither the token's
+// bytes nor its length leak through timing. Without a token configured the
+// ops API is disabled, never open.
+func requireAdmin(token string) gin.HandlerFunc {
+	if token == "" {
+		return func(c *gin.Context) {
+			abortWithError(c, seckill.Errorf(seckill.EAdminDisabled, "the ops API is disabled: no admin token is configured"))
+		}
+	}
+	want := sha256.Sum256([]byte(token))
+	return func(c *gin.Context) {
+		got, ok := bearerToken(c.Request.Header)
+		sum := sha256.Sum256([]byte(got))
+		if subtle.ConstantTimeCompare(sum[:], want[:]) != 1 || !ok {
+			c.Header("WWW-Authenticate", `Bearer realm="seckill-admin"`)
+			abortWithError(c, seckill.Errorf(seckill.EUnauthenticated, "send the admin token as Authorization: Bearer <token>"))
+			return
+		}
+		c.Next()
+	}
+}
+
+// bearerToken returns the token of the one Authorization header, whose
+// scheme must be Bearer (in any case, RFC 9110).
+func bearerToken(h http.Header) (string, bool) {
+	vals := h.Values("Authorization")
+	if len(vals) != 1 {
+		return "", false
+	}
+	scheme, token, ok := strings.Cut(vals[0], " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return "", false
+	}
+	return token, true
+}
+
+// limitRate refuses purchase attempts beyond the user's and then the
+// global token bucket with 429 busy and the time until a token is back.
+// The user's bucket is charged first so one user's flood spends only its own.
+func limitRate(cfg Config, m *metrics) gin.HandlerFunc {
+	users := newUserBuckets(cfg.UserRate, cfg.UserBurst, cfg.MaxTrackedUsers)
+	global := newBucket(cfg.GlobalRate, cfg.GlobalBurst)
+	return func(c *gin.Context) {
+		if users != nil {
+			lim := users.get(c.GetInt64(keyUserID))
+			if !lim.Allow() {
+				m.rateLimited.WithLabelValues("user").Inc()
+				abortWithError(c, &seckill.Error{Code: seckill.EBusy, Message: "too many purchase attempts from this user; try again later", RetryAfter: refillTime(lim)})
+				return
+			}
+		}
+		if global != nil && !global.Allow() {
+			m.rateLimited.WithLabelValues("global").Inc()
+			abortWithError(c, &seckill.Error{Code: seckill.EBusy, Message: "the service is taking too many purchase attempts; try again later", RetryAfter: refillTime(global)})
+			return
+		}
+		c.Next()
+	}
+}
+
+// countPurchases counts every answer of the purchase endpoint by outcome.
+func countPurchases(m *metrics) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		c.Next()
+		outcome := "created"
+		if c.Writer.Status() != http.StatusCreated {
+			outcome = c.GetString(keyErrorCode)
+			if outcome == "" {
+				outcome = seckill.EInternal
+			}
+		}
+		m.purchases.WithLabelValues(outcome).Inc()
+	}
+}

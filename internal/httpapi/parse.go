@@ -1,0 +1,250 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/seckill-oss/seckill"
+)
+
+// Limits of the contract that the edge checks itself.
+const (
+	maxIdempotencyKey = 64
+	maxRequestID      = 64
+	maxNameRunes      = 128
+	maxTotalStock     = 10_000_000
+)
+
+// parseID reads a canonical positive decimal int64: ASCII digits only, no
+// sign, no leading zero, 1..9223372036854775807. Anything else, including a
+// number that overflows, is not an id.
+func parseID(s string) (int64, bool) {
+	if s == "" || len(s) > len("9223372036854775807") || s[0] == '0' {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return n, true
+}
+
+// parseUserID reads the buyer's identity from the X-User-ID header, which
+// must be sent exactly once.
+func parseUserID(h http.Header) (int64, error) {
+	vals := h.Values("X-User-ID")
+	if len(vals) != 1 {
+		return 0, seckill.Errorf(seckill.EUnauthenticated, "send exactly one X-User-ID header")
+	}
+	id, ok := parseID(vals[0])
+	if !ok {
+		return 0, seckill.Errorf(seckill.EUnauthenticated, "X-User-ID must be a decimal integer in 1..9223372036854775807")
+	}
+	return id, nil
+}
+
+// parseIdempotencyKey reads the optional Idempotency-Key header: absent, or
+// sent once with 1-64 visible ASCII characters.
+func parseIdempotencyKey(h http.Header) (string, error) {
+	vals := h.Values("Idempotency-Key")
+	switch len(vals) {
+	case 0:
+		return "", nil
+	case 1:
+		if visibleASCII(vals[0], maxIdempotencyKey) {
+			return vals[0], nil
+		}
+	}
+	return "", invalid("Idempotency-Key must be sent once, with 1 to %d visible ASCII characters", maxIdempotencyKey)
+}
+
+// visibleASCII reports whether s has 1 to maxLen characters, all in 0x21-0x7E.
+func visibleASCII(s string, maxLen int) bool {
+	if s == "" || len(s) > maxLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// readBody reads the request body, which limitBody has capped.
+func readBody(r *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(r.Body)
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return nil, seckill.Errorf(seckill.ETooLarge, "the request body is larger than %d bytes", tooLarge.Limit)
+	case err != nil:
+		return nil, &seckill.Error{Code: seckill.EInvalid, Message: "the request body could not be read", Err: err}
+	}
+	return b, nil
+}
+
+// decodePurchaseBody checks a purchase body: empty, {} or {"quantity":1}.
+func decodePurchaseBody(body []byte) error {
+	if len(bytes.Trim(body, " \t\r\n")) == 0 {
+		return nil
+	}
+	return decodeObject(body, map[string]func(json.RawMessage) error{
+		"quantity": func(raw json.RawMessage) error {
+			var q int64 // null leaves 0: rejected like any quantity but 1
+			if json.Unmarshal(raw, &q) != nil || q != 1 {
+				return invalid("quantity must be 1: a purchase buys one unit")
+			}
+			return nil
+		},
+	})
+}
+
+// decodeCreateActivity reads and checks an admin's new activity. All four
+// fields are required.
+func decodeCreateActivity(body []byte) (seckill.Activity, error) {
+	var (
+		a                  seckill.Activity
+		hasName, hasStock  bool
+		hasStarts, hasEnds bool
+	)
+	err := decodeObject(body, map[string]func(json.RawMessage) error{
+		"name": func(raw json.RawMessage) error {
+			s, ok := jsonString(raw)
+			if !ok || !validName(s) {
+				return invalid("name must be a string of 1 to %d characters, not blank, without control characters", maxNameRunes)
+			}
+			a.Name, hasName = s, true
+			return nil
+		},
+		"total_stock": func(raw json.RawMessage) error {
+			var n int64 // null leaves 0: out of range
+			if json.Unmarshal(raw, &n) != nil || n < 1 || n > maxTotalStock {
+				return invalid("total_stock must be an integer in 1..%d", maxTotalStock)
+			}
+			a.TotalStock, hasStock = n, true
+			return nil
+		},
+		"starts_at": func(raw json.RawMessage) error {
+			t, err := jsonTime(raw, "starts_at")
+			a.StartsAt, hasStarts = t, err == nil
+			return err
+		},
+		"ends_at": func(raw json.RawMessage) error {
+			t, err := jsonTime(raw, "ends_at")
+			a.EndsAt, hasEnds = t, err == nil
+			return err
+		},
+	})
+	switch {
+	case err != nil:
+		return seckill.Activity{}, err
+	case !hasName || !hasStock || !hasStarts || !hasEnds:
+		return seckill.Activity{}, invalid("name, total_stock, starts_at and ends_at are all required")
+	case !a.EndsAt.After(a.StartsAt):
+		return seckill.Activity{}, invalid("ends_at must be after starts_at")
+	}
+	return a, nil
+}
+
+func validName(s string) bool {
+	n := utf8.RuneCountInString(s)
+	if n < 1 || n > maxNameRunes || strings.TrimSpace(s) == "" {
+		return false
+	}
+	return strings.IndexFunc(s, unicode.IsControl) < 0
+}
+
+// jsonString decodes raw as a JSON string; null is not a string.
+func jsonString(raw json.RawMessage) (string, bool) {
+	var s string
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// jsonTime decodes raw as an RFC 3339 time string, in UTC.
+func jsonTime(raw json.RawMessage, field string) (time.Time, error) {
+	s, ok := jsonString(raw)
+	if ok {
+		if t, err := time.Parse(time.RFC3339, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, invalid("%s must be an RFC 3339 time, such as 2026-11-22T10:00:00Z", field)
+}
+
+// decodeObject decodes body, which must be exactly one JSON object, handing
+// each member's value to the decoder registered under its name. Unlike
+// encoding/json's struct decoding, names match exactly (not ignoring case),
+// a name may appear only once, and a name without a decoder is an error; the
+// body must be valid UTF-8 (encoding/json would silently replace bad bytes).
+func decodeObject(body []byte, fields map[string]func(json.RawMessage) error) error {
+	if !utf8.Valid(body) {
+		return invalid("the request body is not valid UTF-8")
+	}
+	malformed := invalid("the request body must be one JSON object")
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return malformed
+	}
+	seen := make(map[string]bool, len(fields))
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return malformed
+		}
+		name, ok := tok.(string)
+		if !ok {
+			return malformed
+		}
+		decode, known := fields[name]
+		switch {
+		case !known:
+			return invalid("unknown field %q", truncate(name, 64))
+		case seen[name]:
+			return invalid("field %q appears more than once", name)
+		}
+		seen[name] = true
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return malformed
+		}
+		if err := decode(raw); err != nil {
+			return err
+		}
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		return malformed
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return invalid("the request body must hold exactly one JSON value")
+	}
+	return nil
+}
+
+// truncate keeps at most n runes of s, so a client's text echoed in a
+// message stays short.
+func truncate(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i] + "..."
+		}
+		n--
+	}
+	return s
+}

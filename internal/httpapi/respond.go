@@ -1,0 +1,137 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/seckill-oss/seckill"
+)
+
+// Codes the edge adds to the contract's for requests no route serves.
+const (
+	codeNotFound         = "not_found"
+	codeMethodNotAllowed = "method_not_allowed"
+)
+
+// Keys of values handlers leave in the gin context for the middleware.
+const (
+	keyRequestID = "seckill.request_id"
+	keyUserID    = "seckill.user_id"
+	keyErrorCode = "seckill.error_code"
+)
+
+// minRetryAfter is what a busy or unavailable answer says when the error
+// carries no wait of its own.
+const minRetryAfter = time.Second
+
+// statusOf is the one place where an error code becomes an HTTP status.
+// ok is false for a code outside the contract.
+func statusOf(code string) (status int, ok bool) {
+	switch code {
+	case seckill.EInvalid:
+		return http.StatusBadRequest, true
+	case seckill.EUnauthenticated:
+		return http.StatusUnauthorized, true
+	case seckill.EAdminDisabled, seckill.EUserRejected:
+		return http.StatusForbidden, true
+	case seckill.EActivityNotFound, seckill.EOrderNotFound, codeNotFound:
+		return http.StatusNotFound, true
+	case codeMethodNotAllowed:
+		return http.StatusMethodNotAllowed, true
+	case seckill.ENotStarted, seckill.EEnded, seckill.ESoldOut, seckill.EAlreadyPurchased:
+		return http.StatusConflict, true
+	case seckill.ETooLarge:
+		return http.StatusRequestEntityTooLarge, true
+	case seckill.EBusy:
+		return http.StatusTooManyRequests, true
+	case seckill.EUnavailable:
+		return http.StatusServiceUnavailable, true
+	case seckill.EInternal:
+		return http.StatusInternalServerError, true
+	}
+	return 0, false
+}
+
+type errorBody struct {
+	Error   errorDetail `json:"error"`
+	OrderID string      `json:"order_id,omitempty"` // with already_purchased
+}
+
+type errorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// contractError turns any error into the *seckill.Error a client is shown:
+// its own when it carries a contract code, unavailable for a missed deadline
+// or cancellation, internal (with no detail) for everything else.
+func contractError(err error) *seckill.Error {
+	var e *seckill.Error
+	if errors.As(err, &e) {
+		if _, ok := statusOf(e.Code); ok {
+			return e
+		}
+	} else if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return &seckill.Error{Code: seckill.EUnavailable, Message: "the request ran out of time; nothing was done", Err: err}
+	}
+	return &seckill.Error{Code: seckill.EInternal, Message: "internal error", Err: err}
+}
+
+// respondError answers err in the contract's shape and keeps it for the
+// access log. The cause (Err) goes to the log, never to the client.
+func respondError(c *gin.Context, err error) {
+	e := contractError(err)
+	status, _ := statusOf(e.Code)
+	c.Set(keyErrorCode, e.Code)
+	if status >= http.StatusInternalServerError {
+		_ = c.Error(err)
+	}
+	if e.Code == seckill.EBusy || e.Code == seckill.EUnavailable {
+		c.Header("Retry-After", retryAfterSeconds(e.RetryAfter))
+	}
+	body := errorBody{Error: errorDetail{Code: e.Code, Message: e.Message}}
+	if e.Code == seckill.EAlreadyPurchased {
+		body.OrderID = e.OrderID
+	}
+	if body.Error.Message == "" {
+		body.Error.Message = http.StatusText(status)
+	}
+	writeJSON(c, status, body)
+}
+
+// abortWithError answers err and stops the handler chain.
+func abortWithError(c *gin.Context, err error) {
+	respondError(c, err)
+	c.Abort()
+}
+
+// retryAfterSeconds renders d as whole seconds, rounded up, at least 1.
+func retryAfterSeconds(d time.Duration) string {
+	d = max(d, minRetryAfter)
+	secs := math.Ceil(d.Seconds())
+	return strconv.FormatInt(int64(secs), 10)
+}
+
+// writeJSON answers v as application/json. The Content-Type carries no
+// charset parameter: JSON is UTF-8 by definition (RFC 8259).
+func writeJSON(c *gin.Context, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		_ = c.Error(err)
+		status = http.StatusInternalServerError
+		b = []byte(`{"error":{"code":"internal","message":"internal error"}}`)
+	}
+	c.Data(status, "application/json", b)
+}
+
+// invalid is a 400 invalid_request with a message a client can act on.
+func invalid(format string, args ...any) *seckill.Error {
+	return seckill.Errorf(seckill.EInvalid, format, args...)
+}

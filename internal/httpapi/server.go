@@ -1,0 +1,136 @@
+// Package httpapi is the HTTP edge of the seckill service: it implements the
+// contract in shared/API.md on gin and nothing else.
+//
+// It exists so the purchase flow never sees HTTP and the contract lives in
+// one place: every request is validated here before it reaches the purchase
+// service (ids, headers, bodies decoded strictly, sizes bounded), and every
+// error code is turned into an HTTP status by one function (statusOf). Every
+// answer, including unknown routes and recovered panics, is JSON; the only
+// exception is /metrics, which speaks the Prometheus text format.
+//
+// Input policy, beyond the contract's words:
+//   - ids (X-User-ID and the activity id in the path) are canonical decimals:
+//     ASCII digits only, no sign, no spaces, no leading zero, 1..2^63-1. "042"
+//     is rejected rather than read as 42, so one identity has one spelling in
+//     logs, metrics and rate limits.
+//   - X-User-ID and Idempotency-Key must be sent at most once; two values of
+//     the header are rejected rather than one of them picked.
+//   - JSON bodies are decoded member by member: names match exactly (not
+//     case-insensitively, as encoding/json would), each at most once, unknown
+//     names are rejected, the body must be valid UTF-8 and hold exactly one
+//     value. A purchase body's "quantity" must be the integer 1; null is
+//     rejected like any other quantity.
+//   - an activity name must not be blank nor contain control characters.
+//   - times are answered in RFC 3339 UTC with as many fractional digits as
+//     they carry (time.RFC3339Nano): whole seconds print without a fraction,
+//     and a window edge is never rounded to a time when it is not yet open.
+//
+// gin prints route tables and warnings to stdout in its global debug mode;
+// the binary should call gin.SetMode(gin.ReleaseMode) once at start-up.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/purchase"
+)
+
+// Service is what the HTTP edge needs of the purchase service;
+// *purchase.Service implements it. Errors it returns are *seckill.Error with a
+// contract code; any other error is answered 500 internal (or 503 unavailable
+// for a context deadline or cancellation).
+type Service interface {
+	Buy(ctx context.Context, req purchase.BuyRequest) (seckill.Order, error)
+	Activity(ctx context.Context, id int64) (purchase.ActivityView, error)
+	MyOrder(ctx context.Context, activityID, userID int64) (seckill.Order, error)
+	CreateActivity(ctx context.Context, a seckill.Activity) (purchase.ActivityView, error)
+	Preload(ctx context.Context, id int64) (remaining int64, err error)
+	Audit(ctx context.Context, id int64) (purchase.Audit, error)
+	Reconcile(ctx context.Context, id int64) (purchase.Reconciliation, error)
+	Ready(ctx context.Context) error
+}
+
+// Config tunes the HTTP edge. The zero value serves the buyer API without
+// rate limits and with the admin API disabled.
+type Config struct {
+	// AdminToken is the bearer token of the ops API. Empty disables the ops
+	// API: it answers 403 admin_disabled and never runs open.
+	AdminToken string
+
+	// UserRate is how many purchase attempts per second one user may make,
+	// with bursts of UserBurst; 0 (or less) means no per-user limit. A burst
+	// below 1 counts as 1.
+	UserRate  float64
+	UserBurst int
+	// GlobalRate and GlobalBurst limit purchase attempts of all users
+	// together, the same way.
+	GlobalRate  float64
+	GlobalBurst int
+	// MaxTrackedUsers bounds how many per-user buckets are kept; the least
+	// recently used is forgotten first. 0 means DefaultMaxTrackedUsers.
+	MaxTrackedUsers int
+}
+
+// DefaultMaxTrackedUsers is the number of per-user rate-limit buckets kept
+// when Config.MaxTrackedUsers is 0: about 20 MB at most.
+const DefaultMaxTrackedUsers = 100_000
+
+// MaxBodyBytes is the largest request body accepted; larger ones are answered
+// 413 request_too_large.
+const MaxBodyBytes = 64 << 10
+
+// Deps are the HTTP edge's dependencies.
+type Deps struct {
+	// Service runs purchases and ops operations. Required.
+	Service Service
+	// Logger receives one access-log record per request and the causes of
+	// 5xx answers. nil discards.
+	Logger *slog.Logger
+	// Registry receives the HTTP metrics. nil: a private registry, served at
+	// /metrics.
+	Registry prometheus.Registerer
+	// Gatherer is what /metrics serves. nil: Registry when it is a Gatherer
+	// (as *prometheus.Registry is), else nothing.
+	Gatherer prometheus.Gatherer
+}
+
+// NewServer returns the handler of the whole contract: buyer API, ops API,
+// /healthz, /readyz and /metrics. It starts no goroutines.
+func NewServer(cfg Config, deps Deps) http.Handler {
+	log := deps.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	reg, gatherer := deps.Registry, deps.Gatherer
+	if reg == nil {
+		private := prometheus.NewRegistry()
+		reg = private
+		if gatherer == nil {
+			gatherer = private
+		}
+	}
+	if gatherer == nil {
+		if g, ok := reg.(prometheus.Gatherer); ok {
+			gatherer = g
+		} else {
+			gatherer = prometheus.NewRegistry()
+		}
+	}
+
+	r := gin.New()
+	// A redirect would answer with an HTML body; an unknown path is a JSON 404.
+	r.RedirectTrailingSlash = false
+	r.RedirectFixedPath = false
+	r.HandleMethodNotAllowed = true
+	// Client addresses come from the connection, never from headers a client sets.
+	r.ForwardedByClientIP = false
+
+	addRoutes(r, cfg, deps.Service, log, newMetrics(reg, log), gatherer)
+	return r
+}

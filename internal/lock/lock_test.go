@@ -1,0 +1,676 @@
+package lock_test
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	mathrand "math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+
+	"github.com/seckill-oss/seckill/internal/faultproxy"
+	"github.com/seckill-oss/seckill/internal/lock"
+	"github.com/seckill-oss/seckill/internal/testenv"
+)
+
+// The safety tests run over this package and the three naive locks of the
+// seed article (shared/SEEDS.md, "six levels"), each of which must be caught
+// by at least one test: that is the evidence the tests can fail.
+
+// mutex is what the safety tests need of a lock.
+type mutex interface {
+	tryLock(ctx context.Context, key string, ttl time.Duration) (held, error)
+}
+
+// held is a granted lock: ctx is the context the holder works under (the
+// lease context, for this package) and unlock releases it.
+type held struct {
+	ctx    context.Context
+	unlock func(context.Context) error
+}
+
+var errBusy = errors.New("busy")
+
+type ours struct{ c *lock.Client }
+
+func (m ours) tryLock(ctx context.Context, key string, ttl time.Duration) (held, error) {
+	l, err := m.c.Obtain(ctx, key, ttl, nil)
+	if err != nil {
+		return held{}, err
+	}
+	return held{ctx: l.Context(), unlock: l.Release}, nil
+}
+
+// level1 is SETNX + DEL: mutual exclusion only; a holder that never releases
+// blocks everyone for ever.
+type level1 struct{ rdb *redis.Client }
+
+func (m level1) tryLock(ctx context.Context, key string, _ time.Duration) (held, error) {
+	ok, err := m.rdb.SetNX(ctx, key, "1", 0).Result()
+	if err != nil || !ok {
+		return held{}, errors.Join(errBusy, err)
+	}
+	return held{ctx: ctx, unlock: func(ctx context.Context) error { return m.rdb.Del(ctx, key).Err() }}, nil
+}
+
+// level2 is SET NX PX + DEL: no deadlock, but the release deletes whatever
+// lock is there, and nothing stops a holder that outlives its TTL.
+type level2 struct{ rdb *redis.Client }
+
+func (m level2) tryLock(ctx context.Context, key string, ttl time.Duration) (held, error) {
+	ok, err := m.rdb.SetNX(ctx, key, "1", ttl).Result()
+	if err != nil || !ok {
+		return held{}, errors.Join(errBusy, err)
+	}
+	return held{ctx: ctx, unlock: func(ctx context.Context) error { return m.rdb.Del(ctx, key).Err() }}, nil
+}
+
+// level3 is a random token with SET NX PX and a compare-and-delete release,
+// but no answer to "the acquire timed out: do I hold it?".
+type level3 struct{ rdb *redis.Client }
+
+var cad = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0`)
+
+func (m level3) tryLock(ctx context.Context, key string, ttl time.Duration) (held, error) {
+	token := rand.Text()
+	ok, err := m.rdb.SetNX(ctx, key, token, ttl).Result()
+	if err != nil || !ok {
+		return held{}, errors.Join(errBusy, err)
+	}
+	return held{ctx: ctx, unlock: func(ctx context.Context) error { return cad.Run(ctx, m.rdb, []string{key}, token).Err() }}, nil
+}
+
+// implementation names a lock under test and whether the test must catch it.
+type implementation struct {
+	name   string
+	new    func(rdb *redis.Client) mutex
+	caught bool
+}
+
+func newOurs(opt *lock.Options) func(*redis.Client) mutex {
+	return func(rdb *redis.Client) mutex { return ours{lock.New(rdb, opt)} }
+}
+
+func newLevel1(rdb *redis.Client) mutex { return level1{rdb} }
+func newLevel2(rdb *redis.Client) mutex { return level2{rdb} }
+func newLevel3(rdb *redis.Client) mutex { return level3{rdb} }
+
+// check fails the test when the property's verdict disagrees with what is
+// expected of impl: held for this package, violated for a naive lock.
+func check(t *testing.T, impl implementation, violated bool, detail string) {
+	t.Helper()
+	switch {
+	case violated && !impl.caught:
+		t.Errorf("%s: property violated: %s", impl.name, detail)
+	case !violated && impl.caught:
+		t.Errorf("%s: naive lock not caught: the test cannot tell it from a safe one (%s)", impl.name, detail)
+	case violated:
+		t.Logf("%s caught as expected: %s", impl.name, detail)
+	default:
+		t.Logf("%s: %s", impl.name, detail)
+	}
+}
+
+// TestMutualExclusion runs many goroutines through one lock; some holders
+// outlive the TTL, as the incident's 30 s HTTP call outlived a 10 s lock. A
+// holder of this package stops when its lease context ends; naive holders
+// have nothing telling them to.
+func TestMutualExclusion(t *testing.T) {
+	rdb := testenv.Redis(t)
+	prefix := testenv.Prefix(t)
+	impls := []implementation{
+		{"lock", newOurs(&lock.Options{DriftFactor: 0.3}), false},
+		{"level2", newLevel2, true},
+		{"level3", newLevel3, true},
+	}
+	const (
+		workers = 8
+		rounds  = 25
+		ttl     = 100 * time.Millisecond
+	)
+	for _, impl := range impls {
+		t.Run(impl.name, func(t *testing.T) {
+			m := impl.new(rdb)
+			key := prefix + impl.name + ":{me}:lock"
+			var inside, overlaps, grants atomic.Int64
+			var wg sync.WaitGroup
+			for w := range workers {
+				wg.Go(func() {
+					for round := 0; round < rounds; {
+						h, err := m.tryLock(t.Context(), key, ttl)
+						if err != nil {
+							time.Sleep(time.Millisecond)
+							continue
+						}
+						round++
+						grants.Add(1)
+						if inside.Add(1) > 1 {
+							overlaps.Add(1)
+						}
+						work := time.Duration(1+mathrand.IntN(3)) * time.Millisecond
+						if (w+round)%10 == 0 {
+							work = 2 * ttl // the slow dependency
+						}
+						select {
+						case <-time.After(work):
+						case <-h.ctx.Done():
+						}
+						inside.Add(-1)
+						_ = h.unlock(context.Background())
+					}
+				})
+			}
+			wg.Wait()
+			check(t, impl, overlaps.Load() > 0, "overlaps "+itoa(overlaps.Load())+" in "+itoa(grants.Load())+" grants")
+		})
+	}
+}
+
+// TestExpiredHolderReleaseKeepsNewHolder: A's lock expires, B takes it, then
+// A releases. B must still hold it.
+func TestExpiredHolderReleaseKeepsNewHolder(t *testing.T) {
+	rdb := testenv.Redis(t)
+	prefix := testenv.Prefix(t)
+	impls := []implementation{
+		{"lock", newOurs(nil), false},
+		{"level2", newLevel2, true},
+		{"level3", newLevel3, false},
+	}
+	const ttl = 50 * time.Millisecond
+	for _, impl := range impls {
+		t.Run(impl.name, func(t *testing.T) {
+			m := impl.new(rdb)
+			key := prefix + impl.name + ":{me}:lock"
+			a, err := m.tryLock(t.Context(), key, ttl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(2 * ttl)
+			if _, err := m.tryLock(t.Context(), key, time.Minute); err != nil {
+				t.Fatalf("B could not take the expired lock: %v", err)
+			}
+			_ = a.unlock(t.Context()) // A comes back late and releases
+			_, err = m.tryLock(t.Context(), key, time.Minute)
+			check(t, impl, err == nil, "C got the lock B holds after A's late release: "+boolString(err == nil))
+		})
+	}
+}
+
+// TestCrashedHolderDoesNotBlockForEver: a holder that never releases blocks
+// others only until its TTL.
+func TestCrashedHolderDoesNotBlockForEver(t *testing.T) {
+	rdb := testenv.Redis(t)
+	prefix := testenv.Prefix(t)
+	impls := []implementation{
+		{"lock", newOurs(nil), false},
+		{"level1", newLevel1, true},
+		{"level2", newLevel2, false},
+	}
+	const ttl = 50 * time.Millisecond
+	for _, impl := range impls {
+		t.Run(impl.name, func(t *testing.T) {
+			m := impl.new(rdb)
+			key := prefix + impl.name + ":{me}:lock"
+			if _, err := m.tryLock(t.Context(), key, ttl); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(3 * ttl)
+			_, err := m.tryLock(t.Context(), key, ttl)
+			check(t, impl, err != nil, "lock still blocked 3 TTLs after its holder vanished: "+boolString(err != nil))
+		})
+	}
+}
+
+// proxied returns a client that reaches the test Redis through a fault proxy
+// and gives up reading a reply after readTimeout.
+func proxied(t *testing.T, readTimeout time.Duration) (*redis.Client, *faultproxy.Proxy) {
+	t.Helper()
+	opt, err := redis.ParseURL(testenv.RedisURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := faultproxy.New(opt.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.Addr = p.Addr()
+	opt.ReadTimeout = readTimeout
+	opt.ContextTimeoutEnabled = true
+	opt.MaxRetries = -1 // one attempt per command: the test controls the faults
+	rdb := redis.NewClient(opt)
+	t.Cleanup(func() {
+		_ = rdb.Close()
+		_ = p.Close()
+	})
+	// A connection set up now is idle in the pool when the faults start, so
+	// the commands under test are sent rather than stuck in the handshake.
+	if err := rdb.Ping(t.Context()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	return rdb, p
+}
+
+// TestTimedOutButSucceeded is incident B: the acquire lands in Redis but its
+// reply arrives after the client's read timeout. This package must either
+// recognise the lock as held or clean it up, so the same user can lock again
+// at once; a lock without recovery (level 3) leaves it stranded for the TTL.
+func TestTimedOutButSucceeded(t *testing.T) {
+	direct := testenv.Redis(t)
+	prefix := testenv.Prefix(t)
+	const (
+		ttl        = 30 * time.Second
+		readTimout = 100 * time.Millisecond
+		delay      = 2 * time.Second // longer than every lookup: the outcome stays unknown
+		allowed    = 2 * time.Second // to lock again; far below the TTL
+	)
+	impls := []implementation{
+		{"lock", newOurs(&lock.Options{ReleaseTimeout: 300 * time.Millisecond}), false},
+		{"level3", newLevel3, true},
+	}
+	for _, impl := range impls {
+		t.Run(impl.name, func(t *testing.T) {
+			rdb, proxy := proxied(t, readTimout)
+			m := impl.new(rdb)
+			if c, ok := m.(ours); ok {
+				defer c.c.Close()
+			}
+			key := prefix + impl.name + ":{user:1}:lock"
+
+			proxy.SetDelay(delay)
+			_, err := m.tryLock(t.Context(), key, ttl)
+			if err == nil {
+				t.Fatal("acquire succeeded through a proxy delaying replies past the read timeout")
+			}
+			t.Logf("acquire: %v", err)
+			if impl.name == "lock" && !errors.Is(err, lock.ErrUnknownOutcome) {
+				t.Errorf("err = %v, want ErrUnknownOutcome", err)
+			}
+			if pttl := direct.PTTL(t.Context(), key).Val(); pttl <= 0 {
+				t.Fatalf("the acquire did not land (PTTL %v): the test shows nothing", pttl)
+			}
+			proxy.SetDelay(0) // the network recovers
+
+			start := time.Now()
+			var again held
+			for time.Since(start) < allowed {
+				if again, err = m.tryLock(t.Context(), key, ttl); err == nil {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			took := time.Since(start)
+			stranded := err != nil
+			if !stranded {
+				_ = again.unlock(t.Context())
+			}
+			check(t, impl, stranded, "locked again after "+took.Round(time.Millisecond).String()+
+				"; stranded: "+boolString(stranded)+"; PTTL left "+direct.PTTL(t.Context(), key).Val().String())
+		})
+	}
+}
+
+// TestTimedOutButSucceededIsRecognised: the reply of the acquire is late but
+// the follow-up lookup gets through; Obtain returns the lock with its fence.
+func TestTimedOutButSucceededIsRecognised(t *testing.T) {
+	direct := testenv.Redis(t)
+	prefix := testenv.Prefix(t)
+	rdb, proxy := proxied(t, 100*time.Millisecond)
+	rdb.AddHook(liftDelayAfterTimeout{proxy})
+	c := lock.New(rdb, nil)
+	defer c.Close()
+	key := prefix + "{user:2}:lock"
+
+	proxy.SetDelay(time.Second)
+	l, err := c.Obtain(t.Context(), key, 30*time.Second, nil)
+	if err != nil {
+		t.Fatalf("Obtain: %v", err)
+	}
+	if got := direct.Get(t.Context(), key+":fence").Val(); got != itoa(l.Fence()) {
+		t.Errorf("fence %d, counter %s", l.Fence(), got)
+	}
+	if err := l.Release(t.Context()); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+	if n := direct.Exists(t.Context(), key).Val(); n != 0 {
+		t.Errorf("lock still there after release")
+	}
+}
+
+// liftDelayAfterTimeout ends the proxy's delay as soon as a command fails,
+// so that the lookup after a timed-out acquire gets through.
+type liftDelayAfterTimeout struct{ p *faultproxy.Proxy }
+
+func (h liftDelayAfterTimeout) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h liftDelayAfterTimeout) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+func (h liftDelayAfterTimeout) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if err != nil {
+			h.p.SetDelay(0)
+		}
+		return err
+	}
+}
+
+// TestCallerDeadlineDuringAcquire: the caller's context ends while the
+// acquire is in flight. The error shows the deadline, and a lock that landed
+// does not stay behind.
+func TestCallerDeadlineDuringAcquire(t *testing.T) {
+	direct := testenv.Redis(t)
+	prefix := testenv.Prefix(t)
+	rdb, proxy := proxied(t, 5*time.Second)
+	rdb.AddHook(liftDelayAfterTimeout{proxy})
+	c := lock.New(rdb, nil)
+	key := prefix + "{user:3}:lock"
+
+	proxy.SetDelay(500 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	_, err := c.Obtain(ctx, key, 30*time.Second, nil)
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, lock.ErrNotObtained) {
+		t.Fatalf("err = %v, want ErrNotObtained and context.DeadlineExceeded", err)
+	}
+	if err := c.Close(); err != nil { // waits for the cleanup
+		t.Fatal(err)
+	}
+	if n := direct.Exists(t.Context(), key).Val(); n != 0 {
+		t.Errorf("a lock whose caller gave up is still held (PTTL %v)", direct.PTTL(t.Context(), key).Val())
+	}
+}
+
+func TestFencesStrictlyIncrease(t *testing.T) {
+	rdb := testenv.Redis(t)
+	key := testenv.Prefix(t) + "{act:1}:lock"
+	c := lock.New(rdb, nil)
+	grants := 10000
+	if testenv.Short() {
+		grants = 1000
+	}
+	var last int64
+	for i := range grants {
+		l, err := c.Obtain(t.Context(), key, time.Second, nil)
+		if err != nil {
+			t.Fatalf("grant %d: %v", i, err)
+		}
+		if l.Fence() <= last {
+			t.Fatalf("grant %d: fence %d after %d", i, l.Fence(), last)
+		}
+		last = l.Fence()
+		if err := l.Release(t.Context()); err != nil {
+			t.Fatalf("release %d: %v", i, err)
+		}
+	}
+	t.Logf("%d grants, last fence %d", grants, last)
+}
+
+// TestSeedFence: after Redis loses the counter, seeding it from the highest
+// fence the database has seen keeps fences going up; seeding never lowers it.
+func TestSeedFence(t *testing.T) {
+	rdb := testenv.Redis(t)
+	prefix := testenv.Prefix(t)
+	key := prefix + "{act:2}:lock"
+	c := lock.New(rdb, nil)
+	obtain := func() int64 {
+		t.Helper()
+		l, err := c.Obtain(t.Context(), key, time.Second, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Release(t.Context())
+		return l.Fence()
+	}
+	for range 5 {
+		obtain()
+	}
+	highest := obtain() // what the database saw
+	testenv.DeletePrefix(t, rdb, prefix)
+	if f := obtain(); f > highest {
+		t.Fatalf("without seeding the fence went on to %d: the test cannot show seeding matters", f)
+	}
+	if err := c.SeedFence(t.Context(), key, highest); err != nil {
+		t.Fatal(err)
+	}
+	if f := obtain(); f <= highest {
+		t.Errorf("after SeedFence(%d) the fence is %d", highest, f)
+	}
+	if err := c.SeedFence(t.Context(), key, 1); err != nil {
+		t.Fatal(err)
+	}
+	if f := obtain(); f <= highest+1 {
+		t.Errorf("SeedFence lowered the counter: fence %d", f)
+	}
+}
+
+// TestLeaseContextEndsBeforeTheKey: the lease is timed from before the
+// acquire was sent, so a slow reply cannot push it past the key's expiry.
+func TestLeaseContextEndsBeforeTheKey(t *testing.T) {
+	direct := testenv.Redis(t)
+	key := testenv.Prefix(t) + "{act:3}:lock"
+	rdb, proxy := proxied(t, 5*time.Second)
+	// A 42ms margin absorbs scheduling noise on a loaded machine, yet is far
+	// below the 150ms a lease timed from the reply would overrun by.
+	c := lock.New(rdb, &lock.Options{DriftFactor: 0.1})
+	const ttl = 400 * time.Millisecond
+
+	proxy.SetDelay(150 * time.Millisecond) // the grant's reply is late
+	l, err := c.Obtain(t.Context(), key, ttl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy.SetDelay(0)
+	if r := l.Remaining(); r > ttl-150*time.Millisecond {
+		t.Errorf("Remaining %v right after a grant whose reply took 150ms of a %v TTL", r, ttl)
+	}
+	<-l.Context().Done()
+	pttl := direct.PTTL(t.Context(), key).Val()
+	if pttl <= 0 {
+		t.Errorf("the key had expired (PTTL %v) when the lease context ended", pttl)
+	}
+	if !errors.Is(l.Context().Err(), context.DeadlineExceeded) {
+		t.Errorf("lease Err = %v, want DeadlineExceeded", l.Context().Err())
+	}
+	if l.Remaining() != 0 {
+		t.Errorf("Remaining %v after the lease ended", l.Remaining())
+	}
+	t.Logf("lease ended with %v left on the key", pttl)
+}
+
+func TestReleaseOutcomes(t *testing.T) {
+	rdb := testenv.Redis(t)
+	prefix := testenv.Prefix(t)
+	c := lock.New(rdb, nil)
+
+	t.Run("released on a cancelled context", func(t *testing.T) {
+		key := prefix + "{a}:lock"
+		l, err := c.Obtain(t.Context(), key, time.Minute, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		if err := l.Release(ctx); err != nil {
+			t.Fatalf("Release: %v", err)
+		}
+		if rdb.Exists(t.Context(), key).Val() != 0 {
+			t.Error("lock still there")
+		}
+		if !errors.Is(context.Cause(l.Context()), context.Canceled) {
+			t.Errorf("lease cause %v", context.Cause(l.Context()))
+		}
+	})
+	t.Run("expired", func(t *testing.T) {
+		l, err := c.Obtain(t.Context(), prefix+"{b}:lock", 20*time.Millisecond, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+		if err := l.Release(t.Context()); !errors.Is(err, lock.ErrNotHeld) || !strings.Contains(err.Error(), "expired") {
+			t.Errorf("err = %v, want ErrNotHeld (expired)", err)
+		}
+	})
+	t.Run("held by another owner", func(t *testing.T) {
+		key := prefix + "{c}:lock"
+		l, err := c.Obtain(t.Context(), key, 20*time.Millisecond, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+		other, err := c.Obtain(t.Context(), key, time.Minute, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Release(t.Context()); !errors.Is(err, lock.ErrNotHeld) || !strings.Contains(err.Error(), "another owner") {
+			t.Errorf("err = %v, want ErrNotHeld (another owner)", err)
+		}
+		if err := other.Release(t.Context()); err != nil {
+			t.Errorf("the other owner's release: %v", err)
+		}
+	})
+	t.Run("contended", func(t *testing.T) {
+		key := prefix + "{d}:lock"
+		l, err := c.Obtain(t.Context(), key, time.Minute, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Release(t.Context())
+		if _, err := c.Obtain(t.Context(), key, time.Minute, nil); !errors.Is(err, lock.ErrNotObtained) {
+			t.Errorf("err = %v, want ErrNotObtained", err)
+		}
+		start := time.Now()
+		_, err = c.Obtain(t.Context(), key, time.Minute, &lock.ObtainOptions{Wait: 100 * time.Millisecond})
+		if !errors.Is(err, lock.ErrNotObtained) || time.Since(start) < 100*time.Millisecond {
+			t.Errorf("waited %v, err = %v; want ErrNotObtained after 100ms", time.Since(start), err)
+		}
+	})
+	t.Run("wait gets the lock once freed", func(t *testing.T) {
+		key := prefix + "{e}:lock"
+		l, err := c.Obtain(t.Context(), key, time.Minute, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.AfterFunc(50*time.Millisecond, func() { _ = l.Release(context.Background()) })
+		l2, err := c.Obtain(t.Context(), key, time.Minute, &lock.ObtainOptions{Wait: 2 * time.Second})
+		if err != nil {
+			t.Fatalf("Obtain with Wait: %v", err)
+		}
+		_ = l2.Release(t.Context())
+	})
+}
+
+func TestExtend(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	rdb := testenv.Redis(t)
+	prefix := testenv.Prefix(t)
+	c := lock.New(rdb, nil)
+
+	t.Run("moves the lease", func(t *testing.T) {
+		key := prefix + "{a}:lock"
+		l, err := c.Obtain(t.Context(), key, 100*time.Millisecond, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Release(t.Context())
+		if err := l.Extend(t.Context(), time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if r := l.Remaining(); r < 50*time.Second {
+			t.Errorf("Remaining %v after extending to 1m", r)
+		}
+		time.Sleep(150 * time.Millisecond)
+		if l.Context().Err() != nil {
+			t.Errorf("lease ended at its first deadline despite Extend: %v", context.Cause(l.Context()))
+		}
+		if pttl := rdb.PTTL(t.Context(), key).Val(); pttl < 50*time.Second {
+			t.Errorf("PTTL %v after extending to 1m", pttl)
+		}
+	})
+	t.Run("lost", func(t *testing.T) {
+		key := prefix + "{b}:lock"
+		l, err := c.Obtain(t.Context(), key, time.Minute, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rdb.Del(t.Context(), key) // Redis lost it
+		if err := l.Extend(t.Context(), time.Minute); !errors.Is(err, lock.ErrNotHeld) {
+			t.Fatalf("err = %v, want ErrNotHeld", err)
+		}
+		if !errors.Is(context.Cause(l.Context()), lock.ErrNotHeld) {
+			t.Errorf("lease cause %v, want ErrNotHeld", context.Cause(l.Context()))
+		}
+	})
+	t.Run("auto-renew keeps the lock past its TTL and stops on release", func(t *testing.T) {
+		key := prefix + "{c}:lock"
+		l, err := c.Obtain(t.Context(), key, 150*time.Millisecond, &lock.ObtainOptions{AutoRenew: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(500 * time.Millisecond)
+		if err := l.Context().Err(); err != nil {
+			t.Fatalf("lease ended under auto-renew: %v", context.Cause(l.Context()))
+		}
+		if err := l.Release(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("auto-renew ends the lease when the lock is lost", func(t *testing.T) {
+		key := prefix + "{d}:lock"
+		l, err := c.Obtain(t.Context(), key, 150*time.Millisecond, &lock.ObtainOptions{AutoRenew: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rdb.Set(t.Context(), key, "someone else", time.Minute)
+		select {
+		case <-l.Context().Done():
+		case <-time.After(time.Second):
+			t.Fatal("lease still running after the lock was taken over")
+		}
+		if !errors.Is(context.Cause(l.Context()), lock.ErrNotHeld) {
+			t.Errorf("lease cause %v, want ErrNotHeld", context.Cause(l.Context()))
+		}
+		if err := l.Release(t.Context()); !errors.Is(err, lock.ErrNotHeld) {
+			t.Errorf("Release: %v", err)
+		}
+	})
+}
+
+// TestLeaseContextChildren: deadlines derived from the lease end with it.
+func TestLeaseContextChildren(t *testing.T) {
+	rdb := testenv.Redis(t)
+	c := lock.New(rdb, nil)
+	l, err := c.Obtain(t.Context(), testenv.Prefix(t)+"{a}:lock", time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, cancel := context.WithTimeout(l.Context(), time.Hour)
+	defer cancel()
+	if d, _ := child.Deadline(); time.Until(d) > time.Minute {
+		t.Errorf("child deadline %v is past the lease", time.Until(d))
+	}
+	_ = l.Release(t.Context())
+	select {
+	case <-child.Done():
+	case <-time.After(time.Second):
+		t.Fatal("child context outlived the released lease")
+	}
+	if !errors.Is(context.Cause(child), context.Canceled) {
+		t.Errorf("child cause %v", context.Cause(child))
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func boolString(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}

@@ -1,0 +1,128 @@
+package lock
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Observer receives what the lock does, for metrics. Results are short,
+// fixed strings (safe as label values); keys are not passed because they are
+// unbounded. Methods must be safe for concurrent use and must not block.
+type Observer interface {
+	// Obtained reports how an Obtain call ended and how long it took:
+	// "obtained", "not_obtained", "unknown" (ErrUnknownOutcome) or "error".
+	Obtained(result string, took time.Duration)
+	// UnknownOutcome reports an acquire attempt that failed with a timeout or
+	// connection error, and what the follow-up lookup found: "held" (it had
+	// succeeded), "not_held", or "unknown" (a background cleanup was started).
+	UnknownOutcome(found string)
+	// Released reports a Release and how long the lock was held: "released",
+	// "expired" (absent), "other_owner", or "error".
+	Released(result string, held time.Duration)
+	// LeaseLost reports an Extend or auto-renewal that found the lock gone.
+	LeaseLost()
+	// CleanedUp reports how a background compare-and-delete ended:
+	// "released", "expired", "other_owner", or "abandoned" (Close came first).
+	CleanedUp(result string)
+}
+
+type noObserver struct{}
+
+func (noObserver) Obtained(string, time.Duration) {}
+func (noObserver) UnknownOutcome(string)          {}
+func (noObserver) Released(string, time.Duration) {}
+func (noObserver) LeaseLost()                     {}
+func (noObserver) CleanedUp(string)               {}
+
+// Metrics is an Observer that keeps Prometheus collectors, all named
+// seckill_lock_*.
+type Metrics struct {
+	obtains   *prometheus.CounterVec
+	obtainDur *prometheus.HistogramVec
+	unknown   *prometheus.CounterVec
+	releases  *prometheus.CounterVec
+	hold      prometheus.Histogram
+	lost      prometheus.Counter
+	cleanups  *prometheus.CounterVec
+}
+
+// NewMetrics returns Metrics registered with reg (nil: not registered). When
+// reg already holds collectors of the same names, as when two Clients share a
+// registry, those are reused.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		obtains: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "seckill_lock_obtain_total", Help: "Obtain calls by result.",
+		}, []string{"result"}),
+		obtainDur: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "seckill_lock_obtain_seconds", Help: "Duration of Obtain calls by result.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 3, 10),
+		}, []string{"result"}),
+		unknown: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "seckill_lock_unknown_outcomes_total", Help: "Acquire attempts that timed out, by what the lookup found.",
+		}, []string{"found"}),
+		releases: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "seckill_lock_release_total", Help: "Release calls by result.",
+		}, []string{"result"}),
+		hold: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "seckill_lock_hold_seconds", Help: "Time from grant to release.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 3, 10),
+		}),
+		lost: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "seckill_lock_lost_leases_total", Help: "Extends or renewals that found the lock gone.",
+		}),
+		cleanups: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "seckill_lock_cleanups_total", Help: "Background compare-and-deletes by result.",
+		}, []string{"result"}),
+	}
+	if reg != nil {
+		m.obtains = register(reg, m.obtains)
+		m.obtainDur = register(reg, m.obtainDur)
+		m.unknown = register(reg, m.unknown)
+		m.releases = register(reg, m.releases)
+		m.hold = register(reg, m.hold)
+		m.lost = register(reg, m.lost)
+		m.cleanups = register(reg, m.cleanups)
+	}
+	return m
+}
+
+// register registers c, or returns the collector already registered under
+// its name. Any other failure is logged rather than panicking: metrics must
+// not take the service down.
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	err := reg.Register(c)
+	if are, ok := errors.AsType[prometheus.AlreadyRegisteredError](err); ok {
+		if existing, ok := are.ExistingCollector.(C); ok {
+			return existing
+		}
+	}
+	if err != nil {
+		slog.Warn("lock: metrics not registered", "err", err)
+	}
+	return c
+}
+
+// Obtained implements Observer.
+func (m *Metrics) Obtained(result string, took time.Duration) {
+	m.obtains.WithLabelValues(result).Inc()
+	m.obtainDur.WithLabelValues(result).Observe(took.Seconds())
+}
+
+// UnknownOutcome implements Observer.
+func (m *Metrics) UnknownOutcome(found string) { m.unknown.WithLabelValues(found).Inc() }
+
+// Released implements Observer.
+func (m *Metrics) Released(result string, held time.Duration) {
+	m.releases.WithLabelValues(result).Inc()
+	m.hold.Observe(held.Seconds())
+}
+
+// LeaseLost implements Observer.
+func (m *Metrics) LeaseLost() { m.lost.Inc() }
+
+// CleanedUp implements Observer.
+func (m *Metrics) CleanedUp(result string) { m.cleanups.WithLabelValues(result).Inc() }

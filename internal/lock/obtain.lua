@@ -1,0 +1,17 @@
+-- Grants the lock and issues its fence in one step.
+-- KEYS[1]: the lock; KEYS[2]: its fence counter (same hash slot).
+-- ARGV[1]: the owner prefix, "<token>:"; ARGV[2]: the TTL in milliseconds.
+-- The lock's value is "<token>:<fence>", so a retry of the same acquire finds
+-- its own grant and gets the same fence back.
+-- Returns the fence (>= 1), or 0 when another owner holds the lock.
+local held = redis.call("GET", KEYS[1])
+if not held then
+	local fence = redis.call("INCR", KEYS[2])
+	redis.call("SET", KEYS[1], ARGV[1] .. fence, "PX", ARGV[2])
+	return fence
+end
+if string.sub(held, 1, #ARGV[1]) == ARGV[1] then
+	redis.call("PEXPIRE", KEYS[1], ARGV[2])
+	return tonumber(string.sub(held, #ARGV[1] + 1))
+end
+return 0

@@ -1,0 +1,153 @@
+package order
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/glebarez/sqlite"
+	"github.com/go-sql-driver/mysql"
+	gormmysql "gorm.io/driver/mysql"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	"github.com/seckill-oss/seckill/migrations"
+)
+
+// SQLitePrefix marks a DSN as the embedded SQLite database: "sqlite:" followed
+// by a file path or ":memory:".
+const SQLitePrefix = "sqlite:"
+
+// DefaultSQLiteFile is the embedded database Open uses when the DSN is empty:
+// a file in the working directory, so a demo's orders survive a restart.
+const DefaultSQLiteFile = "seckill.db"
+
+// MySQL pool: a purchase holds one connection for one short transaction, and
+// writers of one activity queue on its row lock anyway, so more connections
+// than this only add contention on a small server.
+const (
+	maxOpenConns    = 16
+	connMaxLifetime = 30 * time.Minute // below MySQL's wait_timeout, and lets DNS changes in
+	connMaxIdleTime = 5 * time.Minute
+)
+
+// sqliteBusyTimeout bounds how long a writer waits for another process's
+// write (e.g. `seckill migrate` beside a running server) before failing.
+const sqliteBusyTimeout = 5 * time.Second
+
+// Open connects to the database named by dsn, applies pending migrations and
+// returns a Store ready for use; Close releases it.
+//
+// dsn is a go-sql-driver/mysql DSN for MySQL or MariaDB, such as
+// "user:pass@tcp(127.0.0.1:3306)/seckill" (parseTime=true and loc=UTC are
+// forced, so times round-trip in UTC); or SQLitePrefix followed by a file path
+// or ":memory:" for the embedded mode; or "" for the embedded mode in
+// DefaultSQLiteFile. The path must not contain '?'.
+//
+// The embedded database uses one connection, so concurrent requests queue in
+// the pool (bounded by their contexts) instead of failing with "database is
+// locked", and every request sees the same ":memory:" database.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	db, dialect, err := openSQL(dsn)
+	if err != nil {
+		return nil, err
+	}
+	if err := migrations.Apply(ctx, db, dialect); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("order: open: %w", err)
+	}
+	var dialector gorm.Dialector
+	if dialect == migrations.SQLite {
+		dialector = &sqlite.Dialector{Conn: db}
+	} else {
+		dialector = gormmysql.New(gormmysql.Config{Conn: db})
+	}
+	gdb, err := gorm.Open(dialector, &gorm.Config{
+		// Every error is returned to the caller, who decides whether it is worth
+		// a log line: a duplicate order is business as usual, not an SQL error.
+		Logger:                 logger.Discard,
+		SkipDefaultTransaction: true, // CreateOrder runs its own transaction
+		// One round trip per statement instead of prepare+execute+close.
+		PrepareStmt: true,
+		NowFunc:     now,
+	})
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("order: open: %w", err)
+	}
+	return New(gdb), nil
+}
+
+// Migrate applies pending migrations to the database named by dsn (as in
+// Open) and closes its connection; `seckill migrate` runs it alone.
+func Migrate(ctx context.Context, dsn string) error {
+	db, dialect, err := openSQL(dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := migrations.Apply(ctx, db, dialect); err != nil {
+		return fmt.Errorf("order: migrate: %w", err)
+	}
+	return nil
+}
+
+// openSQL returns a pool for dsn, sized for its dialect, without connecting.
+func openSQL(dsn string) (*sql.DB, string, error) {
+	if dsn == "" {
+		dsn = SQLitePrefix + DefaultSQLiteFile
+	}
+	if path, ok := strings.CutPrefix(dsn, SQLitePrefix); ok {
+		if path == "" || strings.Contains(path, "?") {
+			return nil, "", errors.New("order: open: want sqlite:<file path> or sqlite::memory:")
+		}
+		db, err := sql.Open(sqlite.DriverName, path+"?"+sqliteParams(path))
+		if err != nil {
+			return nil, "", fmt.Errorf("order: open SQLite %s: %w", path, err)
+		}
+		db.SetMaxOpenConns(1)
+		// The one connection must never be closed while the Store lives: for
+		// ":memory:" it is the database.
+		db.SetMaxIdleConns(1)
+		db.SetConnMaxLifetime(0)
+		db.SetConnMaxIdleTime(0)
+		return db, migrations.SQLite, nil
+	}
+
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, "", fmt.Errorf("order: open: not a go-sql-driver/mysql DSN: %w", err)
+	}
+	cfg.ParseTime = true
+	cfg.Loc = time.UTC
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, "", fmt.Errorf("order: open MySQL at %s: %w", cfg.Addr, err)
+	}
+	db := sql.OpenDB(conn)
+	db.SetMaxOpenConns(maxOpenConns)
+	db.SetMaxIdleConns(maxOpenConns)
+	db.SetConnMaxLifetime(connMaxLifetime)
+	db.SetConnMaxIdleTime(connMaxIdleTime)
+	return db, migrations.MySQL, nil
+}
+
+// sqliteParams returns the connection settings of the embedded database:
+// foreign keys on (SQLite's default is off), a busy timeout, and for files the
+// write-ahead log so a reader never blocks the writer. Transactions begin
+// IMMEDIATE so a transaction that will write takes the write lock up front,
+// where the busy timeout applies, rather than failing at its first write.
+func sqliteParams(path string) string {
+	p := fmt.Sprintf("_pragma=foreign_keys(1)&_pragma=busy_timeout(%d)&_txlock=immediate", sqliteBusyTimeout.Milliseconds())
+	if path != ":memory:" {
+		p += "&_pragma=journal_mode(WAL)"
+	}
+	return p
+}
+
+// now is the clock of stored times: UTC at the microsecond precision of
+// DATETIME(6), so what is returned equals what is read back.
+func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }

@@ -1,0 +1,262 @@
+package stock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill-oss/seckill/internal/stock"
+	"github.com/seckill-oss/seckill/internal/testenv"
+)
+
+const (
+	units   = 100 // stock on sale in the race tests
+	workers = 64  // concurrent buyers, each buying until sold out
+)
+
+// sellOut starts workers goroutines that each call take until it reports sold
+// out, and returns how many units were sold in total. take reports an error
+// other than sold out by failing the test.
+func sellOut(t *testing.T, take func(ctx context.Context) (sold bool, err error)) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var (
+		sold  atomic.Int64
+		start = make(chan struct{})
+		wg    sync.WaitGroup
+	)
+	for range workers {
+		wg.Go(func() {
+			<-start
+			for {
+				ok, err := take(ctx)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if !ok {
+					return
+				}
+				sold.Add(1)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	return sold.Load()
+}
+
+// checkSale is the invariant both race tests judge by: exactly the stock was
+// sold and the counter ends at zero, not below.
+func checkSale(sold, left int64) error {
+	if sold != units || left != 0 {
+		return fmt.Errorf("%d units on sale: sold %d, %d left in Redis", units, sold, left)
+	}
+	return nil
+}
+
+func TestDeductConcurrentSellsExactlyTheStock(t *testing.T) {
+	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
+	s := stock.New(rdb, prefix)
+	ctx := context.Background()
+	if err := s.Load(ctx, 1, units, 1); err != nil {
+		t.Fatal(err)
+	}
+	var negative atomic.Int64
+	sold := sellOut(t, func(ctx context.Context) (bool, error) {
+		left, _, err := s.Deduct(ctx, 1)
+		if errors.Is(err, stock.ErrSoldOut) {
+			return false, nil
+		}
+		if left < 0 {
+			negative.Add(1)
+		}
+		return err == nil, err
+	})
+	left, err := s.Remaining(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkSale(sold, left); err != nil {
+		t.Error(err)
+	}
+	if n := negative.Load(); n > 0 {
+		t.Errorf("Deduct reported a negative remaining %d times", n)
+	}
+	t.Logf("%d buyers, %d units: sold %d, %d left", workers, units, sold, left)
+}
+
+// TestNaiveReadThenWriteOversells runs the seed incident's stock check (HGET,
+// then HINCRBY when positive) under the same race and judge as the test above:
+// it must be caught overselling, which shows the race test can fail.
+func TestNaiveReadThenWriteOversells(t *testing.T) {
+	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
+	key := stock.Key(prefix, 1)
+	ctx := context.Background()
+	naive := func(ctx context.Context) (bool, error) {
+		left, err := rdb.HGet(ctx, key, "remaining").Int64()
+		if err != nil || left <= 0 {
+			return false, err
+		}
+		return true, rdb.HIncrBy(ctx, key, "remaining", -1).Err()
+	}
+	// A race can be lost by chance; a few rounds make a miss vanishingly rare.
+	for round := 1; round <= 5; round++ {
+		if err := rdb.HSet(ctx, key, "remaining", units).Err(); err != nil {
+			t.Fatal(err)
+		}
+		sold := sellOut(t, naive)
+		left, err := rdb.HGet(ctx, key, "remaining").Int64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := checkSale(sold, left); err != nil {
+			t.Logf("round %d: the naive check oversold, as expected: %v", round, err)
+			return
+		}
+	}
+	t.Fatal("the naive read-then-write never oversold: the race test cannot tell a broken deduct from a correct one")
+}
+
+func TestNotLoaded(t *testing.T) {
+	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
+	s := stock.New(rdb, prefix)
+	ctx := context.Background()
+
+	if _, _, err := s.Deduct(ctx, 1); !errors.Is(err, stock.ErrNotLoaded) {
+		t.Errorf("Deduct: %v, want ErrNotLoaded", err)
+	}
+	if _, err := s.Return(ctx, 1, 0); !errors.Is(err, stock.ErrNotLoaded) {
+		t.Errorf("Return: %v, want ErrNotLoaded", err)
+	}
+	if _, err := s.Remaining(ctx, 1); !errors.Is(err, stock.ErrNotLoaded) {
+		t.Errorf("Remaining: %v, want ErrNotLoaded", err)
+	}
+	assertNoKey(t, rdb, stock.Key(prefix, 1))
+}
+
+// TestReturnNeverResurrectsLostStock: after Redis lost the stock, a late
+// Return must not recreate it as "1 unit left", which a later preload would
+// not expect and buyers would take.
+func TestReturnNeverResurrectsLostStock(t *testing.T) {
+	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
+	s := stock.New(rdb, prefix)
+	ctx := context.Background()
+	if err := s.Load(ctx, 1, 5, 1); err != nil {
+		t.Fatal(err)
+	}
+	_, epoch, err := s.Deduct(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.DeletePrefix(t, rdb, prefix)
+
+	if _, err := s.Return(ctx, 1, epoch); !errors.Is(err, stock.ErrNotLoaded) {
+		t.Errorf("Return after the key was lost: %v, want ErrNotLoaded", err)
+	}
+	assertNoKey(t, rdb, stock.Key(prefix, 1))
+}
+
+// TestReturnAfterReloadIsStale: a unit deducted before a reload (which counted
+// it as unsold, its order never having been written) must not be added again.
+func TestReturnAfterReloadIsStale(t *testing.T) {
+	s := stock.New(testenv.Redis(t), testenv.Prefix(t))
+	ctx := context.Background()
+	if err := s.Load(ctx, 1, 5, 1); err != nil {
+		t.Fatal(err)
+	}
+	_, epoch, err := s.Deduct(ctx, 1)
+	if err != nil || epoch != 1 {
+		t.Fatalf("Deduct: epoch %d, %v", epoch, err)
+	}
+	if err := s.Load(ctx, 1, 5, 2); err != nil { // total 5, no orders: all 5 unsold
+		t.Fatal(err)
+	}
+	if _, err := s.Return(ctx, 1, epoch); !errors.Is(err, stock.ErrStale) {
+		t.Errorf("Return of a unit from before the reload: %v, want ErrStale", err)
+	}
+	if left, err := s.Remaining(ctx, 1); err != nil || left != 5 {
+		t.Errorf("Remaining = %d, %v; want 5, as loaded", left, err)
+	}
+}
+
+func TestSoldOutAndReturn(t *testing.T) {
+	s := stock.New(testenv.Redis(t), testenv.Prefix(t))
+	ctx := context.Background()
+	const epoch = 3
+	if err := s.Load(ctx, 1, 1, epoch); err != nil {
+		t.Fatal(err)
+	}
+	deduct := func(ctx context.Context, id int64) (int64, error) {
+		left, e, err := s.Deduct(ctx, id)
+		if e != epoch {
+			t.Errorf("Deduct reported epoch %d, want %d", e, epoch)
+		}
+		return left, err
+	}
+	giveBack := func(ctx context.Context, id int64) (int64, error) { return s.Return(ctx, id, epoch) }
+	steps := []struct {
+		name string
+		op   func(context.Context, int64) (int64, error)
+		want int64
+		err  error
+	}{
+		{"deduct the last unit", deduct, 0, nil},
+		{"deduct with none left", deduct, 0, stock.ErrSoldOut},
+		{"remaining after sold out", s.Remaining, 0, nil},
+		{"return a unit", giveBack, 1, nil},
+		{"deduct the returned unit", deduct, 0, nil},
+	}
+	for _, st := range steps {
+		got, err := st.op(ctx, 1)
+		if !errors.Is(err, st.err) || (err == nil && got != st.want) {
+			t.Errorf("%s: (%d, %v), want (%d, %v)", st.name, got, err, st.want, st.err)
+		}
+	}
+}
+
+func TestLoadReplacesAndRejectsNegative(t *testing.T) {
+	s := stock.New(testenv.Redis(t), testenv.Prefix(t))
+	ctx := context.Background()
+	for _, n := range []int64{7, 3} {
+		if err := s.Load(ctx, 1, n, 1); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.Remaining(ctx, 1); err != nil || got != n {
+			t.Errorf("after Load(%d): Remaining = (%d, %v)", n, got, err)
+		}
+	}
+	if err := s.Load(ctx, 1, -1, 1); err == nil {
+		t.Error("Load accepted a negative stock")
+	}
+	if got, _ := s.Remaining(ctx, 1); got != 3 {
+		t.Errorf("a rejected Load changed the stock to %d", got)
+	}
+}
+
+func TestKeysShareTheActivitySlot(t *testing.T) {
+	if got, want := stock.Key("p:", 42), "p:seckill:{act:42}:stock"; got != want {
+		t.Errorf("Key = %q, want %q", got, want)
+	}
+	if got, want := stock.LockKey("p:", 42), "p:seckill:{act:42}:lock"; got != want {
+		t.Errorf("LockKey = %q, want %q", got, want)
+	}
+}
+
+func assertNoKey(t *testing.T, rdb redis.UniversalClient, key string) {
+	t.Helper()
+	n, err := rdb.Exists(context.Background(), key).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("key %s exists; the failed call must not create it", key)
+	}
+}

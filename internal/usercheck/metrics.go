@@ -1,0 +1,92 @@
+package usercheck
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sony/gobreaker/v2"
+)
+
+// Values of the result label.
+const (
+	resultEligible    = "eligible"
+	resultRejected    = "rejected"
+	resultUnavailable = "unavailable" // the service failed or missed the deadline
+	resultOpen        = "open"        // the breaker answered; no call was made
+	resultCanceled    = "canceled"    // the caller gave up
+)
+
+func resultOf(v verdict, err error) string {
+	switch {
+	case errors.Is(err, gobreaker.ErrOpenState), errors.Is(err, gobreaker.ErrTooManyRequests):
+		return resultOpen
+	case errors.Is(err, context.Canceled):
+		return resultCanceled
+	case err != nil:
+		return resultUnavailable
+	case !v.eligible:
+		return resultRejected
+	default:
+		return resultEligible
+	}
+}
+
+// metrics is nil when no registry was configured; its methods then do nothing.
+type metrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+func newMetrics(reg prometheus.Registerer, state func() gobreaker.State, logger *slog.Logger) *metrics {
+	if reg == nil {
+		return nil
+	}
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "seckill_usercheck_requests_total",
+			Help: "User verifications by result: eligible, rejected, unavailable, open (breaker answered), canceled (caller gave up).",
+		}, []string{"result"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "seckill_usercheck_request_duration_seconds",
+			Help:    "Duration of user-verification calls that reached the network, by result.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+		}, []string{"result"}),
+	}
+	// The gauge asks the breaker at scrape time, which also moves an open
+	// breaker whose timeout has passed to half-open.
+	stateGauge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "seckill_usercheck_breaker_state",
+		Help: "State of the user-verification circuit breaker: 0 closed, 1 half-open, 2 open.",
+	}, func() float64 { return float64(state()) })
+
+	for _, r := range []string{resultEligible, resultRejected, resultUnavailable, resultOpen, resultCanceled} {
+		m.requests.WithLabelValues(r)
+	}
+	for _, r := range []string{resultEligible, resultRejected, resultUnavailable, resultCanceled} {
+		m.duration.WithLabelValues(r)
+	}
+	var errs []error
+	for _, c := range []prometheus.Collector{m.requests, m.duration, stateGauge} {
+		errs = append(errs, reg.Register(c))
+	}
+	if err := errors.Join(errs...); err != nil {
+		// Metrics are not worth refusing to verify users over.
+		logger.Error("usercheck: metrics not registered", "err", err)
+	}
+	return m
+}
+
+func (m *metrics) count(result string) {
+	if m != nil {
+		m.requests.WithLabelValues(result).Inc()
+	}
+}
+
+func (m *metrics) observe(result string, d time.Duration) {
+	if m != nil {
+		m.duration.WithLabelValues(result).Observe(d.Seconds())
+	}
+}

@@ -1,0 +1,262 @@
+// seckill.js drives the seckill service over HTTP, the way a flash sale does,
+// and fails (k6 exits non-zero) when a single unit is oversold or the books do
+// not balance. One script, several scenarios: pick one with -e SCENARIO=name
+// (see scenarios.js). loadtest/run.sh starts the service and its dependencies
+// and runs this; run by hand it needs at least BASE_URLS and ADMIN_TOKEN.
+//
+// Environment (k6 -e NAME=value, or the process environment):
+//   SCENARIO       smoke | spike | slow-verification | verification-down |
+//                  redis-delay | multi-instance | soldout-storm  (default smoke)
+//   BASE_URLS      comma-separated service base URLs; buyers are spread over them
+//   ADMIN_TOKEN    the service's SECKILL_ADMIN_TOKEN (or SECKILL_LT_ADMIN_TOKEN)
+//   STUB_URL       the user-verification stub; setup() sets its behaviour
+//   PROXY_URL      control endpoint of cmd/faultproxy (redis-delay)
+//   OUT_DIR        where handleSummary writes <scenario>-summary.json and -report.txt
+//   STOCK, USERS, RATE, DURATION, RAMP, MAX_VUS, P99_MS, ...: see scenarios.js
+import http from 'k6/http';
+import exec from 'k6/execution';
+import { sleep } from 'k6';
+import { Counter, Gauge } from 'k6/metrics';
+
+import { scenario, env, num } from './scenarios.js';
+import { report } from './report.js';
+
+const S = scenario(env('SCENARIO', 'smoke'));
+const BASE_URLS = env('BASE_URLS', 'http://127.0.0.1:8080').split(',').map((u) => u.trim().replace(/\/$/, '')).filter(Boolean);
+const ADMIN_TOKEN = env('ADMIN_TOKEN', env('SECKILL_LT_ADMIN_TOKEN', ''));
+const STUB_URL = env('STUB_URL', '');
+const PROXY_URL = env('PROXY_URL', '');
+const OUT_DIR = env('OUT_DIR', 'loadtest/out');
+
+// A buyer's bounded retries. A real app waits Retry-After (whole seconds); a
+// load test compresses that to a short jittered backoff so one buyer stays
+// within a second, yet still comes back like a real client.
+const MAX_ATTEMPTS = num('MAX_ATTEMPTS', 8);
+const BACKOFF_MS = num('BACKOFF_MS', 20);
+const BACKOFF_CAP_MS = num('BACKOFF_CAP_MS', 250);
+
+// Outcomes of purchase requests. Every response is exactly one of these;
+// unexpected_status (anything the contract does not allow here, transport
+// errors included) must stay at zero.
+const ordersCreated = new Counter('orders_created');
+const soldOut = new Counter('sold_out');
+const alreadyPurchased = new Counter('already_purchased');
+const rejected = new Counter('user_rejected');
+const busy = new Counter('busy');
+const unavailable = new Counter('unavailable');
+const unexpected = new Counter('unexpected_status');
+const gaveUp = new Counter('buyers_gave_up');
+const chaosErrors = new Counter('chaos_errors');
+// Written by teardown() from the audit endpoint; a threshold fails the run
+// when the audit finds an oversell or books that do not balance.
+const auditViolations = new Counter('audit_violations');
+const auditOrders = new Gauge('audit_orders');
+const auditRemaining = new Gauge('audit_redis_remaining');
+const auditTotal = new Gauge('audit_total_stock');
+
+// 503 is the right answer while a dependency is down; elsewhere it counts
+// against http_req_failed like any other failure.
+http.setResponseCallback(http.expectedStatuses(...S.expectedStatuses));
+
+export const options = {
+  scenarios: S.scenarios,
+  thresholds: S.thresholds,
+  summaryTrendStats: ['avg', 'min', 'med', 'p(90)', 'p(95)', 'p(99)', 'max'],
+  setupTimeout: '60s',
+  teardownTimeout: '60s',
+  // Many short requests from few processes: keep connections alive, and do
+  // not let k6 spend the box's CPU on per-request DNS or TLS work.
+  noConnectionReuse: false,
+  discardResponseBodies: false,
+};
+
+function adminHeaders() {
+  return { headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' }, tags: { name: 'admin' }, timeout: '20s' };
+}
+
+function mustStatus(res, want, what) {
+  if (res.status !== want) {
+    throw new Error(`${what}: want HTTP ${want}, got ${res.status} ${res.error || ''} ${String(res.body).slice(0, 300)}`);
+  }
+  return res.json();
+}
+
+function rfc3339(d) {
+  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+// setup creates the activity and loads its stock, sets the stub's behaviour,
+// and checks that every instance sees the activity before the sale starts.
+export function setup() {
+  if (!ADMIN_TOKEN) {
+    throw new Error('ADMIN_TOKEN is not set: the admin API is needed to create the activity');
+  }
+  if (S.needsStub && !STUB_URL) throw new Error(`scenario ${S.name} needs STUB_URL (the user-verification stub)`);
+  if (S.stub && STUB_URL) {
+    mustStatus(http.put(`${STUB_URL}/stub/config`, JSON.stringify(S.stub), { headers: { 'Content-Type': 'application/json' }, tags: { name: 'chaos' } }), 200, 'stub config');
+  }
+  if (S.needsProxy && !PROXY_URL) throw new Error(`scenario ${S.name} needs PROXY_URL (cmd/faultproxy's control endpoint)`);
+
+  const now = Date.now();
+  const base = BASE_URLS[0];
+  const ids = [];
+  for (let i = 0; i < S.activities; i++) {
+    const act = mustStatus(http.post(`${base}/admin/v1/activities`, JSON.stringify({
+      name: `loadtest ${S.name} ${rfc3339(new Date(now))} #${i + 1}`,
+      total_stock: S.stock,
+      starts_at: rfc3339(new Date(now - 60 * 1000)),
+      ends_at: rfc3339(new Date(now + 3600 * 1000)),
+    }), adminHeaders()), 201, 'create activity');
+    const pre = mustStatus(http.post(`${base}/admin/v1/activities/${act.id}/preload`, null, adminHeaders()), 200, 'preload');
+    if (pre.remaining_stock !== S.stock) {
+      throw new Error(`preload: remaining_stock ${pre.remaining_stock}, want ${S.stock}`);
+    }
+    for (const u of BASE_URLS) {
+      const got = mustStatus(http.get(`${u}/api/v1/activities/${act.id}`, { tags: { name: 'admin' } }), 200, `activity on ${u}`);
+      if (got.status !== 'active') throw new Error(`activity ${act.id} on ${u} is ${got.status}, want active`);
+    }
+    ids.push(act.id);
+  }
+  console.log(`setup: scenario ${S.name}, activities ${ids.join(',')}, stock ${S.stock} each, instances ${BASE_URLS.join(' ')}`);
+  return { activityIDs: ids, stock: S.stock, scenario: S.name, startedAt: now };
+}
+
+function backoff(attempt, res) {
+  // Retry-After is whole seconds; honour its order of magnitude only up to
+  // the cap, so a compressed sale still shows real retry pressure.
+  const ra = parseInt(res.headers['Retry-After'] || '0', 10) * 1000;
+  const exp = Math.min(BACKOFF_CAP_MS, BACKOFF_MS * 2 ** (attempt - 1), ra > 0 ? ra : BACKOFF_CAP_MS);
+  sleep((exp / 2 + Math.random() * exp / 2) / 1000);
+}
+
+// phase names where the sale is relative to the scenario's fault window, so
+// thresholds can require sales before and after a fault separately.
+function phase() {
+  if (!S.fault) return 'sale';
+  const t = exec.instance.currentTestRunDuration;
+  if (t < S.fault.fromMs) return 'before';
+  if (t < S.fault.toMs) return 'fault';
+  return 'after';
+}
+
+function errorCode(res) {
+  try {
+    return res.json('error.code');
+  } catch (_) {
+    return undefined;
+  }
+}
+
+// buy is one buyer: a distinct user id who tries to buy one unit and retries
+// a bounded number of times on 429 busy and 503 unavailable.
+export function buy(data) {
+  const userID = S.userBase[exec.scenario.name] + exec.scenario.iterationInTest + 1;
+  const base = BASE_URLS[userID % BASE_URLS.length];
+  const ids = data.activityIDs;
+  const url = `${base}/api/v1/activities/${ids[Math.floor(userID / BASE_URLS.length) % ids.length]}/orders`;
+  const params = { headers: { 'X-User-ID': String(userID) }, tags: { name: 'purchase' }, timeout: S.requestTimeout };
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    const p = phase();
+    params.tags.phase = p;
+    const res = http.post(url, null, params);
+    const tags = { phase: p };
+    switch (res.status) {
+      case 201:
+        ordersCreated.add(1, tags);
+        return;
+      case 409: {
+        const code = errorCode(res);
+        if (code === 'sold_out') soldOut.add(1, tags);
+        else if (code === 'already_purchased') alreadyPurchased.add(1, tags); // an earlier attempt of ours won
+        else unexpected.add(1, { ...tags, status: '409', code: String(code) });
+        return;
+      }
+      case 403:
+        if (errorCode(res) === 'user_rejected') rejected.add(1, tags);
+        else unexpected.add(1, { ...tags, status: '403' });
+        return;
+      case 429:
+        busy.add(1, tags);
+        break;
+      case 503:
+        unavailable.add(1, tags);
+        break;
+      default:
+        unexpected.add(1, { ...tags, status: String(res.status) });
+        if (res.status === 0 || res.status >= 500) console.warn(`buyer ${userID}: HTTP ${res.status} ${res.error || ''} ${String(res.body).slice(0, 200)}`);
+        return;
+    }
+    if (attempt < MAX_ATTEMPTS) backoff(attempt, res);
+  }
+  gaveUp.add(1);
+}
+
+// chaos plays the scenario's fault schedule: a list of HTTP calls to the
+// stub or the fault proxy at set times from the start of the test.
+export function chaos() {
+  for (const step of S.chaos) {
+    const wait = step.atMs - exec.instance.currentTestRunDuration;
+    if (wait > 0) sleep(wait / 1000);
+    const url = step.target === 'stub' ? `${STUB_URL}${step.path}` : `${PROXY_URL}${step.path}`;
+    const res = http.request(step.method, url, step.body ? JSON.stringify(step.body) : null, {
+      headers: { 'Content-Type': 'application/json' }, tags: { name: 'chaos' }, timeout: '5s',
+    });
+    const ok = res.status >= 200 && res.status < 300;
+    if (!ok) chaosErrors.add(1);
+    console.log(`chaos @${(exec.instance.currentTestRunDuration / 1000).toFixed(1)}s: ${step.what}: ${step.method} ${url} -> ${res.status}`);
+  }
+}
+
+// teardown asks the service to audit the activity: orders in the database
+// against its total and the stock left in Redis. A purchase still in flight
+// may hold a unit between Redis and the database for a moment, so an
+// imbalance is read again a few times before it counts.
+export function teardown(data) {
+  if (S.stub && STUB_URL) {
+    // Leave the stub healthy for whoever looks at the service afterwards.
+    http.put(`${STUB_URL}/stub/config`, JSON.stringify({ latency: '0s', slow_rate: 0, fail_rate: 0, reject_rate: 0 }), { headers: { 'Content-Type': 'application/json' }, tags: { name: 'chaos' } });
+  }
+  if (PROXY_URL) {
+    http.put(`${PROXY_URL}/delay?d=0s`, null, { tags: { name: 'chaos' } });
+    http.put(`${PROXY_URL}/down?v=false`, null, { tags: { name: 'chaos' } });
+  }
+  let orders = 0, remaining = 0, total = 0;
+  const failures = [];
+  for (const id of data.activityIDs) {
+    let audit;
+    for (let i = 0; i < 10; i++) {
+      const res = http.get(`${BASE_URLS[0]}/admin/v1/activities/${id}/audit`, adminHeaders());
+      if (res.status === 200) {
+        audit = res.json();
+        if (audit.oversold || audit.consistent) break; // an oversell never heals itself
+      }
+      sleep(0.5);
+    }
+    if (!audit) {
+      auditViolations.add(1, { what: 'no_audit' });
+      failures.push(`activity ${id}: no answer from the audit endpoint`);
+      continue;
+    }
+    orders += audit.orders;
+    remaining += audit.redis_remaining;
+    total += audit.total_stock;
+    const line = `audit activity ${audit.activity_id}: total ${audit.total_stock}, orders ${audit.orders}, redis_remaining ${audit.redis_remaining}, oversold ${audit.oversold}, consistent ${audit.consistent}`;
+    if (audit.oversold) auditViolations.add(1, { what: 'oversold' });
+    if (!audit.consistent) auditViolations.add(1, { what: 'inconsistent' });
+    if (audit.oversold || !audit.consistent) failures.push(`${line} (oversold by ${Math.max(0, audit.orders - audit.total_stock)})`);
+    else console.log(line);
+  }
+  auditOrders.add(orders);
+  auditRemaining.add(remaining);
+  auditTotal.add(total);
+  if (failures.length > 0) throw new Error(`AUDIT FAILED: ${failures.join('; ')}`);
+}
+
+export function handleSummary(data) {
+  const text = report(data, S);
+  return {
+    stdout: text,
+    [`${OUT_DIR}/${S.name}-summary.json`]: JSON.stringify(data, null, 2),
+    [`${OUT_DIR}/${S.name}-report.txt`]: text,
+  };
+}

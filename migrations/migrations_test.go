@@ -1,0 +1,108 @@
+package migrations_test
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	_ "github.com/glebarez/sqlite" // registers the "sqlite" database/sql driver
+	_ "github.com/go-sql-driver/mysql"
+
+	"github.com/seckill-oss/seckill/internal/testenv"
+	"github.com/seckill-oss/seckill/migrations"
+)
+
+func openMySQL(t *testing.T, dsn string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// TestApplyMySQLConcurrent starts several "instances" on one fresh database at
+// once, as replicas behind a load balancer do: all must succeed, once each.
+func TestApplyMySQLConcurrent(t *testing.T) {
+	dsn := testenv.MySQLDSN(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	const instances = 4
+	var wg sync.WaitGroup
+	errs := make([]error, instances)
+	for i := range instances {
+		db := openMySQL(t, dsn)
+		wg.Go(func() { errs[i] = migrations.Apply(ctx, db, migrations.MySQL) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("instance %d: %v", i, err)
+		}
+	}
+
+	db := openMySQL(t, dsn)
+	var applied int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM goose_db_version WHERE version_id > 0").Scan(&applied); err != nil {
+		t.Fatal(err)
+	}
+	if applied != 1 {
+		t.Errorf("goose_db_version holds %d applied migrations, want 1", applied)
+	}
+	assertSchema(ctx, t, db)
+}
+
+func TestApplySQLiteTwice(t *testing.T) {
+	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "seckill.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	for range 2 {
+		if err := migrations.Apply(ctx, db, migrations.SQLite); err != nil {
+			t.Fatal(err)
+		}
+	}
+	assertSchema(ctx, t, db)
+}
+
+func TestApplyUnknownDialect(t *testing.T) {
+	if err := migrations.Apply(context.Background(), &sql.DB{}, "postgres"); err == nil {
+		t.Fatal("Apply with an unknown dialect succeeded")
+	}
+}
+
+// assertSchema checks the constraints the service's safety rests on, through
+// plain SQL that both dialects accept.
+func assertSchema(ctx context.Context, t *testing.T, db *sql.DB) {
+	t.Helper()
+	const at = "2030-01-01 00:00:00"
+	if _, err := db.ExecContext(ctx, "INSERT INTO activities (id, name, total_stock, starts_at, ends_at, created_at) VALUES (1, 'a', 1, ?, '2030-01-02 00:00:00', ?)", at, at); err != nil {
+		t.Fatal(err)
+	}
+	insert := func(id string, user int64, key any) error {
+		_, err := db.ExecContext(ctx, "INSERT INTO orders (id, activity_id, user_id, status, idempotency_key, fence, created_at) VALUES (?, 1, ?, 'created', ?, 1, ?)", id, user, key, at)
+		return err
+	}
+	if err := insert("o1", 7, "k"); err != nil {
+		t.Fatal(err)
+	}
+	if err := insert("o2", 7, nil); err == nil {
+		t.Error("second order of user 7 for activity 1 was accepted")
+	}
+	if err := insert("o3", 8, nil); err != nil {
+		t.Errorf("order without an idempotency key: %v", err)
+	}
+	if err := insert("o4", 9, nil); err != nil {
+		t.Errorf("second order without an idempotency key (NULLs must not collide): %v", err)
+	}
+	if _, err := db.ExecContext(ctx, "UPDATE activities SET sold = total_stock + 1 WHERE id = 1"); err == nil {
+		t.Error("sold above total_stock was accepted")
+	}
+}
