@@ -1,6 +1,7 @@
 package purchase
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -38,12 +39,36 @@ func newMetrics(reg prometheus.Registerer) (metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.remaining, m.returned, m.leaked, m.reconciled} {
-		if err := reg.Register(c); err != nil {
-			return metrics{}, fmt.Errorf("purchase: register metrics: %w", err)
-		}
+	var err error
+	if m.remaining, err = register(reg, m.remaining); err != nil {
+		return metrics{}, err
+	}
+	if m.returned, err = register(reg, m.returned); err != nil {
+		return metrics{}, err
+	}
+	if m.leaked, err = register(reg, m.leaked); err != nil {
+		return metrics{}, err
+	}
+	if m.reconciled, err = register(reg, m.reconciled); err != nil {
+		return metrics{}, err
 	}
 	return m, nil
+}
+
+// register registers c, or returns the collector already registered under
+// its name, so two services on one registry share their numbers.
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
+	err := reg.Register(c)
+	var are prometheus.AlreadyRegisteredError
+	switch {
+	case err == nil:
+		return c, nil
+	case errors.As(err, &are):
+		if existing, ok := are.ExistingCollector.(C); ok {
+			return existing, nil
+		}
+	}
+	return c, fmt.Errorf("purchase: register metrics: %w", err)
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
