@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"net/http"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,10 +15,16 @@ import (
 //
 //	go test -run '^$' -bench PurchaseHotActivity -benchtime 10s ./e2e/
 func BenchmarkPurchaseHotActivity(b *testing.B) {
+	for _, buyers := range []int{1, 16} {
+		b.Run(strconv.Itoa(buyers)+"xGOMAXPROCS", func(b *testing.B) { benchmarkHot(b, buyers) })
+	}
+}
+
+func benchmarkHot(b *testing.B, parallelism int) {
 	s := newStack(b, stackOptions{})
 	act := s.createActivity(10_000_000)
 	var user, created, busy atomic.Int64
-	b.SetParallelism(16) // 16 x GOMAXPROCS buyers at once
+	b.SetParallelism(parallelism)
 	b.ResetTimer()
 	start := time.Now()
 	b.RunParallel(func(pb *testing.PB) {

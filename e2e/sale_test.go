@@ -164,24 +164,27 @@ func TestSeedHandlerOversells(t *testing.T) {
 	mux.Handle("POST /api/v1/activities/{id}/orders", seedHandler(s, rdb, sc.ttl, newStubServer(t, sc.stub)))
 	seed := newHTTPServer(t, mux)
 
-	act := s.createActivity(sc.total)
 	buy := func(a, u int64) response {
 		req, _ := http.NewRequest("POST", fmt.Sprintf("%s/api/v1/activities/%d/orders", seed, a), nil)
 		req.Header.Set("X-User-ID", strconv.FormatInt(u, 10))
 		return doRaw(t, s.client, req)
 	}
-	res := runSale(t, buy, act, sc.buyers, sc.parallel, 400, 1)
-
-	rows := s.ordersInDB(act)
-	n := 0
-	for _, c := range rows {
-		n += c
+	// The race is one Redis round trip wide at the last unit: a sale can
+	// miss it by chance, three in a row practically never.
+	for round := range 3 {
+		act := s.createActivity(sc.total)
+		res := runSale(t, buy, act, sc.buyers, sc.parallel, 400, int64(round*sc.buyers+1))
+		n := 0
+		for _, c := range s.ordersInDB(act) {
+			n += c
+		}
+		left, _ := s.rdb.HGet(context.Background(), stock.Key(s.prefix, act), "remaining").Int64()
+		t.Logf("seed handler, sale %d: %d orders for %d units, Redis remaining %d, answers %v", round+1, n, sc.total, left, res.statuses)
+		if int64(n) > sc.total {
+			return
+		}
 	}
-	left, _ := s.rdb.HGet(context.Background(), stock.Key(s.prefix, act), "remaining").Int64()
-	t.Logf("seed handler: %d orders for %d units, Redis remaining %d, answers %v", n, sc.total, left, res.statuses)
-	if int64(n) <= sc.total {
-		t.Errorf("the seed's handler sold %d of %d units: the sale did not expose its oversell", n, sc.total)
-	}
+	t.Errorf("the seed's handler never oversold in 3 sales: the sale does not expose its oversell")
 }
 
 // Redis loses its data in the middle of a sale. Purchases then fail with

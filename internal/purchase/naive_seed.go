@@ -24,8 +24,9 @@ func init() {
 // seedHandler is incident A's handler (shared/SEEDS.md), kept only to prove
 // that the load-test harness catches an oversell:
 //   - the lock has a constant value and a TTL shorter than a slow
-//     verification call (here a third of the verification timeout, as the
-//     seed's 10 s lock sat under a 30 s HTTP timeout);
+//     verification call (here a tenth of the verification timeout; the
+//     seed's 10 s lock sat under a 30 s HTTP timeout, and a shorter lease
+//     makes the overlap, and so the oversell, show in a short load test);
 //   - the release is a blind DEL, which deletes whoever holds the lock now;
 //   - the stock check reads, then writes;
 //   - the order is inserted without the database's fence and stock guard.
@@ -35,7 +36,7 @@ func seedHandler(ctx context.Context, s *Service, req BuyRequest) (seckill.Order
 		return seckill.Order{}, err
 	}
 	key := s.cfg.KeyPrefix + "naive:key:" + strconv.FormatInt(a.ID, 10)
-	ok, err := s.redis.SetNX(ctx, key, "val", s.cfg.UserCheckTimeout/3).Result()
+	ok, err := s.redis.SetNX(ctx, key, "val", s.cfg.UserCheckTimeout/10).Result()
 	if err != nil {
 		return seckill.Order{}, unavailable("redis", err)
 	}

@@ -99,6 +99,8 @@ type Service struct {
 	// after the last unit costs no Redis round trip. Cleared when a unit goes
 	// back or stock is loaded.
 	soldOut sync.Map // int64 -> struct{}
+	// gates admit one purchase per activity at a time from this process.
+	gates sync.Map // int64 -> gate
 	// bought remembers this process's orders, so a buyer who asks again is
 	// answered without taking the lock. The database's unique key is the
 	// guarantee; this is only a shortcut.
@@ -196,13 +198,22 @@ func (s *Service) Buy(ctx context.Context, req BuyRequest) (seckill.Order, error
 		return seckill.Order{}, soldOut()
 	}
 
+	// One purchase per activity at a time from this process: the others
+	// could only find the Redis lock taken, and their round trips would
+	// queue in the connection pool ahead of the holder's.
+	gate := s.gate(req.ActivityID)
+	if !gate.enter(ctx, s.cfg.LockWait) {
+		return seckill.Order{}, busy(nil)
+	}
+	defer gate.leave()
+
 	lk, err := s.locks.Obtain(ctx, stock.LockKey(s.cfg.KeyPrefix, req.ActivityID), s.cfg.LockTTL, &lock.ObtainOptions{Wait: s.cfg.LockWait})
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:
 		return seckill.Order{}, unavailable("the request was cancelled before the activity could be locked", err)
 	case errors.Is(err, lock.ErrNotObtained):
-		return seckill.Order{}, &seckill.Error{Code: seckill.EBusy, Message: "another purchase holds this activity; try again", RetryAfter: retryAfter, Err: err}
+		return seckill.Order{}, busy(err)
 	default:
 		return seckill.Order{}, unavailable("Redis did not answer; nothing was sold", err)
 	}
@@ -233,20 +244,6 @@ func (s *Service) buyHolding(lk *lock.Lock, a seckill.Activity, req BuyRequest) 
 		return seckill.Order{}, unavailable("the user-verification service failed or timed out; nothing was sold", err)
 	}
 
-	remaining, epoch, err := s.stock.Deduct(lease, req.ActivityID)
-	switch {
-	case errors.Is(err, stock.ErrSoldOut):
-		s.markSoldOut(req.ActivityID, 0)
-		return seckill.Order{}, soldOut()
-	case errors.Is(err, stock.ErrNotLoaded):
-		return seckill.Order{}, unavailable("the activity's stock is not loaded; an operator must preload it", err)
-	case err != nil:
-		// A deduct whose reply was lost may have landed; the unit is then
-		// leaked until reconciliation, never sold twice.
-		return seckill.Order{}, unavailable("the stock store did not answer; nothing was sold", err)
-	}
-	s.m.remaining.WithLabelValues(itoa(req.ActivityID)).Set(float64(remaining))
-
 	o := seckill.Order{
 		ID:             newOrderID(),
 		ActivityID:     req.ActivityID,
@@ -256,21 +253,36 @@ func (s *Service) buyHolding(lk *lock.Lock, a seckill.Activity, req BuyRequest) 
 		Fence:          lk.Fence(),
 		CreatedAt:      s.now().UTC(),
 	}
+	remaining, err := s.stock.Deduct(lease, req.ActivityID, o.Fence)
+	switch {
+	case errors.Is(err, stock.ErrSoldOut):
+		s.markSoldOut(req.ActivityID, 0)
+		return seckill.Order{}, soldOut()
+	case errors.Is(err, stock.ErrNotLoaded):
+		return seckill.Order{}, unavailable("the activity's stock is not loaded; an operator must preload it", err)
+	case err != nil:
+		// A deduct whose reply was lost may have landed: its receipt lets
+		// the unit go back if it did.
+		s.giveBack(lease, o, "deduct_failed")
+		return seckill.Order{}, unavailable("the stock store did not answer; nothing was sold", err)
+	}
+	s.m.remaining.WithLabelValues(itoa(req.ActivityID)).Set(float64(remaining))
+
 	created, err := s.orders.CreateOrder(lease, o)
 	if err == nil {
 		s.remember(created)
 		s.markSoldOut(req.ActivityID, remaining)
 		return created, nil
 	}
-	return s.afterFailedWrite(lease, o, epoch, err)
+	return s.afterFailedWrite(lease, o, err)
 }
 
 // afterFailedWrite decides, for an order write that failed after its unit was
 // deducted, what the buyer is told and whether the unit goes back.
-func (s *Service) afterFailedWrite(ctx context.Context, o seckill.Order, epoch int64, err error) (seckill.Order, error) {
+func (s *Service) afterFailedWrite(ctx context.Context, o seckill.Order, err error) (seckill.Order, error) {
 	switch {
 	case errors.Is(err, order.ErrDuplicate):
-		s.giveBack(ctx, o, epoch, "duplicate")
+		s.giveBack(ctx, o, "duplicate")
 		dctx, cancel := detached(ctx)
 		defer cancel()
 		existing, lerr := s.orders.OrderByUser(dctx, o.ActivityID, o.UserID)
@@ -280,7 +292,7 @@ func (s *Service) afterFailedWrite(ctx context.Context, o seckill.Order, epoch i
 		s.remember(existing)
 		return seckill.Order{}, alreadyPurchased(existing.ID)
 	case errors.Is(err, order.ErrIdempotencyKeyUsed):
-		s.giveBack(ctx, o, epoch, "idempotency_key_used")
+		s.giveBack(ctx, o, "idempotency_key_used")
 		dctx, cancel := detached(ctx)
 		defer cancel()
 		first, lerr := s.orders.OrderByIdempotencyKey(dctx, o.UserID, o.IdempotencyKey)
@@ -295,15 +307,15 @@ func (s *Service) afterFailedWrite(ctx context.Context, o seckill.Order, epoch i
 		s.markSoldOut(o.ActivityID, 0)
 		return seckill.Order{}, soldOut()
 	case errors.Is(err, order.ErrStaleFence):
-		s.giveBack(ctx, o, epoch, "stale_fence")
+		s.giveBack(ctx, o, "stale_fence")
 		return seckill.Order{}, unavailable("the purchase's lease expired before its order was written; nothing was sold", err)
 	case errors.Is(err, order.ErrActivityNotFound):
-		s.giveBack(ctx, o, epoch, "activity_missing")
+		s.giveBack(ctx, o, "activity_missing")
 		return seckill.Order{}, seckill.Errorf(seckill.EActivityNotFound, "no activity %d", o.ActivityID)
 	case errors.Is(err, order.ErrCommitUnknown):
-		return s.resolveCommit(ctx, o, epoch, err)
+		return s.resolveCommit(ctx, o, err)
 	default:
-		s.giveBack(ctx, o, epoch, "write_failed")
+		s.giveBack(ctx, o, "write_failed")
 		return seckill.Order{}, unavailable("the order database failed; nothing was sold", err)
 	}
 }
@@ -311,7 +323,7 @@ func (s *Service) afterFailedWrite(ctx context.Context, o seckill.Order, epoch i
 // resolveCommit finds out whether an order whose COMMIT failed exists. The
 // unit goes back only when the order is known to be absent: returning it for
 // an order that did commit would sell it twice.
-func (s *Service) resolveCommit(ctx context.Context, o seckill.Order, epoch int64, cause error) (seckill.Order, error) {
+func (s *Service) resolveCommit(ctx context.Context, o seckill.Order, cause error) (seckill.Order, error) {
 	dctx, cancel := detached(ctx)
 	defer cancel()
 	var lerr error
@@ -326,11 +338,11 @@ func (s *Service) resolveCommit(ctx context.Context, o seckill.Order, epoch int6
 			s.remember(got)
 			return got, nil
 		case lerr == nil:
-			s.giveBack(ctx, o, epoch, "duplicate")
+			s.giveBack(ctx, o, "duplicate")
 			s.remember(got)
 			return seckill.Order{}, alreadyPurchased(got.ID)
 		case errors.Is(lerr, order.ErrNotFound):
-			s.giveBack(ctx, o, epoch, "commit_failed")
+			s.giveBack(ctx, o, "commit_failed")
 			return seckill.Order{}, unavailable("the order database failed; nothing was sold", cause)
 		}
 	}
@@ -340,24 +352,35 @@ func (s *Service) resolveCommit(ctx context.Context, o seckill.Order, epoch int6
 	return seckill.Order{}, unavailable("the order database failed; if an order was written it will show under your orders", cause)
 }
 
-// giveBack returns a deducted unit to Redis. The epoch makes it a no-op when
-// the stock was reloaded from the database since the deduct, because the
-// reload already counted the unit as unsold.
-func (s *Service) giveBack(ctx context.Context, o seckill.Order, epoch int64, why string) {
-	dctx, cancel := detached(ctx)
-	defer cancel()
-	remaining, err := s.stock.Return(dctx, o.ActivityID, epoch)
-	switch {
-	case err == nil:
-		s.m.returned.WithLabelValues(why).Inc()
-		s.soldOut.Delete(o.ActivityID)
-		s.m.remaining.WithLabelValues(itoa(o.ActivityID)).Set(float64(remaining))
-	case errors.Is(err, stock.ErrStale), errors.Is(err, stock.ErrNotLoaded):
-		s.log.Info("unit not returned: stock was reloaded since the deduct", "activity_id", o.ActivityID, "reason", why)
-	default:
-		s.m.leaked.Inc()
-		s.log.Error("unit could not be returned; reconcile the activity", "activity_id", o.ActivityID, "reason", why, "err", err)
+// giveBack returns the unit the purchase deducted, if its deduct landed and
+// the stock was not reloaded since (a reload already counted the unit as
+// unsold). Returning is idempotent, so a Redis that does not answer is asked
+// again; only when it never answers is the unit leaked to reconciliation.
+func (s *Service) giveBack(ctx context.Context, o seckill.Order, why string) {
+	var err error
+	for attempt := range 3 {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
+		}
+		dctx, cancel := detached(ctx)
+		var remaining int64
+		remaining, err = s.stock.Return(dctx, o.ActivityID, o.Fence)
+		cancel()
+		switch {
+		case err == nil:
+			s.m.returned.WithLabelValues(why).Inc()
+			s.soldOut.Delete(o.ActivityID)
+			s.m.remaining.WithLabelValues(itoa(o.ActivityID)).Set(float64(remaining))
+			return
+		case errors.Is(err, stock.ErrNoDeduct):
+			return
+		case errors.Is(err, stock.ErrStale), errors.Is(err, stock.ErrNotLoaded):
+			s.log.Info("unit not returned: the stock was reloaded since the deduct", "activity_id", o.ActivityID, "reason", why)
+			return
+		}
 	}
+	s.m.leaked.Inc()
+	s.log.Error("unit could not be returned; reconcile the activity", "activity_id", o.ActivityID, "fence", o.Fence, "reason", why, "err", err)
 }
 
 func (s *Service) replay(o seckill.Order, req BuyRequest) (seckill.Order, error) {
@@ -381,6 +404,42 @@ func (s *Service) markSoldOut(activityID, remaining int64) {
 		s.soldOut.Store(activityID, struct{}{})
 	}
 }
+
+func (s *Service) gate(activityID int64) gate {
+	if g, ok := s.gates.Load(activityID); ok {
+		return g.(gate)
+	}
+	g, _ := s.gates.LoadOrStore(activityID, make(gate, 1))
+	return g.(gate)
+}
+
+// gate is a semaphore of one.
+type gate chan struct{}
+
+// enter takes the gate, waiting at most wait (0: not at all) and no longer
+// than ctx allows. It reports whether it got in.
+func (g gate) enter(ctx context.Context, wait time.Duration) bool {
+	select {
+	case g <- struct{}{}:
+		return true
+	default:
+	}
+	if wait <= 0 {
+		return false
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case g <- struct{}{}:
+		return true
+	case <-t.C:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (g gate) leave() { <-g }
 
 // activity returns the activity, from the cache when it can.
 func (s *Service) activity(ctx context.Context, id int64) (seckill.Activity, error) {
@@ -607,6 +666,10 @@ func (s *Service) Ready(ctx context.Context) error {
 
 func unavailable(msg string, err error) *seckill.Error {
 	return &seckill.Error{Code: seckill.EUnavailable, Message: msg, RetryAfter: retryAfter, Err: err}
+}
+
+func busy(err error) *seckill.Error {
+	return &seckill.Error{Code: seckill.EBusy, Message: "another purchase holds this activity; try again", RetryAfter: retryAfter, Err: err}
 }
 
 func soldOut() *seckill.Error {

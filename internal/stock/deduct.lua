@@ -1,15 +1,19 @@
--- Takes one unit of an activity's stock, atomically.
+-- Takes one unit of an activity's stock, atomically, and leaves a receipt.
 -- KEYS[1]: the activity's stock hash (fields "remaining" and "epoch").
--- Returns {units left after taking one, epoch}; {-1, epoch} when none was left
--- (nothing changed); nil (false) when the stock was never loaded, so that a
--- lost or unloaded key is never mistaken for "sold out" nor created by HINCRBY.
-local epoch = redis.call('HGET', KEYS[1], 'epoch') or 0
+-- KEYS[2]: the receipt of this deduct (one per lock grant).
+-- ARGV[1]: how long the receipt lives, in milliseconds.
+-- Returns the units left after taking one; -1 when none was left (nothing
+-- changed); nil (false) when the stock was never loaded, so that a lost or
+-- unloaded key is never mistaken for "sold out" nor created by HINCRBY.
+-- The receipt holds the stock's epoch. It lets the caller put the unit back
+-- exactly once, also after a deduct whose reply it never got.
 if redis.call('HEXISTS', KEYS[1], 'remaining') == 0 then
   return false
 end
 local left = redis.call('HINCRBY', KEYS[1], 'remaining', -1)
 if left < 0 then
   redis.call('HINCRBY', KEYS[1], 'remaining', 1)
-  return {-1, tonumber(epoch)}
+  return -1
 end
-return {left, tonumber(epoch)}
+redis.call('SET', KEYS[2], redis.call('HGET', KEYS[1], 'epoch') or '0', 'PX', ARGV[1])
+return left

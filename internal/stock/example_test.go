@@ -29,8 +29,9 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	for range 3 {
-		left, _, err := s.Deduct(ctx, 1)
+	// Each purchase deducts under its own lock fence: 10, 11, 12.
+	for fence := int64(10); fence <= 12; fence++ {
+		left, err := s.Deduct(ctx, 1, fence)
 		switch {
 		case errors.Is(err, stock.ErrSoldOut):
 			fmt.Println("sold out")
@@ -40,13 +41,16 @@ func Example() {
 			fmt.Println("sold one,", left, "left")
 		}
 	}
-	// The order for the last unit could not be written: give the unit back,
-	// naming the epoch it was deducted in (the one loaded above).
-	left, err := s.Return(ctx, 1, 1)
+	// The order of fence 11 could not be written: give its unit back. A
+	// second return of the same deduct puts nothing back.
+	left, err := s.Return(ctx, 1, 11)
 	fmt.Println(left, err)
+	_, err = s.Return(ctx, 1, 11)
+	fmt.Println(errors.Is(err, stock.ErrNoDeduct))
 	// Output:
 	// sold one, 1 left
 	// sold one, 0 left
 	// sold out
 	// 1 <nil>
+	// true
 }

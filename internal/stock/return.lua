@@ -1,15 +1,22 @@
--- Puts one unit back into an activity's stock.
+-- Puts back the unit a deduct took, if that deduct happened and was not
+-- returned yet: the receipt is consumed, so running this twice returns once.
 -- KEYS[1]: the activity's stock hash (fields "remaining" and "epoch").
--- ARGV[1]: the epoch the unit was deducted in.
--- Returns the units left after the return; -1 when the stock was loaded again
--- since the deduct (the load already counted the unit as unsold, so adding it
--- would count it twice); nil (false) when the stock is not loaded: HINCRBY
--- would create the key with 1 and resurrect a stock that was deleted or never
--- loaded. In both refusals nothing changes.
+-- KEYS[2]: the deduct's receipt.
+-- Returns the units left after the return; -2 when there is no receipt (the
+-- deduct never landed, or was returned already); -1 when the stock was loaded
+-- again since the deduct (the load already counted the unit as unsold, so
+-- adding it would count it twice); nil (false) when the stock is not loaded:
+-- HINCRBY would create the key with 1 and resurrect a stock that was deleted
+-- or never loaded. In every refusal the stock is unchanged.
+local epoch = redis.call('GET', KEYS[2])
+if not epoch then
+  return -2
+end
+redis.call('DEL', KEYS[2])
 if redis.call('HEXISTS', KEYS[1], 'remaining') == 0 then
   return false
 end
-if tonumber(redis.call('HGET', KEYS[1], 'epoch') or 0) ~= tonumber(ARGV[1]) then
+if (redis.call('HGET', KEYS[1], 'epoch') or '0') ~= epoch then
   return -1
 end
 return redis.call('HINCRBY', KEYS[1], 'remaining', 1)

@@ -9,12 +9,16 @@
 // per-activity lock elsewhere only sheds load.
 //
 // Every key of one activity carries the hash tag {act:N}, so an activity's
-// stock and lock live in the same Redis Cluster slot.
+// stock, receipts and lock live in the same Redis Cluster slot.
 //
+// A unit whose order cannot be written goes back with Return. Each deduct
+// leaves a receipt named by the caller's lock fence, and Return consumes it:
+// a unit goes back at most once, and a caller whose deduct timed out can call
+// Return without knowing whether the deduct landed (retrying it is safe too).
 // Each load stamps the stock with an epoch (the fence of the lock grant the
-// load ran under). A unit deducted before a reload must not be returned after
-// it, as the reload already counted it as unsold: Return names the epoch of
-// its deduct and is refused with ErrStale when the stock was reloaded since.
+// load ran under) and a receipt remembers the epoch it was taken in: a unit
+// deducted before a reload is not returned after it, as the reload already
+// counted it as unsold.
 //
 // A missing stock key means "not loaded" (never loaded, or Redis lost its
 // data), which is not the same as sold out: Deduct and Return then change
@@ -28,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -41,7 +46,14 @@ var (
 	// ErrStale is returned by Return when the stock was loaded again since the
 	// deduct; nothing changed.
 	ErrStale = errors.New("stock: reloaded since the deduct")
+	// ErrNoDeduct is returned by Return when there is nothing to put back:
+	// the deduct never landed, or its unit was returned already.
+	ErrNoDeduct = errors.New("stock: no deduct to return")
 )
+
+// ReceiptTTL is how long a deduct's receipt lives: the time within which its
+// unit can be put back. Past it, only a reload (reconciliation) recovers it.
+const ReceiptTTL = 5 * time.Minute
 
 // Fields of the stock hash.
 const (
@@ -53,15 +65,16 @@ var (
 	//go:embed deduct.lua
 	deductSrc    string
 	deductScript = redis.NewScript(deductSrc)
-
 	//go:embed return.lua
 	returnSrc    string
 	returnScript = redis.NewScript(returnSrc)
 )
 
-// refused is the count deduct.lua answers when no unit was left, and
-// return.lua when the epoch has moved on.
-const refused = -1
+// Answers of the scripts that are not counts.
+const (
+	refused   = -1 // deduct.lua: none left; return.lua: reloaded since
+	noReceipt = -2 // return.lua: nothing to return
+)
 
 // Store reads and changes activities' stock in Redis. It is safe for
 // concurrent use, by any number of processes sharing the Redis.
@@ -87,41 +100,41 @@ func (s *Store) Load(ctx context.Context, activityID, remaining, epoch int64) er
 	return nil
 }
 
-// Deduct takes one unit and returns how many are left and the epoch of the
-// stock it was taken from (for Return). With none left it
-// returns ErrSoldOut; with the stock not loaded, ErrNotLoaded. In both cases,
-// and on any other error, Redis holds what it held before, except that a
-// transport error can hide a deduct that did happen; callers that must know
-// compare Remaining with their order count (the audit does).
-func (s *Store) Deduct(ctx context.Context, activityID int64) (remaining, epoch int64, err error) {
-	reply, err := deductScript.Run(ctx, s.rdb, []string{s.key(activityID)}).Int64Slice()
+// Deduct takes one unit for the lock grant fence and returns how many are
+// left. With none left it returns ErrSoldOut; with the stock not loaded,
+// ErrNotLoaded; in both cases nothing changed. On any other error the deduct
+// may or may not have happened: Return(fence) puts the unit back if it did.
+// One fence takes at most one unit.
+func (s *Store) Deduct(ctx context.Context, activityID, fence int64) (remaining int64, err error) {
+	left, err := deductScript.Run(ctx, s.rdb, []string{s.key(activityID), s.receipt(activityID, fence)}, ReceiptTTL.Milliseconds()).Int64()
 	switch {
 	case errors.Is(err, redis.Nil):
-		return 0, 0, fmt.Errorf("stock: deduct activity %d: %w", activityID, ErrNotLoaded)
+		return 0, fmt.Errorf("stock: deduct activity %d: %w", activityID, ErrNotLoaded)
 	case err != nil:
-		return 0, 0, fmt.Errorf("stock: deduct activity %d: %w", activityID, err)
-	case len(reply) != 2:
-		return 0, 0, fmt.Errorf("stock: deduct activity %d: unexpected reply %v", activityID, reply)
-	case reply[0] == refused:
-		return 0, reply[1], fmt.Errorf("stock: deduct activity %d: %w", activityID, ErrSoldOut)
+		return 0, fmt.Errorf("stock: deduct activity %d: %w", activityID, err)
+	case left == refused:
+		return 0, fmt.Errorf("stock: deduct activity %d: %w", activityID, ErrSoldOut)
 	}
-	return reply[0], reply[1], nil
+	return left, nil
 }
 
-// Return puts back one unit deducted in epoch (a deduct whose order could not
-// be written) and returns how many are left. With the stock not loaded it
-// returns ErrNotLoaded and creates nothing; with the stock loaded again since
-// the deduct, ErrStale and changes nothing: either way the next or last load
+// Return puts back the unit that Deduct took for fence and returns how many
+// are left. It is safe to call whether or not the deduct landed, and more
+// than once: ErrNoDeduct means there was nothing (more) to put back. With the
+// stock loaded again since the deduct it returns ErrStale, and with the stock
+// not loaded ErrNotLoaded; both change nothing, as the next or last load
 // counts the unit from the database.
-func (s *Store) Return(ctx context.Context, activityID, epoch int64) (remaining int64, err error) {
-	left, err := returnScript.Run(ctx, s.rdb, []string{s.key(activityID)}, epoch).Int64()
+func (s *Store) Return(ctx context.Context, activityID, fence int64) (remaining int64, err error) {
+	left, err := returnScript.Run(ctx, s.rdb, []string{s.key(activityID), s.receipt(activityID, fence)}).Int64()
 	switch {
 	case errors.Is(err, redis.Nil):
 		return 0, fmt.Errorf("stock: return to activity %d: %w", activityID, ErrNotLoaded)
 	case err != nil:
 		return 0, fmt.Errorf("stock: return to activity %d: %w", activityID, err)
+	case left == noReceipt:
+		return 0, fmt.Errorf("stock: return to activity %d for fence %d: %w", activityID, fence, ErrNoDeduct)
 	case left == refused:
-		return 0, fmt.Errorf("stock: return to activity %d in epoch %d: %w", activityID, epoch, ErrStale)
+		return 0, fmt.Errorf("stock: return to activity %d for fence %d: %w", activityID, fence, ErrStale)
 	}
 	return left, nil
 }
@@ -139,6 +152,12 @@ func (s *Store) Remaining(ctx context.Context, activityID int64) (int64, error) 
 }
 
 func (s *Store) key(activityID int64) string { return Key(s.prefix, activityID) }
+
+// receipt is the key of the deduct made under fence:
+// <prefix>seckill:{act:N}:deduct:<fence>.
+func (s *Store) receipt(activityID, fence int64) string {
+	return s.prefix + "seckill:{act:" + strconv.FormatInt(activityID, 10) + "}:deduct:" + strconv.FormatInt(fence, 10)
+}
 
 // Key returns the name of the activity's stock hash (fields "remaining" and
 // "epoch"):

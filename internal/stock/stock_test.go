@@ -69,9 +69,9 @@ func TestDeductConcurrentSellsExactlyTheStock(t *testing.T) {
 	if err := s.Load(ctx, 1, units, 1); err != nil {
 		t.Fatal(err)
 	}
-	var negative atomic.Int64
+	var negative, fence atomic.Int64
 	sold := sellOut(t, func(ctx context.Context) (bool, error) {
-		left, _, err := s.Deduct(ctx, 1)
+		left, err := s.Deduct(ctx, 1, fence.Add(1))
 		if errors.Is(err, stock.ErrSoldOut) {
 			return false, nil
 		}
@@ -130,11 +130,11 @@ func TestNotLoaded(t *testing.T) {
 	s := stock.New(rdb, prefix)
 	ctx := context.Background()
 
-	if _, _, err := s.Deduct(ctx, 1); !errors.Is(err, stock.ErrNotLoaded) {
+	if _, err := s.Deduct(ctx, 1, 1); !errors.Is(err, stock.ErrNotLoaded) {
 		t.Errorf("Deduct: %v, want ErrNotLoaded", err)
 	}
-	if _, err := s.Return(ctx, 1, 0); !errors.Is(err, stock.ErrNotLoaded) {
-		t.Errorf("Return: %v, want ErrNotLoaded", err)
+	if _, err := s.Return(ctx, 1, 1); !errors.Is(err, stock.ErrNoDeduct) {
+		t.Errorf("Return: %v, want ErrNoDeduct", err)
 	}
 	if _, err := s.Remaining(ctx, 1); !errors.Is(err, stock.ErrNotLoaded) {
 		t.Errorf("Remaining: %v, want ErrNotLoaded", err)
@@ -152,13 +152,15 @@ func TestReturnNeverResurrectsLostStock(t *testing.T) {
 	if err := s.Load(ctx, 1, 5, 1); err != nil {
 		t.Fatal(err)
 	}
-	_, epoch, err := s.Deduct(ctx, 1)
-	if err != nil {
+	if _, err := s.Deduct(ctx, 1, 7); err != nil {
 		t.Fatal(err)
 	}
-	testenv.DeletePrefix(t, rdb, prefix)
+	// The stock is lost, its receipt not (yet): the worst case for Return.
+	if err := rdb.Del(ctx, stock.Key(prefix, 1)).Err(); err != nil {
+		t.Fatal(err)
+	}
 
-	if _, err := s.Return(ctx, 1, epoch); !errors.Is(err, stock.ErrNotLoaded) {
+	if _, err := s.Return(ctx, 1, 7); !errors.Is(err, stock.ErrNotLoaded) {
 		t.Errorf("Return after the key was lost: %v, want ErrNotLoaded", err)
 	}
 	assertNoKey(t, rdb, stock.Key(prefix, 1))
@@ -172,14 +174,13 @@ func TestReturnAfterReloadIsStale(t *testing.T) {
 	if err := s.Load(ctx, 1, 5, 1); err != nil {
 		t.Fatal(err)
 	}
-	_, epoch, err := s.Deduct(ctx, 1)
-	if err != nil || epoch != 1 {
-		t.Fatalf("Deduct: epoch %d, %v", epoch, err)
+	if _, err := s.Deduct(ctx, 1, 7); err != nil {
+		t.Fatalf("Deduct: %v", err)
 	}
 	if err := s.Load(ctx, 1, 5, 2); err != nil { // total 5, no orders: all 5 unsold
 		t.Fatal(err)
 	}
-	if _, err := s.Return(ctx, 1, epoch); !errors.Is(err, stock.ErrStale) {
+	if _, err := s.Return(ctx, 1, 7); !errors.Is(err, stock.ErrStale) {
 		t.Errorf("Return of a unit from before the reload: %v, want ErrStale", err)
 	}
 	if left, err := s.Remaining(ctx, 1); err != nil || left != 5 {
@@ -190,29 +191,28 @@ func TestReturnAfterReloadIsStale(t *testing.T) {
 func TestSoldOutAndReturn(t *testing.T) {
 	s := stock.New(testenv.Redis(t), testenv.Prefix(t))
 	ctx := context.Background()
-	const epoch = 3
-	if err := s.Load(ctx, 1, 1, epoch); err != nil {
+	if err := s.Load(ctx, 1, 1, 3); err != nil {
 		t.Fatal(err)
 	}
-	deduct := func(ctx context.Context, id int64) (int64, error) {
-		left, e, err := s.Deduct(ctx, id)
-		if e != epoch {
-			t.Errorf("Deduct reported epoch %d, want %d", e, epoch)
-		}
-		return left, err
+	deduct := func(fence int64) func(context.Context, int64) (int64, error) {
+		return func(ctx context.Context, id int64) (int64, error) { return s.Deduct(ctx, id, fence) }
 	}
-	giveBack := func(ctx context.Context, id int64) (int64, error) { return s.Return(ctx, id, epoch) }
+	giveBack := func(fence int64) func(context.Context, int64) (int64, error) {
+		return func(ctx context.Context, id int64) (int64, error) { return s.Return(ctx, id, fence) }
+	}
 	steps := []struct {
 		name string
 		op   func(context.Context, int64) (int64, error)
 		want int64
 		err  error
 	}{
-		{"deduct the last unit", deduct, 0, nil},
-		{"deduct with none left", deduct, 0, stock.ErrSoldOut},
+		{"deduct the last unit", deduct(10), 0, nil},
+		{"deduct with none left", deduct(11), 0, stock.ErrSoldOut},
 		{"remaining after sold out", s.Remaining, 0, nil},
-		{"return a unit", giveBack, 1, nil},
-		{"deduct the returned unit", deduct, 0, nil},
+		{"return for a deduct that sold nothing", giveBack(11), 0, stock.ErrNoDeduct},
+		{"return a unit", giveBack(10), 1, nil},
+		{"return the same unit again", giveBack(10), 0, stock.ErrNoDeduct},
+		{"deduct the returned unit", deduct(12), 0, nil},
 	}
 	for _, st := range steps {
 		got, err := st.op(ctx, 1)
@@ -258,5 +258,26 @@ func assertNoKey(t *testing.T, rdb redis.UniversalClient, key string) {
 	}
 	if n != 0 {
 		t.Errorf("key %s exists; the failed call must not create it", key)
+	}
+}
+
+// TestReturnAfterLostReply: a deduct whose reply never arrived may have
+// landed or not. Return is safe either way: it puts the unit back when the
+// deduct landed, changes nothing when it did not, and never twice.
+func TestReturnAfterLostReply(t *testing.T) {
+	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
+	s := stock.New(rdb, prefix)
+	ctx := context.Background()
+	if err := s.Load(ctx, 1, 5, 1); err != nil {
+		t.Fatal(err)
+	}
+	// Fence 1's deduct landed (its reply is ignored); fence 2's never ran.
+	_, _ = s.Deduct(ctx, 1, 1)
+	for range 3 {
+		_, _ = s.Return(ctx, 1, 1)
+		_, _ = s.Return(ctx, 1, 2)
+	}
+	if left, err := s.Remaining(ctx, 1); err != nil || left != 5 {
+		t.Errorf("Remaining = %d, %v; want 5: each landed deduct returned once, nothing else", left, err)
 	}
 }
