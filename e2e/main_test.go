@@ -9,5 +9,7 @@ import (
 
 func TestMain(m *testing.M) {
 	gin.SetMode(gin.ReleaseMode)
-	os.Exit(m.Run())
+	code := m.Run()
+	removeSeckillBinary()
+	os.Exit(code)
 }

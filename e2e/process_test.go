@@ -55,7 +55,7 @@ func seckillBinary(t testing.TB) string {
 			return
 		}
 		seckillBin.path = filepath.Join(seckillBin.dir, "seckill")
-		out, err := exec.Command("go", "build", "-tags", "seckill_naive", "-o", seckillBin.path, "github.com/seckill-oss/seckill/cmd/seckill").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", seckillBin.path, "github.com/seckill-oss/seckill/cmd/seckill").CombinedOutput()
 		if err != nil {
 			seckillBin.err = fmt.Errorf("go build ./cmd/seckill: %w\n%s", err, out)
 		}
@@ -279,14 +279,18 @@ func reconcileCommand(t testing.TB, env []string, id int64) (before, after int64
 		t.Fatalf("seckill reconcile -activity %d: %v\n%s", id, err, stderr.String())
 	}
 	var r struct {
-		ActivityID     int64 `json:"activity_id"`
-		RedisBefore    int64 `json:"redis_before"`
-		RedisRemaining int64 `json:"redis_remaining"`
+		ActivityID int64  `json:"activity_id"`
+		Before     *int64 `json:"before"` // null: nothing was loaded
+		After      int64  `json:"after"`
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil || r.ActivityID != id {
 		t.Fatalf("seckill reconcile -activity %d printed %q: %v", id, stdout.String(), err)
 	}
-	return r.RedisBefore, r.RedisRemaining
+	before = -1
+	if r.Before != nil {
+		before = *r.Before
+	}
+	return before, r.After
 }
 
 // attempt is one purchase request of a burst and what came of it.
@@ -500,9 +504,9 @@ func (s *stack) heldLocks(activities []int64) []int64 {
 // completes with exactly the stock sold.
 //
 // Can fail: skipping the reconcile step fails the books check whenever the
-// kill leaked a unit (run with the reconcile loop removed: "activity N: 4
-// orders + 15 in Redis, total 20: books do not balance"), as does a lock
-// that never expires (the lock-freed wait fails).
+// kill leaked a unit (run with the reconcile step removed: "reconcile
+// returned 0 units, the audits showed 2 leaked", "activity 2: 19
+// orders + 0 in Redis, total 20: books do not balance" after the sale).
 func TestProcessKilledMidPurchase(t *testing.T) {
 	s := newProcessStack(t, usercheck.StubConfig{Latency: 30 * time.Millisecond})
 	cfg, err := mysql.ParseDSN(s.dsn)
@@ -684,14 +688,15 @@ func TestSIGTERMDuringBurst(t *testing.T) {
 // (their migrations race) and sharing Redis and MariaDB, sell one activity
 // together: exactly its stock, each buyer at most once.
 //
-// Can fail: run on the seed's handler (a binary built with -tags
-// seckill_naive, SECKILL_NAIVE=1, and half the verifications slower than
-// the seed lock's TTL) the same sale sells more than the stock.
+// Its books checks are the ones TestSeedHandlerOversells shows failing. Run
+// on the seed's handler built into the binary (-tags seckill_naive,
+// SECKILL_NAIVE=1, half the verifications 300 ms against its 166 ms lock,
+// Redis 1 ms away, 200 buyers at once) it did not oversell in two runs:
+// across processes the seed's race needs more concurrent holders than this
+// sale makes, so this test is evidence of sharing, not of a guard.
 func TestSeveralProcessesOneActivity(t *testing.T) {
-	s := newProcessStack(t, usercheck.StubConfig{Latency: 2 * time.Millisecond, SlowRate: 0.5, SlowLatency: 300 * time.Millisecond})
-	rp := proxy(t, s.rdb.Options().Addr)
-	rp.SetDelay(time.Millisecond)
-	env := s.processEnv(map[string]string{"SECKILL_LOCK_WAIT": "200ms", "SECKILL_NAIVE": "1", "SECKILL_REDIS_URL": "redis://" + rp.Addr() + "/0"})
+	s := newProcessStack(t, usercheck.StubConfig{Latency: 2 * time.Millisecond})
+	env := s.processEnv(map[string]string{"SECKILL_LOCK_WAIT": "200ms"})
 	procs := []*process{spawn(t, env), spawn(t, env), spawn(t, env)}
 	for _, p := range procs {
 		p.waitReady()
@@ -715,7 +720,7 @@ func TestSeveralProcessesOneActivity(t *testing.T) {
 			perProcess[i].Add(1)
 		}
 		return r
-	}, act, 400, 200, 300, 1)
+	}, act, 300, 30, 300, 1)
 
 	if got := len(res.created); got != total {
 		t.Errorf("%d sold, want %d: %v", got, total, res.statuses)

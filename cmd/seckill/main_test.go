@@ -441,7 +441,7 @@ func TestSmokeRealServers(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 		t.Fatalf("reconcile output %q: %v", out.String(), err)
 	}
-	if r != (reconcileOutput{ActivityID: id, TotalStock: 3, Orders: 3, RedisBefore: -1, RedisRemaining: 0, Changed: true}) {
-		t.Fatalf("reconcile = %+v", r)
+	if r.Before != nil || r != (reconcileOutput{ActivityID: id, TotalStock: 3, Orders: 3, After: 0, Changed: true}) {
+		t.Fatalf("reconcile = %s, want before null (nothing loaded), after 0", out.String())
 	}
 }

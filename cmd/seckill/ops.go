@@ -73,22 +73,26 @@ func reconcile(ctx context.Context, args []string, getenv func(string) string, s
 	log.Info("reconciled", "activity_id", r.ActivityID, "before", r.Before, "after", r.After, "changed", r.Changed)
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
-	return enc.Encode(reconcileOutput{
-		ActivityID:     r.ActivityID,
-		TotalStock:     r.TotalStock,
-		Orders:         r.Orders,
-		RedisBefore:    r.Before,
-		RedisRemaining: r.After,
-		Changed:        r.Changed,
-	})
+	out := reconcileOutput{
+		ActivityID: r.ActivityID,
+		TotalStock: r.TotalStock,
+		Orders:     r.Orders,
+		After:      r.After,
+		Changed:    r.Changed,
+	}
+	if r.Before >= 0 {
+		out.Before = &r.Before
+	}
+	return enc.Encode(out)
 }
 
-// reconcileOutput is what reconcile prints: snake_case like the HTTP API.
+// reconcileOutput is what reconcile prints: the same fields as
+// POST /admin/v1/activities/{id}/reconcile.
 type reconcileOutput struct {
-	ActivityID     int64 `json:"activity_id"`
-	TotalStock     int64 `json:"total_stock"`
-	Orders         int64 `json:"orders"`
-	RedisBefore    int64 `json:"redis_before"` // -1: was not loaded
-	RedisRemaining int64 `json:"redis_remaining"`
-	Changed        bool  `json:"changed"`
+	ActivityID int64  `json:"activity_id"`
+	TotalStock int64  `json:"total_stock"`
+	Orders     int64  `json:"orders"`
+	Before     *int64 `json:"before"` // null: no stock was loaded
+	After      int64  `json:"after"`
+	Changed    bool   `json:"changed"`
 }

@@ -6,9 +6,13 @@
 -- changed); nil (false) when the stock was never loaded, so that a lost or
 -- unloaded key is never mistaken for "sold out" nor created by HINCRBY.
 -- The receipt holds the stock's epoch. It lets the caller put the unit back
--- exactly once, also after a deduct whose reply it never got.
+-- exactly once, also after a deduct whose reply it never got, and it makes a
+-- resent deduct (a client retrying after a lost reply) take nothing more.
 if redis.call('HEXISTS', KEYS[1], 'remaining') == 0 then
   return false
+end
+if redis.call('EXISTS', KEYS[2]) == 1 then
+  return tonumber(redis.call('HGET', KEYS[1], 'remaining'))
 end
 local left = redis.call('HINCRBY', KEYS[1], 'remaining', -1)
 if left < 0 then

@@ -104,7 +104,8 @@ func (s *Store) Load(ctx context.Context, activityID, remaining, epoch int64) er
 // left. With none left it returns ErrSoldOut; with the stock not loaded,
 // ErrNotLoaded; in both cases nothing changed. On any other error the deduct
 // may or may not have happened: Return(fence) puts the unit back if it did.
-// One fence takes at most one unit.
+// One fence takes at most one unit: a repeated Deduct for the same fence
+// (a retry after a lost reply) takes nothing more and reports what is left.
 func (s *Store) Deduct(ctx context.Context, activityID, fence int64) (remaining int64, err error) {
 	left, err := deductScript.Run(ctx, s.rdb, []string{s.key(activityID), s.receipt(activityID, fence)}, ReceiptTTL.Milliseconds()).Int64()
 	switch {
