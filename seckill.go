@@ -11,7 +11,6 @@
 package seckill
 
 import (
-	"errors"
 	"fmt"
 	"time"
 )
@@ -110,27 +109,4 @@ func (e *Error) Unwrap() error { return e.Err }
 // Errorf returns an *Error with code and a formatted message.
 func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
-}
-
-// ErrorCode returns the code of the first *Error in err's chain, EInternal for
-// any other non-nil error, and "" for nil.
-func ErrorCode(err error) string {
-	if err == nil {
-		return ""
-	}
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Code
-	}
-	return EInternal
-}
-
-// ErrorMessage returns the message of the first *Error in err's chain, or a
-// generic text for other errors, so internals never reach a client.
-func ErrorMessage(err error) string {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Message
-	}
-	return "internal error"
 }

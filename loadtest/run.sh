@@ -150,7 +150,7 @@ k6=$(bash loadtest/install-k6.sh)
 if [ -f scripts/services.sh ]; then
 	# shellcheck source=../scripts/services.sh
 	source scripts/services.sh
-	services_ensure >&2
+	services_ensure jq curl >&2
 fi
 db_user=${SECKILL_DB_USER:-seckill} db_pass=${SECKILL_DB_PASSWORD:-seckill}
 sql -e 'SELECT 1' >/dev/null || die "cannot reach MariaDB at 127.0.0.1:3306 as $db_user"

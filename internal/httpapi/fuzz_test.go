@@ -44,10 +44,19 @@ func FuzzParseUserID(f *testing.F) {
 			t.Fatalf("parseUserID(%q) = %d, %v; want %d", s, id, err, n)
 		case !canonical && err == nil:
 			t.Fatalf("parseUserID(%q) accepted %d", s, id)
-		case err != nil && seckill.ErrorCode(err) != seckill.EUnauthenticated:
+		case err != nil && codeOf(err) != seckill.EUnauthenticated:
 			t.Fatalf("parseUserID(%q) error %v, want unauthenticated", s, err)
 		}
 	})
+}
+
+// codeOf returns the contract code of err, "" when it carries none.
+func codeOf(err error) string {
+	var e *seckill.Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
 }
 
 var idempotencyKeyRE = regexp.MustCompile(`^[!-~]{1,64}$`)
