@@ -15,9 +15,24 @@ import (
 //
 //	go test -run '^$' -bench PurchaseHotActivity -benchtime 10s ./e2e/
 func BenchmarkPurchaseHotActivity(b *testing.B) {
+	b.Run("serial", benchmarkSerial)
 	for _, buyers := range []int{1, 16} {
 		b.Run(strconv.Itoa(buyers)+"xGOMAXPROCS", func(b *testing.B) { benchmarkHot(b, buyers) })
 	}
+}
+
+// benchmarkSerial buys one unit at a time: every attempt is an order, so
+// orders/s is one over the time a purchase holds the activity's lock.
+func benchmarkSerial(b *testing.B) {
+	s := newStack(b, stackOptions{})
+	act := s.createActivity(10_000_000)
+	b.ResetTimer()
+	for i := range b.N {
+		if r := s.buy(act, int64(i+1), nil); r.status != http.StatusCreated {
+			b.Fatalf("buy: %d %s", r.status, r.raw)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "orders/s")
 }
 
 func benchmarkHot(b *testing.B, parallelism int) {
