@@ -77,6 +77,9 @@ func writeReserve(ttl time.Duration) time.Duration { return max(ttl/4, 20*time.M
 // unit back, finding out whether a commit landed.
 const detachedTimeout = 2 * time.Second
 
+// soldOutRecheck is how long a sold-out mark answers without asking Redis.
+const soldOutRecheck = time.Second
+
 // boughtCap bounds the in-process memory of who bought what.
 const boughtCap = 1 << 20
 
@@ -95,10 +98,12 @@ type Service struct {
 	// Activities never change once created, so they are cached for the
 	// cheap rejections that must not cost a database round trip.
 	activities sync.Map // int64 -> seckill.Activity
-	// soldOut marks activities whose stock hit zero, so the sold-out storm
+	// soldOut marks activities whose stock hit zero, with when, so the sold-out storm
 	// after the last unit costs no Redis round trip. Cleared when a unit goes
 	// back or stock is loaded.
-	soldOut sync.Map // int64 -> struct{}
+	// The mark is trusted for soldOutRecheck: a unit returned by another
+	// process is sold through this one at most that much later.
+	soldOut sync.Map // int64 -> time.Time
 	// gates admit one purchase per activity at a time from this process.
 	gates sync.Map // int64 -> gate
 	// bought remembers this process's orders, so a buyer who asks again is
@@ -194,7 +199,7 @@ func (s *Service) Buy(ctx context.Context, req BuyRequest) (seckill.Order, error
 	if id, ok := s.bought.Load(buyer{req.ActivityID, req.UserID}); ok {
 		return seckill.Order{}, alreadyPurchased(id.(string))
 	}
-	if _, ok := s.soldOut.Load(req.ActivityID); ok {
+	if at, ok := s.soldOut.Load(req.ActivityID); ok && s.now().Sub(at.(time.Time)) < soldOutRecheck {
 		return seckill.Order{}, soldOut()
 	}
 
@@ -401,7 +406,7 @@ func (s *Service) remember(o seckill.Order) {
 
 func (s *Service) markSoldOut(activityID, remaining int64) {
 	if remaining <= 0 {
-		s.soldOut.Store(activityID, struct{}{})
+		s.soldOut.Store(activityID, s.now())
 	}
 }
 
@@ -640,7 +645,7 @@ func (s *Service) rebase(ctx context.Context, id int64) (Reconciliation, error) 
 	if after > 0 {
 		s.soldOut.Delete(id)
 	} else {
-		s.soldOut.Store(id, struct{}{})
+		s.soldOut.Store(id, s.now())
 	}
 	s.m.remaining.WithLabelValues(itoa(id)).Set(float64(after))
 	r := Reconciliation{ActivityID: id, TotalStock: a.TotalStock, Orders: n, Before: before, After: after, Changed: before != after}
