@@ -206,13 +206,15 @@ func (s *Service) Buy(ctx context.Context, req BuyRequest) (seckill.Order, error
 	// One purchase per activity at a time from this process: the others
 	// could only find the Redis lock taken, and their round trips would
 	// queue in the connection pool ahead of the holder's.
+	arrived := time.Now()
 	gate := s.gate(req.ActivityID)
 	if !gate.enter(ctx, s.cfg.LockWait) {
 		return seckill.Order{}, busy(nil)
 	}
 	defer gate.leave()
 
-	lk, err := s.locks.Obtain(ctx, stock.LockKey(s.cfg.KeyPrefix, req.ActivityID), s.cfg.LockTTL, &lock.ObtainOptions{Wait: s.cfg.LockWait})
+	wait := max(s.cfg.LockWait-time.Since(arrived), 0) // what is left of it after the gate
+	lk, err := s.locks.Obtain(ctx, stock.LockKey(s.cfg.KeyPrefix, req.ActivityID), s.cfg.LockTTL, &lock.ObtainOptions{Wait: wait})
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:
