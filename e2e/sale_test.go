@@ -267,3 +267,36 @@ func TestIdempotentRepeat(t *testing.T) {
 }
 
 var _ = redis.Nil
+
+// With SECKILL_LOCK_WAIT set, a purchase that finds the activity locked
+// waits for the lock (up to the wait) instead of answering 429 at once.
+func TestLockWaitWaitsForTheLock(t *testing.T) {
+	s := newStack(t, stackOptions{lockWait: time.Second})
+	act := s.createActivity(5)
+	lk, err := s.locks.Obtain(context.Background(), stock.LockKey(s.prefix, act), 5*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(300*time.Millisecond, func() { _ = lk.Release(context.Background()) })
+	start := time.Now()
+	if r := s.buy(act, 1, nil); r.status != http.StatusCreated {
+		t.Fatalf("buy while the lock is held for 300 ms, waiting up to 1 s: %d %s", r.status, r.raw)
+	}
+	if d := time.Since(start); d < 250*time.Millisecond {
+		t.Errorf("bought after %v: the lock was not held", d)
+	}
+
+	held, err := s.locks.Obtain(context.Background(), stock.LockKey(s.prefix, act), 5*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release(context.Background())
+	start = time.Now()
+	r := s.buy(act, 2, nil)
+	if r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" {
+		t.Fatalf("buy while the lock stays held: %d %s, want 429 with Retry-After", r.status, r.raw)
+	}
+	if d := time.Since(start); d < 900*time.Millisecond || d > 3*time.Second {
+		t.Errorf("gave up after %v, want about the 1 s wait", d)
+	}
+}

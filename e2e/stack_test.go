@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -147,7 +149,7 @@ func (s *stack) start() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.url = newHTTPServer(t, httpapi.NewServer(httpapi.Config{AdminToken: adminToken}, httpapi.Deps{Service: s.svc}))
+	s.url = newHTTPServer(t, httpapi.NewServer(httpapi.Config{AdminToken: adminToken}, httpapi.Deps{Service: s.svc, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}))
 }
 
 // newHTTPServer serves h on loopback until the test ends and returns its URL.
