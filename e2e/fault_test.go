@@ -69,7 +69,7 @@ func TestVerificationHangsBreakerOpensAndRecovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(350 * time.Millisecond) // past the open timeout: half-open
-	res := runSale(t, func(a, u int64) response { return s.buy(a, u, nil) }, act, 30, 5, 100, 100)
+	res := runSale(t, func(a, u int64) response { return s.buy(a, u, nil) }, act, 30, 5, 100)
 	if st := s.users.State(); st != gobreaker.StateClosed {
 		t.Errorf("breaker %v after the service came back, want closed", st)
 	}
@@ -98,7 +98,7 @@ func TestRedisUnreachableMidSale(t *testing.T) {
 	var wg sync.WaitGroup
 	var res *saleResult
 	wg.Go(func() {
-		res = runSale(t, func(a, u int64) response { return s.buy(a, u, nil) }, act, 400, 10, 400, 1)
+		res = runSale(t, func(a, u int64) response { return s.buy(a, u, nil) }, act, 400, 10, 1)
 	})
 	for deadline := time.Now().Add(10 * time.Second); len(s.ordersInDB(act)) < 20 && time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
@@ -194,7 +194,7 @@ func TestDatabaseUnreachableAfterDeduct(t *testing.T) {
 		t.Errorf("Redis remaining %d (%v) after failed writes, want %d: a unit was not returned", left, err, total)
 	}
 	dp.SetDown(false)
-	res := runSale(t, func(a, u int64) response { return viaProxy.buy(a, u, nil) }, act, 20, 4, 100, 1)
+	res := runSale(t, func(a, u int64) response { return viaProxy.buy(a, u, nil) }, act, 20, 4, 1)
 	if len(res.created) != total {
 		t.Errorf("%d sold after the database came back, want %d: %v", len(res.created), total, res.statuses)
 	}

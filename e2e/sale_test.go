@@ -23,7 +23,7 @@ import (
 func TestThousandUsersRaceForHundredUnits(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	act := s.createActivity(100)
-	res := runSale(t, func(a, u int64) response { return s.buy(a, u, nil) }, act, 1000, 100, 500, 1)
+	res := runSale(t, func(a, u int64) response { return s.buy(a, u, nil) }, act, 1000, 100, 1)
 
 	if got := len(res.created); got != 100 {
 		t.Errorf("%d orders created, want exactly 100; answers %v", got, res.statuses)
@@ -83,7 +83,7 @@ func TestSlowVerificationSeed001(t *testing.T) {
 		},
 	})
 	act := s.createActivity(sc.total)
-	res := runSale(t, func(a, u int64) response { return s.buy(a, u, nil) }, act, sc.buyers, sc.parallel, 400, 1)
+	res := runSale(t, func(a, u int64) response { return s.buy(a, u, nil) }, act, sc.buyers, sc.parallel, 1)
 
 	if res.statuses["unavailable"] == 0 {
 		t.Errorf("no slow verification was answered 503: %v", res.statuses)
@@ -173,7 +173,7 @@ func TestSeedHandlerOversells(t *testing.T) {
 	// miss it by chance, three in a row practically never.
 	for round := range 3 {
 		act := s.createActivity(sc.total)
-		res := runSale(t, buy, act, sc.buyers, sc.parallel, 400, int64(round*sc.buyers+1))
+		res := runSale(t, buy, act, sc.buyers, sc.parallel, int64(round*sc.buyers+1))
 		n := 0
 		for _, c := range s.ordersInDB(act) {
 			n += c
@@ -195,7 +195,7 @@ func TestRedisLostMidSaleThenPreload(t *testing.T) {
 	const total = 100
 	act := s.createActivity(total)
 
-	first := runSale(t, func(a, u int64) response { return s.buy(a, u, nil) }, act, 40, 8, 100, 1)
+	first := runSale(t, func(a, u int64) response { return s.buy(a, u, nil) }, act, 40, 8, 1)
 	testenv.DeletePrefix(t, s.rdb, s.prefix) // stock, lock and fence counter all gone
 
 	r := s.buy(act, 10_000, nil)
@@ -211,7 +211,7 @@ func TestRedisLostMidSaleThenPreload(t *testing.T) {
 	if p2 := s.do("POST", fmt.Sprintf("/admin/v1/activities/%d/preload", act), nil, admin()); p2.status != http.StatusOK || p2.body["remaining_stock"] != p.body["remaining_stock"] {
 		t.Errorf("second preload: %d %s", p2.status, p2.raw)
 	}
-	second := runSale(t, func(a, u int64) response { return s.buy(a, u, nil) }, act, 200, 20, 200, 41)
+	second := runSale(t, func(a, u int64) response { return s.buy(a, u, nil) }, act, 200, 20, 41)
 	for id, u := range second.created {
 		first.created[id] = u
 	}
@@ -232,7 +232,7 @@ func TestInstancesShareOneActivity(t *testing.T) {
 	var n atomic.Int64
 	res := runSale(t, func(a, u int64) response {
 		return others[n.Add(1)%3].buy(a, u, nil)
-	}, act, 300, 30, 300, 1)
+	}, act, 300, 30, 1)
 	if got := len(res.created); got != total {
 		t.Errorf("%d sold, want %d: %v", got, total, res.statuses)
 	}
