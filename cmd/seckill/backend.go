@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/go-sql-driver/mysql"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
@@ -37,6 +38,9 @@ type backend struct {
 // purchase service. On error, whatever it opened is closed again.
 func openBackend(ctx context.Context, cfg config, users usercheck.Verifier, log *slog.Logger, reg prometheus.Registerer) (_ *backend, err error) {
 	b := &backend{log: log}
+	// The MySQL driver reports dropped connections with its own log.Printf
+	// lines; route them into the structured log.
+	_ = mysql.SetLogger(driverLog{log})
 	defer func() {
 		if err != nil {
 			b.Close()
@@ -153,3 +157,9 @@ func (b *backend) Close() error {
 	}
 	return err
 }
+
+// driverLog adapts the MySQL driver's logger to slog.
+type driverLog struct{ log *slog.Logger }
+
+// Print logs the driver's message as a warning.
+func (d driverLog) Print(v ...any) { d.log.Warn("mysql driver", "msg", fmt.Sprint(v...)) }
