@@ -29,8 +29,9 @@ else
 	echo "docker-compose is not installable here: compose file not checked"
 fi
 
-step "go vet ./..."
+step "go vet ./... (and the load tests' naive build, -tags seckill_naive)"
 go vet ./...
+go vet -tags seckill_naive ./internal/purchase ./internal/order
 
 step "go test -race -count=1 ./..."
 go test -race -count=1 -timeout "${SECKILL_TEST_TIMEOUT:-12m}" ./...
