@@ -362,6 +362,12 @@ func (h liftDelayAfterTimeout) ProcessHook(next redis.ProcessHook) redis.Process
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
 		if err != nil {
+			// A read can time out at the context's deadline a moment before
+			// the context reports it; lift the delay only once it has, so
+			// the follow-up lookup sees the caller's deadline as passed.
+			if _, ok := ctx.Deadline(); ok {
+				<-ctx.Done()
+			}
 			h.p.SetDelay(0)
 		}
 		return err
