@@ -49,19 +49,22 @@ func TestThousandUsersRaceForHundredUnits(t *testing.T) {
 // lock holders in three times the seed lock's TTL (and past the real
 // service's lease too), Redis sits 1 ms away as it does across a real
 // network, and 400 buyers arrive at once for 40 units, retrying busy answers
-// with backoff. The real service and the seed's handler both run through it.
+// at once and then with backoff, as a crowd hammering a sale does. The real
+// service and the seed's handler both run through it.
 var seed001 = struct {
 	ttl              time.Duration
 	stub             usercheck.StubConfig
 	redisDelay       time.Duration
 	total            int64
 	buyers, parallel int
+	backoff          time.Duration
 }{
 	ttl:        100 * time.Millisecond,
 	stub:       usercheck.StubConfig{SlowRate: 0.5, SlowLatency: 300 * time.Millisecond, Seed: 1},
 	redisDelay: time.Millisecond,
 	total:      40,
 	buyers:     400, parallel: 400,
+	backoff: 2 * time.Millisecond,
 }
 
 // Seed 001 against the real service: the slow verifications fail with 503
@@ -83,7 +86,7 @@ func TestSlowVerificationSeed001(t *testing.T) {
 		},
 	})
 	act := s.createActivity(sc.total)
-	res := runSale(t, func(a, u int64) response { return s.buy(a, u, nil) }, act, sc.buyers, sc.parallel, 1)
+	res := runSaleBackoff(t, func(a, u int64) response { return s.buy(a, u, nil) }, act, sc.buyers, sc.parallel, 1, sc.backoff)
 
 	if res.statuses["unavailable"] == 0 {
 		t.Errorf("no slow verification was answered 503: %v", res.statuses)
@@ -173,7 +176,7 @@ func TestSeedHandlerOversells(t *testing.T) {
 	// miss it by chance, three in a row practically never.
 	for round := range 3 {
 		act := s.createActivity(sc.total)
-		res := runSale(t, buy, act, sc.buyers, sc.parallel, int64(round*sc.buyers+1))
+		res := runSaleBackoff(t, buy, act, sc.buyers, sc.parallel, int64(round*sc.buyers+1), sc.backoff)
 		n := 0
 		for _, c := range s.ordersInDB(act) {
 			n += c

@@ -316,6 +316,13 @@ type buyFunc func(activity, user int64) response
 // not a different outcome.
 func runSale(t testing.TB, buy buyFunc, activity int64, buyers, parallel int, firstUser int64) *saleResult {
 	t.Helper()
+	return runSaleBackoff(t, buy, activity, buyers, parallel, firstUser, 8*time.Millisecond)
+}
+
+// runSaleBackoff is runSale with buyers whose first retry waits about
+// backoff, doubling up to 16 times that.
+func runSaleBackoff(t testing.TB, buy buyFunc, activity int64, buyers, parallel int, firstUser int64, backoff time.Duration) *saleResult {
+	t.Helper()
 	res := &saleResult{created: map[string]int64{}, statuses: map[string]int{}}
 	deadline := time.Now().Add(saleDeadline)
 	users := make(chan int64)
@@ -329,8 +336,8 @@ func runSale(t testing.TB, buy buyFunc, activity int64, buyers, parallel int, fi
 					if r.status != http.StatusTooManyRequests && r.status != http.StatusServiceUnavailable || !time.Now().Before(deadline) {
 						break
 					}
-					// Back off like an app does: 8, 16 ... 128 ms, jittered.
-					step := 8 * time.Millisecond << min(a, 4)
+					// Back off like an app does, jittered.
+					step := backoff << min(a, 4)
 					time.Sleep(step/2 + rand.N(step/2))
 				}
 			}
@@ -345,7 +352,7 @@ func runSale(t testing.TB, buy buyFunc, activity int64, buyers, parallel int, fi
 }
 
 // saleDeadline bounds how long buyers of one sale keep retrying.
-const saleDeadline = 2 * time.Minute
+const saleDeadline = 4 * time.Minute
 
 // ordersInDB returns the activity's order rows as user -> count.
 func (s *stack) ordersInDB(activity int64) map[int64]int {
