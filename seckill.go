@@ -13,6 +13,7 @@ package seckill
 import (
 	"fmt"
 	"time"
+	"unicode/utf8"
 )
 
 // Activity is one flash sale: a fixed number of units on sale in a time window.
@@ -23,6 +24,29 @@ type Activity struct {
 	StartsAt   time.Time
 	EndsAt     time.Time
 	CreatedAt  time.Time
+}
+
+// Limits of an activity, from the contract.
+const (
+	MaxActivityName = 128        // characters
+	MaxTotalStock   = 10_000_000 // units
+)
+
+// Validate reports, as an EInvalid *Error, what makes the activity one the
+// contract does not allow: a name of 0 or more than MaxActivityName
+// characters, a stock outside 1..MaxTotalStock, or a window that ends
+// before it starts.
+func (a Activity) Validate() error {
+	if n := utf8.RuneCountInString(a.Name); n < 1 || n > MaxActivityName || !utf8.ValidString(a.Name) {
+		return Errorf(EInvalid, "name must be 1 to %d characters", MaxActivityName)
+	}
+	if a.TotalStock < 1 || a.TotalStock > MaxTotalStock {
+		return Errorf(EInvalid, "total_stock must be between 1 and %d", MaxTotalStock)
+	}
+	if !a.EndsAt.After(a.StartsAt) {
+		return Errorf(EInvalid, "ends_at must be after starts_at")
+	}
+	return nil
 }
 
 // Status values of an activity, as the buyer API reports them.

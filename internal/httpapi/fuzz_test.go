@@ -137,10 +137,10 @@ func FuzzDecodeCreateActivity(f *testing.F) {
 		if !utf8.Valid(body) || !json.Valid(body) {
 			t.Fatalf("accepted %q, which is not valid UTF-8 JSON", body)
 		}
-		if n := utf8.RuneCountInString(a.Name); n < 1 || n > maxNameRunes || !validName(a.Name) {
+		if n := utf8.RuneCountInString(a.Name); n < 1 || n > seckill.MaxActivityName || !validName(a.Name) {
 			t.Fatalf("accepted name %q", a.Name)
 		}
-		if a.TotalStock < 1 || a.TotalStock > maxTotalStock {
+		if a.TotalStock < 1 || a.TotalStock > seckill.MaxTotalStock {
 			t.Fatalf("accepted total_stock %d", a.TotalStock)
 		}
 		if !a.EndsAt.After(a.StartsAt) || a.StartsAt.Location().String() != "UTC" || a.EndsAt.Location().String() != "UTC" {

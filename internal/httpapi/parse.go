@@ -19,8 +19,6 @@ import (
 const (
 	maxIdempotencyKey = 64
 	maxRequestID      = 64
-	maxNameRunes      = 128
-	maxTotalStock     = 10_000_000
 )
 
 // parseID reads a canonical positive decimal int64: ASCII digits only, no
@@ -125,15 +123,15 @@ func decodeCreateActivity(body []byte) (seckill.Activity, error) {
 		"name": func(raw json.RawMessage) error {
 			s, ok := jsonString(raw)
 			if !ok || !validName(s) {
-				return invalid("name must be a string of 1 to %d characters, not blank, without control characters", maxNameRunes)
+				return invalid("name must be a string of 1 to %d characters, not blank, without control characters", seckill.MaxActivityName)
 			}
 			a.Name, hasName = s, true
 			return nil
 		},
 		"total_stock": func(raw json.RawMessage) error {
 			var n int64 // null leaves 0: out of range
-			if json.Unmarshal(raw, &n) != nil || n < 1 || n > maxTotalStock {
-				return invalid("total_stock must be an integer in 1..%d", maxTotalStock)
+			if json.Unmarshal(raw, &n) != nil || n < 1 || n > seckill.MaxTotalStock {
+				return invalid("total_stock must be an integer in 1..%d", seckill.MaxTotalStock)
 			}
 			a.TotalStock, hasStock = n, true
 			return nil
@@ -162,7 +160,7 @@ func decodeCreateActivity(body []byte) (seckill.Activity, error) {
 
 func validName(s string) bool {
 	n := utf8.RuneCountInString(s)
-	if n < 1 || n > maxNameRunes || strings.TrimSpace(s) == "" {
+	if n < 1 || n > seckill.MaxActivityName || strings.TrimSpace(s) == "" {
 		return false
 	}
 	return strings.IndexFunc(s, unicode.IsControl) < 0

@@ -19,7 +19,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
@@ -60,12 +59,6 @@ type Deps struct {
 	Registry prometheus.Registerer // nil: no metrics
 }
 
-// Limits of an activity, from the contract.
-const (
-	MaxNameLength = 128
-	MaxTotalStock = 10_000_000
-)
-
 // retryAfter is what busy and unavailable answers tell the client.
 const retryAfter = time.Second
 
@@ -98,11 +91,11 @@ type Service struct {
 	// Activities never change once created, so they are cached for the
 	// cheap rejections that must not cost a database round trip.
 	activities sync.Map // int64 -> seckill.Activity
-	// soldOut marks activities whose stock hit zero, with when, so the sold-out storm
-	// after the last unit costs no Redis round trip. Cleared when a unit goes
-	// back or stock is loaded.
-	// The mark is trusted for soldOutRecheck: a unit returned by another
-	// process is sold through this one at most that much later.
+	// soldOut marks activities whose stock hit zero, with when, so the
+	// sold-out storm after the last unit costs no Redis round trip. Cleared
+	// when a unit goes back or stock is loaded here; trusted for
+	// soldOutRecheck, so a unit returned by another process is sold through
+	// this one at most that much later.
 	soldOut sync.Map // int64 -> time.Time
 	// gates admit one purchase per activity at a time from this process.
 	gates sync.Map // int64 -> gate
@@ -509,14 +502,8 @@ func (s *Service) MyOrder(ctx context.Context, activityID, userID int64) (seckil
 // into Redis. A failure to load leaves the activity created; preloading it
 // later is safe.
 func (s *Service) CreateActivity(ctx context.Context, a seckill.Activity) (ActivityView, error) {
-	if n := utf8.RuneCountInString(a.Name); n < 1 || n > MaxNameLength || !utf8.ValidString(a.Name) {
-		return ActivityView{}, seckill.Errorf(seckill.EInvalid, "name must be 1 to %d characters", MaxNameLength)
-	}
-	if a.TotalStock < 1 || a.TotalStock > MaxTotalStock {
-		return ActivityView{}, seckill.Errorf(seckill.EInvalid, "total_stock must be between 1 and %d", MaxTotalStock)
-	}
-	if !a.EndsAt.After(a.StartsAt) {
-		return ActivityView{}, seckill.Errorf(seckill.EInvalid, "ends_at must be after starts_at")
+	if err := a.Validate(); err != nil {
+		return ActivityView{}, err
 	}
 	a.StartsAt, a.EndsAt = a.StartsAt.UTC(), a.EndsAt.UTC()
 	created, err := s.orders.CreateActivity(ctx, a)
@@ -524,7 +511,7 @@ func (s *Service) CreateActivity(ctx context.Context, a seckill.Activity) (Activ
 		return ActivityView{}, unavailable("the order database failed; the activity was not created", err)
 	}
 	s.activities.Store(created.ID, created)
-	if _, err := s.rebase(ctx, created.ID); err != nil {
+	if _, err := s.Reconcile(ctx, created.ID); err != nil {
 		s.log.WarnContext(ctx, "stock of new activity not loaded; preload it", "activity_id", created.ID, "err", err)
 	}
 	return ActivityView{Activity: created, Remaining: created.TotalStock, Status: created.StatusAt(s.now(), created.TotalStock)}, nil
@@ -591,13 +578,6 @@ type Reconciliation struct {
 // database keeps out any purchase whose lease has expired but which has not
 // written yet.
 func (s *Service) Reconcile(ctx context.Context, id int64) (Reconciliation, error) {
-	if _, err := s.activity(ctx, id); err != nil {
-		return Reconciliation{}, err
-	}
-	return s.rebase(ctx, id)
-}
-
-func (s *Service) rebase(ctx context.Context, id int64) (Reconciliation, error) {
 	a, err := s.activity(ctx, id)
 	if err != nil {
 		return Reconciliation{}, err

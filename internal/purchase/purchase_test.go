@@ -95,7 +95,7 @@ func TestCreateActivityValidates(t *testing.T) {
 		"empty name":     {Name: "", TotalStock: 1, StartsAt: now, EndsAt: now.Add(time.Hour)},
 		"long name":      {Name: string(make([]rune, 129)), TotalStock: 1, StartsAt: now, EndsAt: now.Add(time.Hour)},
 		"no stock":       {Name: "x", TotalStock: 0, StartsAt: now, EndsAt: now.Add(time.Hour)},
-		"too much stock": {Name: "x", TotalStock: purchase.MaxTotalStock + 1, StartsAt: now, EndsAt: now.Add(time.Hour)},
+		"too much stock": {Name: "x", TotalStock: seckill.MaxTotalStock + 1, StartsAt: now, EndsAt: now.Add(time.Hour)},
 		"ends at start":  {Name: "x", TotalStock: 1, StartsAt: now, EndsAt: now},
 		"ends before it": {Name: "x", TotalStock: 1, StartsAt: now, EndsAt: now.Add(-time.Hour)},
 	} {
