@@ -29,7 +29,6 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
-	"sync"
 	"syscall"
 	"time"
 
@@ -107,16 +106,11 @@ func requireLoopback(hostport string) error {
 	return nil
 }
 
-// controller is the HTTP control endpoint. The proxy does not report its
-// faults back, so the controller remembers what it set, for GET /addr.
+// controller is the HTTP control endpoint.
 type controller struct {
 	p      *faultproxy.Proxy
 	target string
 	log    *slog.Logger
-
-	mu    sync.Mutex
-	delay time.Duration
-	down  bool
 }
 
 func newController(p *faultproxy.Proxy, target string, log *slog.Logger) http.Handler {
@@ -132,9 +126,7 @@ func newController(p *faultproxy.Proxy, target string, log *slog.Logger) http.Ha
 }
 
 func (c *controller) state() map[string]any {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return map[string]any{"addr": c.p.Addr(), "target": c.target, "delay": c.delay.String(), "down": c.down}
+	return map[string]any{"addr": c.p.Addr(), "target": c.target, "delay": c.p.Delay().String(), "down": c.p.Down()}
 }
 
 func (c *controller) handleState(w http.ResponseWriter, _ *http.Request) {
@@ -147,10 +139,7 @@ func (c *controller) handleDelay(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "d must be a non-negative Go duration, e.g. 300ms or 0s"})
 		return
 	}
-	c.mu.Lock()
-	c.delay = d
 	c.p.SetDelay(d)
-	c.mu.Unlock()
 	c.log.Info("delay set", "delay", d)
 	writeJSON(w, http.StatusOK, c.state())
 }
@@ -161,10 +150,7 @@ func (c *controller) handleDown(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "v must be true or false"})
 		return
 	}
-	c.mu.Lock()
-	c.down = down
 	c.p.SetDown(down)
-	c.mu.Unlock()
 	c.log.Info("down set", "down", down)
 	writeJSON(w, http.StatusOK, c.state())
 }

@@ -77,11 +77,9 @@ func reconcile(ctx context.Context, args []string, getenv func(string) string, s
 		ActivityID: r.ActivityID,
 		TotalStock: r.TotalStock,
 		Orders:     r.Orders,
+		Before:     r.LoadedBefore(),
 		After:      r.After,
 		Changed:    r.Changed,
-	}
-	if r.Before >= 0 {
-		out.Before = &r.Before
 	}
 	return enc.Encode(out)
 }

@@ -99,28 +99,36 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			log.Error("demo activity", "err", err)
 		}
 	}
+	log.Info("listening", "addr", ln.Addr().String(), "version", version, "embedded", demo)
+	if err := serveUntil(ctx, srv, ln, cfg.ShutdownTimeout, log); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// serveUntil serves on ln until ctx ends, then shuts srv down: it stops
+// accepting and lets in-flight requests finish for up to timeout before
+// cutting their connections. Cutting them cancels the requests' contexts;
+// purchases then give up and release their locks on detached contexts.
+func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, timeout time.Duration, log *slog.Logger) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	log.Info("listening", "addr", ln.Addr().String(), "version", version, "embedded", demo)
-
 	select {
 	case err := <-served:
-		return fmt.Errorf("serve: %w", err)
+		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down: finishing in-flight requests", "timeout", cfg.ShutdownTimeout.String())
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	log.Info("shutting down: finishing in-flight requests", "timeout", timeout.String())
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
-		// Cutting the connections cancels the requests' contexts; their
-		// purchases give up and release their locks on detached contexts.
 		log.Warn("shutdown timed out: closing open connections", "err", err)
 		_ = srv.Close()
 	}
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serve: %w", err)
+		return err
 	}
-	log.Info("stopped")
 	return nil
 }
 

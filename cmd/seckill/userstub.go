@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -49,23 +48,10 @@ func userstub(ctx context.Context, args []string, stderr io.Writer) error {
 		IdleTimeout:       60 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
 	log.Info("listening", "addr", ln.Addr().String(), "service", "userstub",
 		"latency", sc.Latency, "slow_rate", sc.SlowRate, "slow_latency", sc.SlowLatency,
 		"reject_rate", sc.RejectRate, "fail_rate", sc.FailRate)
-
-	select {
-	case err := <-served:
-		return fmt.Errorf("userstub: %w", err)
-	case <-ctx.Done():
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		_ = srv.Close()
-	}
-	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+	if err := serveUntil(ctx, srv, ln, 5*time.Second, log); err != nil {
 		return fmt.Errorf("userstub: %w", err)
 	}
 	return nil

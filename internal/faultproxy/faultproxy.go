@@ -8,6 +8,7 @@
 package faultproxy
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -68,6 +69,20 @@ func (p *Proxy) SetDelay(d time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.delay = d
+}
+
+// Delay returns the delay set by SetDelay.
+func (p *Proxy) Delay() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.delay
+}
+
+// Down reports whether the proxy is down (SetDown).
+func (p *Proxy) Down() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.down
 }
 
 // SetDown, when down is true, closes every open connection and closes new
@@ -193,15 +208,15 @@ func (p *Proxy) replies(k *link) chan<- chunk {
 func (p *Proxy) readReplies(k *link, out chan<- chunk) {
 	defer p.wg.Done()
 	defer close(out)
+	buf := make([]byte, 32<<10)
 	for {
-		buf := make([]byte, 32<<10)
 		n, err := k.server.Read(buf)
 		if n > 0 {
 			p.mu.Lock()
 			due := time.Now().Add(p.delay)
 			p.mu.Unlock()
 			select {
-			case out <- chunk{data: buf[:n], due: due}:
+			case out <- chunk{data: bytes.Clone(buf[:n]), due: due}:
 			case <-k.done:
 				return
 			}

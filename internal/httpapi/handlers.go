@@ -221,11 +221,8 @@ func handleReconcile(svc Service) gin.HandlerFunc {
 			respondError(c, err)
 			return
 		}
-		resp := response{ActivityID: r.ActivityID, TotalStock: r.TotalStock, Orders: r.Orders, After: r.After, Changed: r.Changed}
-		if r.Before >= 0 {
-			resp.Before = &r.Before
-		}
-		writeJSON(c, http.StatusOK, resp)
+		writeJSON(c, http.StatusOK, response{ActivityID: r.ActivityID, TotalStock: r.TotalStock, Orders: r.Orders,
+			Before: r.LoadedBefore(), After: r.After, Changed: r.Changed})
 	}
 }
 

@@ -152,8 +152,11 @@ func decodeCreateActivity(body []byte) (seckill.Activity, error) {
 		return seckill.Activity{}, err
 	case !hasName || !hasStock || !hasStarts || !hasEnds:
 		return seckill.Activity{}, invalid("name, total_stock, starts_at and ends_at are all required")
-	case !a.EndsAt.After(a.StartsAt):
-		return seckill.Activity{}, invalid("ends_at must be after starts_at")
+	}
+	// The domain's rules (the window; the limits, checked above per field
+	// for a precise message) have the last word.
+	if err := a.Validate(); err != nil {
+		return seckill.Activity{}, err
 	}
 	return a, nil
 }

@@ -184,8 +184,8 @@ func (c *Client) obtain(ctx context.Context, key string, ttl time.Duration, opt 
 	if opt == nil {
 		opt = &ObtainOptions{}
 	}
-	if ttl <= c.drift(ttl) {
-		return nil, fmt.Errorf("lock: ttl %v of %s does not exceed the drift margin %v", ttl, key, c.drift(ttl))
+	if err := c.checkTTL(key, ttl); err != nil {
+		return nil, err
 	}
 	fenceKey, err := fenceKeyOf(key)
 	if err != nil {
@@ -381,6 +381,15 @@ func (c *Client) drift(ttl time.Duration) time.Duration {
 	return time.Duration(float64(ttl)*c.driftFactor) + 2*time.Millisecond
 }
 
+// checkTTL refuses a TTL the drift margin would swallow whole: its lease
+// would end before it began.
+func (c *Client) checkTTL(key string, ttl time.Duration) error {
+	if drift := c.drift(ttl); ttl <= drift {
+		return fmt.Errorf("lock: ttl %v of %s does not exceed the drift margin %v", ttl, key, drift)
+	}
+	return nil
+}
+
 // Lock is a held lock. Its methods are safe for concurrent use.
 type Lock struct {
 	client  *Client
@@ -397,9 +406,6 @@ type Lock struct {
 	stopRenewal chan struct{} // nil without AutoRenew
 	renewalDone chan struct{}
 }
-
-// Key returns the lock's key.
-func (l *Lock) Key() string { return l.key }
 
 // Fence returns the grant's fencing token: greater than every earlier grant's
 // for the same key, as long as Redis keeps the counter (see the package doc).
@@ -427,10 +433,10 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	if l.lease.Err() != nil {
 		return fmt.Errorf("%w: lease of %s already ended: %w", ErrNotHeld, l.key, context.Cause(l.lease))
 	}
-	drift := l.client.drift(ttl)
-	if ttl <= drift {
-		return fmt.Errorf("lock: ttl %v of %s does not exceed the drift margin %v", ttl, l.key, drift)
+	if err := l.client.checkTTL(l.key, ttl); err != nil {
+		return err
 	}
+	drift := l.client.drift(ttl)
 	sent := time.Now()
 	res, err := extendScript.Run(ctx, l.client.rdb, []string{l.key}, l.owner, ttl.Milliseconds()).Int64()
 	if err != nil {

@@ -70,9 +70,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		// a log line: a duplicate order is business as usual, not an SQL error.
 		Logger:                 logger.Discard,
 		SkipDefaultTransaction: true, // CreateOrder runs its own transaction
-		// One round trip per statement instead of prepare+execute+close.
-		PrepareStmt: true,
-		NowFunc:     now,
+		NowFunc:                now,
 	})
 	if err != nil {
 		_ = db.Close()
@@ -123,6 +121,10 @@ func openSQL(dsn string) (*sql.DB, string, error) {
 	}
 	cfg.ParseTime = true
 	cfg.Loc = time.UTC
+	// Statements are sent with their arguments in one round trip. (gorm's
+	// PrepareStmt would prepare them again in every transaction, and the
+	// order's statements only ever run in one.)
+	cfg.InterpolateParams = true
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, "", fmt.Errorf("order: open MySQL at %s: %w", cfg.Addr, err)

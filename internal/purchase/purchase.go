@@ -571,6 +571,15 @@ type Reconciliation struct {
 	Changed    bool
 }
 
+// LoadedBefore is Before, or nil when Redis held no stock for the activity,
+// for reports where a sentinel number could be read as stock.
+func (r Reconciliation) LoadedBefore() *int64 {
+	if r.Before < 0 {
+		return nil
+	}
+	return &r.Before
+}
+
 // Reconcile sets the activity's stock in Redis to total_stock minus the
 // orders in the database, under the activity's lock, and reports what it
 // changed. It is safe at any time, during a sale and after Redis lost its

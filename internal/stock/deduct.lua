@@ -8,16 +8,17 @@
 -- The receipt holds the stock's epoch. It lets the caller put the unit back
 -- exactly once, also after a deduct whose reply it never got, and it makes a
 -- resent deduct (a client retrying after a lost reply) take nothing more.
-if redis.call('HEXISTS', KEYS[1], 'remaining') == 0 then
+-- Nothing is written unless a unit is taken: the sold-out storm only reads.
+local left = tonumber(redis.call('HGET', KEYS[1], 'remaining'))
+if not left then
   return false
 end
 if redis.call('EXISTS', KEYS[2]) == 1 then
-  return tonumber(redis.call('HGET', KEYS[1], 'remaining'))
+  return left
 end
-local left = redis.call('HINCRBY', KEYS[1], 'remaining', -1)
-if left < 0 then
-  redis.call('HINCRBY', KEYS[1], 'remaining', 1)
+if left <= 0 then
   return -1
 end
+left = redis.call('HINCRBY', KEYS[1], 'remaining', -1)
 redis.call('SET', KEYS[2], redis.call('HGET', KEYS[1], 'epoch') or '0', 'PX', ARGV[1])
 return left

@@ -157,18 +157,20 @@ func (s *Store) key(activityID int64) string { return Key(s.prefix, activityID) 
 // receipt is the key of the deduct made under fence:
 // <prefix>seckill:{act:N}:deduct:<fence>.
 func (s *Store) receipt(activityID, fence int64) string {
-	return s.prefix + "seckill:{act:" + strconv.FormatInt(activityID, 10) + "}:deduct:" + strconv.FormatInt(fence, 10)
+	return activityKey(s.prefix, activityID, "deduct:"+strconv.FormatInt(fence, 10))
 }
 
 // Key returns the name of the activity's stock hash (fields "remaining" and
 // "epoch"):
 // <prefix>seckill:{act:N}:stock.
-func Key(prefix string, activityID int64) string {
-	return prefix + "seckill:{act:" + strconv.FormatInt(activityID, 10) + "}:stock"
-}
+func Key(prefix string, activityID int64) string { return activityKey(prefix, activityID, "stock") }
 
 // LockKey returns the name of the activity's lock key,
 // <prefix>seckill:{act:N}:lock, in the same Cluster slot as its stock.
-func LockKey(prefix string, activityID int64) string {
-	return prefix + "seckill:{act:" + strconv.FormatInt(activityID, 10) + "}:lock"
+func LockKey(prefix string, activityID int64) string { return activityKey(prefix, activityID, "lock") }
+
+// activityKey names one of the activity's keys, all under the hash tag
+// {act:N}: <prefix>seckill:{act:N}:<name>.
+func activityKey(prefix string, activityID int64, name string) string {
+	return prefix + "seckill:{act:" + strconv.FormatInt(activityID, 10) + "}:" + name
 }

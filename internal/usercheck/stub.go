@@ -51,23 +51,22 @@ type stubConfigJSON struct {
 }
 
 // MarshalJSON writes durations as Go duration strings.
-func (c StubConfig) MarshalJSON() ([]byte, error) {
-	return json.Marshal(stubConfigJSON{
+func (c StubConfig) MarshalJSON() ([]byte, error) { return json.Marshal(c.wire()) }
+
+// wire is c in its JSON form.
+func (c StubConfig) wire() stubConfigJSON {
+	return stubConfigJSON{
 		Latency: c.Latency.String(), SlowRate: c.SlowRate, SlowLatency: c.SlowLatency.String(),
 		RejectRate: c.RejectRate, FailRate: c.FailRate,
 		RejectUsers: c.RejectUsers, SlowUsers: c.SlowUsers, FailUsers: c.FailUsers, Seed: c.Seed,
-	})
+	}
 }
 
 // UnmarshalJSON reads durations as Go duration strings and refuses unknown
 // fields. Fields absent from the JSON keep their current values, so a PUT may
 // change one field alone.
 func (c *StubConfig) UnmarshalJSON(data []byte) error {
-	w := stubConfigJSON{
-		Latency: c.Latency.String(), SlowRate: c.SlowRate, SlowLatency: c.SlowLatency.String(),
-		RejectRate: c.RejectRate, FailRate: c.FailRate,
-		RejectUsers: c.RejectUsers, SlowUsers: c.SlowUsers, FailUsers: c.FailUsers, Seed: c.Seed,
-	}
+	w := c.wire()
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields() // a misspelt field must not be ignored silently
 	if err := dec.Decode(&w); err != nil {
@@ -242,8 +241,7 @@ func (s *Stub) handlePutConfig(w http.ResponseWriter, r *http.Request) {
 	cfg := s.Config()
 	cfg.Seed = 0 // only a seed in the body restarts the sequence
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&cfg); err != nil {
+	if err := dec.Decode(&cfg); err != nil { // StubConfig refuses unknown fields itself
 		writeStubError(w, http.StatusBadRequest, "invalid_request", "bad config: "+err.Error())
 		return
 	}
