@@ -516,9 +516,9 @@ func TestProcessKilledMidPurchase(t *testing.T) {
 	dbProxy := proxy(t, cfg.Addr)
 	cfg.Addr = dbProxy.Addr()
 	victimEnv := s.processEnv(map[string]string{"SECKILL_MYSQL_DSN": cfg.FormatDSN()})
-	// The successor does not wait for a busy lock, so a purchase while a
-	// dead holder's lock lingers answers busy at once.
-	env := s.processEnv(map[string]string{"SECKILL_LOCK_WAIT": "0s"})
+	// The successor waits little for a busy lock, so a purchase while a
+	// dead holder's lock lingers answers busy well within the lock's TTL.
+	env := s.processEnv(map[string]string{"SECKILL_LOCK_WAIT": "200ms"})
 
 	victim := startProcess(t, victimEnv)
 	s.url = victim.url

@@ -149,6 +149,7 @@ func (s *stack) start() {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = s.svc.Close() })
 	s.url = newHTTPServer(t, httpapi.NewServer(httpapi.Config{AdminToken: adminToken}, httpapi.Deps{Service: s.svc, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}))
 }
 

@@ -84,6 +84,7 @@ func openBackend(ctx context.Context, cfg config, users usercheck.Verifier, log 
 		LockTTL:          cfg.LockTTL,
 		UserCheckTimeout: cfg.UserCheckTimeout,
 		LockWait:         cfg.LockWait,
+		QueueMax:         cfg.QueueMax,
 		KeyPrefix:        cfg.KeyPrefix,
 	}, purchase.Deps{
 		Redis:    b.rdb,
@@ -136,6 +137,9 @@ func newRedis(url string) (*redis.Client, error) {
 // there for whatever the one before it does while closing.
 func (b *backend) Close() error {
 	var errs []error
+	if b.service != nil {
+		errs = append(errs, b.service.Close())
+	}
 	if b.locks != nil {
 		errs = append(errs, b.locks.Close())
 	}

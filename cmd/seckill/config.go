@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/seckill-oss/seckill/internal/purchase"
 )
 
 // config is the service's configuration, read from the environment names of
@@ -22,6 +24,7 @@ type config struct {
 	LockTTL          time.Duration
 	UserCheckTimeout time.Duration
 	LockWait         time.Duration
+	QueueMax         int
 	KeyPrefix        string
 	RateGlobal       float64 // requests/s for the whole service; 0: no limit
 	RatePerUser      float64 // requests/s per X-User-ID; 0: no limit
@@ -68,8 +71,14 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	c.LockTTL = duration("SECKILL_LOCK_TTL", "2s", 10*time.Millisecond)
 	c.UserCheckTimeout = duration("SECKILL_USERCHECK_TIMEOUT", "500ms", time.Millisecond)
-	c.LockWait = duration("SECKILL_LOCK_WAIT", "0s", 0)
+	c.LockWait = duration("SECKILL_LOCK_WAIT", "1s", time.Millisecond)
 	c.ShutdownTimeout = duration("SECKILL_SHUTDOWN_TIMEOUT", "15s", 0)
+	queueMax := envOr(getenv, "SECKILL_QUEUE_MAX", strconv.Itoa(purchase.DefaultQueueMax))
+	if n, err := strconv.Atoi(queueMax); err != nil || n < 1 || n > maxQueueMax {
+		errs = append(errs, fmt.Errorf("SECKILL_QUEUE_MAX=%q: must be a whole number of buyers from 1 to %d", queueMax, maxQueueMax))
+	} else {
+		c.QueueMax = n
+	}
 	c.RateGlobal = rate("SECKILL_RATE_GLOBAL")
 	c.RatePerUser = rate("SECKILL_RATE_PER_USER")
 
@@ -89,6 +98,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	return c, nil
 }
+
+// maxQueueMax bounds SECKILL_QUEUE_MAX: a queue's buffer is allocated whole.
+const maxQueueMax = 1_000_000
 
 func envOr(getenv func(string) string, name, def string) string {
 	if v := strings.TrimSpace(getenv(name)); v != "" {

@@ -32,6 +32,9 @@ const (
 	maxOpenConns    = 16
 	connMaxLifetime = 30 * time.Minute // below MySQL's wait_timeout, and lets DNS changes in
 	connMaxIdleTime = 5 * time.Minute
+	// Defaults of the DSN's timeout, readTimeout and writeTimeout.
+	dialTimeout = 3 * time.Second
+	ioTimeout   = 10 * time.Second
 )
 
 // sqliteBusyTimeout bounds how long a writer waits for another process's
@@ -125,6 +128,20 @@ func openSQL(dsn string) (*sql.DB, string, error) {
 	// PrepareStmt would prepare them again in every transaction, and the
 	// order's statements only ever run in one.)
 	cfg.InterpolateParams = true
+	// A statement on a connection that stopped answering (a hung COMMIT, a
+	// partition) fails after these instead of holding its caller, and an
+	// activity's purchase queue, for the minutes TCP takes to notice. Every
+	// purchase statement also runs under its lock's lease context; these
+	// bound the calls that do not. A DSN's own values win.
+	if cfg.Timeout == 0 {
+		cfg.Timeout = dialTimeout
+	}
+	if cfg.ReadTimeout == 0 {
+		cfg.ReadTimeout = ioTimeout
+	}
+	if cfg.WriteTimeout == 0 {
+		cfg.WriteTimeout = ioTimeout
+	}
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, "", fmt.Errorf("order: open MySQL at %s: %w", cfg.Addr, err)

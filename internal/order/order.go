@@ -210,18 +210,9 @@ func (s *Store) OrderByIdempotencyKey(ctx context.Context, userID int64, key str
 // error nothing was written, except ErrCommitUnknown: COMMIT failed, and the
 // order may exist.
 func (s *Store) CreateOrder(ctx context.Context, o seckill.Order) (seckill.Order, error) {
-	if o.ID == "" {
-		id, err := uuid.NewV7()
-		if err != nil {
-			return seckill.Order{}, fmt.Errorf("order: new order id: %w", err)
-		}
-		o.ID = id.String()
-	}
-	if o.Status == "" {
-		o.Status = seckill.OrderStatusCreated
-	}
-	if o.CreatedAt.IsZero() {
-		o.CreatedAt = now()
+	o, err := fill(o)
+	if err != nil {
+		return seckill.Order{}, err
 	}
 	row := newOrderRow(o)
 
@@ -240,6 +231,25 @@ func (s *Store) CreateOrder(ctx context.Context, o seckill.Order) (seckill.Order
 		return seckill.Order{}, fmt.Errorf("order: create for user %d in activity %d: %w: %w", o.UserID, o.ActivityID, ErrCommitUnknown, err)
 	}
 	return row.order(), nil
+}
+
+// fill gives o what CreateOrder promises for an empty ID, Status and
+// CreatedAt.
+func fill(o seckill.Order) (seckill.Order, error) {
+	if o.ID == "" {
+		id, err := uuid.NewV7()
+		if err != nil {
+			return seckill.Order{}, fmt.Errorf("order: new order id: %w", err)
+		}
+		o.ID = id.String()
+	}
+	if o.Status == "" {
+		o.Status = seckill.OrderStatusCreated
+	}
+	if o.CreatedAt.IsZero() {
+		o.CreatedAt = now()
+	}
+	return o, nil
 }
 
 // insert claims a unit for row and inserts it, inside tx.

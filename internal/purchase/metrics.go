@@ -15,6 +15,10 @@ type metrics struct {
 	returned   *prometheus.CounterVec
 	leaked     prometheus.Counter
 	reconciled prometheus.Counter
+	queueDepth *prometheus.GaugeVec
+	batchSize  prometheus.Histogram
+	batches    *prometheus.CounterVec
+	abandoned  *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) (metrics, error) {
@@ -35,6 +39,23 @@ func newMetrics(reg prometheus.Registerer) (metrics, error) {
 			Name: "seckill_reconcile_changes_total",
 			Help: "Preloads and reconciliations that changed the stock in Redis.",
 		}),
+		queueDepth: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "seckill_purchase_queue_depth",
+			Help: "Buyers waiting in this process's queue of the activity when its last batch formed.",
+		}, []string{"activity_id"}),
+		batchSize: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "seckill_purchase_batch_size",
+			Help:    "Buyers served by one lock grant.",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 10), // 1 .. 512
+		}),
+		batches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "seckill_purchase_batches_total",
+			Help: "Batches by how they ended: written, sold_out, lock_busy, unavailable, none_approved, write_failed.",
+		}, []string{"outcome"}),
+		abandoned: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "seckill_purchase_queue_left_total",
+			Help: "Buyers who left an activity's queue unserved, by why: queue_full, wait (SECKILL_LOCK_WAIT passed), cancelled.",
+		}, []string{"reason"}),
 	}
 	if reg == nil {
 		return m, nil
@@ -50,6 +71,18 @@ func newMetrics(reg prometheus.Registerer) (metrics, error) {
 		return metrics{}, err
 	}
 	if m.reconciled, err = register(reg, m.reconciled); err != nil {
+		return metrics{}, err
+	}
+	if m.queueDepth, err = register(reg, m.queueDepth); err != nil {
+		return metrics{}, err
+	}
+	if m.batchSize, err = register(reg, m.batchSize); err != nil {
+		return metrics{}, err
+	}
+	if m.batches, err = register(reg, m.batches); err != nil {
+		return metrics{}, err
+	}
+	if m.abandoned, err = register(reg, m.abandoned); err != nil {
 		return metrics{}, err
 	}
 	return m, nil

@@ -58,6 +58,7 @@ func newFixture(t *testing.T) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = svc.Close() })
 	return fixture{svc: svc, rdb: rdb, clock: c}
 }
 
@@ -171,52 +172,170 @@ func TestSoldOutMarkIsRecheckedAfterASecond(t *testing.T) {
 	}
 }
 
-// While one purchase of an activity is in flight in this process, another
-// answers busy at once, without a Redis round trip.
-func TestOnePurchasePerActivityAtATime(t *testing.T) {
-	mr := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	defer rdb.Close()
-	orders, err := order.Open(context.Background(), order.SQLitePrefix+":memory:")
+// heldService is a service whose verification of user 1 is held until
+// release is closed, so a test can fill the activity's queue behind it.
+type heldService struct {
+	svc     *purchase.Service
+	mr      *miniredis.Miniredis
+	orders  *order.Store
+	act     int64
+	entered chan struct{}
+	release chan struct{}
+}
+
+func newHeldService(t *testing.T, cfg purchase.Config) *heldService {
+	t.Helper()
+	h := &heldService{mr: miniredis.RunT(t), entered: make(chan struct{}, 1), release: make(chan struct{})}
+	rdb := redis.NewClient(&redis.Options{Addr: h.mr.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
+	var err error
+	h.orders, err = order.Open(context.Background(), order.SQLitePrefix+":memory:")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer orders.Close()
+	t.Cleanup(func() { _ = h.orders.Close() })
 	locks := lock.New(rdb, nil)
-	defer locks.Close()
-	gate := make(chan struct{})
-	entered := make(chan struct{}, 1)
-	users := verifierFunc(func(ctx context.Context, _, _ int64) error {
-		entered <- struct{}{}
-		<-gate
+	t.Cleanup(func() { _ = locks.Close() })
+	users := verifierFunc(func(ctx context.Context, userID, _ int64) error {
+		if userID == 1 {
+			h.entered <- struct{}{}
+			<-h.release
+		}
 		return nil
 	})
-	svc, err := purchase.New(purchase.Config{LockTTL: 5 * time.Second, UserCheckTimeout: time.Second},
-		purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, ""), Orders: orders, Users: users})
+	cfg.LockTTL, cfg.UserCheckTimeout = 5*time.Second, time.Second
+	h.svc, err = purchase.New(cfg, purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, ""), Orders: h.orders, Users: users})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = h.svc.Close() })
 	now := time.Now()
-	a, err := svc.CreateActivity(context.Background(), seckill.Activity{Name: "x", TotalStock: 5, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
+	a, err := h.svc.CreateActivity(context.Background(), seckill.Activity{Name: "x", TotalStock: 100, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error)
+	h.act = a.ID
+	return h
+}
+
+type bought struct {
+	user  int64
+	order seckill.Order
+	err   error
+}
+
+// buy starts user's purchase and returns where its answer will arrive.
+func (h *heldService) buy(user int64) <-chan bought {
+	c := make(chan bought, 1)
 	go func() {
-		_, err := svc.Buy(context.Background(), purchase.BuyRequest{ActivityID: a.ID, UserID: 1})
-		done <- err
+		o, err := h.svc.Buy(context.Background(), purchase.BuyRequest{ActivityID: h.act, UserID: user})
+		c <- bought{user, o, err}
 	}()
-	<-entered
-	before := mr.CommandCount()
-	if _, err := svc.Buy(context.Background(), purchase.BuyRequest{ActivityID: a.ID, UserID: 2}); code(err) != seckill.EBusy {
-		t.Errorf("second purchase while the first holds the activity: %v, want busy", err)
+	return c
+}
+
+// waitQueued waits until n buyers wait in the activity's queue.
+func (h *heldService) waitQueued(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for h.svc.Queued(h.act) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d buyers queued, want %d", h.svc.Queued(h.act), n)
+		}
+		time.Sleep(time.Millisecond)
 	}
-	if n := mr.CommandCount() - before; n != 0 {
-		t.Errorf("the busy answer cost %d Redis commands, want 0", n)
+}
+
+// While a batch holds the activity, buyers queue instead of bouncing on a
+// busy lock, cost no Redis command while they wait, and the next lock grant
+// serves all of them at once.
+func TestBuyersQueueForTheNextBatch(t *testing.T) {
+	h := newHeldService(t, purchase.Config{LockWait: time.Minute})
+	first := h.buy(1)
+	<-h.entered
+	before := h.mr.CommandCount()
+	var answers []<-chan bought
+	for u := int64(2); u <= 21; u++ {
+		answers = append(answers, h.buy(u))
 	}
-	close(gate)
-	if err := <-done; err != nil {
-		t.Errorf("first purchase: %v", err)
+	h.waitQueued(t, 20)
+	if n := h.mr.CommandCount() - before; n != 0 {
+		t.Errorf("20 queued buyers cost %d Redis commands, want 0", n)
+	}
+	close(h.release)
+	if b := <-first; b.err != nil {
+		t.Fatalf("first buyer: %v", b.err)
+	}
+	fences := map[int64]int{}
+	for _, c := range answers {
+		b := <-c
+		if b.err != nil {
+			t.Errorf("user %d: %v, want an order", b.user, b.err)
+			continue
+		}
+		fences[b.order.Fence]++
+	}
+	if len(fences) != 1 {
+		t.Errorf("the 20 queued buyers' orders were written under fences %v, want one grant for all", fences)
+	}
+}
+
+// A full queue answers busy at once; so does a queue wait that runs out,
+// and a buyer who left the queue is never sold to.
+func TestBusyOnlyWhenTheQueueIsFullOrTheWaitIsOver(t *testing.T) {
+	h := newHeldService(t, purchase.Config{QueueMax: 2, LockWait: 300 * time.Millisecond})
+	first := h.buy(1)
+	<-h.entered
+	waiting := []<-chan bought{h.buy(2), h.buy(3)}
+	h.waitQueued(t, 2)
+	if b := <-h.buy(4); code(b.err) != seckill.EBusy {
+		t.Errorf("buyer beyond a full queue: %v, want busy", b.err)
+	}
+	for _, c := range waiting {
+		if b := <-c; code(b.err) != seckill.EBusy {
+			t.Errorf("user %d, after the queue wait: %v, want busy", b.user, b.err)
+		}
+	}
+	close(h.release)
+	if b := <-first; b.err != nil {
+		t.Fatalf("first buyer: %v", b.err)
+	}
+	n, err := h.orders.CountOrders(context.Background(), h.act)
+	if err != nil || n != 1 {
+		t.Errorf("%d orders (%v), want only the first buyer's", n, err)
+	}
+	// The leader drops the buyers who left; the next buyer then buys.
+	for deadline := time.Now().Add(20 * time.Second); h.svc.Queued(h.act) > 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if b := <-h.buy(5); b.err != nil {
+		t.Errorf("buyer after the batch: %v", b.err)
+	}
+}
+
+// Close lets the queued buyers finish, then refuses new ones with 503.
+func TestCloseFinishesTheQueueThenRefuses(t *testing.T) {
+	h := newHeldService(t, purchase.Config{LockWait: time.Minute})
+	first := h.buy(1)
+	<-h.entered
+	second := h.buy(2)
+	h.waitQueued(t, 1)
+	closed := make(chan struct{})
+	go func() { _ = h.svc.Close(); close(closed) }()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while a batch was running")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(h.release)
+	for _, c := range []<-chan bought{first, second} {
+		if b := <-c; b.err != nil {
+			t.Errorf("user %d, queued before Close: %v, want an order", b.user, b.err)
+		}
+	}
+	<-closed
+	if b := <-h.buy(3); code(b.err) != seckill.EUnavailable {
+		t.Errorf("buyer after Close: %v, want unavailable", b.err)
 	}
 }
 

@@ -1,24 +1,30 @@
--- Takes one unit of an activity's stock, atomically, and leaves a receipt.
+-- Takes up to ARGV[1] units of an activity's stock for one lock grant,
+-- atomically, and leaves the grant's receipt.
 -- KEYS[1]: the activity's stock hash (fields "remaining" and "epoch").
--- KEYS[2]: the receipt of this deduct (one per lock grant).
--- ARGV[1]: how long the receipt lives, in milliseconds.
--- Returns the units left after taking one; -1 when none was left (nothing
--- changed); nil (false) when the stock was never loaded, so that a lost or
--- unloaded key is never mistaken for "sold out" nor created by HINCRBY.
--- The receipt holds the stock's epoch. It lets the caller put the unit back
--- exactly once, also after a deduct whose reply it never got, and it makes a
--- resent deduct (a client retrying after a lost reply) take nothing more.
+-- KEYS[2]: the grant's receipt, "<epoch>:<units the grant holds>".
+-- ARGV[1]: units wanted (at least 1); ARGV[2]: receipt lifetime in ms.
+-- Returns {taken, remaining}: taken is 0 when none was left; nil (false) when
+-- the stock was never loaded, so a lost or unloaded key is never mistaken for
+-- "sold out" nor created by HINCRBY.
+-- One grant deducts once. An existing receipt means this deduct already ran
+-- (a client resending it after a lost reply) or the grant was settled before
+-- it landed (a tombstone written by settle.lua): either way nothing more is
+-- taken, and the receipt's count is what the grant holds.
 -- Nothing is written unless a unit is taken: the sold-out storm only reads.
 local left = tonumber(redis.call('HGET', KEYS[1], 'remaining'))
 if not left then
   return false
 end
-if redis.call('EXISTS', KEYS[2]) == 1 then
-  return left
+local receipt = redis.call('GET', KEYS[2])
+if receipt then
+  local sep = string.find(receipt, ':', 1, true)
+  return {tonumber(string.sub(receipt, sep + 1)), left}
 end
-if left <= 0 then
-  return -1
+local take = math.min(tonumber(ARGV[1]), left)
+if take <= 0 then
+  return {0, left}
 end
-left = redis.call('HINCRBY', KEYS[1], 'remaining', -1)
-redis.call('SET', KEYS[2], redis.call('HGET', KEYS[1], 'epoch') or '0', 'PX', ARGV[1])
-return left
+left = redis.call('HINCRBY', KEYS[1], 'remaining', -take)
+local epoch = redis.call('HGET', KEYS[1], 'epoch') or '0'
+redis.call('SET', KEYS[2], epoch .. ':' .. take, 'PX', ARGV[2])
+return {take, left}

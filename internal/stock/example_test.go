@@ -29,28 +29,27 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	// Each purchase deducts under its own lock fence: 10, 11, 12.
-	for fence := int64(10); fence <= 12; fence++ {
-		left, err := s.Deduct(ctx, 1, fence)
+	// Each lock grant deducts once for its batch of buyers: fences 10 and 11.
+	for fence := int64(10); fence <= 11; fence++ {
+		taken, left, err := s.Deduct(ctx, 1, fence, 3)
 		switch {
 		case errors.Is(err, stock.ErrSoldOut):
 			fmt.Println("sold out")
 		case err != nil:
 			fmt.Println(err)
 		default:
-			fmt.Println("sold one,", left, "left")
+			fmt.Println("took", taken, "of 3,", left, "left")
 		}
 	}
-	// The order of fence 11 could not be written: give its unit back. A
-	// second return of the same deduct puts nothing back.
-	left, err := s.Return(ctx, 1, 11)
-	fmt.Println(left, err)
-	_, err = s.Return(ctx, 1, 11)
-	fmt.Println(errors.Is(err, stock.ErrNoDeduct))
+	// Grant 10 wrote one of its two orders: it keeps 1 unit and gives 1 back.
+	// Settling again gives back nothing more.
+	left, back, err := s.Settle(ctx, 1, 10, 1)
+	fmt.Println(left, back, err)
+	left, back, err = s.Settle(ctx, 1, 10, 1)
+	fmt.Println(left, back, err)
 	// Output:
-	// sold one, 1 left
-	// sold one, 0 left
+	// took 2 of 3, 0 left
 	// sold out
-	// 1 <nil>
-	// true
+	// 1 1 <nil>
+	// 1 0 <nil>
 }

@@ -1,5 +1,5 @@
-// Package stock keeps each activity's unsold units in Redis and takes them one
-// at a time, atomically.
+// Package stock keeps each activity's unsold units in Redis and takes them,
+// a lock grant's batch at a time, atomically.
 //
 // The flash-sale incident this service exists for sold more units than it had
 // because stock was read (HGET) and then written (HINCRBY) in two commands:
@@ -11,17 +11,20 @@
 // Every key of one activity carries the hash tag {act:N}, so an activity's
 // stock, receipts and lock live in the same Redis Cluster slot.
 //
-// A unit whose order cannot be written goes back with Return. Each deduct
-// leaves a receipt named by the caller's lock fence, and Return consumes it:
-// a unit goes back at most once, and a caller whose deduct timed out can call
-// Return without knowing whether the deduct landed (retrying it is safe too).
-// Each load stamps the stock with an epoch (the fence of the lock grant the
-// load ran under) and a receipt remembers the epoch it was taken in: a unit
-// deducted before a reload is not returned after it, as the reload already
-// counted it as unsold.
+// One lock grant deducts once, for its whole batch of buyers, and leaves a
+// receipt named by the grant's fence that records how many units it holds.
+// Units whose orders cannot be written go back with Settle, which lowers the
+// receipt to what the grant keeps: a unit goes back at most once, settling
+// again (or a resend of it) returns nothing more, and a caller whose deduct
+// timed out can settle at 0 without knowing whether the deduct landed. When
+// it did not, Settle leaves a tombstone receipt, so a deduct that lands late
+// takes nothing. Each load stamps the stock with an epoch (the fence of the
+// lock grant the load ran under) and a receipt remembers the epoch it was
+// taken in: a unit deducted before a reload is not returned after it, as the
+// reload already counted it as unsold.
 //
 // A missing stock key means "not loaded" (never loaded, or Redis lost its
-// data), which is not the same as sold out: Deduct and Return then change
+// data), which is not the same as sold out: Deduct and Settle then change
 // nothing and report ErrNotLoaded, and the operator reloads the stock from the
 // database (total minus orders).
 package stock
@@ -43,16 +46,16 @@ var (
 	// ErrNotLoaded is returned when the activity's stock is not in Redis;
 	// nothing changed.
 	ErrNotLoaded = errors.New("stock: not loaded")
-	// ErrStale is returned by Return when the stock was loaded again since the
+	// ErrStale is returned by Settle when the stock was loaded again since the
 	// deduct; nothing changed.
 	ErrStale = errors.New("stock: reloaded since the deduct")
-	// ErrNoDeduct is returned by Return when there is nothing to put back:
-	// the deduct never landed, or its unit was returned already.
+	// ErrNoDeduct is returned by Settle when the grant's deduct never
+	// landed; a tombstone now keeps a late one from taking anything.
 	ErrNoDeduct = errors.New("stock: no deduct to return")
 )
 
 // ReceiptTTL is how long a deduct's receipt lives: the time within which its
-// unit can be put back. Past it, only a reload (reconciliation) recovers it.
+// units can be put back. Past it, only a reload (reconciliation) recovers them.
 const ReceiptTTL = 5 * time.Minute
 
 // Fields of the stock hash.
@@ -65,15 +68,15 @@ var (
 	//go:embed deduct.lua
 	deductSrc    string
 	deductScript = redis.NewScript(deductSrc)
-	//go:embed return.lua
-	returnSrc    string
-	returnScript = redis.NewScript(returnSrc)
+	//go:embed settle.lua
+	settleSrc    string
+	settleScript = redis.NewScript(settleSrc)
 )
 
-// Answers of the scripts that are not counts.
+// Answers of settle.lua that are not counts.
 const (
-	refused   = -1 // deduct.lua: none left; return.lua: reloaded since
-	noReceipt = -2 // return.lua: nothing to return
+	reloaded  = -1 // the stock was loaded again since the deduct
+	noReceipt = -2 // the deduct never landed
 )
 
 // Store reads and changes activities' stock in Redis. It is safe for
@@ -100,44 +103,67 @@ func (s *Store) Load(ctx context.Context, activityID, remaining, epoch int64) er
 	return nil
 }
 
-// Deduct takes one unit for the lock grant fence and returns how many are
-// left. With none left it returns ErrSoldOut; with the stock not loaded,
-// ErrNotLoaded; in both cases nothing changed. On any other error the deduct
-// may or may not have happened: Return(fence) puts the unit back if it did.
-// One fence takes at most one unit: a repeated Deduct for the same fence
-// (a retry after a lost reply) takes nothing more and reports what is left.
-func (s *Store) Deduct(ctx context.Context, activityID, fence int64) (remaining int64, err error) {
-	left, err := deductScript.Run(ctx, s.rdb, []string{s.key(activityID), s.receipt(activityID, fence)}, ReceiptTTL.Milliseconds()).Int64()
+// Deduct takes up to n units for the lock grant fence and returns how many
+// it took (fewer than n when fewer were left) and how many are left. With
+// none left it returns ErrSoldOut; with the stock not loaded, ErrNotLoaded;
+// in both cases nothing changed. On any other error the deduct may or may
+// not have happened: Settle(fence, 0) puts its units back if it did.
+// A grant deducts once: a repeated Deduct for the same fence (a retry after a
+// lost reply) takes nothing more and reports what the grant holds.
+func (s *Store) Deduct(ctx context.Context, activityID, fence, n int64) (taken, remaining int64, err error) {
+	if n < 1 {
+		return 0, 0, fmt.Errorf("stock: deduct %d units of activity %d: want at least 1", n, activityID)
+	}
+	res, err := deductScript.Run(ctx, s.rdb, s.keys(activityID, fence), n, ReceiptTTL.Milliseconds()).Int64Slice()
 	switch {
 	case errors.Is(err, redis.Nil):
-		return 0, fmt.Errorf("stock: deduct activity %d: %w", activityID, ErrNotLoaded)
+		return 0, 0, fmt.Errorf("stock: deduct activity %d: %w", activityID, ErrNotLoaded)
 	case err != nil:
-		return 0, fmt.Errorf("stock: deduct activity %d: %w", activityID, err)
-	case left == refused:
-		return 0, fmt.Errorf("stock: deduct activity %d: %w", activityID, ErrSoldOut)
+		return 0, 0, fmt.Errorf("stock: deduct activity %d: %w", activityID, err)
+	case len(res) != 2:
+		return 0, 0, fmt.Errorf("stock: deduct activity %d: unexpected reply %v", activityID, res)
+	case res[0] == 0:
+		return 0, max(res[1], 0), fmt.Errorf("stock: deduct activity %d: %w", activityID, ErrSoldOut)
 	}
-	return left, nil
+	return res[0], res[1], nil
 }
 
-// Return puts back the unit that Deduct took for fence and returns how many
-// are left. It is safe to call whether or not the deduct landed, and more
-// than once: ErrNoDeduct means there was nothing (more) to put back. With the
-// stock loaded again since the deduct it returns ErrStale, and with the stock
-// not loaded ErrNotLoaded; both change nothing, as the next or last load
-// counts the unit from the database.
-func (s *Store) Return(ctx context.Context, activityID, fence int64) (remaining int64, err error) {
-	left, err := returnScript.Run(ctx, s.rdb, []string{s.key(activityID), s.receipt(activityID, fence)}).Int64()
+// Settle settles the deduct of grant fence: the grant keeps keep units (the
+// orders it wrote) and the rest go back. It returns how many are left and
+// how many went back. It is safe to call whether or not the deduct landed,
+// and more than once: a second Settle with the same or a larger keep returns
+// nothing more. ErrNoDeduct means the deduct never landed (and now never
+// will: a late one takes nothing). With the stock loaded again since the
+// deduct it returns ErrStale, and with the stock not loaded ErrNotLoaded;
+// both return nothing, as the next or last load counts the units from the
+// database.
+func (s *Store) Settle(ctx context.Context, activityID, fence, keep int64) (remaining, returned int64, err error) {
+	if keep < 0 {
+		return 0, 0, fmt.Errorf("stock: settle activity %d for fence %d: negative keep %d", activityID, fence, keep)
+	}
+	reply, err := settleScript.Run(ctx, s.rdb, s.keys(activityID, fence), keep, ReceiptTTL.Milliseconds()).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
-		return 0, fmt.Errorf("stock: return to activity %d: %w", activityID, ErrNotLoaded)
+		return 0, 0, fmt.Errorf("stock: settle activity %d: %w", activityID, ErrNotLoaded)
 	case err != nil:
-		return 0, fmt.Errorf("stock: return to activity %d: %w", activityID, err)
-	case left == noReceipt:
-		return 0, fmt.Errorf("stock: return to activity %d for fence %d: %w", activityID, fence, ErrNoDeduct)
-	case left == refused:
-		return 0, fmt.Errorf("stock: return to activity %d for fence %d: %w", activityID, fence, ErrStale)
+		return 0, 0, fmt.Errorf("stock: settle activity %d: %w", activityID, err)
 	}
-	return left, nil
+	switch r := reply.(type) {
+	case int64:
+		if r == reloaded {
+			return 0, 0, fmt.Errorf("stock: settle activity %d for fence %d: %w", activityID, fence, ErrStale)
+		}
+		return 0, 0, fmt.Errorf("stock: settle activity %d for fence %d: %w", activityID, fence, ErrNoDeduct)
+	case []any:
+		if len(r) == 2 {
+			left, ok1 := r[0].(int64)
+			back, ok2 := r[1].(int64)
+			if ok1 && ok2 {
+				return left, back, nil
+			}
+		}
+	}
+	return 0, 0, fmt.Errorf("stock: settle activity %d: unexpected reply %v", activityID, reply)
 }
 
 // Remaining returns the units left, or ErrNotLoaded.
@@ -154,7 +180,12 @@ func (s *Store) Remaining(ctx context.Context, activityID int64) (int64, error) 
 
 func (s *Store) key(activityID int64) string { return Key(s.prefix, activityID) }
 
-// receipt is the key of the deduct made under fence:
+// keys are the stock hash and the receipt of grant fence, the scripts' KEYS.
+func (s *Store) keys(activityID, fence int64) []string {
+	return []string{s.key(activityID), s.receipt(activityID, fence)}
+}
+
+// receipt is the key of the deduct made under grant fence:
 // <prefix>seckill:{act:N}:deduct:<fence>.
 func (s *Store) receipt(activityID, fence int64) string {
 	return activityKey(s.prefix, activityID, "deduct:"+strconv.FormatInt(fence, 10))

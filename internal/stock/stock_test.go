@@ -21,9 +21,9 @@ const (
 )
 
 // sellOut starts workers goroutines that each call take until it reports sold
-// out, and returns how many units were sold in total. take reports an error
-// other than sold out by failing the test.
-func sellOut(t *testing.T, take func(ctx context.Context) (sold bool, err error)) int64 {
+// out (0 units taken), and returns how many units were sold in total. take
+// reports an error other than sold out by failing the test.
+func sellOut(t *testing.T, take func(ctx context.Context) (sold int64, err error)) int64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -36,15 +36,15 @@ func sellOut(t *testing.T, take func(ctx context.Context) (sold bool, err error)
 		wg.Go(func() {
 			<-start
 			for {
-				ok, err := take(ctx)
+				n, err := take(ctx)
 				if err != nil {
 					t.Error(err)
 					return
 				}
-				if !ok {
+				if n == 0 {
 					return
 				}
-				sold.Add(1)
+				sold.Add(n)
 			}
 		})
 	}
@@ -70,15 +70,17 @@ func TestDeductConcurrentSellsExactlyTheStock(t *testing.T) {
 		t.Fatal(err)
 	}
 	var negative, fence atomic.Int64
-	sold := sellOut(t, func(ctx context.Context) (bool, error) {
-		left, err := s.Deduct(ctx, 1, fence.Add(1))
+	sold := sellOut(t, func(ctx context.Context) (int64, error) {
+		// Grants of one to three units, as a busy sale's batches are.
+		f := fence.Add(1)
+		taken, left, err := s.Deduct(ctx, 1, f, 1+f%3)
 		if errors.Is(err, stock.ErrSoldOut) {
-			return false, nil
+			return 0, nil
 		}
 		if left < 0 {
 			negative.Add(1)
 		}
-		return err == nil, err
+		return taken, err
 	})
 	left, err := s.Remaining(ctx, 1)
 	if err != nil {
@@ -100,12 +102,12 @@ func TestNaiveReadThenWriteOversells(t *testing.T) {
 	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
 	key := stock.Key(prefix, 1)
 	ctx := context.Background()
-	naive := func(ctx context.Context) (bool, error) {
+	naive := func(ctx context.Context) (int64, error) {
 		left, err := rdb.HGet(ctx, key, "remaining").Int64()
 		if err != nil || left <= 0 {
-			return false, err
+			return 0, err
 		}
-		return true, rdb.HIncrBy(ctx, key, "remaining", -1).Err()
+		return 1, rdb.HIncrBy(ctx, key, "remaining", -1).Err()
 	}
 	// A race can be lost by chance; a few rounds make a miss vanishingly rare.
 	for round := 1; round <= 5; round++ {
@@ -130,11 +132,11 @@ func TestNotLoaded(t *testing.T) {
 	s := stock.New(rdb, prefix)
 	ctx := context.Background()
 
-	if _, err := s.Deduct(ctx, 1, 1); !errors.Is(err, stock.ErrNotLoaded) {
+	if _, _, err := s.Deduct(ctx, 1, 1, 1); !errors.Is(err, stock.ErrNotLoaded) {
 		t.Errorf("Deduct: %v, want ErrNotLoaded", err)
 	}
-	if _, err := s.Return(ctx, 1, 1); !errors.Is(err, stock.ErrNoDeduct) {
-		t.Errorf("Return: %v, want ErrNoDeduct", err)
+	if _, _, err := s.Settle(ctx, 1, 1, 0); !errors.Is(err, stock.ErrNoDeduct) {
+		t.Errorf("Settle: %v, want ErrNoDeduct", err)
 	}
 	if _, err := s.Remaining(ctx, 1); !errors.Is(err, stock.ErrNotLoaded) {
 		t.Errorf("Remaining: %v, want ErrNotLoaded", err)
@@ -142,83 +144,118 @@ func TestNotLoaded(t *testing.T) {
 	assertNoKey(t, rdb, stock.Key(prefix, 1))
 }
 
-// TestReturnNeverResurrectsLostStock: after Redis lost the stock, a late
-// Return must not recreate it as "1 unit left", which a later preload would
+// TestSettleNeverResurrectsLostStock: after Redis lost the stock, a late
+// Settle must not recreate it as "n units left", which a later preload would
 // not expect and buyers would take.
-func TestReturnNeverResurrectsLostStock(t *testing.T) {
+func TestSettleNeverResurrectsLostStock(t *testing.T) {
 	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
 	s := stock.New(rdb, prefix)
 	ctx := context.Background()
 	if err := s.Load(ctx, 1, 5, 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Deduct(ctx, 1, 7); err != nil {
+	if _, _, err := s.Deduct(ctx, 1, 7, 3); err != nil {
 		t.Fatal(err)
 	}
-	// The stock is lost, its receipt not (yet): the worst case for Return.
+	// The stock is lost, its receipt not (yet): the worst case for Settle.
 	if err := rdb.Del(ctx, stock.Key(prefix, 1)).Err(); err != nil {
 		t.Fatal(err)
 	}
 
-	if _, err := s.Return(ctx, 1, 7); !errors.Is(err, stock.ErrNotLoaded) {
-		t.Errorf("Return after the key was lost: %v, want ErrNotLoaded", err)
+	if _, _, err := s.Settle(ctx, 1, 7, 1); !errors.Is(err, stock.ErrNotLoaded) {
+		t.Errorf("Settle after the key was lost: %v, want ErrNotLoaded", err)
 	}
 	assertNoKey(t, rdb, stock.Key(prefix, 1))
 }
 
-// TestReturnAfterReloadIsStale: a unit deducted before a reload (which counted
-// it as unsold, its order never having been written) must not be added again.
-func TestReturnAfterReloadIsStale(t *testing.T) {
+// TestSettleAfterReloadIsStale: units deducted before a reload (which counted
+// them as unsold, their orders never having been written) must not be added
+// again.
+func TestSettleAfterReloadIsStale(t *testing.T) {
 	s := stock.New(testenv.Redis(t), testenv.Prefix(t))
 	ctx := context.Background()
 	if err := s.Load(ctx, 1, 5, 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Deduct(ctx, 1, 7); err != nil {
+	if _, _, err := s.Deduct(ctx, 1, 7, 2); err != nil {
 		t.Fatalf("Deduct: %v", err)
 	}
 	if err := s.Load(ctx, 1, 5, 2); err != nil { // total 5, no orders: all 5 unsold
 		t.Fatal(err)
 	}
-	if _, err := s.Return(ctx, 1, 7); !errors.Is(err, stock.ErrStale) {
-		t.Errorf("Return of a unit from before the reload: %v, want ErrStale", err)
+	if _, _, err := s.Settle(ctx, 1, 7, 0); !errors.Is(err, stock.ErrStale) {
+		t.Errorf("Settle of units from before the reload: %v, want ErrStale", err)
 	}
 	if left, err := s.Remaining(ctx, 1); err != nil || left != 5 {
 		t.Errorf("Remaining = %d, %v; want 5, as loaded", left, err)
 	}
 }
 
-func TestSoldOutAndReturn(t *testing.T) {
+// TestBatchDeductAndSettle walks one activity through grants that take a
+// batch each, fewer than they want at the end, and settle what their orders
+// did not keep.
+func TestBatchDeductAndSettle(t *testing.T) {
 	s := stock.New(testenv.Redis(t), testenv.Prefix(t))
 	ctx := context.Background()
-	if err := s.Load(ctx, 1, 1, 3); err != nil {
+	if err := s.Load(ctx, 1, 5, 3); err != nil {
 		t.Fatal(err)
 	}
-	deduct := func(fence int64) func(context.Context, int64) (int64, error) {
-		return func(ctx context.Context, id int64) (int64, error) { return s.Deduct(ctx, id, fence) }
+	type got struct{ a, b int64 }
+	deduct := func(fence, n int64) func() (got, error) {
+		return func() (got, error) { a, b, err := s.Deduct(ctx, 1, fence, n); return got{a, b}, err }
 	}
-	giveBack := func(fence int64) func(context.Context, int64) (int64, error) {
-		return func(ctx context.Context, id int64) (int64, error) { return s.Return(ctx, id, fence) }
+	settle := func(fence, keep int64) func() (got, error) {
+		return func() (got, error) { a, b, err := s.Settle(ctx, 1, fence, keep); return got{a, b}, err }
 	}
 	steps := []struct {
 		name string
-		op   func(context.Context, int64) (int64, error)
-		want int64
+		op   func() (got, error)
+		want got
 		err  error
 	}{
-		{"deduct the last unit", deduct(10), 0, nil},
-		{"deduct with none left", deduct(11), 0, stock.ErrSoldOut},
-		{"remaining after sold out", s.Remaining, 0, nil},
-		{"return for a deduct that sold nothing", giveBack(11), 0, stock.ErrNoDeduct},
-		{"return a unit", giveBack(10), 1, nil},
-		{"return the same unit again", giveBack(10), 0, stock.ErrNoDeduct},
-		{"deduct the returned unit", deduct(12), 0, nil},
+		{"grant 10 takes 3 of 5", deduct(10, 3), got{3, 2}, nil},
+		{"grant 10 resent takes nothing more", deduct(10, 3), got{3, 2}, nil},
+		{"grant 11 wants 4, takes the 2 left", deduct(11, 4), got{2, 0}, nil},
+		{"grant 12 finds none", deduct(12, 1), got{0, 0}, stock.ErrSoldOut},
+		{"grant 12 settles: it took nothing", settle(12, 0), got{}, stock.ErrNoDeduct},
+		{"grant 10 keeps 1 of 3 (2 orders not written)", settle(10, 1), got{2, 2}, nil},
+		{"grant 10 settles again: nothing more", settle(10, 1), got{2, 0}, nil},
+		{"grant 10 cannot raise what it keeps", settle(10, 3), got{2, 0}, nil},
+		{"grant 11 keeps none", settle(11, 0), got{4, 2}, nil},
+		{"grant 13 takes the 4 returned", deduct(13, 9), got{4, 0}, nil},
 	}
 	for _, st := range steps {
-		got, err := st.op(ctx, 1)
-		if !errors.Is(err, st.err) || (err == nil && got != st.want) {
-			t.Errorf("%s: (%d, %v), want (%d, %v)", st.name, got, err, st.want, st.err)
+		g, err := st.op()
+		if !errors.Is(err, st.err) || (err == nil && g != st.want) {
+			t.Errorf("%s: (%d, %d, %v), want (%d, %d, %v)", st.name, g.a, g.b, err, st.want.a, st.want.b, st.err)
 		}
+	}
+	if _, _, err := s.Deduct(ctx, 1, 14, 0); err == nil {
+		t.Error("Deduct of 0 units accepted")
+	}
+	if _, _, err := s.Settle(ctx, 1, 13, -1); err == nil {
+		t.Error("Settle keeping -1 units accepted")
+	}
+}
+
+// TestLateDeductAfterSettleTakesNothing: a deduct that timed out on the
+// client is settled at 0, finds no receipt, and leaves a tombstone; the
+// deduct then lands (a TCP retransmit, or a client resending it) and must
+// take nothing, or its units would be lost to a grant nobody settles.
+func TestLateDeductAfterSettleTakesNothing(t *testing.T) {
+	s := stock.New(testenv.Redis(t), testenv.Prefix(t))
+	ctx := context.Background()
+	if err := s.Load(ctx, 1, 5, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Settle(ctx, 1, 7, 0); !errors.Is(err, stock.ErrNoDeduct) {
+		t.Fatalf("Settle before the deduct landed: %v, want ErrNoDeduct", err)
+	}
+	if taken, left, err := s.Deduct(ctx, 1, 7, 3); !errors.Is(err, stock.ErrSoldOut) || taken != 0 || left != 5 {
+		t.Errorf("late Deduct: (%d, %d, %v), want (0, 5, ErrSoldOut): it must take nothing", taken, left, err)
+	}
+	if left, err := s.Remaining(ctx, 1); err != nil || left != 5 {
+		t.Errorf("Remaining = %d, %v; want 5", left, err)
 	}
 }
 
@@ -261,10 +298,10 @@ func assertNoKey(t *testing.T, rdb redis.UniversalClient, key string) {
 	}
 }
 
-// TestReturnAfterLostReply: a deduct whose reply never arrived may have
-// landed or not. Return is safe either way: it puts the unit back when the
-// deduct landed, changes nothing when it did not, and never twice.
-func TestReturnAfterLostReply(t *testing.T) {
+// TestSettleAfterLostReply: a deduct whose reply never arrived may have
+// landed or not. Settling at 0 is safe either way: it puts the units back
+// when the deduct landed, changes nothing when it did not, and never twice.
+func TestSettleAfterLostReply(t *testing.T) {
 	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
 	s := stock.New(rdb, prefix)
 	ctx := context.Background()
@@ -273,11 +310,11 @@ func TestReturnAfterLostReply(t *testing.T) {
 	}
 	// Fence 1's deduct landed, and was resent by a retrying client (its
 	// replies are ignored); fence 2's never ran.
-	_, _ = s.Deduct(ctx, 1, 1)
-	_, _ = s.Deduct(ctx, 1, 1)
+	_, _, _ = s.Deduct(ctx, 1, 1, 2)
+	_, _, _ = s.Deduct(ctx, 1, 1, 2)
 	for range 3 {
-		_, _ = s.Return(ctx, 1, 1)
-		_, _ = s.Return(ctx, 1, 2)
+		_, _, _ = s.Settle(ctx, 1, 1, 0)
+		_, _, _ = s.Settle(ctx, 1, 2, 0)
 	}
 	if left, err := s.Remaining(ctx, 1); err != nil || left != 5 {
 		t.Errorf("Remaining = %d, %v; want 5: each landed deduct returned once, nothing else", left, err)

@@ -1,0 +1,278 @@
+package purchase
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/lock"
+	"github.com/seckill-oss/seckill/internal/order"
+	"github.com/seckill-oss/seckill/internal/stock"
+	"github.com/seckill-oss/seckill/internal/usercheck"
+)
+
+// runBatch serves the tickets with one lock grant and answers each of them.
+// A buyer who queued twice in one batch is served once: the repeat gets the
+// first request's outcome when it carries the same idempotency key, and
+// otherwise already_purchased when the first bought, or the first's error.
+func (s *Service) runBatch(a seckill.Activity, tickets []*ticket) {
+	s.m.batchSize.Observe(float64(len(tickets)))
+	firsts, repeats := byUser(tickets)
+	outs := s.serve(a, firsts)
+	for i, t := range firsts {
+		t.answer(outs[i].order, outs[i].err)
+	}
+	for _, r := range repeats {
+		first, out := firsts[r.first], outs[r.first]
+		switch {
+		case r.t.req.IdempotencyKey != "" && r.t.req.IdempotencyKey == first.req.IdempotencyKey:
+			r.t.answer(out.order, out.err)
+		case out.err == nil:
+			r.t.answer(seckill.Order{}, alreadyPurchased(out.order.ID))
+		default:
+			r.t.answer(seckill.Order{}, out.err)
+		}
+	}
+}
+
+type repeat struct {
+	t     *ticket
+	first int // index of the same user's first ticket
+}
+
+// byUser splits the tickets into each user's first and the repeats.
+func byUser(tickets []*ticket) (firsts []*ticket, repeats []repeat) {
+	seen := make(map[int64]int, len(tickets))
+	for _, t := range tickets {
+		if i, ok := seen[t.req.UserID]; ok {
+			repeats = append(repeats, repeat{t, i})
+			continue
+		}
+		seen[t.req.UserID] = len(firsts)
+		firsts = append(firsts, t)
+	}
+	return firsts, repeats
+}
+
+// serve runs one lock grant for tickets of distinct users and returns each
+// one's outcome, in order.
+func (s *Service) serve(a seckill.Activity, tickets []*ticket) []outcome {
+	outs := make([]outcome, len(tickets))
+	set := func(idx []int, err error) {
+		for _, i := range idx {
+			outs[i].err = err
+		}
+	}
+	// Buyers who bought here while they waited need no lock.
+	var pending []int
+	for i, t := range tickets {
+		if id, ok := s.bought.Load(buyer{a.ID, t.req.UserID}); ok {
+			outs[i].err = alreadyPurchased(id.(string))
+			continue
+		}
+		pending = append(pending, i)
+	}
+	if len(pending) == 0 {
+		return outs
+	}
+	if s.stillSoldOut(a.ID) {
+		s.m.batches.WithLabelValues("sold_out").Inc()
+		set(pending, soldOut())
+		return outs
+	}
+
+	// The lease context derives from this one: it must live as long as the
+	// grant can (the wait, then the TTL).
+	lctx, cancel := context.WithTimeout(context.Background(), s.cfg.LockWait+s.cfg.LockTTL)
+	defer cancel()
+	lk, err := s.locks.Obtain(lctx, stock.LockKey(s.cfg.KeyPrefix, a.ID), s.cfg.LockTTL, &lock.ObtainOptions{Wait: s.cfg.LockWait})
+	switch {
+	case errors.Is(err, lock.ErrNotObtained):
+		s.m.batches.WithLabelValues("lock_busy").Inc()
+		set(pending, busy("the activity is too busy: another instance held its lock past the queue wait; nothing was sold", err))
+		return outs
+	case err != nil:
+		s.m.batches.WithLabelValues("unavailable").Inc()
+		set(pending, unavailable("Redis did not answer; nothing was sold", err))
+		return outs
+	}
+	defer func() {
+		if err := lk.Release(context.Background()); err != nil {
+			s.log.Warn("lock release", "activity_id", a.ID, "fence", lk.Fence(), "err", err)
+		}
+	}()
+
+	approved := s.verify(lk, a.ID, tickets, pending, outs)
+	if len(approved) == 0 {
+		s.m.batches.WithLabelValues("none_approved").Inc()
+		return outs
+	}
+	s.sell(lk, a.ID, tickets, approved, outs)
+	return outs
+}
+
+// stillSoldOut reports whether the activity is sold out, for everyone queued,
+// without the lock: from the sold-out mark while it is fresh, then from Redis
+// (which the atomic deduct would consult anyway), refreshing the mark. A
+// failed look-up says no; the deduct then reports what is wrong.
+func (s *Service) stillSoldOut(activityID int64) bool {
+	if _, marked := s.soldOut.Load(activityID); !marked {
+		return false
+	}
+	if s.soldOutFresh(activityID) {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), detachedTimeout)
+	defer cancel()
+	left, err := s.stock.Remaining(ctx, activityID)
+	switch {
+	case err != nil:
+		return false
+	case left <= 0:
+		s.markSoldOut(activityID, 0)
+		return true
+	}
+	s.soldOut.Delete(activityID)
+	return false
+}
+
+// verify asks the user-verification service about the pending tickets' users
+// in parallel, each call within min(UserCheckTimeout, lease left - reserve),
+// sets the outcome of those not approved and returns the approved.
+func (s *Service) verify(lk *lock.Lock, activityID int64, tickets []*ticket, pending []int, outs []outcome) (approved []int) {
+	budget := min(s.cfg.UserCheckTimeout, lk.Remaining()-writeReserve(s.cfg.LockTTL))
+	if budget <= 0 {
+		for _, i := range pending {
+			outs[i].err = unavailable("the activity's lease ran out before the user could be verified; nothing was sold", context.DeadlineExceeded)
+		}
+		return nil
+	}
+	vctx, cancel := context.WithTimeout(lk.Context(), budget)
+	defer cancel()
+	errs := make([]error, len(pending))
+	var wg sync.WaitGroup
+	for k, i := range pending {
+		wg.Go(func() { errs[k] = s.users.Verify(vctx, tickets[i].req.UserID, activityID) })
+	}
+	wg.Wait()
+	for k, i := range pending {
+		switch err := errs[k]; {
+		case errors.Is(err, usercheck.ErrRejected):
+			outs[i].err = &seckill.Error{Code: seckill.EUserRejected, Message: "the user-verification service does not allow this user to buy", Err: err}
+		case err != nil:
+			outs[i].err = unavailable("the user-verification service failed or timed out; nothing was sold", err)
+		default:
+			approved = append(approved, i)
+		}
+	}
+	return approved
+}
+
+// sell deducts the approved buyers' units in one step under the grant's
+// fence, writes their orders in one transaction, and settles the units of
+// orders not written.
+func (s *Service) sell(lk *lock.Lock, activityID int64, tickets []*ticket, approved []int, outs []outcome) {
+	lease, fence := lk.Context(), lk.Fence()
+	taken, remaining, err := s.stock.Deduct(lease, activityID, fence, int64(len(approved)))
+	switch {
+	case errors.Is(err, stock.ErrSoldOut):
+		s.markSoldOut(activityID, 0)
+		s.m.batches.WithLabelValues("sold_out").Inc()
+		for _, i := range approved {
+			outs[i].err = soldOut()
+		}
+		return
+	case errors.Is(err, stock.ErrNotLoaded):
+		s.m.batches.WithLabelValues("unavailable").Inc()
+		for _, i := range approved {
+			outs[i].err = unavailable("the activity's stock is not loaded; an operator must preload it", err)
+		}
+		return
+	case err != nil:
+		// A deduct whose reply was lost may have landed: settling at 0
+		// gives its units back if it did, and stops it if it lands later.
+		s.settle(lease, activityID, fence, 0, int64(len(approved)), "deduct_failed")
+		s.m.batches.WithLabelValues("unavailable").Inc()
+		for _, i := range approved {
+			outs[i].err = unavailable("the stock store did not answer; nothing was sold", err)
+		}
+		return
+	}
+	s.m.remaining.WithLabelValues(itoa(activityID)).Set(float64(remaining))
+	s.markSoldOut(activityID, remaining)
+	for _, i := range approved[taken:] {
+		outs[i].err = soldOut()
+	}
+	approved = approved[:taken]
+
+	now := s.now().UTC()
+	orders := make([]seckill.Order, len(approved))
+	for k, i := range approved {
+		req := tickets[i].req
+		orders[k] = seckill.Order{
+			ID:             newOrderID(),
+			ActivityID:     activityID,
+			UserID:         req.UserID,
+			Status:         seckill.OrderStatusCreated,
+			IdempotencyKey: req.IdempotencyKey,
+			Fence:          fence,
+			CreatedAt:      now,
+		}
+	}
+	b, err := s.orders.CreateOrders(lease, activityID, fence, orders)
+	if err != nil {
+		s.m.batches.WithLabelValues("write_failed").Inc()
+		s.afterFailedWrite(lease, activityID, fence, tickets, approved, orders, err, outs)
+		return
+	}
+	s.m.batches.WithLabelValues("written").Inc()
+	at := make(map[string]int, len(orders))
+	for k, o := range orders {
+		at[o.ID] = approved[k]
+	}
+	for _, o := range b.Written {
+		s.remember(o)
+		outs[at[o.ID]].order = o
+	}
+	for _, o := range b.Over {
+		outs[at[o.ID]].err = soldOut()
+	}
+	if len(b.Over) > 0 {
+		// The database holds every unit already: Redis had too many.
+		// Keeping those units deducted moves Redis towards the truth.
+		s.log.Warn("database refused units Redis had; reconcile the activity", "activity_id", activityID, "units", len(b.Over))
+		s.markSoldOut(activityID, 0)
+	}
+	for _, o := range b.Taken {
+		outs[at[o.ID]].order, outs[at[o.ID]].err = s.explainTaken(lease, o, tickets[at[o.ID]].req)
+	}
+	if keep := int64(len(b.Written) + len(b.Over)); keep < taken {
+		s.settle(lease, activityID, fence, keep, taken-keep, "already_ordered")
+	}
+}
+
+// explainTaken answers a buyer whose order a unique key kept out: the user
+// already holds an order for the activity (its repeat with the same
+// idempotency key gets that order again), or used the idempotency key for
+// another order.
+func (s *Service) explainTaken(ctx context.Context, o seckill.Order, req BuyRequest) (seckill.Order, error) {
+	dctx, cancel := detached(ctx)
+	defer cancel()
+	existing, err := s.orders.OrderByUser(dctx, o.ActivityID, o.UserID)
+	switch {
+	case err == nil:
+		s.remember(existing)
+		if req.IdempotencyKey != "" && existing.IdempotencyKey == req.IdempotencyKey {
+			return existing, nil
+		}
+		return seckill.Order{}, alreadyPurchased(existing.ID)
+	case !errors.Is(err, order.ErrNotFound):
+		return seckill.Order{}, unavailable("the order database did not answer; nothing was sold", err)
+	}
+	first, err := s.orders.OrderByIdempotencyKey(dctx, o.UserID, req.IdempotencyKey)
+	if err != nil {
+		return seckill.Order{}, unavailable("the order database did not answer; nothing was sold", err)
+	}
+	return s.replay(first, req)
+}

@@ -1,0 +1,216 @@
+package purchase
+
+import (
+	"context"
+	"errors"
+
+	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/lock"
+	"github.com/seckill-oss/seckill/internal/order"
+	"github.com/seckill-oss/seckill/internal/stock"
+)
+
+func (s *Service) activity(ctx context.Context, id int64) (seckill.Activity, error) {
+	if a, ok := s.activities.Load(id); ok {
+		return a.(seckill.Activity), nil
+	}
+	a, err := s.orders.Activity(ctx, id)
+	switch {
+	case errors.Is(err, order.ErrActivityNotFound):
+		return seckill.Activity{}, seckill.Errorf(seckill.EActivityNotFound, "no activity %d", id)
+	case err != nil:
+		return seckill.Activity{}, unavailable("the order database did not answer", err)
+	}
+	s.activities.Store(id, a)
+	return a, nil
+}
+
+// ActivityView is an activity with its live stock.
+type ActivityView struct {
+	seckill.Activity
+	Remaining int64
+	Status    string
+}
+
+// Activity returns the activity and what is left of it. Remaining stock
+// comes from Redis; when Redis has none loaded or does not answer, it is
+// computed from the database.
+func (s *Service) Activity(ctx context.Context, id int64) (ActivityView, error) {
+	a, err := s.activity(ctx, id)
+	if err != nil {
+		return ActivityView{}, err
+	}
+	remaining, err := s.stock.Remaining(ctx, id)
+	if err != nil {
+		n, cerr := s.orders.CountOrders(ctx, id)
+		if cerr != nil {
+			return ActivityView{}, unavailable("neither Redis nor the database answered", errors.Join(err, cerr))
+		}
+		remaining = max(a.TotalStock-n, 0)
+	}
+	return ActivityView{Activity: a, Remaining: remaining, Status: a.StatusAt(s.now(), remaining)}, nil
+}
+
+// MyOrder returns the user's order for the activity.
+func (s *Service) MyOrder(ctx context.Context, activityID, userID int64) (seckill.Order, error) {
+	if _, err := s.activity(ctx, activityID); err != nil {
+		return seckill.Order{}, err
+	}
+	o, err := s.orders.OrderByUser(ctx, activityID, userID)
+	switch {
+	case errors.Is(err, order.ErrNotFound):
+		return seckill.Order{}, seckill.Errorf(seckill.EOrderNotFound, "you hold no order for activity %d", activityID)
+	case err != nil:
+		return seckill.Order{}, unavailable("the order database did not answer", err)
+	}
+	return o, nil
+}
+
+// CreateActivity validates and stores a new activity and loads its stock
+// into Redis. A failure to load leaves the activity created; preloading it
+// later is safe.
+func (s *Service) CreateActivity(ctx context.Context, a seckill.Activity) (ActivityView, error) {
+	if err := a.Validate(); err != nil {
+		return ActivityView{}, err
+	}
+	a.StartsAt, a.EndsAt = a.StartsAt.UTC(), a.EndsAt.UTC()
+	created, err := s.orders.CreateActivity(ctx, a)
+	if err != nil {
+		return ActivityView{}, unavailable("the order database failed; the activity was not created", err)
+	}
+	s.activities.Store(created.ID, created)
+	if _, err := s.Reconcile(ctx, created.ID); err != nil {
+		s.log.WarnContext(ctx, "stock of new activity not loaded; preload it", "activity_id", created.ID, "err", err)
+	}
+	return ActivityView{Activity: created, Remaining: created.TotalStock, Status: created.StatusAt(s.now(), created.TotalStock)}, nil
+}
+
+// Preload loads the activity's stock into Redis as total_stock minus the
+// orders in the database. It is safe at any time: see Reconcile.
+func (s *Service) Preload(ctx context.Context, id int64) (remaining int64, err error) {
+	r, err := s.Reconcile(ctx, id)
+	return r.After, err
+}
+
+// Audit compares the database, Redis and the activity's total.
+type Audit struct {
+	ActivityID     int64
+	TotalStock     int64
+	Orders         int64
+	RedisRemaining int64 // 0 when Redis holds no stock for the activity
+	Oversold       bool  // Orders > TotalStock
+	Consistent     bool  // Orders + RedisRemaining == TotalStock
+}
+
+// Audit reports whether the activity's books balance.
+func (s *Service) Audit(ctx context.Context, id int64) (Audit, error) {
+	a, err := s.activity(ctx, id)
+	if err != nil {
+		return Audit{}, err
+	}
+	n, err := s.orders.CountOrders(ctx, id)
+	if err != nil {
+		return Audit{}, unavailable("the order database did not answer", err)
+	}
+	remaining, err := s.stock.Remaining(ctx, id)
+	switch {
+	case errors.Is(err, stock.ErrNotLoaded):
+		remaining = 0
+	case err != nil:
+		return Audit{}, unavailable("Redis did not answer", err)
+	}
+	return Audit{
+		ActivityID:     id,
+		TotalStock:     a.TotalStock,
+		Orders:         n,
+		RedisRemaining: remaining,
+		Oversold:       n > a.TotalStock,
+		Consistent:     n+remaining == a.TotalStock,
+	}, nil
+}
+
+// Reconciliation reports what Reconcile changed.
+type Reconciliation struct {
+	ActivityID int64
+	TotalStock int64
+	Orders     int64
+	Before     int64 // Redis remaining before; -1 when none was loaded
+	After      int64
+	Changed    bool
+}
+
+// LoadedBefore is Before, or nil when Redis held no stock for the activity,
+// for reports where a sentinel number could be read as stock.
+func (r Reconciliation) LoadedBefore() *int64 {
+	if r.Before < 0 {
+		return nil
+	}
+	return &r.Before
+}
+
+// Reconcile sets the activity's stock in Redis to total_stock minus the
+// orders in the database, under the activity's lock, and reports what it
+// changed. It is safe at any time, during a sale and after Redis lost its
+// data: the lock keeps live purchases out, and the fence it claims in the
+// database keeps out any purchase whose lease has expired but which has not
+// written yet.
+func (s *Service) Reconcile(ctx context.Context, id int64) (Reconciliation, error) {
+	a, err := s.activity(ctx, id)
+	if err != nil {
+		return Reconciliation{}, err
+	}
+	key := stock.LockKey(s.cfg.KeyPrefix, id)
+	// After Redis lost its data the fence counter starts again from zero;
+	// raising it past the database's keeps every new grant newer than any
+	// order already written.
+	dbFence, err := s.orders.Fence(ctx, id)
+	if err != nil {
+		return Reconciliation{}, unavailable("the order database did not answer", err)
+	}
+	if err := s.locks.SeedFence(ctx, key, dbFence); err != nil {
+		return Reconciliation{}, unavailable("Redis did not answer", err)
+	}
+	lk, err := s.locks.Obtain(ctx, key, s.cfg.LockTTL, &lock.ObtainOptions{Wait: 2*s.cfg.LockTTL + s.cfg.LockWait})
+	switch {
+	case errors.Is(err, lock.ErrNotObtained):
+		return Reconciliation{}, busy("purchases kept the activity's lock busy; try again", err)
+	case err != nil:
+		return Reconciliation{}, unavailable("Redis did not answer", err)
+	}
+	defer func() {
+		if err := lk.Release(ctx); err != nil {
+			s.log.WarnContext(ctx, "lock release", "activity_id", id, "fence", lk.Fence(), "err", err)
+		}
+	}()
+	lease := lk.Context()
+	if err := s.orders.ClaimFence(lease, id, lk.Fence()); err != nil {
+		return Reconciliation{}, unavailable("could not claim the activity in the database", err)
+	}
+	n, err := s.orders.CountOrders(lease, id)
+	if err != nil {
+		return Reconciliation{}, unavailable("the order database did not answer", err)
+	}
+	before, err := s.stock.Remaining(lease, id)
+	switch {
+	case errors.Is(err, stock.ErrNotLoaded):
+		before = -1
+	case err != nil:
+		return Reconciliation{}, unavailable("Redis did not answer", err)
+	}
+	after := max(a.TotalStock-n, 0)
+	if err := s.stock.Load(lease, id, after, lk.Fence()); err != nil {
+		return Reconciliation{}, unavailable("Redis did not answer; stock not loaded", err)
+	}
+	if after > 0 {
+		s.soldOut.Delete(id)
+	} else {
+		s.soldOut.Store(id, s.now())
+	}
+	s.m.remaining.WithLabelValues(itoa(id)).Set(float64(after))
+	r := Reconciliation{ActivityID: id, TotalStock: a.TotalStock, Orders: n, Before: before, After: after, Changed: before != after}
+	if r.Changed {
+		s.m.reconciled.Inc()
+		s.log.InfoContext(ctx, "stock reconciled", "activity_id", id, "orders", n, "before", before, "after", after)
+	}
+	return r, nil
+}

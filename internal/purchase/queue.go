@@ -1,0 +1,137 @@
+package purchase
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/seckill-oss/seckill"
+)
+
+// queueIdle is how long a leader waits for buyers before its queue is
+// dropped, so activities nobody buys cost no goroutine.
+const queueIdle = 30 * time.Second
+
+// A ticket is one buyer in an activity's queue. Exactly one of the buyer
+// (abandon) and a batch (take) claims it; a taken ticket is always answered,
+// once, on done.
+type ticket struct {
+	req   BuyRequest
+	state atomic.Int32
+	done  chan outcome // buffered: the batch never waits for the buyer
+}
+
+const (
+	queued int32 = iota
+	taken
+	abandoned
+)
+
+type outcome struct {
+	order seckill.Order
+	err   error
+}
+
+func newTicket(req BuyRequest) *ticket {
+	return &ticket{req: req, done: make(chan outcome, 1)}
+}
+
+// take claims the ticket for a batch; false when its buyer left.
+func (t *ticket) take() bool { return t.state.CompareAndSwap(queued, taken) }
+
+// abandon takes the ticket out of the queue; false when a batch has it.
+func (t *ticket) abandon() bool { return t.state.CompareAndSwap(queued, abandoned) }
+
+func (t *ticket) answer(o seckill.Order, err error) { t.done <- outcome{o, err} }
+
+// queue is one activity's buyers in this process, and its leader's state.
+type queue struct {
+	activity seckill.Activity
+	in       chan *ticket
+}
+
+// enqueue puts t in the activity's queue, starting the queue and its leader
+// if there is none.
+func (s *Service) enqueue(a seckill.Activity, t *ticket) error {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	if s.closing {
+		return unavailable("the service is shutting down; nothing was sold", nil)
+	}
+	q := s.queues[a.ID]
+	if q == nil {
+		q = &queue{activity: a, in: make(chan *ticket, s.cfg.QueueMax)}
+		s.queues[a.ID] = q
+		s.leaders.Add(1)
+		go s.lead(q)
+	}
+	select {
+	case q.in <- t:
+		return nil
+	default:
+		s.m.abandoned.WithLabelValues("queue_full").Inc()
+		return busy("the activity is too busy: its queue is full; nothing was sold", nil)
+	}
+}
+
+// lead runs the queue's batches, one at a time: each takes everyone who
+// queued while the one before ran, so the next batch forms while this one
+// works and no buyer waits for an artificial delay. It returns when the
+// queue has been idle for queueIdle, or is empty after Close.
+func (s *Service) lead(q *queue) {
+	defer s.leaders.Done()
+	label := itoa(q.activity.ID)
+	defer s.m.queueDepth.DeleteLabelValues(label)
+	idle := time.NewTimer(queueIdle)
+	defer idle.Stop()
+	for {
+		select {
+		case first := <-q.in:
+			s.m.queueDepth.WithLabelValues(label).Set(float64(len(q.in) + 1))
+			if batch := collect(q, first); len(batch) > 0 {
+				s.runBatch(q.activity, batch)
+			}
+			idle.Reset(queueIdle)
+		case <-idle.C:
+			if s.retire(q) {
+				return
+			}
+			idle.Reset(queueIdle)
+		case <-s.stop:
+			if s.retire(q) {
+				return
+			}
+		}
+	}
+}
+
+// collect takes first and whoever else is queued, up to maxBatch, skipping
+// buyers who left.
+func collect(q *queue, first *ticket) []*ticket {
+	batch := make([]*ticket, 0, min(len(q.in)+1, maxBatch))
+	if first.take() {
+		batch = append(batch, first)
+	}
+	for len(batch) < maxBatch {
+		select {
+		case t := <-q.in:
+			if t.take() {
+				batch = append(batch, t)
+			}
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// retire drops the queue if nobody is waiting in it; enqueue then starts a
+// new one. It reports whether it did.
+func (s *Service) retire(q *queue) bool {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	if len(q.in) > 0 {
+		return false
+	}
+	delete(s.queues, q.activity.ID)
+	return true
+}

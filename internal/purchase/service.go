@@ -1,0 +1,253 @@
+// Package purchase is the purchase path of a flash sale and the operations
+// that keep its stock honest (preload, audit, reconcile).
+//
+// Buyers of an activity queue in this process for a batched lock grant
+// instead of bouncing on a busy lock: one leader per activity takes the
+// activity's lease lock once for everyone who queued while the previous
+// batch ran, verifies them in parallel within a deadline shorter than the
+// lease, deducts the batch's units in Redis in one atomic step under the
+// grant's fence, writes all their orders in one database transaction that
+// checks that fence, releases, and answers each buyer. The lock orders the
+// writers and sheds load from the verification service; what keeps the count
+// right is the atomic deduct in Redis and, behind it, the database refusing a
+// stale fence or a unit past the total. Every unit deducted either gets its
+// order written or goes back, and goes back only when its order is known not
+// to exist.
+//
+// Files: buy.go is a buyer's side (cheap rejections, queueing, waiting),
+// queue.go the per-activity queues and their leaders, batch.go what one lock
+// grant does, settle.go the units that go back and commits of unknown
+// outcome, ops.go preload, audit and reconcile.
+package purchase
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/lock"
+	"github.com/seckill-oss/seckill/internal/order"
+	"github.com/seckill-oss/seckill/internal/stock"
+	"github.com/seckill-oss/seckill/internal/usercheck"
+)
+
+// Defaults of Config's zero values.
+const (
+	// DefaultLockWait is how long a buyer may wait in its activity's queue
+	// for a batch to take it.
+	DefaultLockWait = time.Second
+	// DefaultQueueMax is how many buyers one activity's queue holds in one
+	// process.
+	DefaultQueueMax = 10_000
+)
+
+// maxBatch caps the buyers one lock grant serves: the verification calls it
+// makes at once and the rows of one insert.
+const maxBatch = 256
+
+// Config tunes the purchase path.
+type Config struct {
+	// LockTTL is the lease of the per-activity lock.
+	LockTTL time.Duration
+	// UserCheckTimeout is the deadline of one verification call. It must be
+	// shorter than LockTTL: a call that may outlive the lease is how the seed's
+	// oversell began.
+	UserCheckTimeout time.Duration
+	// LockWait is how long a buyer waits in the activity's queue before a
+	// batch takes it, and how long a batch waits for the activity's lock
+	// held by another process; past either the buyer is told 429 busy.
+	// 0 means DefaultLockWait.
+	LockWait time.Duration
+	// QueueMax is how many buyers of one activity may wait in this process;
+	// one more is told 429 busy. 0 means DefaultQueueMax.
+	QueueMax int
+	// KeyPrefix is put before every Redis key, so several deployments or test
+	// runs can share one Redis.
+	KeyPrefix string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Deps are the service's dependencies.
+type Deps struct {
+	Redis    redis.UniversalClient // for readiness
+	Locks    *lock.Client
+	Stock    *stock.Store
+	Orders   *order.Store
+	Users    usercheck.Verifier
+	Logger   *slog.Logger          // nil: discard
+	Registry prometheus.Registerer // nil: no metrics
+}
+
+// retryAfter is what busy and unavailable answers tell the client.
+const retryAfter = time.Second
+
+// writeReserve is the part of the lease kept back from the verification
+// calls for the deduct and the order write that follow them.
+func writeReserve(ttl time.Duration) time.Duration { return max(ttl/4, 20*time.Millisecond) }
+
+// detachedTimeout bounds the work done after the lease: putting units back,
+// finding out whether a commit landed.
+const detachedTimeout = 2 * time.Second
+
+// soldOutRecheck is how long a sold-out mark answers without asking Redis.
+const soldOutRecheck = time.Second
+
+// boughtCap bounds the in-process memory of who bought what.
+const boughtCap = 1 << 20
+
+// Service runs purchases and the ops operations. It is safe for concurrent
+// use. Close stops its queues' leaders.
+type Service struct {
+	cfg    Config
+	now    func() time.Time
+	redis  redis.UniversalClient
+	locks  *lock.Client
+	stock  *stock.Store
+	orders *order.Store
+	users  usercheck.Verifier
+	log    *slog.Logger
+	m      metrics
+
+	// Activities never change once created, so they are cached for the
+	// cheap rejections that must not cost a database round trip.
+	activities sync.Map // int64 -> seckill.Activity
+	// soldOut marks activities whose stock hit zero, with when, so the
+	// sold-out storm after the last unit costs no Redis round trip. Cleared
+	// when a unit goes back or stock is loaded here; trusted for
+	// soldOutRecheck, so a unit returned by another process is sold through
+	// this one at most that much later. After that a batch asks Redis once
+	// for everyone queued, without the lock.
+	soldOut sync.Map // int64 -> time.Time
+	// bought remembers this process's orders, so a buyer who asks again is
+	// answered without queueing. The database's unique key is the
+	// guarantee; this is only a shortcut.
+	bought      sync.Map // buyer -> order id
+	boughtCount atomic.Int64
+
+	// queues holds one queue per activity with buyers waiting or a batch
+	// running; each has a leader goroutine, owned by the Service.
+	qmu     sync.Mutex
+	queues  map[int64]*queue
+	closing bool
+	stop    chan struct{} // closed by Close: leaders drain and exit
+	leaders sync.WaitGroup
+}
+
+type buyer struct{ activityID, userID int64 }
+
+// New checks cfg and returns a Service.
+func New(cfg Config, deps Deps) (*Service, error) {
+	if cfg.LockTTL <= 0 {
+		return nil, fmt.Errorf("purchase: lock TTL must be positive, got %v", cfg.LockTTL)
+	}
+	if cfg.UserCheckTimeout <= 0 || cfg.UserCheckTimeout >= cfg.LockTTL {
+		return nil, fmt.Errorf("purchase: user-check timeout %v must be positive and shorter than the lock TTL %v", cfg.UserCheckTimeout, cfg.LockTTL)
+	}
+	if cfg.LockWait < 0 {
+		return nil, fmt.Errorf("purchase: lock wait must not be negative, got %v", cfg.LockWait)
+	}
+	if cfg.QueueMax < 0 {
+		return nil, fmt.Errorf("purchase: queue size must not be negative, got %d", cfg.QueueMax)
+	}
+	if deps.Locks == nil || deps.Stock == nil || deps.Orders == nil || deps.Users == nil {
+		return nil, errors.New("purchase: Locks, Stock, Orders and Users are required")
+	}
+	if cfg.LockWait == 0 {
+		cfg.LockWait = DefaultLockWait
+	}
+	if cfg.QueueMax == 0 {
+		cfg.QueueMax = DefaultQueueMax
+	}
+	s := &Service{
+		cfg:    cfg,
+		now:    cfg.Now,
+		redis:  deps.Redis,
+		locks:  deps.Locks,
+		stock:  deps.Stock,
+		orders: deps.Orders,
+		users:  deps.Users,
+		log:    deps.Logger,
+		queues: make(map[int64]*queue),
+		stop:   make(chan struct{}),
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	m, err := newMetrics(deps.Registry)
+	if err != nil {
+		return nil, err
+	}
+	s.m = m
+	return s, nil
+}
+
+// Close stops taking purchases (they answer 503 unavailable), lets the
+// leaders finish the buyers already queued, and waits for them. Each batch is
+// bounded by its lease and the detached clean-up after it, so Close returns
+// within a few lock TTLs. It is safe to call more than once.
+func (s *Service) Close() error {
+	s.qmu.Lock()
+	if !s.closing {
+		s.closing = true
+		close(s.stop)
+	}
+	s.qmu.Unlock()
+	s.leaders.Wait()
+	return nil
+}
+
+// Ready reports whether Redis and the database answer.
+func (s *Service) Ready(ctx context.Context) error {
+	if s.redis != nil {
+		if err := s.redis.Ping(ctx).Err(); err != nil {
+			return unavailable("Redis does not answer", err)
+		}
+	}
+	if err := s.orders.Ping(ctx); err != nil {
+		return unavailable("the order database does not answer", err)
+	}
+	return nil
+}
+
+func unavailable(msg string, err error) *seckill.Error {
+	return &seckill.Error{Code: seckill.EUnavailable, Message: msg, RetryAfter: retryAfter, Err: err}
+}
+
+func busy(msg string, err error) *seckill.Error {
+	return &seckill.Error{Code: seckill.EBusy, Message: msg, RetryAfter: retryAfter, Err: err}
+}
+
+func soldOut() *seckill.Error {
+	return seckill.Errorf(seckill.ESoldOut, "no stock left")
+}
+
+func alreadyPurchased(orderID string) *seckill.Error {
+	return &seckill.Error{Code: seckill.EAlreadyPurchased, Message: "this user already holds an order for this activity", OrderID: orderID}
+}
+
+// detached keeps ctx's values but not its cancellation, with its own
+// deadline: for work that must finish after the lease or the caller has gone.
+func detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), detachedTimeout)
+}
+
+func newOrderID() string {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return uuid.NewString()
+	}
+	return id.String()
+}

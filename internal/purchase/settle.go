@@ -1,0 +1,111 @@
+package purchase
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/order"
+	"github.com/seckill-oss/seckill/internal/stock"
+)
+
+// afterFailedWrite decides, for a batch whose order write failed after its
+// units were deducted, what each buyer is told and which units go back.
+func (s *Service) afterFailedWrite(ctx context.Context, activityID, fence int64, tickets []*ticket, approved []int, orders []seckill.Order, err error, outs []outcome) {
+	all := func(e error) {
+		for _, i := range approved {
+			outs[i].err = e
+		}
+	}
+	switch {
+	case errors.Is(err, order.ErrCommitUnknown):
+		s.resolveCommit(ctx, activityID, fence, approved, orders, err, outs)
+	case errors.Is(err, order.ErrStaleFence):
+		s.settle(ctx, activityID, fence, 0, int64(len(orders)), "stale_fence")
+		all(unavailable("the batch's lease expired before its orders were written; nothing was sold", err))
+	case errors.Is(err, order.ErrActivityNotFound):
+		s.settle(ctx, activityID, fence, 0, int64(len(orders)), "activity_missing")
+		all(seckill.Errorf(seckill.EActivityNotFound, "no activity %d", activityID))
+	default:
+		s.settle(ctx, activityID, fence, 0, int64(len(orders)), "write_failed")
+		all(unavailable("the order database failed; nothing was sold", err))
+	}
+}
+
+// resolveCommit finds out which orders of a batch whose COMMIT failed exist,
+// with a locking read that waits for a commit still in flight. Units go back
+// only for orders known to be absent: returning one whose order did commit
+// would sell it twice. When nothing can be learned, the units stay deducted
+// for reconciliation.
+func (s *Service) resolveCommit(ctx context.Context, activityID, fence int64, approved []int, orders []seckill.Order, cause error, outs []outcome) {
+	dctx, cancel := detached(ctx)
+	defer cancel()
+	ids := make([]string, len(orders))
+	for k, o := range orders {
+		ids[k] = o.ID
+	}
+	var (
+		written map[string]seckill.Order
+		err     error
+	)
+	for attempt := range 3 {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
+		}
+		if written, err = s.orders.Written(dctx, activityID, ids); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		s.m.leaked.Add(float64(len(orders)))
+		s.log.Error("order commit outcome unknown; units held until reconciliation",
+			"activity_id", activityID, "fence", fence, "orders", len(orders), "err", errors.Join(cause, err))
+		for _, i := range approved {
+			outs[i].err = unavailable("the order database failed; if your order was written it will show under your orders", cause)
+		}
+		return
+	}
+	for k, i := range approved {
+		if o, ok := written[orders[k].ID]; ok {
+			s.remember(o)
+			outs[i].order = o
+			continue
+		}
+		outs[i].err = unavailable("the order database failed; nothing was sold", cause)
+	}
+	s.settle(ctx, activityID, fence, int64(len(written)), int64(len(orders)-len(written)), "commit_failed")
+}
+
+// settle gives back what grant fence deducted beyond keep units: the units of
+// orders not written. Settling is idempotent, so a Redis that does not answer
+// is asked again; only when it never answers are the units (at most atStake)
+// leaked to reconciliation.
+func (s *Service) settle(ctx context.Context, activityID, fence, keep, atStake int64, why string) {
+	var err error
+	for attempt := range 3 {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
+		}
+		dctx, cancel := detached(ctx)
+		var remaining, returned int64
+		remaining, returned, err = s.stock.Settle(dctx, activityID, fence, keep)
+		cancel()
+		switch {
+		case err == nil:
+			if returned > 0 {
+				s.m.returned.WithLabelValues(why).Add(float64(returned))
+				s.soldOut.Delete(activityID)
+				s.m.remaining.WithLabelValues(itoa(activityID)).Set(float64(remaining))
+			}
+			return
+		case errors.Is(err, stock.ErrNoDeduct):
+			return
+		case errors.Is(err, stock.ErrStale), errors.Is(err, stock.ErrNotLoaded):
+			s.log.Info("units not returned: the stock was reloaded since the deduct", "activity_id", activityID, "reason", why)
+			return
+		}
+	}
+	s.m.leaked.Add(float64(atStake))
+	s.log.Error("units could not be returned; reconcile the activity", "activity_id", activityID, "fence", fence, "keep", keep, "reason", why, "err", err)
+}

@@ -1,0 +1,41 @@
+-- Settles a grant's deduct: the grant keeps ARGV[1] units (the orders it
+-- wrote) and the rest of what it took goes back to the stock.
+-- KEYS[1]: the activity's stock hash (fields "remaining" and "epoch").
+-- KEYS[2]: the grant's receipt, "<epoch>:<units the grant holds>".
+-- ARGV[1]: units the grant keeps; ARGV[2]: receipt lifetime in ms.
+-- The receipt is lowered to what is kept before anything goes back, so
+-- settling is idempotent: running it again (a resend after a lost reply, or
+-- a retry) returns nothing more, and a settle can only ever lower what the
+-- grant holds.
+-- Returns {remaining, returned}; -2 when there was no receipt: the deduct
+-- never landed, and a tombstone receipt holding 0 units is left so that a
+-- deduct landing late (after its caller gave up) takes nothing; -1 when the
+-- stock was loaded again since the deduct (the load already counted those
+-- units as unsold; adding them would count them twice); nil (false) when
+-- the stock is not loaded (HINCRBY would resurrect a deleted stock). In
+-- every refusal the stock is unchanged.
+local receipt = redis.call('GET', KEYS[2])
+if not receipt then
+  local epoch = redis.call('HGET', KEYS[1], 'epoch') or '0'
+  redis.call('SET', KEYS[2], epoch .. ':0', 'PX', ARGV[2])
+  return -2
+end
+local sep = string.find(receipt, ':', 1, true)
+local epoch = string.sub(receipt, 1, sep - 1)
+local held = tonumber(string.sub(receipt, sep + 1))
+local keep = tonumber(ARGV[1])
+local left = tonumber(redis.call('HGET', KEYS[1], 'remaining'))
+if held <= keep then
+  if not left then
+    return false
+  end
+  return {left, 0}
+end
+redis.call('SET', KEYS[2], epoch .. ':' .. keep, 'KEEPTTL')
+if not left then
+  return false
+end
+if (redis.call('HGET', KEYS[1], 'epoch') or '0') ~= epoch then
+  return -1
+end
+return {redis.call('HINCRBY', KEYS[1], 'remaining', held - keep), held - keep}
