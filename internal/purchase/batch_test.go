@@ -1,0 +1,169 @@
+package purchase_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/lock"
+	"github.com/seckill-oss/seckill/internal/order"
+	"github.com/seckill-oss/seckill/internal/purchase"
+	"github.com/seckill-oss/seckill/internal/stock"
+	"github.com/seckill-oss/seckill/internal/testenv"
+	"github.com/seckill-oss/seckill/internal/usercheck"
+)
+
+// Users of the mixed batch, by what the verification service and the
+// database make of them.
+const (
+	blocker   = 1 // holds the batch before, so the others queue together
+	approved  = 2
+	approved2 = 3
+	rejected  = 4 // the verification service says no
+	slow      = 5 // the verification call outlives its deadline
+	holder    = 6 // already holds an order, bought through another instance
+	repeater  = 7 // sends the same purchase twice, with one Idempotency-Key
+)
+
+// mixedVerifier answers as the constants above say.
+type mixedVerifier struct {
+	entered, release chan struct{}
+}
+
+func (v mixedVerifier) Verify(ctx context.Context, userID, _ int64) error {
+	switch userID {
+	case blocker:
+		v.entered <- struct{}{}
+		<-v.release
+	case rejected:
+		return fmt.Errorf("user %d: %w", userID, usercheck.ErrRejected)
+	case slow:
+		<-ctx.Done()
+		return fmt.Errorf("user %d: %w", userID, ctx.Err())
+	}
+	return nil
+}
+
+// realService is a purchase service on the real Redis and MariaDB.
+func realService(t *testing.T, prefix, dsn string, users usercheck.Verifier) (*purchase.Service, *order.Store) {
+	t.Helper()
+	rdb := testenv.Redis(t)
+	orders, err := order.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = orders.Close() })
+	locks := lock.New(rdb, nil)
+	t.Cleanup(func() { _ = locks.Close() })
+	svc, err := purchase.New(purchase.Config{LockTTL: 2 * time.Second, UserCheckTimeout: 300 * time.Millisecond, LockWait: time.Minute, KeyPrefix: prefix},
+		purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, prefix), Orders: orders, Users: users, Registry: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Close() })
+	return svc, orders
+}
+
+// One lock grant serves a batch whose buyers each end differently; each gets
+// its own answer, exactly the right rows are written, and the units of those
+// who bought nothing are never taken or go back.
+func TestBatchWithMixedOutcomes(t *testing.T) {
+	ctx := context.Background()
+	prefix, dsn := testenv.Prefix(t), testenv.MySQLDSN(t)
+	v := mixedVerifier{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	svc, orders := realService(t, prefix, dsn, v)
+	other, _ := realService(t, prefix, dsn, usercheck.ApproveAll{})
+	const total = 10
+	now := time.Now()
+	a, err := svc.CreateActivity(ctx, seckill.Activity{Name: "mixed", TotalStock: total, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := other.Buy(ctx, purchase.BuyRequest{ActivityID: a.ID, UserID: holder})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	type answer struct {
+		user  int64
+		order seckill.Order
+		err   error
+	}
+	buy := func(user int64, key string) <-chan answer {
+		c := make(chan answer, 1)
+		go func() {
+			o, err := svc.Buy(ctx, purchase.BuyRequest{ActivityID: a.ID, UserID: user, IdempotencyKey: key})
+			c <- answer{user, o, err}
+		}()
+		return c
+	}
+	first := buy(blocker, "")
+	<-v.entered
+	batch := []<-chan answer{buy(approved, ""), buy(approved2, ""), buy(rejected, ""), buy(slow, ""), buy(holder, ""), buy(repeater, "k-7"), buy(repeater, "k-7")}
+	for deadline := time.Now().Add(20 * time.Second); svc.Queued(a.ID) < len(batch); {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d buyers queued", svc.Queued(a.ID), len(batch))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(v.release)
+	if got := <-first; got.err != nil {
+		t.Fatalf("the blocker's purchase: %v", got.err)
+	}
+
+	got := map[int64][]answer{}
+	for _, c := range batch {
+		r := <-c
+		got[r.user] = append(got[r.user], r)
+	}
+	wantCode := map[int64]string{rejected: seckill.EUserRejected, slow: seckill.EUnavailable, holder: seckill.EAlreadyPurchased}
+	for user, want := range wantCode {
+		if c := code(got[user][0].err); c != want {
+			t.Errorf("user %d: %v, want %s", user, got[user][0].err, want)
+		}
+	}
+	var he *seckill.Error
+	if errors.As(got[holder][0].err, &he) && he.OrderID != held.ID {
+		t.Errorf("holder told already_purchased with order %q, want its order %q", he.OrderID, held.ID)
+	}
+	fences := map[int64]bool{}
+	for _, user := range []int64{approved, approved2, repeater} {
+		for _, r := range got[user] {
+			if r.err != nil {
+				t.Errorf("user %d: %v, want an order", user, r.err)
+				continue
+			}
+			fences[r.order.Fence] = true
+		}
+	}
+	if len(fences) != 1 {
+		t.Errorf("orders of one batch written under fences %v, want one", fences)
+	}
+	if r := got[repeater]; len(r) == 2 && r[0].order.ID != r[1].order.ID {
+		t.Errorf("the repeat with the same Idempotency-Key got order %s, the first %s: want the same", r[1].order.ID, r[0].order.ID)
+	}
+
+	// Rows: the holder's, the blocker's, approved, approved2 and the
+	// repeater's one. Redis: exactly the other units.
+	n, err := orders.CountOrders(ctx, a.ID)
+	if err != nil || n != 5 {
+		t.Errorf("%d orders (%v), want 5", n, err)
+	}
+	au, err := svc.Audit(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !au.Consistent || au.Orders != 5 || au.RedisRemaining != total-5 {
+		t.Errorf("audit %+v: want 5 orders and %d left in Redis", au, total-5)
+	}
+	for _, user := range []int64{rejected, slow} {
+		if _, err := orders.OrderByUser(ctx, a.ID, user); !errors.Is(err, order.ErrNotFound) {
+			t.Errorf("user %d has an order row (%v), want none", user, err)
+		}
+	}
+}

@@ -1,0 +1,44 @@
+-- bench.lua: wrk script for loadtest/bench.sh. Every request is a purchase
+-- by a buyer of its own (X-User-ID unique across threads), of the activity
+-- whose orders path is the script's argument; no retries, as a crowd's first
+-- presses. done() prints one machine-readable line: requests, duration,
+-- latency percentiles and the count of answers per HTTP status.
+local threads = {}
+
+function setup(thread)
+  table.insert(threads, thread)
+  thread:set("tid", #threads)
+end
+
+function init(args)
+  path = args[1]
+  base = tid * 1000000000
+  n = 0
+  codes = {}
+end
+
+function request()
+  n = n + 1
+  return wrk.format("POST", path, { ["X-User-ID"] = string.format("%d", base + n) })
+end
+
+function response(status, headers, body)
+  codes[status] = (codes[status] or 0) + 1
+end
+
+function done(summary, latency, requests)
+  local total = {}
+  for _, t in ipairs(threads) do
+    for code, c in pairs(t:get("codes")) do
+      total[code] = (total[code] or 0) + c
+    end
+  end
+  io.write(string.format("BENCH requests=%d duration_s=%.3f errors=%d p50_ms=%.2f p99_ms=%.2f",
+    summary.requests, summary.duration / 1e6,
+    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
+    latency:percentile(50) / 1000, latency:percentile(99) / 1000))
+  for code, c in pairs(total) do
+    io.write(string.format(" code_%d=%d", code, c))
+  end
+  io.write("\n")
+end

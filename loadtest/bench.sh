@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# bench.sh measures one hot activity on the built service, over loopback,
+# against the real Redis and MariaDB: how many durable orders a second it
+# takes as the crowd grows, and how a crowd's first presses are answered.
+#
+#   1. builds the service, makes sure Redis and MariaDB run
+#      (scripts/services.sh), installs wrk (Debian) when missing;
+#   2. creates a database and a Redis key prefix of this run's own, and
+#      starts one instance (user verification: approve-all by default, or
+#      the stub with --verify stub);
+#   3. for each concurrency: a fresh activity of --stock units, then
+#      `wrk -t2 -cC -dD` where every request is a distinct buyer and nothing
+#      is retried (loadtest/bench.lua); orders are counted in SQL;
+#   4. the crowd: --crowd buyers press "buy" once, at the same moment, for
+#      --crowd-stock units (loadtest/crowd): the share of first answers that
+#      are final (201 or 409 sold_out);
+#   5. checks the books of every activity (orders + Redis == total, no user
+#      twice, activities.sold == rows) and prints a Markdown table.
+#
+# usage: loadtest/bench.sh [--conns "4 64 256"] [--duration 15s] [--stock N]
+#                          [--verify approve|stub] [--crowd N] [--crowd-stock N]
+#                          [--keep]
+# Exits 0 when the books balance, 1 when they do not; the speed figures are
+# reported, not judged (a shared 2-core machine is too noisy to gate on).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+conns="4 64 256" duration=15s stock=1000000 verify=approve crowd=3000 crowd_stock=1000 keep=0
+die() { echo "bench.sh: $*" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--conns) conns=${2:?}; shift 2 ;;
+	--duration) duration=${2:?}; shift 2 ;;
+	--stock) stock=${2:?}; shift 2 ;;
+	--verify) verify=${2:?}; shift 2 ;;
+	--crowd) crowd=${2:?}; shift 2 ;;
+	--crowd-stock) crowd_stock=${2:?}; shift 2 ;;
+	--keep) keep=1; shift ;;
+	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	*) die "unknown argument $1 (see --help)" ;;
+	esac
+done
+case "$verify" in approve | stub) ;; *) die "--verify must be approve or stub" ;; esac
+
+out_dir="$root/loadtest/out"
+logs="$out_dir/logs-bench"
+mkdir -p "$out_dir"
+rm -rf "$logs" && mkdir -p "$logs"
+log() { printf '[bench.sh %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+
+pids=() db="" prefix="" failed=1
+redis() { redis-cli -h 127.0.0.1 -p 6379 "$@"; }
+sql() { mariadb -h 127.0.0.1 -P 3306 -u"$db_user" -p"$db_pass" -N -B "$@"; }
+cleanup() {
+	local pid
+	for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+	for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+	if [ "$keep" = 1 ] || [ "$failed" = 1 ]; then
+		[ -n "$db" ] && log "kept for inspection: database $db, Redis keys ${prefix}*, logs $logs"
+		return
+	fi
+	[ -z "$db" ] || sql -e "DROP DATABASE IF EXISTS \`$db\`" 2>/dev/null || true
+	if [ -n "$prefix" ]; then
+		redis --scan --pattern "${prefix}*" 2>/dev/null | while read -r k; do redis DEL "$k" >/dev/null; done || true
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 12000))
+		ss -Htln "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return; }
+	done
+}
+wait_http() { # url what
+	local i
+	for i in $(seq 1 300); do
+		curl -fsS -o /dev/null --max-time 1 "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	log "$2 did not answer at $1; its log:"; tail -n 30 "$logs/$2.log" >&2 || true
+	return 1
+}
+
+# ---- 1. build, services, wrk ------------------------------------------------
+# shellcheck source=../scripts/services.sh
+source scripts/services.sh
+services_ensure wrk jq curl >&2
+command -v wrk >/dev/null || die "wrk is needed (apt-get install wrk)"
+db_user=${SECKILL_DB_USER:-seckill} db_pass=${SECKILL_DB_PASSWORD:-seckill}
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" || true
+log "building the service and the crowd"
+go build -o "$logs/seckill" ./cmd/seckill
+go build -o "$logs/crowd" ./loadtest/crowd
+
+# ---- 2. database, prefix, instance ------------------------------------------
+run_id="$(date -u +%Y%m%d%H%M%S)_$$"
+db="seckill_bench_$run_id" prefix="bench${run_id}:"
+sql -e "CREATE DATABASE \`$db\`"
+admin_token="bench-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+uc_env=()
+if [ "$verify" = stub ]; then
+	stub_port=$(free_port)
+	"$logs/seckill" userstub -addr "127.0.0.1:$stub_port" >"$logs/userstub.log" 2>&1 &
+	pids+=($!)
+	wait_http "http://127.0.0.1:$stub_port/healthz" userstub
+	uc_env=(SECKILL_USERCHECK_URL="http://127.0.0.1:$stub_port")
+fi
+port=$(free_port)
+base="http://127.0.0.1:$port"
+env SECKILL_HTTP_ADDR="127.0.0.1:$port" SECKILL_REDIS_URL="redis://127.0.0.1:6379/0" \
+	SECKILL_MYSQL_DSN="$db_user:$db_pass@tcp(127.0.0.1:3306)/$db?parseTime=true" \
+	SECKILL_ADMIN_TOKEN="$admin_token" SECKILL_KEY_PREFIX="$prefix" SECKILL_LOG_LEVEL=error \
+	"${uc_env[@]}" "$logs/seckill" serve >"$logs/seckill.log" 2>&1 &
+svc_pid=$!
+pids+=("$svc_pid")
+wait_http "$base/readyz" seckill
+log "service $base (pid $svc_pid), verification: $verify, database $db"
+
+new_activity() { # stock -> id
+	local now ends
+	now=$(date -u -d '-1 minute' +%Y-%m-%dT%H:%M:%SZ) ends=$(date -u -d '+1 hour' +%Y-%m-%dT%H:%M:%SZ)
+	curl -fsS -X POST "$base/admin/v1/activities" -H "Authorization: Bearer $admin_token" \
+		-d "{\"name\":\"bench\",\"total_stock\":$1,\"starts_at\":\"$now\",\"ends_at\":\"$ends\"}" | jq -r .id
+}
+rss_mb() { awk '/^VmRSS/ {printf "%d", $2 / 1024}' "/proc/$svc_pid/status"; }
+kv() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
+
+# ---- 3. wrk at each concurrency ----------------------------------------------
+rows=()
+for c in $conns; do
+	act=$(new_activity "$stock")
+	line=$(wrk -t2 -c"$c" -d"$duration" --timeout 10s -s loadtest/bench.lua "$base" -- "/api/v1/activities/$act/orders" | grep '^BENCH')
+	rss=$(rss_mb)
+	sleep 1 # purchases still in flight when wrk stopped finish
+	orders=$(sql "$db" -e "SELECT COUNT(*) FROM orders WHERE activity_id = $act")
+	reqs=$(kv requests "$line") secs=$(kv duration_s "$line")
+	c201=$(kv code_201 "$line") c429=$(kv code_429 "$line") c503=$(kv code_503 "$line") c409=$(kv code_409 "$line")
+	read -r aps ops share201 share429 share503 < <(awk -v r="$reqs" -v s="$secs" -v o="$orders" -v a="${c201:-0}" -v b="${c429:-0}" -v d="${c503:-0}" \
+		'BEGIN { printf "%d %d %.1f %.1f %.1f\n", r / s, o / s, 100 * a / r, 100 * b / r, 100 * d / r }')
+	rows+=("| $c | $aps | **$ops** | $share201% | ${c409:-0} | $share429% | $share503% | $(kv p50_ms "$line") | $(kv p99_ms "$line") | $rss |")
+	log "c=$c: $line orders_db=$orders rss=${rss}MB"
+done
+
+# ---- 4. the crowd ------------------------------------------------------------
+crowd_act=$(new_activity "$crowd_stock")
+crowd_line=$("$logs/crowd" -url "$base" -activity "$crowd_act" -buyers "$crowd" -first-user 5000000000)
+log "crowd: $crowd_line"
+
+# ---- 5. books ----------------------------------------------------------------
+bad=() checked=0
+while IFS=$'\t' read -r id total orders sold dups; do
+	checked=$((checked + 1))
+	rem=$(redis HGET "${prefix}seckill:{act:$id}:stock" remaining)
+	[ "$((orders + rem))" -eq "$total" ] || bad+=("activity $id: $orders orders + $rem in Redis != $total")
+	[ "$sold" -eq "$orders" ] || bad+=("activity $id: sold $sold != $orders rows")
+	[ "$dups" -eq 0 ] || bad+=("activity $id: $dups users hold two orders")
+done < <(sql "$db" -e "SELECT a.id, a.total_stock, COUNT(o.id), a.sold, COUNT(o.id) - COUNT(DISTINCT o.user_id)
+	FROM activities a LEFT JOIN orders o ON o.activity_id = a.id GROUP BY a.id, a.total_stock, a.sold")
+[ "$checked" -gt 0 ] || bad+=("no activity could be read from database $db")
+
+echo
+echo "One hot activity, one instance, verification: $verify, wrk -t2 -d$duration, distinct buyers, no retries ($(nproc) cores shared by wrk, the service, Redis and MariaDB):"
+echo
+echo "| connections | answers/s | durable orders/s (SQL) | 201 | 409 | 429 | 503 | p50 ms | p99 ms | service RSS MB |"
+echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+printf '%s\n' "${rows[@]}"
+echo
+echo "Crowd of $crowd buyers for $crowd_stock units, one press each: $(jq -r '"\(.final_first_answers) final first answers (\(.final_share * 100 | floor)%), answers \(.codes | tostring), p50 \(.p50_ms) ms, p99 \(.p99_ms) ms"' <<<"$crowd_line")"
+if [ ${#bad[@]} -gt 0 ]; then
+	printf 'BOOKS DO NOT BALANCE: %s\n' "${bad[@]}"
+	exit 1
+fi
+echo "Books: every activity balances (orders + Redis remaining == total, sold == rows, no user twice)."
+failed=0

@@ -1,0 +1,111 @@
+// Command crowd is a flash-sale crowd for loadtest/bench.sh: N buyers, each
+// with a user id and a connection of its own, press "buy" once at the same
+// moment. It prints, as one JSON line, how many first answers were final
+// (201, or 409 sold_out) and the answers by code, with latency percentiles.
+// It only targets loopback addresses.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "crowd:", err)
+		os.Exit(1)
+	}
+}
+
+type answer struct {
+	code string
+	took time.Duration
+}
+
+func run() error {
+	base := flag.String("url", "", "the service's base URL (loopback only)")
+	activity := flag.Int64("activity", 0, "activity id")
+	buyers := flag.Int("buyers", 3000, "buyers in the crowd")
+	firstUser := flag.Int64("first-user", 1, "user id of the first buyer")
+	timeout := flag.Duration("timeout", 30*time.Second, "per-request timeout")
+	flag.Parse()
+	u, err := url.Parse(*base)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("-url %q: want http://127.0.0.1:PORT", *base)
+	}
+	if ip := net.ParseIP(u.Hostname()); (ip == nil || !ip.IsLoopback()) && u.Hostname() != "localhost" {
+		return fmt.Errorf("-url %q: only loopback targets", *base)
+	}
+	if *activity < 1 || *buyers < 1 {
+		return errors.New("-activity and -buyers must be positive")
+	}
+	client := &http.Client{Timeout: *timeout, Transport: &http.Transport{MaxIdleConnsPerHost: *buyers, MaxConnsPerHost: 0}}
+	target := fmt.Sprintf("%s/api/v1/activities/%d/orders", *base, *activity)
+
+	answers := make([]answer, *buyers)
+	start := make(chan struct{})
+	var ready, done sync.WaitGroup
+	for i := range *buyers {
+		ready.Add(1)
+		done.Go(func() {
+			req, _ := http.NewRequest(http.MethodPost, target, nil)
+			req.Header.Set("X-User-ID", strconv.FormatInt(*firstUser+int64(i), 10))
+			ready.Done()
+			<-start
+			t0 := time.Now()
+			answers[i] = answer{code: send(client, req), took: time.Since(t0)}
+		})
+	}
+	ready.Wait()
+	t0 := time.Now()
+	close(start)
+	done.Wait()
+	wall := time.Since(t0)
+
+	codes := map[string]int{}
+	lat := make([]time.Duration, 0, len(answers))
+	final := 0
+	for _, a := range answers {
+		codes[a.code]++
+		lat = append(lat, a.took)
+		if a.code == "201" || a.code == "409 sold_out" {
+			final++
+		}
+	}
+	slices.Sort(lat)
+	pct := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) / 1000 }
+	return json.NewEncoder(os.Stdout).Encode(map[string]any{
+		"buyers": *buyers, "final_first_answers": final, "final_share": float64(final) / float64(*buyers),
+		"codes": codes, "p50_ms": pct(0.50), "p99_ms": pct(0.99), "wall_ms": wall.Milliseconds(),
+	})
+}
+
+// send makes the purchase and names its answer: the status, and the error
+// code for a 4xx or 5xx.
+func send(client *http.Client, req *http.Request) string {
+	res, err := client.Do(req)
+	if err != nil {
+		return "transport_error"
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(res.Body, 4096))
+	if res.StatusCode < 400 {
+		return strconv.Itoa(res.StatusCode)
+	}
+	var e struct {
+		Error struct{ Code string } `json:"error"`
+	}
+	_ = json.Unmarshal(body, &e)
+	return strconv.Itoa(res.StatusCode) + " " + e.Error.Code
+}
