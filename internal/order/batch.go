@@ -42,7 +42,7 @@ type Batch struct {
 // carry fence.
 //
 // With fewer units left than orders, the first ones get them and the rest
-// are Over. Errors: ErrActivityNotFound, ErrStaleFence (an order was written
+// are Over. A batch that writes no order changes nothing. Errors: ErrActivityNotFound, ErrStaleFence (an order was written
 // under fence or a newer one); with these or any other error nothing was
 // written, except ErrCommitUnknown: COMMIT failed, and the orders may exist;
 // Written (with a locking read) tells.
@@ -89,6 +89,11 @@ func (s *Store) CreateOrders(ctx context.Context, activityID, fence int64, order
 				b.Taken = append(b.Taken, r.order())
 			}
 		}
+	}
+	if len(b.Written) == 0 {
+		// Nothing to keep, not even the fence claim: a batch that wrote no
+		// order changes nothing (the deferred Rollback).
+		return b, nil
 	}
 	if err := tx.Commit().Error; err != nil {
 		return Batch{}, fmt.Errorf("order: create %d orders in activity %d: %w: %w", len(orders), activityID, ErrCommitUnknown, err)

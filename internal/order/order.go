@@ -23,11 +23,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
-	"github.com/glebarez/go-sqlite"
-	"github.com/go-sql-driver/mysql"
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
@@ -55,25 +52,7 @@ var (
 	ErrCommitUnknown = errors.New("order: commit outcome unknown")
 )
 
-// Unique indexes of the orders table (migrations/*/00001_init.sql), by the
-// names MySQL reports and the columns SQLite reports.
-const (
-	uniqueActivityUser       = "uq_orders_activity_user"
-	uniqueActivityUserCols   = "orders.activity_id, orders.user_id"
-	uniqueIdempotencyKey     = "uq_orders_user_idempotency_key"
-	uniqueIdempotencyKeyCols = "orders.user_id, orders.idempotency_key"
-
-	mysqlDuplicateEntry    = 1062 // ER_DUP_ENTRY
-	sqliteConstraintUnique = 2067 // SQLITE_CONSTRAINT_UNIQUE
-)
-
-// claimUnit takes one unit of the activity for the order's lock grant; it
-// changes no row when the activity is missing, sold out, or already written
-// by this or a newer grant.
-const claimUnit = `UPDATE activities SET sold = sold + 1, fence = ?
-WHERE id = ? AND fence < ? AND sold < total_stock`
-
-// claimFence is claimUnit without the unit.
+// claimFence moves the activity's fence up without claiming a unit.
 const claimFence = `UPDATE activities SET fence = ? WHERE id = ? AND fence < ?`
 
 // Store reads and writes activities and orders. It is safe for concurrent use.
@@ -198,39 +177,33 @@ func (s *Store) OrderByIdempotencyKey(ctx context.Context, userID int64, key str
 	return row.order(), nil
 }
 
-// CreateOrder writes the order in one transaction that first claims a unit of
-// its activity under its lock fence (o.Fence), and returns the order as
-// stored. An empty ID gets a new UUIDv7, a zero CreatedAt the current time, an
-// empty Status seckill.OrderStatusCreated; an empty IdempotencyKey is stored
-// as none.
+// CreateOrder writes one order as a batch of one (CreateOrders), and returns
+// it as stored. An empty ID gets a new UUIDv7, a zero CreatedAt the current
+// time, an empty Status seckill.OrderStatusCreated; an empty IdempotencyKey
+// is stored as none.
 //
-// Errors: ErrActivityNotFound, ErrSoldOut (the activity has total_stock
-// orders), ErrStaleFence (an order was written under fence o.Fence or a newer
-// one), ErrDuplicate, ErrIdempotencyKeyUsed; with any of these or any other
-// error nothing was written, except ErrCommitUnknown: COMMIT failed, and the
-// order may exist.
+// Errors: ErrActivityNotFound, ErrStaleFence (an order was written under
+// fence o.Fence or a newer one), ErrSoldOut (the activity has total_stock
+// orders), ErrDuplicate, ErrIdempotencyKeyUsed; with any of these or any
+// other error nothing was written, except ErrCommitUnknown: COMMIT failed,
+// and the order may exist.
 func (s *Store) CreateOrder(ctx context.Context, o seckill.Order) (seckill.Order, error) {
-	o, err := fill(o)
-	if err != nil {
+	b, err := s.CreateOrders(ctx, o.ActivityID, o.Fence, []seckill.Order{o})
+	switch {
+	case err != nil:
 		return seckill.Order{}, err
+	case len(b.Written) == 1:
+		return b.Written[0], nil
+	case len(b.Over) == 1:
+		return seckill.Order{}, fmt.Errorf("order: create for user %d in activity %d: %w", o.UserID, o.ActivityID, ErrSoldOut)
 	}
-	row := newOrderRow(o)
-
-	tx := s.db.WithContext(ctx).Begin()
-	if tx.Error != nil {
-		return seckill.Order{}, fmt.Errorf("order: create for user %d in activity %d: begin: %w", o.UserID, o.ActivityID, tx.Error)
+	// A unique key kept it out: the user's order for the activity, or else
+	// the idempotency key.
+	which := ErrIdempotencyKeyUsed
+	if _, err := s.OrderByUser(ctx, o.ActivityID, o.UserID); err == nil || o.IdempotencyKey == "" {
+		which = ErrDuplicate
 	}
-	// After a successful Commit this is a no-op; on every other path it undoes
-	// the claimed unit, also if something below panics.
-	defer tx.Rollback()
-
-	if err := insert(tx, &row); err != nil {
-		return seckill.Order{}, fmt.Errorf("order: create for user %d in activity %d: %w", o.UserID, o.ActivityID, err)
-	}
-	if err := tx.Commit().Error; err != nil {
-		return seckill.Order{}, fmt.Errorf("order: create for user %d in activity %d: %w: %w", o.UserID, o.ActivityID, ErrCommitUnknown, err)
-	}
-	return row.order(), nil
+	return seckill.Order{}, fmt.Errorf("order: create for user %d in activity %d: %w", o.UserID, o.ActivityID, which)
 }
 
 // fill gives o what CreateOrder promises for an empty ID, Status and
@@ -250,69 +223,6 @@ func fill(o seckill.Order) (seckill.Order, error) {
 		o.CreatedAt = now()
 	}
 	return o, nil
-}
-
-// insert claims a unit for row and inserts it, inside tx.
-func insert(tx *gorm.DB, row *orderRow) error {
-	res := tx.Exec(claimUnit, row.Fence, row.ActivityID, row.Fence)
-	if res.Error != nil {
-		return fmt.Errorf("claim a unit: %w", res.Error)
-	}
-	if res.RowsAffected == 0 {
-		return whyNoUnit(tx, row.ActivityID, row.Fence)
-	}
-	if err := tx.Create(row).Error; err != nil {
-		if sentinel := uniqueViolation(err); sentinel != nil {
-			return sentinel
-		}
-		return fmt.Errorf("insert: %w", err)
-	}
-	return nil
-}
-
-// whyNoUnit explains why claimUnit changed no row. sold and fence only grow,
-// so what it reads now still explains the refusal.
-func whyNoUnit(tx *gorm.DB, activityID, fence int64) error {
-	var a activityRow
-	if err := tx.Select("fence", "sold", "total_stock").Take(&a, activityID).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return ErrActivityNotFound
-		}
-		return fmt.Errorf("read activity after a refused claim: %w", err)
-	}
-	switch {
-	// Sold out first: it is final, while a stale fence only asks for a retry.
-	case a.Sold >= a.TotalStock:
-		return ErrSoldOut
-	case a.Fence >= fence:
-		return fmt.Errorf("%w: fence %d, activity written under %d", ErrStaleFence, fence, a.Fence)
-	default:
-		return errors.New("claim refused, but activity has stock and an older fence")
-	}
-}
-
-// uniqueViolation maps a unique-key violation on orders to its sentinel, or
-// returns nil for any other error.
-func uniqueViolation(err error) error {
-	var my *mysql.MySQLError
-	if errors.As(err, &my) && my.Number == mysqlDuplicateEntry {
-		switch {
-		case strings.Contains(my.Message, uniqueActivityUser):
-			return ErrDuplicate
-		case strings.Contains(my.Message, uniqueIdempotencyKey):
-			return ErrIdempotencyKeyUsed
-		}
-	}
-	var lite *sqlite.Error
-	if errors.As(err, &lite) && lite.Code() == sqliteConstraintUnique {
-		switch {
-		case strings.Contains(lite.Error(), uniqueActivityUserCols):
-			return ErrDuplicate
-		case strings.Contains(lite.Error(), uniqueIdempotencyKeyCols):
-			return ErrIdempotencyKeyUsed
-		}
-	}
-	return nil
 }
 
 func activityErr(id int64, err error) error {
