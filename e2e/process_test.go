@@ -613,7 +613,10 @@ func TestProcessKilledMidPurchase(t *testing.T) {
 // EOF), a non-zero exit and lock keys left behind.
 func TestSIGTERMDuringBurst(t *testing.T) {
 	const shutdownTimeout = 5 * time.Second
-	s := newProcessStack(t, usercheck.StubConfig{Latency: 100 * time.Millisecond})
+	// Verifications take most of their 500 ms deadline, so each batch runs
+	// for longer than the 200 ms that makes a request "accepted before the
+	// signal", and some are always in flight when it comes.
+	s := newProcessStack(t, usercheck.StubConfig{Latency: 400 * time.Millisecond})
 	p := startProcess(t, s.processEnv(map[string]string{"SECKILL_SHUTDOWN_TIMEOUT": shutdownTimeout.String()}))
 	s.url = p.url
 	const total = 15
@@ -622,6 +625,9 @@ func TestSIGTERMDuringBurst(t *testing.T) {
 	stop := make(chan struct{})
 	load := startBurst(s.client, p.url, activities, 24, 0, stop)
 	s.waitForOrders(activities, 12, 15*time.Second)
+	// A batch just committed and its buyers' next requests went out with
+	// it: signal while they are half-way through their verification.
+	time.Sleep(250 * time.Millisecond)
 	p.signal(syscall.SIGTERM)
 	signalled := time.Now()
 	// Buyers keep coming for a moment after the signal; the process must
