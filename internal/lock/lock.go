@@ -99,7 +99,7 @@ var (
 const (
 	lookupAttempts = 3 // GETs after an acquire of unknown outcome
 	minBackoff     = 10 * time.Millisecond
-	maxWaitBackoff = 200 * time.Millisecond // between acquire attempts when waiting
+	maxWaitBackoff = 200 * time.Millisecond // default cap between acquire attempts when waiting
 	maxCleanupWait = time.Second            // between background cleanup attempts
 )
 
@@ -157,6 +157,9 @@ type ObtainOptions struct {
 	// AutoRenew extends the lock every ttl/3 until Release. A renewal that
 	// finds the lock lost ends the lease context.
 	AutoRenew bool
+	// MaxBackoff caps the pause between attempts while waiting; 0 means
+	// 200ms. Holders that keep the lock for milliseconds want a few.
+	MaxBackoff time.Duration
 }
 
 // Obtain acquires the lock at key for ttl. It returns ErrNotObtained when
@@ -194,7 +197,11 @@ func (c *Client) obtain(ctx context.Context, key string, ttl time.Duration, opt 
 	owner := newToken() + ":" // reused by every attempt: a retry that finds it has succeeded
 	waitUntil := time.Now().Add(opt.Wait)
 	ttlMillis := ttl.Milliseconds()
-	for backoff := minBackoff; ; backoff = min(2*backoff, maxWaitBackoff) {
+	maxBackoff := maxWaitBackoff
+	if opt.MaxBackoff > 0 {
+		maxBackoff = opt.MaxBackoff
+	}
+	for backoff := min(minBackoff, maxBackoff); ; backoff = min(2*backoff, maxBackoff) {
 		sent := time.Now()
 		fence, err := obtainScript.Run(ctx, c.rdb, []string{key, fenceKey}, owner, ttlMillis).Int64()
 		switch {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/lock"
@@ -11,6 +12,11 @@ import (
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
+
+// lockPoll caps the pause between attempts on a lock another instance holds:
+// its batch keeps it for milliseconds, so a long pause would leave the
+// activity idle while this instance's buyers wait.
+const lockPoll = 5 * time.Millisecond
 
 // runBatch serves the tickets with one lock grant and answers each of them.
 // A buyer who queued twice in one batch is served once: the repeat gets the
@@ -86,7 +92,8 @@ func (s *Service) serve(a seckill.Activity, tickets []*ticket) []outcome {
 	// grant can (the wait, then the TTL).
 	lctx, cancel := context.WithTimeout(context.Background(), s.cfg.LockWait+s.cfg.LockTTL)
 	defer cancel()
-	lk, err := s.locks.Obtain(lctx, stock.LockKey(s.cfg.KeyPrefix, a.ID), s.cfg.LockTTL, &lock.ObtainOptions{Wait: s.cfg.LockWait})
+	lk, err := s.locks.Obtain(lctx, stock.LockKey(s.cfg.KeyPrefix, a.ID), s.cfg.LockTTL,
+		&lock.ObtainOptions{Wait: s.cfg.LockWait, MaxBackoff: lockPoll})
 	switch {
 	case errors.Is(err, lock.ErrNotObtained):
 		s.m.batches.WithLabelValues("lock_busy").Inc()
