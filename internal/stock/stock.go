@@ -20,6 +20,22 @@
 // deducted before a reload is not returned after it, as the reload already
 // counted it as unsold.
 //
+// # Receipts
+//
+// The receipt of fence F is the string <prefix>seckill:{act:N}:deduct:<F>,
+// living ReceiptTTL. Its value is one of:
+//
+//   - "<epoch>" (decimal): F's deduct took its unit in stock epoch <epoch>;
+//   - "returned" (the tombstone): Return ran for F, whether it put a unit
+//     back or found no receipt (the deduct had not landed yet).
+//
+// A deduct for F that finds any receipt takes nothing: a resend of a deduct
+// that landed reports what is left, and a deduct landing after its Return
+// (a command that timed out on the client but reached Redis later) reports
+// ErrReturned. Return turns every receipt into the tombstone. A deduct that
+// lands more than ReceiptTTL after its Return is not covered; go-redis
+// resends and TCP retransmits arrive within seconds.
+//
 // A missing stock key means "not loaded" (never loaded, or Redis lost its
 // data), which is not the same as sold out: Deduct and Return then change
 // nothing and report ErrNotLoaded, and the operator reloads the stock from the
@@ -49,11 +65,19 @@ var (
 	// ErrNoDeduct is returned by Return when there is nothing to put back:
 	// the deduct never landed, or its unit was returned already.
 	ErrNoDeduct = errors.New("stock: no deduct to return")
+	// ErrReturned is returned by Deduct when Return already ran for the
+	// fence: the deduct arrived after its caller gave up on it; nothing
+	// changed.
+	ErrReturned = errors.New("stock: deduct arrived after its return")
 )
 
 // ReceiptTTL is how long a deduct's receipt lives: the time within which its
 // unit can be put back. Past it, only a reload (reconciliation) recovers it.
 const ReceiptTTL = 5 * time.Minute
+
+// receiptReturned is the tombstone Return leaves in a receipt (see the
+// package doc); it is never a decimal epoch.
+const receiptReturned = "returned"
 
 // Fields of the stock hash.
 const (
@@ -73,7 +97,7 @@ var (
 // Answers of the scripts that are not counts.
 const (
 	refused   = -1 // deduct.lua: none left; return.lua: reloaded since
-	noReceipt = -2 // return.lua: nothing to return
+	noReceipt = -2 // deduct.lua: the receipt is a tombstone; return.lua: nothing to return
 )
 
 // Store reads and changes activities' stock in Redis. It is safe for
@@ -105,9 +129,11 @@ func (s *Store) Load(ctx context.Context, activityID, remaining, epoch int64) er
 // ErrNotLoaded; in both cases nothing changed. On any other error the deduct
 // may or may not have happened: Return(fence) puts the unit back if it did.
 // One fence takes at most one unit: a repeated Deduct for the same fence
-// (a retry after a lost reply) takes nothing more and reports what is left.
+// (a retry after a lost reply) takes nothing more and reports what is left,
+// and one after Return(fence) takes nothing and reports ErrReturned.
 func (s *Store) Deduct(ctx context.Context, activityID, fence int64) (remaining int64, err error) {
-	left, err := deductScript.Run(ctx, s.rdb, []string{s.key(activityID), s.receipt(activityID, fence)}, ReceiptTTL.Milliseconds()).Int64()
+	left, err := deductScript.Run(ctx, s.rdb, []string{s.key(activityID), s.receipt(activityID, fence)},
+		ReceiptTTL.Milliseconds(), receiptReturned).Int64()
 	switch {
 	case errors.Is(err, redis.Nil):
 		return 0, fmt.Errorf("stock: deduct activity %d: %w", activityID, ErrNotLoaded)
@@ -115,6 +141,8 @@ func (s *Store) Deduct(ctx context.Context, activityID, fence int64) (remaining 
 		return 0, fmt.Errorf("stock: deduct activity %d: %w", activityID, err)
 	case left == refused:
 		return 0, fmt.Errorf("stock: deduct activity %d: %w", activityID, ErrSoldOut)
+	case left == noReceipt:
+		return 0, fmt.Errorf("stock: deduct activity %d for fence %d: %w", activityID, fence, ErrReturned)
 	}
 	return left, nil
 }
@@ -124,9 +152,11 @@ func (s *Store) Deduct(ctx context.Context, activityID, fence int64) (remaining 
 // than once: ErrNoDeduct means there was nothing (more) to put back. With the
 // stock loaded again since the deduct it returns ErrStale, and with the stock
 // not loaded ErrNotLoaded; both change nothing, as the next or last load
-// counts the unit from the database.
+// counts the unit from the database. In every case it leaves the tombstone
+// that keeps the fence's deduct, should it land later, from taking a unit.
 func (s *Store) Return(ctx context.Context, activityID, fence int64) (remaining int64, err error) {
-	left, err := returnScript.Run(ctx, s.rdb, []string{s.key(activityID), s.receipt(activityID, fence)}).Int64()
+	left, err := returnScript.Run(ctx, s.rdb, []string{s.key(activityID), s.receipt(activityID, fence)},
+		receiptReturned, ReceiptTTL.Milliseconds()).Int64()
 	switch {
 	case errors.Is(err, redis.Nil):
 		return 0, fmt.Errorf("stock: return to activity %d: %w", activityID, ErrNotLoaded)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seckill-oss/seckill/internal/faultproxy"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testenv"
 )
@@ -281,5 +282,94 @@ func TestReturnAfterLostReply(t *testing.T) {
 	}
 	if left, err := s.Remaining(ctx, 1); err != nil || left != 5 {
 		t.Errorf("Remaining = %d, %v; want 5: each landed deduct returned once, nothing else", left, err)
+	}
+}
+
+// TestDeductLandingAfterItsReturnTakesNothing: a deduct times out on the
+// client but reaches Redis later (a TCP retransmit, a resend), after the
+// caller's Return found no receipt. The Return's tombstone makes the late
+// deduct take nothing; without it the unit would be taken under a fresh
+// receipt that nobody returns.
+func TestDeductLandingAfterItsReturnTakesNothing(t *testing.T) {
+	direct, prefix := testenv.Redis(t), testenv.Prefix(t)
+	s := stock.New(direct, prefix)
+	ctx := context.Background()
+	if err := s.Load(ctx, 1, 5, 1); err != nil {
+		t.Fatal(err)
+	}
+	// Load deduct.lua into the script cache, so the late EVALSHA runs
+	// rather than failing with NOSCRIPT.
+	if err := s.Load(ctx, 2, 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Deduct(ctx, 2, 1); err != nil {
+		t.Fatal(err)
+	}
+
+	slow, proxy := proxiedClient(t)
+	const late = 500 * time.Millisecond
+	proxy.SetRequestDelay(late)
+	dctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	_, err := stock.New(slow, prefix).Deduct(dctx, 1, 7)
+	cancel()
+	if err == nil {
+		t.Fatal("a deduct held back past its deadline succeeded")
+	}
+	if _, err := s.Return(ctx, 1, 7); !errors.Is(err, stock.ErrNoDeduct) {
+		t.Fatalf("Return before the deduct landed: %v, want ErrNoDeduct", err)
+	}
+	_ = slow.Close() // the client is gone; the proxy still delivers what it sent
+	waitConnsGone(t, proxy)
+
+	if left, err := s.Remaining(ctx, 1); err != nil || left != 5 {
+		t.Errorf("Remaining = %d, %v; want 5: the deduct that landed after its return took a unit", left, err)
+	}
+	if _, err := s.Deduct(ctx, 1, 7); !errors.Is(err, stock.ErrReturned) {
+		t.Errorf("Deduct after its Return: %v, want ErrReturned", err)
+	}
+	if _, err := s.Return(ctx, 1, 7); !errors.Is(err, stock.ErrNoDeduct) {
+		t.Errorf("second Return: %v, want ErrNoDeduct", err)
+	}
+	if left, _ := s.Remaining(ctx, 1); left != 5 {
+		t.Errorf("Remaining = %d after the repeats, want 5", left)
+	}
+}
+
+// proxiedClient returns a client that reaches the test Redis through a fault
+// proxy, makes one attempt per command and honours context deadlines, with a
+// connection already open (so a command under a fault is sent at once
+// rather than stuck in the connection handshake).
+func proxiedClient(t *testing.T) (*redis.Client, *faultproxy.Proxy) {
+	t.Helper()
+	opt, err := redis.ParseURL(testenv.RedisURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := faultproxy.New(opt.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.Addr = p.Addr()
+	opt.ContextTimeoutEnabled = true
+	opt.MaxRetries = -1
+	rdb := redis.NewClient(opt)
+	t.Cleanup(func() {
+		_ = rdb.Close()
+		_ = p.Close()
+	})
+	if err := rdb.Ping(t.Context()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	return rdb, p
+}
+
+// waitConnsGone waits until every proxied connection has ended: each command
+// its client sent has been delivered and the server has closed its end.
+func waitConnsGone(t *testing.T, p *faultproxy.Proxy) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); p.Conns() > 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d proxied connections still open after 30s", p.Conns())
+		}
 	}
 }
