@@ -69,6 +69,9 @@ var (
 	// fence: the deduct arrived after its caller gave up on it; nothing
 	// changed.
 	ErrReturned = errors.New("stock: deduct arrived after its return")
+	// ErrLockLost is returned by LoadIfHeld when the activity's lock is no
+	// longer the given grant's; nothing changed.
+	ErrLockLost = errors.New("stock: lock no longer held")
 )
 
 // ReceiptTTL is how long a deduct's receipt lives: the time within which its
@@ -92,6 +95,9 @@ var (
 	//go:embed return.lua
 	returnSrc    string
 	returnScript = redis.NewScript(returnSrc)
+	//go:embed loadifheld.lua
+	loadIfHeldSrc    string
+	loadIfHeldScript = redis.NewScript(loadIfHeldSrc)
 )
 
 // Answers of the scripts that are not counts.
@@ -120,6 +126,26 @@ func (s *Store) Load(ctx context.Context, activityID, remaining, epoch int64) er
 	}
 	if err := s.rdb.HSet(ctx, s.key(activityID), field, remaining, epochField, epoch).Err(); err != nil {
 		return fmt.Errorf("stock: load activity %d: %w", activityID, err)
+	}
+	return nil
+}
+
+// LoadIfHeld is Load, done only while the activity's lock (LockKey) holds
+// lockValue, the value of the grant the load runs under (lock.Lock.Value):
+// checked and loaded in one step, so a load that reaches Redis after the
+// lease ended never overwrites a newer holder's stock. It returns
+// ErrLockLost, having changed nothing, when the lock is gone or another's.
+func (s *Store) LoadIfHeld(ctx context.Context, activityID, remaining, epoch int64, lockValue string) error {
+	if remaining < 0 {
+		return fmt.Errorf("stock: load activity %d: negative stock %d", activityID, remaining)
+	}
+	loaded, err := loadIfHeldScript.Run(ctx, s.rdb, []string{s.key(activityID), LockKey(s.prefix, activityID)},
+		lockValue, remaining, epoch).Int64()
+	switch {
+	case err != nil:
+		return fmt.Errorf("stock: load activity %d: %w", activityID, err)
+	case loaded != 1:
+		return fmt.Errorf("stock: load activity %d: %w", activityID, ErrLockLost)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill/internal/faultproxy"
+	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testenv"
 )
@@ -370,6 +371,62 @@ func waitConnsGone(t *testing.T, p *faultproxy.Proxy) {
 	for deadline := time.Now().Add(30 * time.Second); p.Conns() > 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d proxied connections still open after 30s", p.Conns())
+		}
+	}
+}
+
+// TestLoadIfHeldOnlyUnderTheGrant: a load checked against the lock loads
+// while the grant holds the lock, and changes nothing once the lock expired
+// or passed to a newer holder (whose deducts it would otherwise overwrite).
+func TestLoadIfHeldOnlyUnderTheGrant(t *testing.T) {
+	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
+	s := stock.New(rdb, prefix)
+	locks := lock.New(rdb, nil)
+	defer locks.Close()
+	ctx := context.Background()
+	key := stock.LockKey(prefix, 1)
+
+	l, err := locks.Obtain(ctx, key, 200*time.Millisecond, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.LoadIfHeld(ctx, 1, 10, l.Fence(), l.Value()); err != nil {
+		t.Fatalf("LoadIfHeld under the grant: %v", err)
+	}
+	if left, err := s.Remaining(ctx, 1); err != nil || left != 10 {
+		t.Fatalf("Remaining = %d, %v; want 10", left, err)
+	}
+	if err := s.LoadIfHeld(ctx, 1, -1, l.Fence(), l.Value()); err == nil {
+		t.Error("LoadIfHeld accepted a negative stock")
+	}
+
+	// The lease ends; a newer holder deducts.
+	waitGone(t, rdb, key)
+	newer, err := locks.Obtain(ctx, key, time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer newer.Release(ctx)
+	if _, err := s.Deduct(ctx, 1, newer.Fence()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.LoadIfHeld(ctx, 1, 10, l.Fence(), l.Value()); !errors.Is(err, stock.ErrLockLost) {
+		t.Errorf("LoadIfHeld after the lease passed on: %v, want ErrLockLost", err)
+	}
+	if left, _ := s.Remaining(ctx, 1); left != 9 {
+		t.Errorf("Remaining = %d, want 9: the stale load overwrote the newer holder's deduct", left)
+	}
+	if err := s.LoadIfHeld(ctx, 2, 10, l.Fence(), l.Value()); !errors.Is(err, stock.ErrLockLost) {
+		t.Errorf("LoadIfHeld with no lock at all: %v, want ErrLockLost", err)
+	}
+	assertNoKey(t, rdb, stock.Key(prefix, 2))
+}
+
+func waitGone(t *testing.T, rdb redis.UniversalClient, key string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); rdb.Exists(context.Background(), key).Val() != 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still there after 30s", key)
 		}
 	}
 }
