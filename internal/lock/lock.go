@@ -198,7 +198,7 @@ func (c *Client) obtain(ctx context.Context, key string, ttl time.Duration, opt 
 	if err != nil {
 		return nil, err
 	}
-	owner := newToken() + ":" // reused by every attempt: a retry that finds it has succeeded
+	owner := newToken() + ":" // reused by the attempts after a refusal: a retry that finds it has succeeded
 	waitUntil := time.Now().Add(opt.Wait)
 	ttlMillis := ttl.Milliseconds()
 	for backoff := minBackoff; ; backoff = min(2*backoff, maxWaitBackoff) {
@@ -217,6 +217,10 @@ func (c *Client) obtain(ctx context.Context, key string, ttl time.Duration, opt 
 				return l, rerr
 			}
 			err = rerr
+			// A cleanup now deletes this owner's lock whenever it finds
+			// it: the next attempts must be another owner, or the cleanup
+			// would delete the lock they are granted.
+			owner = newToken() + ":"
 		}
 		if cerr := ctx.Err(); cerr != nil || !time.Now().Before(waitUntil) {
 			if cerr != nil && !errors.Is(err, cerr) {

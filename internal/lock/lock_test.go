@@ -738,6 +738,40 @@ func TestAcquireLandingAfterItsLookupIsCleanedUp(t *testing.T) {
 	}
 }
 
+// TestRetryAfterANotLandedAcquireKeepsItsLock: with Wait, Obtain tries
+// again after an acquire that had not landed and gets the lock. The cleanup
+// watching for the first attempt's late landing must not delete the lock
+// the retry was granted.
+func TestRetryAfterANotLandedAcquireKeepsItsLock(t *testing.T) {
+	direct := testenv.Redis(t)
+	prefix := testenv.Prefix(t)
+	rdb, proxy := proxied(t, 100*time.Millisecond)
+	rdb.AddHook(liftDelayAfterTimeout{proxy})
+	c := lock.New(rdb, nil)
+	defer c.Close()
+	warm, err := c.Obtain(t.Context(), prefix+"{warm}:lock", time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = warm.Release(t.Context())
+	key := prefix + "{user:6}:lock"
+
+	proxy.SetRequestDelay(500 * time.Millisecond)
+	l, err := c.Obtain(t.Context(), key, time.Minute, &lock.ObtainOptions{Wait: 10 * time.Second})
+	if err != nil {
+		t.Fatalf("Obtain with Wait: %v", err)
+	}
+	defer l.Release(t.Context())
+	// Let the first attempt land and the cleanup look a few times.
+	time.Sleep(2 * time.Second)
+	if got := direct.Get(t.Context(), key).Val(); got != l.Value() {
+		t.Errorf("lock holds %q while the holder's lease runs (%v left); want the holder's value", got, l.Remaining())
+	}
+	if err := l.Context().Err(); err != nil {
+		t.Errorf("lease ended: %v", context.Cause(l.Context()))
+	}
+}
+
 // TestReleaseResentAfterItLandedIsReleased: the release lands but its reply
 // is late; go-redis resends it on a new connection and the resend finds the
 // key gone. Release must report success, not "expired".
