@@ -218,6 +218,7 @@ export function teardown(data) {
   }
   if (PROXY_URL) {
     http.put(`${PROXY_URL}/delay?d=0s`, null, { tags: { name: 'chaos' } });
+    http.put(`${PROXY_URL}/request-delay?d=0s`, null, { tags: { name: 'chaos' } });
     http.put(`${PROXY_URL}/down?v=false`, null, { tags: { name: 'chaos' } });
   }
   let orders = 0, remaining = 0, total = 0;
