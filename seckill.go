@@ -87,7 +87,7 @@ type Order struct {
 // OrderStatusCreated is the status of a freshly written order.
 const OrderStatusCreated = "created"
 
-// Error codes of the HTTP contract (shared/API.md). They belong to the domain;
+// Error codes of the HTTP contract (docs/API.md). They belong to the domain;
 // the HTTP layer maps each to a status code exactly once.
 const (
 	EInvalid          = "invalid_request"

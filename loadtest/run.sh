@@ -13,6 +13,11 @@
 #      201 has its row;
 #   6. stops everything it started; drops the database and the Redis keys
 #      unless the run failed or --keep was given.
+# With SAMPLE=1 (the default of soak) a sampler writes each instance's RSS,
+# goroutines, open files and connections every SAMPLE_EVERY (10 s) to
+# loadtest/out/<scenario>-samples.csv, and one more row after the load has
+# ended and the service idled for IDLE_WAIT (15 s); goroutines then more than
+# MAX_GOROUTINE_GROWTH (200) above the count before the load fail the run.
 # Prints one summary line, "loadtest: ... result=PASS|SLOW|FAIL ...", and
 # exits 0 (PASS), 1 (FAIL: an oversell, a lost order, an imbalance, a status
 # the contract does not allow, a failed audit or liveness check) or 3 (SLOW:
@@ -22,7 +27,8 @@
 #                        [--duration D] [--rate R] [--stock N] [--users N]
 #                        [--pprof] [--keep] [-- extra k6 args]
 # Scenarios: smoke (default), spike, slow-verification, verification-down,
-# redis-delay, multi-instance, soldout-storm. Any k6 variable of
+# redis-delay, multi-instance, soldout-storm, soak (10 minutes; not in CI;
+# SOAK_DURATION=60s for a short one). Any k6 variable of
 # loadtest/scenarios.js may also be set in the environment (e.g. RAMP=3s).
 set -euo pipefail
 
@@ -52,7 +58,7 @@ done
 # the scenario to show it in, unless another is asked for.
 [ -n "$scenario" ] || { [ "$naive" = 1 ] && scenario=slow-verification || scenario=smoke; }
 case "$scenario" in
-smoke | spike | slow-verification | verification-down | redis-delay | soldout-storm) : "${instances:=1}" ;;
+smoke | spike | slow-verification | verification-down | redis-delay | soldout-storm | soak) : "${instances:=1}" ;;
 multi-instance) : "${instances:=3}" ;;
 *) die "unknown scenario '$scenario'" ;;
 esac
@@ -82,8 +88,13 @@ slow-verification)
 		: "${lock_ttl:=300ms}" "${uc_timeout:=100ms}"
 	fi
 	;;
+soak)
+	# Many sales at once; the k6 thresholds and the books need the count.
+	export ACTIVITIES=${ACTIVITIES:-20}
+	: "${SAMPLE:=1}"
+	;;
 esac
-: "${lock_ttl:=2s}" "${uc_timeout:=500ms}"
+: "${lock_ttl:=2s}" "${uc_timeout:=500ms}" "${SAMPLE:=0}"
 export LOCK_TTL=$lock_ttl NAIVE=$naive
 
 ts=$(date -u +%Y%m%d%H%M%S)
@@ -221,6 +232,45 @@ naive_note=""
 log "scenario $scenario: ${instances} instance(s) ${base_urls[*]}, stub $stub_url${proxy_url:+, fault proxy $proxy_url}, database $db, prefix $prefix, lock TTL $lock_ttl, verification timeout $uc_timeout$naive_note"
 
 # ---- 4. k6 ------------------------------------------------------------------
+# sample_once appends one row per instance to the samples CSV: resident
+# memory, goroutines (the service's own /metrics), open files, sockets, and
+# established connections to Redis, to MariaDB and from HTTP clients.
+samples_csv="$out_dir/$scenario-samples.csv"
+redis_port=$(sed -E 's#^redis://([^/@]*@)?[^:/]*:([0-9]+).*#\2#' <<<"$redis_url")
+sample_once() { # label
+	local n pid base port rss gor fds socks rconns mconns hconns
+	for n in $(seq 1 "${#svc_pids[@]}"); do
+		pid=${svc_pids[$((n - 1))]} base=${base_urls[$((n - 1))]}
+		port=${base##*:}
+		kill -0 "$pid" 2>/dev/null || continue
+		rss=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo "")
+		gor=$(curl -fsS --max-time 2 "$base/metrics" 2>/dev/null | awk '$1 == "go_goroutines" {print $2}' || true)
+		fds=$(find "/proc/$pid/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l || true)
+		socks=$(find "/proc/$pid/fd" -mindepth 1 -maxdepth 1 -lname 'socket:*' 2>/dev/null | wc -l || true)
+		rconns=$(ss -Htnp state established "( dport = :$redis_port )" 2>/dev/null | grep -c "pid=$pid," || true)
+		mconns=$(ss -Htnp state established '( dport = :3306 )' 2>/dev/null | grep -c "pid=$pid," || true)
+		hconns=$(ss -Htn state established "( sport = :$port )" 2>/dev/null | wc -l || true)
+		printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$1" "$(($(date +%s) - sample_start))" "$n" "$rss" "$gor" "$fds" "$socks" "$rconns" "$mconns" "$hconns" >>"$samples_csv"
+	done
+}
+sampler_pid=""
+if [ "$SAMPLE" = 1 ]; then
+	sample_start=$(date +%s)
+	echo "label,elapsed_s,instance,rss_kb,goroutines,open_fds,sockets,redis_conns,mysql_conns,http_conns" >"$samples_csv"
+	sample_once before
+	(
+		trap - EXIT # the runner's cleanup is not the sampler's
+		trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+		while :; do
+			sleep "${SAMPLE_EVERY:-10}" & nap=$!
+			wait "$nap"
+			sample_once load
+		done
+	) &
+	sampler_pid=$!
+	pids+=("$sampler_pid")
+	log "sampling the service every ${SAMPLE_EVERY:-10}s into $samples_csv"
+fi
 profile_job=""
 if [ -n "$pprof_addr" ]; then
 	(sleep "${PPROF_AFTER:-2}" && curl -fsS -o "$logs/cpu.pprof" "http://$pprof_addr/debug/pprof/profile?seconds=${PPROF_SECONDS:-10}") &
@@ -237,6 +287,25 @@ for pid in "${svc_pids[@]}"; do
 	r=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
 	[ "${r:-0}" -gt "$rss_kb" ] && rss_kb=$r
 done
+sample_note=""
+if [ -n "$sampler_pid" ]; then
+	kill -TERM "$sampler_pid" 2>/dev/null || true
+	wait "$sampler_pid" 2>/dev/null || true
+	log "load over; idling ${IDLE_WAIT:-15}s before the last sample"
+	sleep "${IDLE_WAIT:-15}"
+	sample_once idle
+	# Per instance: goroutines before the load, at their peak, and after it.
+	while IFS=, read -r n before peak idle peak_rss; do
+		sample_note+=" instance$n: goroutines before=$before peak=$peak idle=$idle peak_rss=$((peak_rss / 1024))MB;"
+		if [ -n "$before" ] && [ -n "$idle" ] && [ "$idle" -gt $((before + ${MAX_GOROUTINE_GROWTH:-200})) ]; then
+			soak_violation="instance $n: $idle goroutines after the load, $before before it: more than ${MAX_GOROUTINE_GROWTH:-200} left behind"
+		fi
+	done < <(awk -F, 'NR > 1 {
+		n = $3; if ($1 == "before") b[n] = $5; if ($1 == "idle") i[n] = $5
+		if ($5 + 0 > p[n] + 0) p[n] = $5; if ($4 + 0 > r[n] + 0) r[n] = $4
+	} END { for (n in p) printf "%s,%s,%s,%s,%s\n", n, b[n], p[n], i[n], r[n] }' "$samples_csv")
+	log "samples:$sample_note see $samples_csv"
+fi
 if [ -n "$profile_job" ]; then
 	wait "$profile_job" 2>/dev/null || log "CPU profile not taken"
 	if [ -s "$logs/cpu.pprof" ]; then
@@ -247,6 +316,7 @@ fi
 
 # ---- 5. the books, read directly --------------------------------------------
 violations=() summary_json="$out_dir/$scenario-summary.json"
+[ -z "${soak_violation:-}" ] || violations+=("$soak_violation")
 created_201=0 reqs=0 rate=0 p50=- p95=- p99=-
 if [ -s "$summary_json" ]; then
 	read -r created_201 reqs rate p50 p95 p99 < <(jq -r '

@@ -48,8 +48,8 @@ function chaosScenario(steps) {
 // Thresholds every scenario shares: the safety ones (never more orders than
 // units, nothing the contract does not allow, the audit balances) and the
 // latency target.
-function thresholds(stock, p99, extra = {}) {
-  const units = stock * num('ACTIVITIES', 1);
+function thresholds(stock, p99, extra = {}, activities = num('ACTIVITIES', 1)) {
+  const units = stock * activities;
   return {
     orders_created: [`count<=${units}`, 'count>0'],
     unexpected_status: ['count==0'],
@@ -225,6 +225,25 @@ const defs = {
       }),
     };
   },
+};
+
+// soak: SOAK_DURATION (10 minutes) of buyers at a steady RATE spread over
+// ACTIVITIES sales, sized so that they sell out about two thirds of the way
+// through: the full purchase path first, the sold-out path after. run.sh
+// samples the service's memory, goroutines and connections meanwhile.
+defs.soak = function soak() {
+  const rate = num('RATE', 100);
+  const durationMs = ms(env('SOAK_DURATION', env('DURATION', '10m')));
+  const activities = num('ACTIVITIES', 20);
+  const stock = num('STOCK', Math.max(1, Math.ceil((rate * durationMs) / 1000 * 2 / 3 / activities)));
+  return {
+    stock,
+    activities,
+    stub: { latency: env('STUB_LATENCY', '1ms'), slow_rate: 0, fail_rate: 0, reject_rate: 0 },
+    scenarios: { sale: arrival(rate, durationMs, num('MAX_VUS', 500)) },
+    expectedStatuses: OK,
+    thresholds: thresholds(stock, 500, { sold_out: ['count>0'] }, activities),
+  };
 };
 
 export const NAMES = Object.keys(defs);

@@ -6,7 +6,7 @@
 //
 // Environment (k6 -e NAME=value, or the process environment):
 //   SCENARIO       smoke | spike | slow-verification | verification-down |
-//                  redis-delay | multi-instance | soldout-storm  (default smoke)
+//                  redis-delay | multi-instance | soldout-storm | soak  (default smoke)
 //   BASE_URLS      comma-separated service base URLs; buyers are spread over them
 //   ADMIN_TOKEN    the service's SECKILL_ADMIN_TOKEN (or SECKILL_LT_ADMIN_TOKEN)
 //   STUB_URL       the user-verification stub; setup() sets its behaviour
@@ -218,6 +218,7 @@ export function teardown(data) {
   }
   if (PROXY_URL) {
     http.put(`${PROXY_URL}/delay?d=0s`, null, { tags: { name: 'chaos' } });
+    http.put(`${PROXY_URL}/request-delay?d=0s`, null, { tags: { name: 'chaos' } });
     http.put(`${PROXY_URL}/down?v=false`, null, { tags: { name: 'chaos' } });
   }
   let orders = 0, remaining = 0, total = 0;

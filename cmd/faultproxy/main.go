@@ -9,8 +9,10 @@
 // control endpoint also reports it. The control endpoint, loopback only:
 //
 //	GET /healthz                 200 while the proxy runs
-//	GET /addr                    {"addr":"127.0.0.1:PORT","target":"...","delay":"0s","down":false}
-//	PUT /delay?d=300ms           delay every server-to-client byte by d (0s: none)
+//	GET /addr                    {"addr":"127.0.0.1:PORT","target":"...","delay":"0s","request_delay":"0s","down":false}
+//	PUT /delay?d=300ms           delay every server-to-client byte (reply) by d (0s: none)
+//	PUT /request-delay?d=300ms   delay every client-to-server byte (command) by d: commands
+//	                             land after the client gave up on them (0s: none)
 //	PUT /down?v=true|false       drop every connection and refuse new ones, or recover
 //
 // SIGINT or SIGTERM stops it.
@@ -120,28 +122,35 @@ func newController(p *faultproxy.Proxy, target string, log *slog.Logger) http.Ha
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET /addr", c.handleState)
-	mux.HandleFunc("PUT /delay", c.handleDelay)
+	mux.HandleFunc("PUT /delay", c.handleDelay(c.p.SetReplyDelay, "reply delay set"))
+	mux.HandleFunc("PUT /request-delay", c.handleDelay(c.p.SetRequestDelay, "request delay set"))
 	mux.HandleFunc("PUT /down", c.handleDown)
 	return mux
 }
 
 func (c *controller) state() map[string]any {
-	return map[string]any{"addr": c.p.Addr(), "target": c.target, "delay": c.p.Delay().String(), "down": c.p.Down()}
+	return map[string]any{
+		"addr": c.p.Addr(), "target": c.target, "down": c.p.Down(),
+		"delay": c.p.ReplyDelay().String(), "request_delay": c.p.RequestDelay().String(),
+	}
 }
 
 func (c *controller) handleState(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, c.state())
 }
 
-func (c *controller) handleDelay(w http.ResponseWriter, r *http.Request) {
-	d, err := time.ParseDuration(r.URL.Query().Get("d"))
-	if err != nil || d < 0 {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "d must be a non-negative Go duration, e.g. 300ms or 0s"})
-		return
+// handleDelay answers a PUT that sets one of the proxy's delays with set.
+func (c *controller) handleDelay(set func(time.Duration), logMsg string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		d, err := time.ParseDuration(r.URL.Query().Get("d"))
+		if err != nil || d < 0 {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "d must be a non-negative Go duration, e.g. 300ms or 0s"})
+			return
+		}
+		set(d)
+		c.log.Info(logMsg, "delay", d)
+		writeJSON(w, http.StatusOK, c.state())
 	}
-	c.p.SetDelay(d)
-	c.log.Info("delay set", "delay", d)
-	writeJSON(w, http.StatusOK, c.state())
 }
 
 func (c *controller) handleDown(w http.ResponseWriter, r *http.Request) {

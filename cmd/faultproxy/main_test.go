@@ -87,6 +87,16 @@ func TestControlDelayAndDown(t *testing.T) {
 		t.Fatalf("PUT /delay?d=0s: %d", code)
 	}
 
+	if code, body := put(t, ctl.URL+"/request-delay?d=200ms"); code != http.StatusOK || body["request_delay"] != "200ms" || body["delay"] != "0s" {
+		t.Fatalf("PUT /request-delay: %d %v", code, body)
+	}
+	if d, err := roundTrip(t, conn, r); err != nil || d < 200*time.Millisecond {
+		t.Fatalf("with request delay 200ms: round trip %v, %v; want >= 200ms", d, err)
+	}
+	if code, _ := put(t, ctl.URL+"/request-delay?d=0s"); code != http.StatusOK {
+		t.Fatalf("PUT /request-delay?d=0s: %d", code)
+	}
+
 	if code, body := put(t, ctl.URL+"/down?v=true"); code != http.StatusOK || body["down"] != true {
 		t.Fatalf("PUT /down?v=true: %d %v", code, body)
 	}
@@ -114,7 +124,7 @@ func TestControlRejectsBadInput(t *testing.T) {
 	defer p.Close()
 	ctl := httptest.NewServer(newController(p, "echo", slog.New(slog.DiscardHandler)))
 	defer ctl.Close()
-	for _, path := range []string{"/delay?d=soon", "/delay?d=-1s", "/delay", "/down?v=maybe"} {
+	for _, path := range []string{"/delay?d=soon", "/delay?d=-1s", "/delay", "/request-delay?d=-1s", "/request-delay", "/down?v=maybe"} {
 		if code, _ := put(t, ctl.URL+path); code != http.StatusBadRequest {
 			t.Errorf("PUT %s: %d, want 400", path, code)
 		}

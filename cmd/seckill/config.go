@@ -13,7 +13,7 @@ import (
 )
 
 // config is the service's configuration, read from the environment names of
-// the HTTP contract (shared/API.md "Configuration") plus the extensions the
+// the HTTP contract (docs/API.md "Configuration") plus the extensions the
 // README documents.
 type config struct {
 	HTTPAddr         string

@@ -269,7 +269,7 @@ func TestConfigRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		if c.HTTPAddr != ":8080" || c.LockTTL != 2*time.Second || c.UserCheckTimeout != 500*time.Millisecond ||
-			c.LockWait != 0 || c.ShutdownTimeout != 15*time.Second || !c.embedded() {
+			c.LockWait != time.Second || c.QueueMax != 10_000 || c.ShutdownTimeout != 15*time.Second || !c.embedded() {
 			t.Fatalf("defaults: %+v", c)
 		}
 	})

@@ -1,17 +1,23 @@
 // Package faultproxy is a TCP proxy that injects the network faults a Redis
-// client must survive: replies that arrive late, and a server that goes away.
+// client must survive: commands that land late, replies that arrive late, and
+// a server that goes away.
 //
-// Delay applies to server-to-client bytes only. Commands reach the server at
-// once and take effect, while their replies arrive after the client's read
-// timeout: the "timed out but succeeded" case that stranded a user's lock
-// for two hours (shared/SEEDS.md). Tests and the load-test runner use it.
+// The reply delay (SetDelay, also SetReplyDelay) holds server-to-client bytes:
+// commands reach the server at once and take effect, while their replies
+// arrive after the client's read timeout, the "timed out but succeeded" case
+// that stranded a user's lock for two hours (docs/SEEDS.md). The request delay
+// (SetRequestDelay) holds client-to-server bytes: a command lands after the
+// client has given up on it, as a TCP retransmit or a resent command does.
+// Bytes a client sent before it closed its connection are still delivered at
+// their due time, then the proxy half-closes the server side, so a late
+// command lands even though nobody waits for its reply. Tests and the
+// load-test runner use it.
 package faultproxy
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"sync"
 	"time"
@@ -24,11 +30,12 @@ type Proxy struct {
 	ln     net.Listener
 	wg     sync.WaitGroup
 
-	mu     sync.Mutex
-	delay  time.Duration
-	down   bool
-	closed bool
-	conns  map[*link]struct{}
+	mu           sync.Mutex
+	replyDelay   time.Duration
+	requestDelay time.Duration
+	down         bool
+	closed       bool
+	conns        map[*link]struct{}
 }
 
 // link is one proxied connection.
@@ -62,20 +69,54 @@ func New(target string) (*Proxy, error) {
 // Addr returns the host:port clients should dial.
 func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
-// SetDelay delays every byte sent from the server to the client by d, from
-// the moment the proxy reads it; 0 restores normal service. Bytes already
-// waiting keep the delay they were read with.
-func (p *Proxy) SetDelay(d time.Duration) {
+// SetDelay is SetReplyDelay, kept for the callers that predate request
+// delays.
+func (p *Proxy) SetDelay(d time.Duration) { p.SetReplyDelay(d) }
+
+// Delay returns the reply delay.
+func (p *Proxy) Delay() time.Duration { return p.ReplyDelay() }
+
+// SetReplyDelay delays every byte sent from the server to the client by d,
+// from the moment the proxy reads it; 0 restores normal service. Bytes
+// already waiting keep the delay they were read with.
+func (p *Proxy) SetReplyDelay(d time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.delay = d
+	p.replyDelay = d
 }
 
-// Delay returns the delay set by SetDelay.
-func (p *Proxy) Delay() time.Duration {
+// ReplyDelay returns the delay set by SetReplyDelay (or SetDelay).
+func (p *Proxy) ReplyDelay() time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.delay
+	return p.replyDelay
+}
+
+// SetRequestDelay delays every byte sent from the client to the server by d,
+// from the moment the proxy reads it; 0 restores normal service. Bytes
+// already waiting keep the delay they were read with, and are delivered even
+// if the client closes its connection meanwhile.
+func (p *Proxy) SetRequestDelay(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.requestDelay = d
+}
+
+// RequestDelay returns the delay set by SetRequestDelay.
+func (p *Proxy) RequestDelay() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.requestDelay
+}
+
+// Conns returns the number of proxied connections still open. A connection
+// whose client has gone stays open until its delayed requests are delivered
+// and the server has closed its end: Conns falling to 0 after the client
+// closed tells a test that every late command has landed.
+func (p *Proxy) Conns() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.conns)
 }
 
 // Down reports whether the proxy is down (SetDown).
@@ -156,74 +197,94 @@ func (p *Proxy) accept() {
 			continue
 		}
 		p.conns[k] = struct{}{}
-		p.wg.Add(3)
+		p.wg.Add(1)
 		p.mu.Unlock()
-		go p.forward(k)
-		go p.readReplies(k, p.replies(k))
+		go p.serve(k)
 	}
 }
 
-// forward copies client-to-server bytes without delay.
-func (p *Proxy) forward(k *link) {
+// serve runs both directions of one connection and forgets it when both
+// have ended.
+func (p *Proxy) serve(k *link) {
 	defer p.wg.Done()
-	_, _ = io.Copy(k.server, k.client)
+	var both sync.WaitGroup
+	both.Add(2)
+	go func() {
+		defer both.Done()
+		// The client is gone: deliver what it sent, then tell the server
+		// there is no more, so it closes its end and the replies side ends.
+		p.pipe(k, k.client, k.server, p.RequestDelay, func() { closeWrite(k.server) })
+	}()
+	go func() {
+		defer both.Done()
+		p.pipe(k, k.server, k.client, p.ReplyDelay, k.shut)
+	}()
+	both.Wait()
 	k.shut()
 	p.mu.Lock()
 	delete(p.conns, k)
 	p.mu.Unlock()
 }
 
-// chunk is a piece of a server reply and the time it may be passed on.
+// chunk is a piece of a byte stream and the time it may be passed on.
 type chunk struct {
 	data []byte
 	due  time.Time
 }
 
-// replies starts the goroutine that writes delayed server bytes to the
-// client and returns the channel that feeds it; closing the channel stops it.
-func (p *Proxy) replies(k *link) chan<- chunk {
-	ch := make(chan chunk, 256)
+// pipe copies src to dst, holding each chunk for the delay in force when it
+// was read. When src ends, it delivers what it holds (unless the link is
+// shut meanwhile) and then calls ended. A failed write to dst drops the rest.
+func (p *Proxy) pipe(k *link, src, dst net.Conn, delay func() time.Duration, ended func()) {
+	held := make(chan chunk, 256)
+	written := make(chan struct{})
 	go func() {
-		defer p.wg.Done()
+		defer close(written)
 		timer := time.NewTimer(0)
 		defer timer.Stop()
-		for c := range ch {
+		failed := false
+		for c := range held {
+			if failed {
+				continue // drain so the reader never blocks
+			}
 			if wait := time.Until(c.due); wait > 0 {
 				timer.Reset(wait)
 				select {
 				case <-timer.C:
 				case <-k.done:
-					continue // drain so readReplies never blocks
+					failed = true
+					continue
 				}
 			}
-			if _, err := k.client.Write(c.data); err != nil {
-				k.shut()
+			if _, err := dst.Write(c.data); err != nil {
+				failed = true
 			}
 		}
 	}()
-	return ch
-}
-
-// readReplies reads server bytes and stamps each chunk with its due time.
-func (p *Proxy) readReplies(k *link, out chan<- chunk) {
-	defer p.wg.Done()
-	defer close(out)
 	buf := make([]byte, 32<<10)
 	for {
-		n, err := k.server.Read(buf)
+		n, err := src.Read(buf)
 		if n > 0 {
-			p.mu.Lock()
-			due := time.Now().Add(p.delay)
-			p.mu.Unlock()
+			c := chunk{data: bytes.Clone(buf[:n]), due: time.Now().Add(delay())}
 			select {
-			case out <- chunk{data: bytes.Clone(buf[:n]), due: due}:
+			case held <- c:
 			case <-k.done:
-				return
 			}
 		}
 		if err != nil {
-			k.shut()
-			return
+			break
 		}
 	}
+	close(held)
+	<-written
+	ended()
+}
+
+// closeWrite half-closes c where it can, and closes it otherwise.
+func closeWrite(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.CloseWrite()
+		return
+	}
+	_ = c.Close()
 }

@@ -97,6 +97,39 @@ func TestProxy(t *testing.T) {
 		}
 	})
 
+	t.Run("request delay holds requests, delivered after the client left", func(t *testing.T) {
+		const delay = 300 * time.Millisecond
+		before := p.Conns()
+		p.SetRequestDelay(delay)
+		defer p.SetRequestDelay(0)
+		late, err := net.Dial("tcp", p.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent := time.Now()
+		if _, err := io.WriteString(late, "late\n"); err != nil {
+			t.Fatal(err)
+		}
+		_ = late.Close() // the client gives up before the command lands
+		select {
+		case at := <-arrived:
+			if landed := at.Sub(sent); landed < delay {
+				t.Errorf("request reached the server after %v; want at least %v", landed, delay)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a request sent before the client closed never reached the server")
+		}
+		for deadline := time.Now().Add(10 * time.Second); p.Conns() > before; {
+			if time.Now().After(deadline) {
+				t.Fatalf("Conns = %d after the late request landed, want %d", p.Conns(), before)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if p.RequestDelay() != delay || p.ReplyDelay() != 0 {
+			t.Errorf("RequestDelay %v, ReplyDelay %v; want %v and 0", p.RequestDelay(), p.ReplyDelay(), delay)
+		}
+	})
+
 	t.Run("down cuts open connections and refuses new ones", func(t *testing.T) {
 		p.SetDown(true)
 		if _, err := roundTrip(t, c, "gone"); err == nil {
@@ -129,6 +162,10 @@ func TestProxy(t *testing.T) {
 		defer c4.Close()
 		p.SetDelay(time.Hour) // a writer waiting on a due time must still stop
 		if _, err := io.WriteString(c4, "stuck\n"); err != nil {
+			t.Fatal(err)
+		}
+		p.SetRequestDelay(time.Hour) // and so must one holding a request
+		if _, err := io.WriteString(c4, "held\n"); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(50 * time.Millisecond)

@@ -125,21 +125,33 @@ func requireUser() gin.HandlerFunc {
 	}
 }
 
-// requireAdmin lets through requests with the admin bearer token. The
-// comparison is of SHA-256 digests in constant time, so neither the token's
-// bytes nor its length leak through timing. Without a token configured the
-// ops API is disabled, never open.
-func requireAdmin(token string) gin.HandlerFunc {
-	if token == "" {
-		return func(c *gin.Context) {
-			abortWithError(c, seckill.Errorf(seckill.EAdminDisabled, "the ops API is disabled: no admin token is configured"))
-		}
-	}
+// adminPrefix starts every path of the ops API.
+const adminPrefix = "/admin/"
+
+// requireAdminUnder lets through requests with the admin bearer token, and
+// checks it on every request whose path is under prefix (or is prefix without
+// its slash), whether a route matches it or not: unknown paths and wrong
+// methods answer 401 (or 403 admin_disabled) like the real endpoints, so the
+// ops API cannot be mapped without the token. The comparison is of SHA-256
+// digests in constant time, so neither the token's bytes nor its length leak
+// through timing. Without a token configured the ops API is disabled, never
+// open.
+func requireAdminUnder(prefix, token string) gin.HandlerFunc {
 	want := sha256.Sum256([]byte(token))
 	return func(c *gin.Context) {
+		if p := c.Request.URL.Path; !strings.HasPrefix(p, prefix) && p != strings.TrimSuffix(prefix, "/") {
+			c.Next()
+			return
+		}
+		if token == "" {
+			c.Writer.Header().Del("Allow") // gin sets it before a 405; it would list the routes
+			abortWithError(c, seckill.Errorf(seckill.EAdminDisabled, "the ops API is disabled: no admin token is configured"))
+			return
+		}
 		got, ok := bearerToken(c.Request.Header)
 		sum := sha256.Sum256([]byte(got))
 		if subtle.ConstantTimeCompare(sum[:], want[:]) != 1 || !ok {
+			c.Writer.Header().Del("Allow")
 			c.Header("WWW-Authenticate", `Bearer realm="seckill-admin"`)
 			abortWithError(c, seckill.Errorf(seckill.EUnauthenticated, "send the admin token as Authorization: Bearer <token>"))
 			return

@@ -14,6 +14,7 @@ func addRoutes(r *gin.Engine, cfg Config, svc Service, log *slog.Logger, m *metr
 		requestID(),
 		observe(log, m),
 		recoverPanics(),
+		requireAdminUnder(adminPrefix, cfg.AdminToken),
 		limitBody(MaxBodyBytes),
 	)
 	r.NoRoute(handleNotFound())
@@ -33,7 +34,7 @@ func addRoutes(r *gin.Engine, cfg Config, svc Service, log *slog.Logger, m *metr
 	)
 	buyer.GET("/activities/:id/orders/mine", requireUser(), handleMyOrder(svc))
 
-	admin := r.Group("/admin/v1", requireAdmin(cfg.AdminToken))
+	admin := r.Group("/admin/v1") // requireAdminUnder guards it, and every other path under /admin/
 	admin.POST("/activities", handleCreateActivity(svc))
 	admin.POST("/activities/:id/preload", handlePreload(svc))
 	admin.GET("/activities/:id/audit", handleAudit(svc))

@@ -1,5 +1,5 @@
 // Package httpapi is the HTTP edge of the seckill service: it implements the
-// contract in shared/API.md on gin and nothing else.
+// contract in docs/API.md on gin and nothing else.
 //
 // It exists so the purchase flow never sees HTTP and the contract lives in
 // one place: every request is validated here before it reaches the purchase

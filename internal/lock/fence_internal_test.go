@@ -45,3 +45,18 @@ func slot(key string) uint16 {
 	}
 	return crc % 16384
 }
+
+func TestReleasedKeyOf(t *testing.T) {
+	for key, want := range map[string]string{
+		"seckill:{act:7}:lock": "seckill:{act:7}:lock:released:tok",
+		"user:42:lock":         "{user:42:lock}:released:tok",
+	} {
+		got, err := releasedKeyOf(key, "tok:")
+		if err != nil || got != want {
+			t.Errorf("releasedKeyOf(%q) = %q, %v; want %q", key, got, err, want)
+		}
+		if slot(got) != slot(key) {
+			t.Errorf("release marker %q is not in the slot of %q", got, key)
+		}
+	}
+}

@@ -1,7 +1,7 @@
 // Package lock is a Redis lease lock that stays safe when the network and the
 // clock misbehave.
 //
-// It exists because of two production incidents (shared/SEEDS.md): a release
+// It exists because of two production incidents (docs/SEEDS.md): a release
 // that deleted another holder's lock, and an acquire that timed out on the
 // client but had succeeded in Redis, locking a user out for the whole TTL.
 // The common libraries each leave one of these holes open; this package
@@ -12,12 +12,18 @@
 //   - Release and Extend are compare-and-delete and compare-and-PEXPIRE
 //     scripts: only the owner can remove or extend its lock. Release runs on
 //     a context detached from the caller's cancellation, with its own
-//     timeout, so a cancelled request still releases.
+//     timeout, so a cancelled request still releases. A release leaves a
+//     marker for ReleaseTimeout, so that a resend of a release that landed
+//     (go-redis retries a command whose reply timed out) reports "released",
+//     not "expired".
 //   - When an acquire fails with a timeout or a connection error, Obtain reads
 //     the key back (GET and compare, retried) to learn whether it landed. If
-//     it cannot tell, it returns ErrUnknownOutcome and a background
-//     compare-and-delete, owned by the Client, removes the key should it be
-//     ours. No lock is left stranded for its TTL by a client-side timeout.
+//     it landed, Obtain returns the lock. Otherwise (it cannot tell, or the
+//     key is not ours yet) a background compare-and-delete, owned by the
+//     Client, watches the key for a TTL and removes it should it become ours:
+//     an acquire that timed out on the client can still land later (a TCP
+//     retransmit, a resend). No lock is left stranded for its TTL by a
+//     client-side timeout.
 //   - Lock.Context is a lease context: it is done before the lease can expire
 //     in Redis (measured from before the acquire was sent, on the monotonic
 //     clock, minus a drift margin), or as soon as the lock is found lost.
@@ -65,7 +71,8 @@ import (
 
 var (
 	// ErrNotObtained means the lock is held by another owner (or, after a
-	// failed acquire, that the acquire is known not to have landed).
+	// failed acquire, that the acquire had not landed when looked up; a
+	// background cleanup then removes it should it land later).
 	ErrNotObtained = errors.New("lock: not obtained")
 	// ErrNotHeld means the lock is no longer this owner's: it expired, was
 	// deleted, or is held by another owner. The wrapping error says which.
@@ -194,7 +201,7 @@ func (c *Client) obtain(ctx context.Context, key string, ttl time.Duration, opt 
 	if err != nil {
 		return nil, err
 	}
-	owner := newToken() + ":" // reused by every attempt: a retry that finds it has succeeded
+	owner := newToken() + ":" // reused by the attempts after a refusal: a retry that finds it has succeeded
 	waitUntil := time.Now().Add(opt.Wait)
 	ttlMillis := ttl.Milliseconds()
 	maxBackoff := maxWaitBackoff
@@ -217,6 +224,10 @@ func (c *Client) obtain(ctx context.Context, key string, ttl time.Duration, opt 
 				return l, rerr
 			}
 			err = rerr
+			// A cleanup now deletes this owner's lock whenever it finds
+			// it: the next attempts must be another owner, or the cleanup
+			// would delete the lock they are granted.
+			owner = newToken() + ":"
 		}
 		if cerr := ctx.Err(); cerr != nil || !time.Now().Before(waitUntil) {
 			if cerr != nil && !errors.Is(err, cerr) {
@@ -241,17 +252,21 @@ func (c *Client) resolve(ctx context.Context, key, owner string, sent time.Time,
 	switch {
 	case err != nil:
 		c.observer.UnknownOutcome("unknown")
-		c.cleanUp(key, owner, sent.Add(ttl))
+		c.cleanUpLateAcquire(key, owner, ttl)
 		return nil, fmt.Errorf("%w: acquire of %s failed with %w; lookup: %v", ErrUnknownOutcome, key, cause, err)
 	case fence == 0:
+		// Not landed yet is not never: the command may still be on its way
+		// (a TCP retransmit, a resend on another connection) and would then
+		// hold the key for a whole TTL with nobody to release it.
 		c.observer.UnknownOutcome("not_held")
-		return nil, fmt.Errorf("%w: acquire of %s failed and did not land: %w", ErrNotObtained, key, cause)
+		c.cleanUpLateAcquire(key, owner, ttl)
+		return nil, fmt.Errorf("%w: acquire of %s failed and had not landed: %w", ErrNotObtained, key, cause)
 	}
 	c.observer.UnknownOutcome("held")
 	if ctx.Err() != nil {
 		// The acquire landed but the caller has given up: free the lock now
 		// rather than hand out a lease that is already over.
-		c.cleanUp(key, owner, sent.Add(ttl))
+		c.cleanUpLateAcquire(key, owner, ttl)
 		return nil, fmt.Errorf("%w: %s: %w", ErrNotObtained, key, ctx.Err())
 	}
 	return c.grant(ctx, key, owner, fence, sent, ttl, autoRenew), nil
@@ -308,36 +323,64 @@ func (c *Client) grant(ctx context.Context, key, owner string, fence int64, sent
 	return l
 }
 
-// cleanUp deletes owner's lock at key in the background, retrying until it
-// succeeds, until the lock has expired anyway (at until), or until Close.
+// cleanUp deletes owner's lock at key in the background, retrying until an
+// attempt gets an answer, until the lock has expired anyway (at until), or
+// until Close.
 func (c *Client) cleanUp(key, owner string, until time.Time) {
+	c.startCleanUp(key, owner, until, false)
+}
+
+// cleanUpLateAcquire deletes owner's lock at key in the background whenever
+// it finds it during the next ttl: an acquire that failed on the client can
+// land at any moment after, and holds the key for ttl from then. Later
+// landings are not covered; go-redis resends and TCP retransmits come within
+// a TTL.
+func (c *Client) cleanUpLateAcquire(key, owner string, ttl time.Duration) {
+	c.startCleanUp(key, owner, time.Now().Add(ttl), true)
+}
+
+func (c *Client) startCleanUp(key, owner string, until time.Time, watch bool) {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		c.observer.CleanedUp(c.cleanUpUntil(key, owner, time.Time{}))
+		c.observer.CleanedUp(c.cleanUpUntil(key, owner, time.Time{}, watch))
 		return
 	}
 	c.cleanups.Add(1)
 	c.mu.Unlock()
 	go func() {
 		defer c.cleanups.Done()
-		c.observer.CleanedUp(c.cleanUpUntil(key, owner, until))
+		c.observer.CleanedUp(c.cleanUpUntil(key, owner, until, watch))
 	}()
 }
 
-func (c *Client) cleanUpUntil(key, owner string, until time.Time) string {
+// cleanUpUntil runs compare-and-delete for owner's lock at key until an
+// attempt gets an answer or until passes. With watch, it goes on until
+// until whatever the answers, as the lock may appear later; its result is
+// then "released" if any attempt deleted the lock.
+func (c *Client) cleanUpUntil(key, owner string, until time.Time, watch bool) string {
+	result := ""
 	for backoff := minBackoff; ; backoff = min(2*backoff, maxCleanupWait) {
 		res, err := c.release(context.Background(), key, owner)
-		if err == nil {
-			return releaseResult(res)
+		if err == nil && result != "released" {
+			result = releaseResult(res)
+		}
+		if err == nil && !watch {
+			return result
 		}
 		if !time.Now().Before(until) {
-			return "expired"
+			if result == "" {
+				return "expired"
+			}
+			return result
 		}
 		select {
 		case <-c.closing:
-			slog.Warn("lock: cleanup abandoned at Close; the key expires by its TTL", "key", key, "err", err)
-			return "abandoned"
+			if result == "" {
+				slog.Warn("lock: cleanup abandoned at Close; the key expires by its TTL", "key", key, "err", err)
+				return "abandoned"
+			}
+			return result
 		default:
 		}
 		select {
@@ -348,11 +391,17 @@ func (c *Client) cleanUpUntil(key, owner string, until time.Time) string {
 }
 
 // release runs the compare-and-delete script on a context detached from
-// ctx's cancellation, with the Client's own timeout.
+// ctx's cancellation, with the Client's own timeout. Its marker lives as
+// long as the timeout: every resend go-redis makes of this command comes
+// within it.
 func (c *Client) release(ctx context.Context, key, owner string) (int64, error) {
+	marker, err := releasedKeyOf(key, owner)
+	if err != nil {
+		return 0, err
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.releaseTimeout)
 	defer cancel()
-	return releaseScript.Run(ctx, c.rdb, []string{key}, owner).Int64()
+	return releaseScript.Run(ctx, c.rdb, []string{key, marker}, owner, c.releaseTimeout.Milliseconds()).Int64()
 }
 
 // SeedFence raises the fence counter of key so that every later grant's fence
@@ -414,6 +463,11 @@ type Lock struct {
 	renewalDone chan struct{}
 }
 
+// Value returns what the lock key holds while this grant has it,
+// "<token>:<fence>", for scripts that must act only while the lock is still
+// this grant's (stock.Store.LoadIfHeld). It proves ownership: never log it.
+func (l *Lock) Value() string { return l.owner + strconv.FormatInt(l.fence, 10) }
+
 // Fence returns the grant's fencing token: greater than every earlier grant's
 // for the same key, as long as Redis keeps the counter (see the package doc).
 func (l *Lock) Fence() int64 { return l.fence }
@@ -470,19 +524,23 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 // holder safe meanwhile.
 func (l *Lock) renew() {
 	defer close(l.renewalDone)
-	ticker := time.NewTicker(l.ttl / 3)
-	defer ticker.Stop()
+	// The TTL is read under extendMu each time: a concurrent Extend may
+	// change it, and the renewal follows.
+	timer := time.NewTimer(l.renewalTTL() / 3)
+	defer timer.Stop()
 	for {
 		select {
 		case <-l.stopRenewal:
 			return
 		case <-l.lease.Done():
 			return
-		case <-ticker.C:
+		case <-timer.C:
 		}
+		ttl := l.renewalTTL()
 		ctx, cancel := context.WithTimeout(context.Background(), l.client.releaseTimeout)
-		err := l.Extend(ctx, l.renewalTTL())
+		err := l.Extend(ctx, ttl)
 		cancel()
+		timer.Reset(ttl / 3)
 		if errors.Is(err, ErrNotHeld) {
 			return
 		}
@@ -500,8 +558,9 @@ func (l *Lock) renewalTTL() time.Duration {
 
 // Release deletes the lock if this owner still holds it, and ends the lease
 // context and any auto-renewal. It runs on a context detached from ctx's
-// cancellation, with the Client's ReleaseTimeout. It returns nil, an error
-// wrapping ErrNotHeld saying whether the lock had expired or is held by
+// cancellation, with the Client's ReleaseTimeout. It returns nil (also when
+// a resend of the release finds that its first attempt deleted the lock), an
+// error wrapping ErrNotHeld saying whether the lock had expired or is held by
 // another owner, or one wrapping ErrUnknownOutcome when Redis could not be
 // reached (a background cleanup then keeps trying).
 func (l *Lock) Release(ctx context.Context) error {
@@ -519,7 +578,7 @@ func (l *Lock) Release(ctx context.Context) error {
 		return fmt.Errorf("%w: release of %s: %w", ErrUnknownOutcome, l.key, err)
 	}
 	l.client.observer.Released(releaseResult(res), time.Since(l.granted))
-	if res != 1 {
+	if res != 1 && res != 2 {
 		return fmt.Errorf("%w: %s %s", ErrNotHeld, l.key, notHeldReason(res))
 	}
 	return nil
@@ -527,7 +586,7 @@ func (l *Lock) Release(ctx context.Context) error {
 
 func releaseResult(res int64) string {
 	switch res {
-	case 1:
+	case 1, 2:
 		return "released"
 	case 0:
 		return "expired"
@@ -544,14 +603,24 @@ func notHeldReason(res int64) string {
 }
 
 // fenceKeyOf returns the key of the fence counter of key, in key's hash slot.
-func fenceKeyOf(key string) (string, error) {
+func fenceKeyOf(key string) (string, error) { return siblingKeyOf(key, "fence") }
+
+// releasedKeyOf returns the key of owner's release marker of key, in key's
+// hash slot: key+":released:<token>".
+func releasedKeyOf(key, owner string) (string, error) {
+	return siblingKeyOf(key, "released:"+strings.TrimSuffix(owner, ":"))
+}
+
+// siblingKeyOf returns key+":"+name if key has a hash tag, otherwise
+// "{"+key+"}:"+name, whose tag is the whole key: either way, key's slot.
+func siblingKeyOf(key, name string) (string, error) {
 	if open := strings.IndexByte(key, '{'); open >= 0 && strings.IndexByte(key[open+1:], '}') > 0 {
-		return key + ":fence", nil
+		return key + ":" + name, nil
 	}
 	if strings.IndexByte(key, '}') >= 0 {
 		return "", fmt.Errorf("lock: key %q has no {hash tag} but contains '}': give it a hash tag", key)
 	}
-	return "{" + key + "}:fence", nil
+	return "{" + key + "}:" + name, nil
 }
 
 // isReply reports whether err is an error reply from Redis, which means the

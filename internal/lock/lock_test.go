@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	mathrand "math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,7 +22,7 @@ import (
 )
 
 // The safety tests run over this package and the three naive locks of the
-// seed article (shared/SEEDS.md, "six levels"), each of which must be caught
+// seed article (docs/SEEDS.md, "six levels"), each of which must be caught
 // by at least one test: that is the evidence the tests can fail.
 
 // mutex is what the safety tests need of a lock.
@@ -350,8 +351,9 @@ func TestTimedOutButSucceededIsRecognised(t *testing.T) {
 	}
 }
 
-// liftDelayAfterTimeout ends the proxy's delay as soon as a command fails,
-// so that the lookup after a timed-out acquire gets through.
+// liftDelayAfterTimeout ends the proxy's delays (replies and requests) as
+// soon as a command fails, so that the lookup after a timed-out acquire gets
+// through.
 type liftDelayAfterTimeout struct{ p *faultproxy.Proxy }
 
 func (h liftDelayAfterTimeout) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -369,6 +371,7 @@ func (h liftDelayAfterTimeout) ProcessHook(next redis.ProcessHook) redis.Process
 				<-ctx.Done()
 			}
 			h.p.SetDelay(0)
+			h.p.SetRequestDelay(0)
 		}
 		return err
 	}
@@ -698,4 +701,212 @@ func boolString(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// TestAcquireLandingAfterItsLookupIsCleanedUp: the acquire times out on the
+// client before it reaches Redis, the lookup finds no lock, and then the
+// acquire lands (a TCP retransmit, a resend). The background cleanup Obtain
+// starts on that branch too deletes the late lock; without it the key would
+// be held by nobody for the whole TTL.
+func TestAcquireLandingAfterItsLookupIsCleanedUp(t *testing.T) {
+	direct := testenv.Redis(t)
+	prefix := testenv.Prefix(t)
+	const ttl = time.Minute
+	rdb, proxy := proxied(t, 100*time.Millisecond)
+	rdb.AddHook(liftDelayAfterTimeout{proxy})
+	obs := &cleanups{}
+	c := lock.New(rdb, &lock.Options{Observer: obs})
+	defer c.Close()
+	// Load obtain.lua into the script cache, so the late EVALSHA runs rather
+	// than failing with NOSCRIPT.
+	warm, err := c.Obtain(t.Context(), prefix+"{warm}:lock", ttl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = warm.Release(t.Context())
+	key := prefix + "{user:4}:lock"
+
+	proxy.SetRequestDelay(500 * time.Millisecond)
+	_, err = c.Obtain(t.Context(), key, ttl, nil)
+	if !errors.Is(err, lock.ErrNotObtained) {
+		t.Fatalf("Obtain: %v, want ErrNotObtained (the lookup found no lock)", err)
+	}
+	t.Logf("acquire: %v", err)
+
+	// The fence counter moves when the late acquire lands.
+	waitFor(t, 10*time.Second, "the late acquire to land", func() bool {
+		return direct.Exists(t.Context(), key+":fence").Val() == 1
+	})
+	start := time.Now()
+	waitFor(t, 10*time.Second, "the late lock to be cleaned up", func() bool {
+		return direct.Exists(t.Context(), key).Val() == 0
+	})
+	t.Logf("late lock deleted %v after it landed or sooner", time.Since(start).Round(time.Millisecond))
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := obs.results(); !slices.Contains(got, "released") {
+		t.Errorf("cleanup results %v, want one \"released\"", got)
+	}
+}
+
+// TestRetryAfterANotLandedAcquireKeepsItsLock: with Wait, Obtain tries
+// again after an acquire that had not landed and gets the lock. The cleanup
+// watching for the first attempt's late landing must not delete the lock
+// the retry was granted.
+func TestRetryAfterANotLandedAcquireKeepsItsLock(t *testing.T) {
+	direct := testenv.Redis(t)
+	prefix := testenv.Prefix(t)
+	rdb, proxy := proxied(t, 100*time.Millisecond)
+	rdb.AddHook(liftDelayAfterTimeout{proxy})
+	c := lock.New(rdb, nil)
+	defer c.Close()
+	warm, err := c.Obtain(t.Context(), prefix+"{warm}:lock", time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = warm.Release(t.Context())
+	key := prefix + "{user:6}:lock"
+
+	proxy.SetRequestDelay(500 * time.Millisecond)
+	l, err := c.Obtain(t.Context(), key, time.Minute, &lock.ObtainOptions{Wait: 10 * time.Second})
+	if err != nil {
+		t.Fatalf("Obtain with Wait: %v", err)
+	}
+	defer l.Release(t.Context())
+	// Let the first attempt land and the cleanup look a few times.
+	time.Sleep(2 * time.Second)
+	if got := direct.Get(t.Context(), key).Val(); got != l.Value() {
+		t.Errorf("lock holds %q while the holder's lease runs (%v left); want the holder's value", got, l.Remaining())
+	}
+	if err := l.Context().Err(); err != nil {
+		t.Errorf("lease ended: %v", context.Cause(l.Context()))
+	}
+}
+
+// TestReleaseResentAfterItLandedIsReleased: the release lands but its reply
+// is late; go-redis resends it on a new connection and the resend finds the
+// key gone. Release must report success, not "expired".
+func TestReleaseResentAfterItLandedIsReleased(t *testing.T) {
+	direct := testenv.Redis(t)
+	prefix := testenv.Prefix(t)
+	opt, err := redis.ParseURL(testenv.RedisURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy, err := faultproxy.New(opt.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	opt.Addr = proxy.Addr()
+	opt.ContextTimeoutEnabled = true
+	opt.ReadTimeout = time.Second
+	opt.MaxRetries = 2 // go-redis resends a command whose reply timed out
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	obs := &cleanups{}
+	c := lock.New(rdb, &lock.Options{ReleaseTimeout: 20 * time.Second, Observer: obs})
+	defer c.Close()
+	// Load release.lua into the script cache: EVALSHA must run the first
+	// time, not answer NOSCRIPT through the delay.
+	warm, err := c.Obtain(t.Context(), prefix+"{warm}:lock", time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := warm.Release(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	key := prefix + "{user:5}:lock"
+	l, err := c.Obtain(t.Context(), key, time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	proxy.SetReplyDelay(time.Hour) // the release's reply is lost
+	released := make(chan error, 1)
+	go func() { released <- l.Release(context.Background()) }()
+	waitFor(t, 10*time.Second, "the release to land", func() bool {
+		return direct.Exists(t.Context(), key).Val() == 0
+	})
+	proxy.SetReplyDelay(0) // the resend's reply gets through
+
+	select {
+	case err := <-released:
+		if err != nil {
+			t.Errorf("Release: %v, want nil: its first attempt deleted the lock", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Release did not return")
+	}
+	if got := obs.released(); !slices.Equal(got, []string{"released", "released"}) {
+		t.Errorf("release results %v, want [released released]", got)
+	}
+}
+
+// TestExtendDuringAutoRenewal: Extend from the holder while the renewal runs
+// is safe (the race detector watches the TTL both use), and the renewal
+// keeps the TTL the holder set.
+func TestExtendDuringAutoRenewal(t *testing.T) {
+	rdb := testenv.Redis(t)
+	key := testenv.Prefix(t) + "{a}:lock"
+	c := lock.New(rdb, nil)
+	defer c.Close()
+	l, err := c.Obtain(t.Context(), key, 150*time.Millisecond, &lock.ObtainOptions{AutoRenew: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		if err := l.Extend(t.Context(), 30*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(60 * time.Millisecond)
+	}
+	if pttl := rdb.PTTL(t.Context(), key).Val(); pttl < 20*time.Second {
+		t.Errorf("PTTL %v: the renewal went back to the first TTL after Extend set 30s", pttl)
+	}
+	if err := l.Release(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// cleanups is an Observer that records cleanup and release results.
+type cleanups struct {
+	mu       sync.Mutex
+	cleaned  []string
+	releases []string
+}
+
+func (o *cleanups) Obtained(string, time.Duration) {}
+func (o *cleanups) UnknownOutcome(string)          {}
+func (o *cleanups) LeaseLost()                     {}
+func (o *cleanups) Released(result string, _ time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.releases = append(o.releases, result)
+}
+func (o *cleanups) CleanedUp(result string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.cleaned = append(o.cleaned, result)
+}
+func (o *cleanups) results() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.cleaned)
+}
+func (o *cleanups) released() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.releases)
+}
+
+// waitFor polls cond until it holds or within passes.
+func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(within); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %v for %s", within, what)
+		}
+	}
 }

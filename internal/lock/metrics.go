@@ -19,13 +19,16 @@ type Observer interface {
 	// connection error, and what the follow-up lookup found: "held" (it had
 	// succeeded), "not_held", or "unknown" (a background cleanup was started).
 	UnknownOutcome(found string)
-	// Released reports a Release and how long the lock was held: "released",
+	// Released reports a Release and how long the lock was held: "released"
+	// (also when a resend found its first attempt had deleted the lock),
 	// "expired" (absent), "other_owner", or "error".
 	Released(result string, held time.Duration)
 	// LeaseLost reports an Extend or auto-renewal that found the lock gone.
 	LeaseLost()
 	// CleanedUp reports how a background compare-and-delete ended:
-	// "released", "expired", "other_owner", or "abandoned" (Close came first).
+	// "released" (it deleted the lock), "expired" (it never found the lock
+	// its own), "other_owner", or "abandoned" (Close came first). One that
+	// watches for a late acquire reports when its watch ends, a TTL later.
 	CleanedUp(result string)
 }
 

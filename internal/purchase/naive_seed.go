@@ -21,7 +21,7 @@ func init() {
 	}
 }
 
-// seedHandler is incident A's handler (shared/SEEDS.md), kept only to prove
+// seedHandler is incident A's handler (docs/SEEDS.md), kept only to prove
 // that the load-test harness catches an oversell:
 //   - the lock has a constant value and a TTL shorter than a slow
 //     verification call (here a tenth of the verification timeout; the

@@ -3,13 +3,14 @@
 -- KEYS[1]: the activity's stock hash (fields "remaining" and "epoch").
 -- KEYS[2]: the grant's receipt, "<epoch>:<units the grant holds>".
 -- ARGV[1]: units wanted (at least 1); ARGV[2]: receipt lifetime in ms.
--- Returns {taken, remaining}: taken is 0 when none was left; nil (false) when
+-- Returns {taken, remaining}: taken is 0 when none was left; -3 when the
+-- grant already settled everything back (see below); nil (false) when
 -- the stock was never loaded, so a lost or unloaded key is never mistaken for
 -- "sold out" nor created by HINCRBY.
 -- One grant deducts once. An existing receipt means this deduct already ran
 -- (a client resending it after a lost reply) or the grant was settled before
--- it landed (a tombstone written by settle.lua): either way nothing more is
--- taken, and the receipt's count is what the grant holds.
+-- it landed (a tombstone written by settle.lua, holding 0 units): either way
+-- nothing more is taken, and the receipt's count is what the grant holds.
 -- Nothing is written unless a unit is taken: the sold-out storm only reads.
 local left = tonumber(redis.call('HGET', KEYS[1], 'remaining'))
 if not left then
@@ -18,7 +19,11 @@ end
 local receipt = redis.call('GET', KEYS[2])
 if receipt then
   local sep = string.find(receipt, ':', 1, true)
-  return {tonumber(string.sub(receipt, sep + 1)), left}
+  local held = tonumber(string.sub(receipt, sep + 1))
+  if held == 0 then
+    return -3
+  end
+  return {held, left}
 end
 local take = math.min(tonumber(ARGV[1]), left)
 if take <= 0 then

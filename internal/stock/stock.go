@@ -23,6 +23,19 @@
 // taken in: a unit deducted before a reload is not returned after it, as the
 // reload already counted it as unsold.
 //
+// # Receipts
+//
+// The receipt of grant F is the string <prefix>seckill:{act:N}:deduct:<F>,
+// living ReceiptTTL, with the value "<epoch>:<units>": F's deduct took
+// <units> in stock epoch <epoch>, and Settle lowers <units> to what F keeps.
+// Settle for a deduct that had not landed leaves "<epoch>:0", a tombstone. A
+// deduct for F that finds any receipt takes nothing: a resend of a deduct that
+// landed reports what the grant holds, and a deduct landing after its grant
+// settled at 0 (a command that timed out on the client but reached Redis
+// later) reports ErrReturned. A deduct landing more than ReceiptTTL after its
+// settle is not covered; go-redis resends and TCP retransmits arrive within
+// seconds.
+//
 // A missing stock key means "not loaded" (never loaded, or Redis lost its
 // data), which is not the same as sold out: Deduct and Settle then change
 // nothing and report ErrNotLoaded, and the operator reloads the stock from the
@@ -52,6 +65,13 @@ var (
 	// ErrNoDeduct is returned by Settle when the grant's deduct never
 	// landed; a tombstone now keeps a late one from taking anything.
 	ErrNoDeduct = errors.New("stock: no deduct to return")
+	// ErrReturned is returned by Deduct when the grant already settled
+	// everything back (or settled before this deduct landed: it arrived after
+	// its caller gave up on it); nothing changed.
+	ErrReturned = errors.New("stock: deduct arrived after its grant settled")
+	// ErrLockLost is returned by LoadIfHeld when the activity's lock is no
+	// longer the given grant's; nothing changed.
+	ErrLockLost = errors.New("stock: lock no longer held")
 )
 
 // ReceiptTTL is how long a deduct's receipt lives: the time within which its
@@ -71,12 +91,16 @@ var (
 	//go:embed settle.lua
 	settleSrc    string
 	settleScript = redis.NewScript(settleSrc)
+	//go:embed loadifheld.lua
+	loadIfHeldSrc    string
+	loadIfHeldScript = redis.NewScript(loadIfHeldSrc)
 )
 
-// Answers of settle.lua that are not counts.
+// Answers of the scripts that are not counts.
 const (
-	reloaded  = -1 // the stock was loaded again since the deduct
-	noReceipt = -2 // the deduct never landed
+	reloaded  = -1 // settle.lua: the stock was loaded again since the deduct
+	noReceipt = -2 // settle.lua: the deduct never landed
+	settled   = -3 // deduct.lua: the grant settled everything back already
 )
 
 // Store reads and changes activities' stock in Redis. It is safe for
@@ -103,6 +127,26 @@ func (s *Store) Load(ctx context.Context, activityID, remaining, epoch int64) er
 	return nil
 }
 
+// LoadIfHeld is Load, done only while the activity's lock (LockKey) holds
+// lockValue, the value of the grant the load runs under (lock.Lock.Value):
+// checked and loaded in one step, so a load that reaches Redis after the
+// lease ended never overwrites a newer holder's stock. It returns
+// ErrLockLost, having changed nothing, when the lock is gone or another's.
+func (s *Store) LoadIfHeld(ctx context.Context, activityID, remaining, epoch int64, lockValue string) error {
+	if remaining < 0 {
+		return fmt.Errorf("stock: load activity %d: negative stock %d", activityID, remaining)
+	}
+	loaded, err := loadIfHeldScript.Run(ctx, s.rdb, []string{s.key(activityID), LockKey(s.prefix, activityID)},
+		lockValue, remaining, epoch).Int64()
+	switch {
+	case err != nil:
+		return fmt.Errorf("stock: load activity %d: %w", activityID, err)
+	case loaded != 1:
+		return fmt.Errorf("stock: load activity %d: %w", activityID, ErrLockLost)
+	}
+	return nil
+}
+
 // Deduct takes up to n units for the lock grant fence and returns how many
 // it took (fewer than n when fewer were left) and how many are left. With
 // none left it returns ErrSoldOut; with the stock not loaded, ErrNotLoaded;
@@ -114,18 +158,34 @@ func (s *Store) Deduct(ctx context.Context, activityID, fence, n int64) (taken, 
 	if n < 1 {
 		return 0, 0, fmt.Errorf("stock: deduct %d units of activity %d: want at least 1", n, activityID)
 	}
-	res, err := deductScript.Run(ctx, s.rdb, s.keys(activityID, fence), n, ReceiptTTL.Milliseconds()).Int64Slice()
+	reply, err := deductScript.Run(ctx, s.rdb, s.keys(activityID, fence), n, ReceiptTTL.Milliseconds()).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
 		return 0, 0, fmt.Errorf("stock: deduct activity %d: %w", activityID, ErrNotLoaded)
 	case err != nil:
 		return 0, 0, fmt.Errorf("stock: deduct activity %d: %w", activityID, err)
-	case len(res) != 2:
-		return 0, 0, fmt.Errorf("stock: deduct activity %d: unexpected reply %v", activityID, res)
-	case res[0] == 0:
-		return 0, max(res[1], 0), fmt.Errorf("stock: deduct activity %d: %w", activityID, ErrSoldOut)
+	case reply == int64(settled):
+		return 0, 0, fmt.Errorf("stock: deduct activity %d for fence %d: %w", activityID, fence, ErrReturned)
 	}
-	return res[0], res[1], nil
+	taken, left, ok := pair(reply)
+	switch {
+	case !ok:
+		return 0, 0, fmt.Errorf("stock: deduct activity %d: unexpected reply %v", activityID, reply)
+	case taken == 0:
+		return 0, max(left, 0), fmt.Errorf("stock: deduct activity %d: %w", activityID, ErrSoldOut)
+	}
+	return taken, left, nil
+}
+
+// pair reads a script's {a, b} reply of two integers.
+func pair(reply any) (a, b int64, ok bool) {
+	r, isSlice := reply.([]any)
+	if !isSlice || len(r) != 2 {
+		return 0, 0, false
+	}
+	a, ok1 := r[0].(int64)
+	b, ok2 := r[1].(int64)
+	return a, b, ok1 && ok2
 }
 
 // Settle settles the deduct of grant fence: the grant keeps keep units (the
@@ -148,22 +208,17 @@ func (s *Store) Settle(ctx context.Context, activityID, fence, keep int64) (rema
 	case err != nil:
 		return 0, 0, fmt.Errorf("stock: settle activity %d: %w", activityID, err)
 	}
-	switch r := reply.(type) {
-	case int64:
-		if r == reloaded {
-			return 0, 0, fmt.Errorf("stock: settle activity %d for fence %d: %w", activityID, fence, ErrStale)
-		}
+	switch reply {
+	case int64(reloaded):
+		return 0, 0, fmt.Errorf("stock: settle activity %d for fence %d: %w", activityID, fence, ErrStale)
+	case int64(noReceipt):
 		return 0, 0, fmt.Errorf("stock: settle activity %d for fence %d: %w", activityID, fence, ErrNoDeduct)
-	case []any:
-		if len(r) == 2 {
-			left, ok1 := r[0].(int64)
-			back, ok2 := r[1].(int64)
-			if ok1 && ok2 {
-				return left, back, nil
-			}
-		}
 	}
-	return 0, 0, fmt.Errorf("stock: settle activity %d: unexpected reply %v", activityID, reply)
+	left, back, ok := pair(reply)
+	if !ok {
+		return 0, 0, fmt.Errorf("stock: settle activity %d: unexpected reply %v", activityID, reply)
+	}
+	return left, back, nil
 }
 
 // Remaining returns the units left, or ErrNotLoaded.

@@ -11,6 +11,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seckill-oss/seckill/internal/faultproxy"
+	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testenv"
 )
@@ -251,8 +253,8 @@ func TestLateDeductAfterSettleTakesNothing(t *testing.T) {
 	if _, _, err := s.Settle(ctx, 1, 7, 0); !errors.Is(err, stock.ErrNoDeduct) {
 		t.Fatalf("Settle before the deduct landed: %v, want ErrNoDeduct", err)
 	}
-	if taken, left, err := s.Deduct(ctx, 1, 7, 3); !errors.Is(err, stock.ErrSoldOut) || taken != 0 || left != 5 {
-		t.Errorf("late Deduct: (%d, %d, %v), want (0, 5, ErrSoldOut): it must take nothing", taken, left, err)
+	if taken, _, err := s.Deduct(ctx, 1, 7, 3); !errors.Is(err, stock.ErrReturned) || taken != 0 {
+		t.Errorf("late Deduct: (%d, %v), want (0, ErrReturned): it must take nothing", taken, err)
 	}
 	if left, err := s.Remaining(ctx, 1); err != nil || left != 5 {
 		t.Errorf("Remaining = %d, %v; want 5", left, err)
@@ -318,5 +320,150 @@ func TestSettleAfterLostReply(t *testing.T) {
 	}
 	if left, err := s.Remaining(ctx, 1); err != nil || left != 5 {
 		t.Errorf("Remaining = %d, %v; want 5: each landed deduct returned once, nothing else", left, err)
+	}
+}
+
+// TestDeductLandingAfterItsSettleTakesNothing: a deduct times out on the
+// client but reaches Redis later (a TCP retransmit, a resend), after the
+// caller's Settle found no receipt. The Settle's tombstone makes the late
+// deduct take nothing; without it the units would be taken under a fresh
+// receipt that nobody settles.
+func TestDeductLandingAfterItsSettleTakesNothing(t *testing.T) {
+	direct, prefix := testenv.Redis(t), testenv.Prefix(t)
+	s := stock.New(direct, prefix)
+	ctx := context.Background()
+	if err := s.Load(ctx, 1, 5, 1); err != nil {
+		t.Fatal(err)
+	}
+	// Load deduct.lua into the script cache, so the late EVALSHA runs
+	// rather than failing with NOSCRIPT.
+	if err := s.Load(ctx, 2, 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Deduct(ctx, 2, 1, 1); err != nil {
+		t.Fatal(err)
+	}
+
+	slow, proxy := proxiedClient(t)
+	const late = 500 * time.Millisecond
+	proxy.SetRequestDelay(late)
+	dctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	_, _, err := stock.New(slow, prefix).Deduct(dctx, 1, 7, 2)
+	cancel()
+	if err == nil {
+		t.Fatal("a deduct held back past its deadline succeeded")
+	}
+	if _, _, err := s.Settle(ctx, 1, 7, 0); !errors.Is(err, stock.ErrNoDeduct) {
+		t.Fatalf("Settle before the deduct landed: %v, want ErrNoDeduct", err)
+	}
+	_ = slow.Close() // the client is gone; the proxy still delivers what it sent
+	waitConnsGone(t, proxy)
+
+	if left, err := s.Remaining(ctx, 1); err != nil || left != 5 {
+		t.Errorf("Remaining = %d, %v; want 5: the deduct that landed after its settle took units", left, err)
+	}
+	if _, _, err := s.Deduct(ctx, 1, 7, 2); !errors.Is(err, stock.ErrReturned) {
+		t.Errorf("Deduct after its Settle: %v, want ErrReturned", err)
+	}
+	if _, back, err := s.Settle(ctx, 1, 7, 0); err != nil || back != 0 {
+		t.Errorf("second Settle: %d back, %v; want nothing", back, err)
+	}
+	if left, _ := s.Remaining(ctx, 1); left != 5 {
+		t.Errorf("Remaining = %d after the repeats, want 5", left)
+	}
+}
+
+// proxiedClient returns a client that reaches the test Redis through a fault
+// proxy, makes one attempt per command and honours context deadlines, with a
+// connection already open (so a command under a fault is sent at once
+// rather than stuck in the connection handshake).
+func proxiedClient(t *testing.T) (*redis.Client, *faultproxy.Proxy) {
+	t.Helper()
+	opt, err := redis.ParseURL(testenv.RedisURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := faultproxy.New(opt.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.Addr = p.Addr()
+	opt.ContextTimeoutEnabled = true
+	opt.MaxRetries = -1
+	rdb := redis.NewClient(opt)
+	t.Cleanup(func() {
+		_ = rdb.Close()
+		_ = p.Close()
+	})
+	if err := rdb.Ping(t.Context()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	return rdb, p
+}
+
+// waitConnsGone waits until every proxied connection has ended: each command
+// its client sent has been delivered and the server has closed its end.
+func waitConnsGone(t *testing.T, p *faultproxy.Proxy) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); p.Conns() > 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d proxied connections still open after 30s", p.Conns())
+		}
+	}
+}
+
+// TestLoadIfHeldOnlyUnderTheGrant: a load checked against the lock loads
+// while the grant holds the lock, and changes nothing once the lock expired
+// or passed to a newer holder (whose deducts it would otherwise overwrite).
+func TestLoadIfHeldOnlyUnderTheGrant(t *testing.T) {
+	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
+	s := stock.New(rdb, prefix)
+	locks := lock.New(rdb, nil)
+	defer locks.Close()
+	ctx := context.Background()
+	key := stock.LockKey(prefix, 1)
+
+	l, err := locks.Obtain(ctx, key, 200*time.Millisecond, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.LoadIfHeld(ctx, 1, 10, l.Fence(), l.Value()); err != nil {
+		t.Fatalf("LoadIfHeld under the grant: %v", err)
+	}
+	if left, err := s.Remaining(ctx, 1); err != nil || left != 10 {
+		t.Fatalf("Remaining = %d, %v; want 10", left, err)
+	}
+	if err := s.LoadIfHeld(ctx, 1, -1, l.Fence(), l.Value()); err == nil {
+		t.Error("LoadIfHeld accepted a negative stock")
+	}
+
+	// The lease ends; a newer holder deducts.
+	waitGone(t, rdb, key)
+	newer, err := locks.Obtain(ctx, key, time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer newer.Release(ctx)
+	if _, _, err := s.Deduct(ctx, 1, newer.Fence(), 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.LoadIfHeld(ctx, 1, 10, l.Fence(), l.Value()); !errors.Is(err, stock.ErrLockLost) {
+		t.Errorf("LoadIfHeld after the lease passed on: %v, want ErrLockLost", err)
+	}
+	if left, _ := s.Remaining(ctx, 1); left != 9 {
+		t.Errorf("Remaining = %d, want 9: the stale load overwrote the newer holder's deduct", left)
+	}
+	if err := s.LoadIfHeld(ctx, 2, 10, l.Fence(), l.Value()); !errors.Is(err, stock.ErrLockLost) {
+		t.Errorf("LoadIfHeld with no lock at all: %v, want ErrLockLost", err)
+	}
+	assertNoKey(t, rdb, stock.Key(prefix, 2))
+}
+
+func waitGone(t *testing.T, rdb redis.UniversalClient, key string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); rdb.Exists(context.Background(), key).Val() != 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still there after 30s", key)
+		}
 	}
 }

@@ -102,7 +102,7 @@ func (c StubConfig) Validate() error {
 }
 
 // Stub is an http.Handler that plays the user-verification service of
-// shared/API.md, for local runs, docker-compose and load tests:
+// docs/API.md, for local runs, docker-compose and load tests:
 //
 //	GET /v1/users/{user_id}/eligibility?activity_id={id}   the verification
 //	GET /stub/config, PUT /stub/config                     its behaviour (StubConfig as JSON)
@@ -252,7 +252,7 @@ func (s *Stub) handlePutConfig(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.Config())
 }
 
-// writeStubError answers in the error shape of shared/API.md.
+// writeStubError answers in the error shape of docs/API.md.
 func writeStubError(w http.ResponseWriter, status int, code, msg string) {
 	writeJSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": msg}})
 }

@@ -1,0 +1,13 @@
+-- Loads an activity's stock only while the activity's lock is still held by
+-- the grant the load runs under: a load that reaches Redis after its lease
+-- ended (a slow reconcile, a late command) must not overwrite the stock a
+-- newer holder has been deducting from.
+-- KEYS[1]: the activity's stock hash; KEYS[2]: the activity's lock (same slot).
+-- ARGV[1]: the lock's value for this grant, "<token>:<fence>";
+-- ARGV[2]: the units to load; ARGV[3]: the epoch to stamp.
+-- Returns 1 loaded, 0 the lock is not this grant's (nothing changed).
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'remaining', ARGV[2], 'epoch', ARGV[3])
+return 1
