@@ -157,6 +157,12 @@ type ObtainOptions struct {
 	// AutoRenew extends the lock every ttl/3 until Release. A renewal that
 	// finds the lock lost ends the lease context.
 	AutoRenew bool
+	// FenceKey, when set, is the fence counter to draw from instead of the
+	// key's own: many short-lived locks (one per order) can share one
+	// counter, in the same Cluster hash slot as key, rather than each leave a
+	// counter behind. SeedFence seeds it through any lock key whose own
+	// counter it is. Fences stay strictly increasing per key.
+	FenceKey string
 }
 
 // Obtain acquires the lock at key for ttl. It returns ErrNotObtained when
@@ -190,6 +196,9 @@ func (c *Client) obtain(ctx context.Context, key string, ttl time.Duration, opt 
 	fenceKey, err := fenceKeyOf(key)
 	if err != nil {
 		return nil, err
+	}
+	if opt.FenceKey != "" {
+		fenceKey = opt.FenceKey
 	}
 	owner := newToken() + ":" // reused by every attempt: a retry that finds it has succeeded
 	waitUntil := time.Now().Add(opt.Wait)
