@@ -58,8 +58,8 @@ type StubPayment struct {
 type Stub struct {
 	mux    *http.ServeMux
 	secret []byte
-	client      *http.Client
-	log         *slog.Logger
+	client *http.Client
+	log    *slog.Logger
 
 	ctx     context.Context
 	cancel  context.CancelFunc
