@@ -162,15 +162,21 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	return s, nil
 }
 
-// CheckSignature reports whether signature is the hex (either case)
-// HMAC-SHA256 of body under the callback secret, compared in constant time;
-// otherwise it returns an EUnauthenticated *seckill.Error.
+// CheckSignature returns nil when signature is the callback signature of
+// body (see VerifySignature), else an EUnauthenticated *seckill.Error.
 func (s *Service) CheckSignature(body []byte, signature string) error {
+	return VerifySignature(s.cfg.Secret, body, signature)
+}
+
+// VerifySignature returns nil when signature is the hex (either case)
+// HMAC-SHA256 of body under secret, compared in constant time; otherwise an
+// EUnauthenticated *seckill.Error.
+func VerifySignature(secret, body []byte, signature string) error {
 	got, err := hex.DecodeString(signature)
 	if err != nil || len(got) != sha256.Size {
 		return seckill.Errorf(seckill.EUnauthenticated, "X-Signature must be the hex HMAC-SHA256 of the body")
 	}
-	if !hmac.Equal(got, Sign(s.cfg.Secret, body)) {
+	if !hmac.Equal(got, Sign(secret, body)) {
 		return seckill.Errorf(seckill.EUnauthenticated, "X-Signature does not match the body")
 	}
 	return nil
