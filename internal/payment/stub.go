@@ -24,10 +24,12 @@ type StubConfig struct {
 	FailRate float64
 }
 
-// stubConfigJSON is StubConfig's wire form.
+// stubConfigJSON is StubConfig's wire form, with the callback URL, which a
+// load test learns only once the service runs.
 type stubConfigJSON struct {
-	Latency  string  `json:"latency"`
-	FailRate float64 `json:"fail_rate"`
+	Latency     string  `json:"latency"`
+	FailRate    float64 `json:"fail_rate"`
+	CallbackURL string  `json:"callback_url"`
 }
 
 // StubPayment is what a PUT /stub/payments/{order_id} sets: the payment's
@@ -293,16 +295,17 @@ func (s *Stub) sendCallback(orderID, status string) {
 }
 
 func (s *Stub) handleGetConfig(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, s.wireConfig())
+}
+
+func (s *Stub) wireConfig() stubConfigJSON {
 	s.mu.Lock()
-	cfg := s.cfg
-	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, stubConfigJSON{Latency: cfg.Latency.String(), FailRate: cfg.FailRate})
+	defer s.mu.Unlock()
+	return stubConfigJSON{Latency: s.cfg.Latency.String(), FailRate: s.cfg.FailRate, CallbackURL: s.callbackURL}
 }
 
 func (s *Stub) handlePutConfig(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	w0 := stubConfigJSON{Latency: s.cfg.Latency.String(), FailRate: s.cfg.FailRate}
-	s.mu.Unlock()
+	w0 := s.wireConfig()
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&w0); err != nil {
@@ -314,10 +317,19 @@ func (s *Stub) handlePutConfig(w http.ResponseWriter, r *http.Request) {
 		writeStubError(w, "latency must be a Go duration such as 300ms")
 		return
 	}
+	if w0.CallbackURL != "" && !strings.HasPrefix(w0.CallbackURL, "http://") && !strings.HasPrefix(w0.CallbackURL, "https://") {
+		writeStubError(w, "callback_url must be an http(s) URL")
+		return
+	}
+	if w0.CallbackURL != "" && len(s.secret) == 0 {
+		writeStubError(w, "callbacks need a secret (SECKILL_PAYMENT_SECRET)")
+		return
+	}
 	if err := s.SetConfig(StubConfig{Latency: latency, FailRate: w0.FailRate}); err != nil {
 		writeStubError(w, err.Error())
 		return
 	}
+	s.SetCallbackURL(w0.CallbackURL)
 	s.handleGetConfig(w, r)
 }
 
