@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/faultproxy"
+	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/payment"
 	"github.com/seckill-oss/seckill/internal/testenv"
 )
@@ -150,7 +152,13 @@ func TestThreeTriggersRace(t *testing.T) {
 func TestTwoInstancesExpireTheSameOrders(t *testing.T) {
 	const n = 20
 	w := newWorld(t, time.Second, n)
-	a, b := w.instance(instanceOptions{}), w.instance(instanceOptions{})
+	var returned atomic.Int64
+	onReturned := func(activityID int64) {
+		if activityID == w.activity.ID {
+			returned.Add(1)
+		}
+	}
+	a, b := w.instance(instanceOptions{onReturned: onReturned}), w.instance(instanceOptions{onReturned: onReturned})
 	var ids []string
 	for u := int64(1); u <= n; u++ {
 		ids = append(ids, w.buy(u).ID)
@@ -173,7 +181,38 @@ func TestTwoInstancesExpireTheSameOrders(t *testing.T) {
 	if left != n {
 		t.Errorf("Redis remaining %d after %d expiries from 0, want %d: %s", left, n, n, describe(counts))
 	}
+	if got := returned.Load(); got != n {
+		t.Errorf("the purchase path was told of %d returned units, want %d (to clear its sold-out mark)", got, n)
+	}
 	w.checkBooks()
+	// A buyer whose order expired keeps it as their one order.
+	_, err := w.orders.CreateOrder(context.Background(), seckill.Order{ActivityID: w.activity.ID, UserID: 1, Fence: w.fence.Add(1)})
+	if !errors.Is(err, order.ErrDuplicate) {
+		t.Errorf("second order of a buyer whose order expired: %v, want ErrDuplicate (409 already_purchased)", err)
+	}
+}
+
+// TestResultPageVerifiesAtMostOnceASecond: a buyer refreshing the result
+// page of a pending order, through three instances, queries the provider at
+// most once a second.
+func TestResultPageVerifiesAtMostOnceASecond(t *testing.T) {
+	w := newWorld(t, time.Hour, 1)
+	ins := []*instance{w.instance(instanceOptions{}), w.instance(instanceOptions{}), w.instance(instanceOptions{})}
+	o := w.buy(1)
+	w.stub.SetPayment(o.ID, payment.PaymentPending)
+	for i := range 12 {
+		if got := ins[i%3].svc.Refresh(context.Background(), o); got.Status != seckill.OrderStatusCreated {
+			t.Fatalf("Refresh of a pending order before pay_by: %s, want created", got.Status)
+		}
+	}
+	if n := w.stub.Requests(o.ID); n != 1 {
+		t.Errorf("12 page views within a second queried the provider %d times, want 1", n)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	w.stub.SetPayment(o.ID, payment.PaymentPaid)
+	if got := ins[0].svc.Refresh(context.Background(), o); got.Status != seckill.OrderStatusPaid || got.PaidAt.IsZero() {
+		t.Errorf("Refresh a second later, after payment: %+v, want paid with paid_at", got)
+	}
 }
 
 // TestProviderSlowerThanTheLease: the provider answers after the per-order

@@ -98,6 +98,8 @@ func (w *world) buy(user int64) seckill.Order {
 type instanceOptions struct {
 	lockTTL   time.Duration
 	mysqlAddr string // when set, the instance reaches MariaDB here (a fault proxy)
+	// onReturned is Deps.OnUnitReturned.
+	onReturned func(activityID int64)
 }
 
 // instance is one service instance: its own Redis client, lock client,
@@ -136,7 +138,7 @@ func (w *world) instance(opt instanceOptions) *instance {
 		LockTTL:      opt.lockTTL,
 		KeyPrefix:    w.prefix,
 		PollInterval: 100 * time.Millisecond,
-	}, payment.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, w.prefix), Orders: orders, Registry: reg})
+	}, payment.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, w.prefix), Orders: orders, Registry: reg, OnUnitReturned: opt.onReturned})
 	if err != nil {
 		w.t.Fatal(err)
 	}
