@@ -13,11 +13,12 @@
 // fenced by the lock's grant in the database, so a verification whose lease
 // ran out cannot write behind its successor's back.
 //
-// The provider is a hint-free oracle: a callback only says "ask now"; any
-// failure to get an answer is "unknown" and never a status. Expiry gives the
-// unit back exactly once: the status change and sold - 1 are one
-// transaction, then the unit goes back to Redis with a receipt keyed by the
-// order id (stock.ReturnOrder), so a repeat or a lost reply adds nothing.
+// The provider's answer is the only truth about a payment: a callback only
+// says "ask now", and any failure to get an answer is "unknown", never a
+// status. Expiry gives the unit back exactly once: the status change and
+// sold - 1 are one transaction, then the unit goes back to Redis with a
+// receipt keyed by the order id (stock.ReturnOrder), so a repeat or a lost
+// reply adds nothing.
 package payment
 
 import (
