@@ -294,33 +294,54 @@ func TestRenewalKeepsASlowVerificationsLease(t *testing.T) {
 }
 
 // TestDelayQueueAfterEveryInstanceRestarted: orders fall due while no
-// instance runs; a new instance expires them soon after it starts, because
-// the queue is the orders table. Orders written with payments off have no
-// pay_by and never expire.
+// instance runs, and more fall due after a new instance started; the new
+// instance expires the first soon after it starts and the others soon after
+// their pay_by, because the queue is the orders table. Orders written with
+// payments off have no pay_by and never expire.
 func TestDelayQueueAfterEveryInstanceRestarted(t *testing.T) {
 	const n = 10
-	w := newWorld(t, time.Second, n+1)
+	w := newWorld(t, time.Second, 2*n+1)
 	first := w.instance(instanceOptions{})
 	first.svc.Start()
 	for u := int64(1); u <= n; u++ {
 		w.buy(u)
 	}
 	w.orders.SetPaymentWindow(0)
-	unpaidForever := w.buy(n + 1)
+	unpaidForever := w.buy(1000)
 	if err := first.svc.Close(); err != nil { // every instance down
 		t.Fatal(err)
 	}
 	time.Sleep(1500 * time.Millisecond) // pay_by passes while nobody runs
 
+	// Due after the restart: pending while the new instance starts.
+	w.orders.SetPaymentWindow(2 * time.Second)
+	var later []seckill.Order
+	for u := int64(n + 1); u <= 2*n; u++ {
+		later = append(later, w.buy(u))
+	}
 	second := w.instance(instanceOptions{})
 	started := time.Now()
 	second.svc.Start()
-	waitFor(t, 10*time.Second, "due orders expired after the restart", func() bool {
+	waitFor(t, 10*time.Second, "orders due at start-up expired", func() bool {
 		counts, _ := w.books()
-		return counts[seckill.OrderStatusExpired] == n
+		return counts[seckill.OrderStatusExpired] >= n
 	})
 	t.Logf("%d orders overdue at start-up expired %v after the new instance started", n, time.Since(started).Round(time.Millisecond))
-	time.Sleep(300 * time.Millisecond) // more rounds of the queue
+
+	// Each later order is seen expired how long after its pay_by? (The
+	// contract says within 1 s; a loaded test machine only bounds it
+	// loosely, and the measured lag is logged.)
+	var worst time.Duration
+	for _, o := range later {
+		waitFor(t, 10*time.Second, "order "+o.ID+" expired", func() bool {
+			return statusOf(t, w.orders, o.ID) == seckill.OrderStatusExpired
+		})
+		worst = max(worst, time.Since(o.PayBy))
+	}
+	t.Logf("orders due after the restart: seen expired at most %v after pay_by", worst.Round(time.Millisecond))
+	if worst > 5*time.Second {
+		t.Errorf("an order was expired %v after its pay_by, want about a second", worst)
+	}
 	if s := statusOf(t, w.orders, unpaidForever.ID); s != seckill.OrderStatusCreated {
 		t.Errorf("order written with payments off: %s, want created for ever", s)
 	}
