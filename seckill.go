@@ -82,10 +82,32 @@ type Order struct {
 	IdempotencyKey string // empty when the request carried none
 	Fence          int64  // the lock grant under which the order was written
 	CreatedAt      time.Time
+	// PayBy is when the order expires unless paid; zero when payments are off.
+	PayBy time.Time
+	// PaidAt is the payment provider's time of payment, on paid and
+	// refund_required orders; zero otherwise.
+	PaidAt time.Time
+	// StatusFence is the per-order lock grant that last changed the status
+	// (0: never changed).
+	StatusFence int64
 }
 
-// OrderStatusCreated is the status of a freshly written order.
-const OrderStatusCreated = "created"
+// Status values of an order. An order is created, then either paid or, when
+// its window ends unpaid, expired (its unit goes back on sale); an expired
+// order whose payment turns up later is refund_required. No other change
+// happens.
+const (
+	OrderStatusCreated        = "created"
+	OrderStatusPaid           = "paid"
+	OrderStatusExpired        = "expired"
+	OrderStatusRefundRequired = "refund_required"
+)
+
+// HoldsUnit reports whether an order with status keeps its unit sold: created
+// and paid orders do; expired and refund_required ones gave it back.
+func HoldsUnit(status string) bool {
+	return status == OrderStatusCreated || status == OrderStatusPaid
+}
 
 // Error codes of the HTTP contract (docs/API.md). They belong to the domain;
 // the HTTP layer maps each to a status code exactly once.

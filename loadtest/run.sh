@@ -58,7 +58,7 @@ done
 # the scenario to show it in, unless another is asked for.
 [ -n "$scenario" ] || { [ "$naive" = 1 ] && scenario=slow-verification || scenario=smoke; }
 case "$scenario" in
-smoke | spike | slow-verification | verification-down | redis-delay | soldout-storm | soak) : "${instances:=1}" ;;
+smoke | spike | slow-verification | verification-down | redis-delay | soldout-storm | soak | payments) : "${instances:=1}" ;;
 multi-instance) : "${instances:=3}" ;;
 *) die "unknown scenario '$scenario'" ;;
 esac
@@ -197,6 +197,19 @@ pids+=($!)
 stub_url="http://127.0.0.1:$stub_port"
 wait_http "$stub_url/healthz" userstub 10 "${pids[-1]}"
 
+# payments: a payment stub; buyers pay through it (k6 points its callbacks
+# at the first instance), and orders expire after PAY_WINDOW unpaid.
+pay_env=() paystub_url=""
+if [ "$scenario" = payments ]; then
+	pay_port=$(free_port) pay_secret="lt-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+	SECKILL_PAYMENT_SECRET="$pay_secret" "$bin" paystub -addr "127.0.0.1:$pay_port" >"$logs/paystub.log" 2>&1 &
+	pids+=($!)
+	paystub_url="http://127.0.0.1:$pay_port"
+	wait_http "$paystub_url/healthz" paystub 10 "${pids[-1]}"
+	export PAY_WINDOW=${PAY_WINDOW:-3s}
+	pay_env=(SECKILL_PAYMENT_URL="$paystub_url" SECKILL_PAYMENT_SECRET="$pay_secret" SECKILL_PAYMENT_WINDOW="$PAY_WINDOW")
+fi
+
 proxy_url=""
 if [ "$scenario" = redis-delay ]; then
 	control_port=$(free_port)
@@ -220,7 +233,7 @@ for n in $(seq 1 "$instances"); do
 		SECKILL_USERCHECK_URL="$stub_url" SECKILL_ADMIN_TOKEN="$admin_token" SECKILL_KEY_PREFIX="$prefix" \
 		SECKILL_LOCK_TTL="$lock_ttl" SECKILL_USERCHECK_TIMEOUT="$uc_timeout" \
 		SECKILL_RATE_GLOBAL="${SECKILL_RATE_GLOBAL:-0}" SECKILL_RATE_PER_USER="${SECKILL_RATE_PER_USER:-0}" \
-		SECKILL_LOG_LEVEL="${SECKILL_LOG_LEVEL:-warn}" "${extra_env[@]}" \
+		SECKILL_LOG_LEVEL="${SECKILL_LOG_LEVEL:-warn}" "${extra_env[@]}" "${pay_env[@]}" \
 		"$bin" serve >"$logs/seckill-$n.log" 2>&1 &
 	pids+=($!) svc_pids+=($!)
 	base_urls+=("http://127.0.0.1:$port")
@@ -280,7 +293,7 @@ rm -f "$out_dir/$scenario-summary.json" "$out_dir/$scenario-report.txt"
 k6_rc=0
 # Secrets and addresses go through the environment, not the command line.
 SCENARIO="$scenario" BASE_URLS=$(IFS=,; echo "${base_urls[*]}") ADMIN_TOKEN="$admin_token" \
-	STUB_URL="$stub_url" PROXY_URL="$proxy_url" OUT_DIR="$out_dir" K6_NO_USAGE_REPORT=true \
+	STUB_URL="$stub_url" PROXY_URL="$proxy_url" PAYSTUB_URL="$paystub_url" OUT_DIR="$out_dir" K6_NO_USAGE_REPORT=true \
 	"$k6" run --quiet "${k6_extra[@]}" loadtest/seckill.js 2> >(tee "$logs/k6.log" >&2) || k6_rc=$?
 rss_kb=0
 for pid in "${svc_pids[@]}"; do
@@ -351,13 +364,16 @@ if [ "$k6_rc" != 0 ]; then
 	[ -z "$perf_failed" ] || log "PERFORMANCE: latency target missed: $perf_failed"
 fi
 
-total_all=0 orders_all=0 oversold_all=0 dup_all=0 imbalance_all=0 remaining_all=0 activities=0
-while IFS=$'\t' read -r id total orders sold; do
+total_all=0 orders_all=0 rows_all=0 paid_all=0 expired_all=0 oversold_all=0 dup_all=0 imbalance_all=0 remaining_all=0 activities=0
+# orders: those holding a unit (created, paid); expired and refund_required
+# orders gave theirs back (docs/API.md "Payments and expiry").
+while IFS=$'\t' read -r id total orders sold rows paid expired; do
 	[ -n "$id" ] || continue
 	activities=$((activities + 1))
 	dups=$(sql "$db" -e "SELECT COUNT(*) FROM (SELECT user_id FROM orders WHERE activity_id = $id GROUP BY user_id HAVING COUNT(*) > 1) d")
 	rem=$(redis HGET "${prefix}seckill:{act:$id}:stock" remaining)
-	total_all=$((total_all + total)) orders_all=$((orders_all + orders))
+	total_all=$((total_all + total)) orders_all=$((orders_all + orders)) rows_all=$((rows_all + rows))
+	paid_all=$((paid_all + paid)) expired_all=$((expired_all + expired))
 	if [ "$orders" -gt "$total" ]; then
 		oversold_all=$((oversold_all + orders - total))
 		violations+=("activity $id: $orders orders for $total units: OVERSOLD by $((orders - total))")
@@ -379,11 +395,18 @@ while IFS=$'\t' read -r id total orders sold; do
 	if [ "$sold" != "$orders" ] && [ "$naive" = 0 ]; then
 		violations+=("activity $id: activities.sold $sold != $orders order rows")
 	fi
-done < <(sql "$db" -e "SELECT a.id, a.total_stock, (SELECT COUNT(*) FROM orders o WHERE o.activity_id = a.id), a.sold FROM activities a")
+	if [ "$scenario" = payments ] && [ "$paid" -ne "$total" ]; then
+		violations+=("activity $id: $paid of $total units paid at the end, want all ($expired expired)")
+	fi
+done < <(sql "$db" -e "SELECT a.id, a.total_stock,
+	(SELECT COUNT(*) FROM orders o WHERE o.activity_id = a.id AND o.status IN ('created', 'paid')), a.sold,
+	(SELECT COUNT(*) FROM orders o WHERE o.activity_id = a.id),
+	(SELECT COUNT(*) FROM orders o WHERE o.activity_id = a.id AND o.status = 'paid'),
+	(SELECT COUNT(*) FROM orders o WHERE o.activity_id = a.id AND o.status = 'expired') FROM activities a")
 [ "$activities" -gt 0 ] || violations+=("no activity in database $db")
 # Every 201 must have its row. (Rows without a 201 can exist: a client that
 # timed out on a purchase that then committed; they are not lost.)
-lost=$((created_201 > orders_all ? created_201 - orders_all : 0))
+lost=$((created_201 > rows_all ? created_201 - rows_all : 0))
 [ "$lost" -eq 0 ] || violations+=("$lost orders answered 201 are missing from the database: LOST")
 
 result=PASS
@@ -396,9 +419,11 @@ elif [ -n "$perf_failed" ]; then
 else
 	failed=0
 fi
-printf 'loadtest: scenario=%s naive=%s instances=%s result=%s purchase_reqs=%s rate=%s/s p50=%s p95=%s p99=%s created_201=%s orders_db=%s total=%s redis_remaining=%s oversold=%s lost=%s duplicate_users=%s imbalance=%s service_peak_rss=%sMB k6_exit=%s\n' \
+pay_note=""
+[ "$scenario" = payments ] && pay_note=" paid=$paid_all expired=$expired_all"
+printf 'loadtest: scenario=%s naive=%s instances=%s result=%s purchase_reqs=%s rate=%s/s p50=%s p95=%s p99=%s created_201=%s orders_db=%s total=%s redis_remaining=%s oversold=%s lost=%s duplicate_users=%s imbalance=%s service_peak_rss=%sMB k6_exit=%s%s\n' \
 	"$scenario" "$naive" "$instances" "$result" "$reqs" "$rate" "$p50" "$p95" "$p99" "$created_201" "$orders_all" "$total_all" "$remaining_all" \
-	"$oversold_all" "$lost" "$dup_all" "$imbalance_all" "$((rss_kb / 1024))" "$k6_rc" | tee "$out_dir/$scenario-result.txt"
+	"$oversold_all" "$lost" "$dup_all" "$imbalance_all" "$((rss_kb / 1024))" "$k6_rc" "$pay_note" | tee "$out_dir/$scenario-result.txt"
 if [ "$naive" = 1 ] && [ "$result" != FAIL ]; then
 	log "the naive build was not caught overselling in this run: its race needs two holders to read a sale's last unit within one Redis round trip; run it again or raise ACTIVITIES"
 fi

@@ -225,6 +225,38 @@ const defs = {
       }),
     };
   },
+
+  // payments: a sale in which PAY_SHARE of the buyers pay (through the
+  // payment stub, with a signed callback) and the rest never do. Their
+  // orders expire after PAY_WINDOW and the units sell again to later buyers;
+  // the last NEVER_PAY_STOPS of the sale every buyer pays, so at the end
+  // every unit is paid by someone (run.sh counts them in the database).
+  payments() {
+    const stock = num('STOCK', 200);
+    const durationMs = ms(env('DURATION', '30s'));
+    const windowMs = ms(env('PAY_WINDOW', '3s'));
+    return {
+      stock,
+      stub: { latency: env('STUB_LATENCY', '1ms'), slow_rate: 0, fail_rate: 0, reject_rate: 0 },
+      payments: {
+        share: num('PAY_SHARE', 0.7),
+        windowMs,
+        neverPayUntilMs: durationMs - ms(env('NEVER_PAY_STOPS', '10s')),
+      },
+      scenarios: { sale: arrival(num('RATE', 100), durationMs, num('MAX_VUS', 500)) },
+      expectedStatuses: [...OK, 503],
+      // Units sell more than once (expired ones go back on sale), so the
+      // shared "orders <= units" threshold does not apply; the database
+      // check in run.sh and the audit are the books.
+      thresholds: {
+        ...thresholds(stock, 500),
+        orders_created: [`count>${stock}`],
+        orders_paid: ['count>0'],
+        orders_left_unpaid: ['count>0'],
+        payment_errors: ['count==0'],
+      },
+    };
+  },
 };
 
 // soak: SOAK_DURATION (10 minutes) of buyers at a steady RATE spread over
@@ -259,6 +291,7 @@ export function scenario(name) {
     fault: null,
     needsProxy: false,
     needsStub: false,
+    payments: null,
     requestTimeout: env('REQUEST_TIMEOUT', '10s'),
     // Several activities at once, each with its own lock and stock; buyers
     // are spread over them. More sales ending at once means more chances to

@@ -6,11 +6,12 @@
 //
 // Environment (k6 -e NAME=value, or the process environment):
 //   SCENARIO       smoke | spike | slow-verification | verification-down |
-//                  redis-delay | multi-instance | soldout-storm | soak  (default smoke)
+//                  redis-delay | multi-instance | soldout-storm | soak | payments  (default smoke)
 //   BASE_URLS      comma-separated service base URLs; buyers are spread over them
 //   ADMIN_TOKEN    the service's SECKILL_ADMIN_TOKEN (or SECKILL_LT_ADMIN_TOKEN)
 //   STUB_URL       the user-verification stub; setup() sets its behaviour
 //   PROXY_URL      control endpoint of cmd/faultproxy (redis-delay)
+//   PAYSTUB_URL    the payment stub (payments): buyers pay through it
 //   OUT_DIR        where handleSummary writes <scenario>-summary.json and -report.txt
 //   STOCK, USERS, RATE, DURATION, RAMP, MAX_VUS, P99_MS, ...: see scenarios.js
 import http from 'k6/http';
@@ -26,6 +27,7 @@ const BASE_URLS = env('BASE_URLS', 'http://127.0.0.1:8080').split(',').map((u) =
 const ADMIN_TOKEN = env('ADMIN_TOKEN', env('SECKILL_LT_ADMIN_TOKEN', ''));
 const STUB_URL = env('STUB_URL', '');
 const PROXY_URL = env('PROXY_URL', '');
+const PAYSTUB_URL = env('PAYSTUB_URL', '');
 const OUT_DIR = env('OUT_DIR', 'loadtest/out');
 
 // A buyer's bounded retries. A real app waits Retry-After (whole seconds); a
@@ -47,6 +49,10 @@ const unavailable = new Counter('unavailable');
 const unexpected = new Counter('unexpected_status');
 const gaveUp = new Counter('buyers_gave_up');
 const chaosErrors = new Counter('chaos_errors');
+// payments: buyers who paid, buyers who walked away, and stub calls that failed.
+const ordersPaid = new Counter('orders_paid');
+const ordersLeftUnpaid = new Counter('orders_left_unpaid');
+const paymentErrors = new Counter('payment_errors');
 // Written by teardown() from the audit endpoint; a threshold fails the run
 // when the audit finds an oversell or books that do not balance.
 const auditViolations = new Counter('audit_violations');
@@ -96,6 +102,11 @@ export function setup() {
     mustStatus(http.put(`${STUB_URL}/stub/config`, JSON.stringify(S.stub), { headers: { 'Content-Type': 'application/json' }, tags: { name: 'chaos' } }), 200, 'stub config');
   }
   if (S.needsProxy && !PROXY_URL) throw new Error(`scenario ${S.name} needs PROXY_URL (cmd/faultproxy's control endpoint)`);
+  if (S.payments) {
+    if (!PAYSTUB_URL) throw new Error(`scenario ${S.name} needs PAYSTUB_URL (the payment stub)`);
+    mustStatus(http.put(`${PAYSTUB_URL}/stub/config`, JSON.stringify({ latency: '1ms', fail_rate: 0, callback_url: BASE_URLS[0] }),
+      { headers: { 'Content-Type': 'application/json' }, tags: { name: 'chaos' } }), 200, 'payment stub config');
+  }
 
   const now = Date.now();
   const base = BASE_URLS[0];
@@ -163,6 +174,7 @@ export function buy(data) {
     switch (res.status) {
       case 201:
         ordersCreated.add(1, tags);
+        if (S.payments) pay(res.json(), base, userID);
         return;
       case 409: {
         const code = errorCode(res);
@@ -189,6 +201,27 @@ export function buy(data) {
     if (attempt < MAX_ATTEMPTS) backoff(attempt, res);
   }
   gaveUp.add(1);
+}
+
+// pay is what a buyer does with a new order in the payments scenario: pay
+// through the stub, which sends the service a signed callback, then look at
+// the result page; or walk away (until late in the sale) and let it expire.
+function pay(order, base, userID) {
+  const t = exec.instance.currentTestRunDuration;
+  if (t < S.payments.neverPayUntilMs && Math.random() >= S.payments.share) {
+    ordersLeftUnpaid.add(1);
+    return;
+  }
+  const res = http.put(`${PAYSTUB_URL}/stub/payments/${order.order_id}`,
+    JSON.stringify({ status: 'paid', callbacks: 1, callback_delay: `${Math.floor(Math.random() * 200)}ms` }),
+    { headers: { 'Content-Type': 'application/json' }, tags: { name: 'payment' } });
+  if (res.status !== 202) {
+    paymentErrors.add(1);
+    return;
+  }
+  ordersPaid.add(1);
+  sleep(0.3);
+  http.get(`${base}/api/v1/activities/${order.activity_id}/orders/mine`, { headers: { 'X-User-ID': String(userID) }, tags: { name: 'result_page' } });
 }
 
 // chaos plays the scenario's fault schedule: a list of HTTP calls to the
@@ -220,6 +253,11 @@ export function teardown(data) {
     http.put(`${PROXY_URL}/delay?d=0s`, null, { tags: { name: 'chaos' } });
     http.put(`${PROXY_URL}/request-delay?d=0s`, null, { tags: { name: 'chaos' } });
     http.put(`${PROXY_URL}/down?v=false`, null, { tags: { name: 'chaos' } });
+  }
+  if (S.payments) {
+    // Orders of the last buyers are paid or expire within one window (and
+    // the delay queue's second) after the sale.
+    sleep((S.payments.windowMs + 3000) / 1000);
   }
   let orders = 0, remaining = 0, total = 0;
   const failures = [];

@@ -51,8 +51,8 @@ func TestApplyMySQLConcurrent(t *testing.T) {
 	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM goose_db_version WHERE version_id > 0").Scan(&applied); err != nil {
 		t.Fatal(err)
 	}
-	if applied != 1 {
-		t.Errorf("goose_db_version holds %d applied migrations, want 1", applied)
+	if applied != 2 {
+		t.Errorf("goose_db_version holds %d applied migrations, want 2", applied)
 	}
 	assertSchema(ctx, t, db)
 }
@@ -104,5 +104,11 @@ func assertSchema(ctx context.Context, t *testing.T, db *sql.DB) {
 	}
 	if _, err := db.ExecContext(ctx, "UPDATE activities SET sold = total_stock + 1 WHERE id = 1"); err == nil {
 		t.Error("sold above total_stock was accepted")
+	}
+	if _, err := db.ExecContext(ctx, "UPDATE orders SET status = 'cancelled' WHERE id = 'o1'"); err == nil {
+		t.Error("an order status outside the contract was accepted")
+	}
+	if _, err := db.ExecContext(ctx, "UPDATE orders SET status = 'expired', pay_by = ?, status_fence = 3 WHERE id = 'o1'", at); err != nil {
+		t.Errorf("expiring an order: %v", err)
 	}
 }

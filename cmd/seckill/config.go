@@ -31,6 +31,11 @@ type config struct {
 	LogLevel         slog.Level
 	LogFormat        string // "json" or "text"
 	ShutdownTimeout  time.Duration
+
+	// Payments (docs/API.md "Payments and expiry"); PaymentURL "": off.
+	PaymentURL    string
+	PaymentWindow time.Duration
+	PaymentSecret string // never logged
 }
 
 // embedded reports whether both stores run inside the process: a throwaway
@@ -89,6 +94,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	if v := envOr(getenv, "SECKILL_LOG_LEVEL", "info"); c.LogLevel.UnmarshalText([]byte(v)) != nil {
 		errs = append(errs, fmt.Errorf("SECKILL_LOG_LEVEL=%q: must be debug, info, warn or error", v))
+	}
+	c.PaymentURL, c.PaymentSecret = getenv("SECKILL_PAYMENT_URL"), getenv("SECKILL_PAYMENT_SECRET")
+	c.PaymentWindow = duration("SECKILL_PAYMENT_WINDOW", "15m", time.Second)
+	if c.PaymentURL != "" && c.PaymentSecret == "" {
+		errs = append(errs, errors.New("SECKILL_PAYMENT_SECRET is required when SECKILL_PAYMENT_URL is set: callbacks are signed with it"))
 	}
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		errs = append(errs, fmt.Errorf("SECKILL_LOG_FORMAT=%q: must be json or text", c.LogFormat))

@@ -4,6 +4,7 @@
 //	seckill migrate              apply pending migrations to SECKILL_MYSQL_DSN and exit
 //	seckill reconcile -activity N  set an activity's Redis stock to total - orders
 //	seckill userstub [flags]     run a stub of the user-verification service
+//	seckill paystub [flags]      run a stub of the payment provider
 //	seckill version              print the version
 //
 // Configuration comes from the environment (see README.md). With neither
@@ -57,6 +58,7 @@ commands:
   migrate                apply pending migrations to SECKILL_MYSQL_DSN and exit
   reconcile -activity N  set the activity's Redis stock to total - orders, print the change as JSON
   userstub [flags]       run a stub of the user-verification service (seckill userstub -h)
+  paystub [flags]        run a stub of the payment provider (seckill paystub -h)
   version                print the version
 
 Configuration is read from SECKILL_* environment variables: see README.md.
@@ -79,6 +81,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return reconcile(ctx, rest, getenv, stdout, stderr)
 	case "userstub":
 		return userstub(ctx, rest, stderr)
+	case "paystub":
+		return paystub(ctx, rest, getenv, stderr)
 	case "version":
 		fmt.Fprintln(stdout, versionString())
 		return nil

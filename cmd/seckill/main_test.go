@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -194,7 +195,8 @@ func TestServeEmbeddedDemo(t *testing.T) {
 		t.Fatalf("buy the demo: %d %v", code, ord)
 	}
 
-	// The banner gives a working token and the three curl lines.
+	// The banner gives a working token, the three curl lines and two more
+	// to pay the order through the in-process payment stub.
 	out := p.stdout.String()
 	var token string
 	for _, line := range strings.Split(out, "\n") {
@@ -202,8 +204,27 @@ func TestServeEmbeddedDemo(t *testing.T) {
 			token = after
 		}
 	}
-	if len(token) != 32 || strings.Count(out, "curl -s") != 3 {
-		t.Fatalf("banner has no token or not three curl lines:\n%s", out)
+	if len(token) != 32 || strings.Count(out, "curl -s") != 5 {
+		t.Fatalf("banner has no token or not five curl lines:\n%s", out)
+	}
+	payURL := regexp.MustCompile(`http://127\.0\.0\.1:\d+/stub/payments/ORDER_ID`).FindString(out)
+	if payURL == "" {
+		t.Fatalf("banner does not say how to pay:\n%s", out)
+	}
+	payURL = strings.Replace(payURL, "ORDER_ID", ord["order_id"].(string), 1)
+	if code, _ := call(t, "PUT", payURL, nil, `{"status":"paid","callbacks":1}`); code != http.StatusAccepted {
+		t.Fatalf("pay through the stub: %d", code)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		code, mine := call(t, "GET", base+"/api/v1/activities/1/orders/mine", map[string]string{"X-User-ID": "42"}, "")
+		if code == http.StatusOK && mine["status"] == "paid" && mine["paid_at"] != nil && mine["pay_by"] != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the demo order was not paid: %d %v", code, mine)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	code, audit := call(t, "GET", base+"/admin/v1/activities/1/audit", map[string]string{"Authorization": "Bearer " + token}, "")
 	if code != http.StatusOK || audit["orders"] != 1.0 || audit["consistent"] != true {
@@ -238,6 +259,9 @@ func TestConfigRefused(t *testing.T) {
 		{"bad rate", map[string]string{"SECKILL_RATE_PER_USER": "-3"}, "SECKILL_RATE_PER_USER"},
 		{"bad log format", map[string]string{"SECKILL_LOG_FORMAT": "xml"}, "SECKILL_LOG_FORMAT"},
 		{"bad log level", map[string]string{"SECKILL_LOG_LEVEL": "loud"}, "SECKILL_LOG_LEVEL"},
+		{"payment URL without secret", map[string]string{"SECKILL_PAYMENT_URL": "http://pay:8082"}, "SECKILL_PAYMENT_SECRET is required"},
+		{"payment window below 1s", map[string]string{"SECKILL_PAYMENT_WINDOW": "999ms"}, "SECKILL_PAYMENT_WINDOW"},
+		{"bad payment window", map[string]string{"SECKILL_PAYMENT_WINDOW": "soon"}, "SECKILL_PAYMENT_WINDOW"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.env["SECKILL_HTTP_ADDR"] = "127.0.0.1:0"
@@ -269,7 +293,8 @@ func TestConfigRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		if c.HTTPAddr != ":8080" || c.LockTTL != 2*time.Second || c.UserCheckTimeout != 500*time.Millisecond ||
-			c.LockWait != time.Second || c.QueueMax != 10_000 || c.ShutdownTimeout != 15*time.Second || !c.embedded() {
+			c.LockWait != time.Second || c.QueueMax != 10_000 || c.ShutdownTimeout != 15*time.Second || !c.embedded() ||
+			c.PaymentURL != "" || c.PaymentWindow != 15*time.Minute {
 			t.Fatalf("defaults: %+v", c)
 		}
 	})
@@ -289,6 +314,32 @@ func TestUserstub(t *testing.T) {
 	err := run(context.Background(), []string{"seckill", "userstub", "-fail-rate", "2"}, func(string) string { return "" }, io.Discard, io.Discard)
 	if !errors.Is(err, errUsage) {
 		t.Fatalf("userstub -fail-rate 2 = %v, want a usage error", err)
+	}
+}
+
+func TestPaystub(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	p := start(t, nil, "paystub", "-addr", "127.0.0.1:0")
+	base := "http://" + p.addr()
+	if code, _ := call(t, "GET", base+"/v1/payments/o-1", nil, ""); code != http.StatusNotFound {
+		t.Fatalf("no payment yet: %d, want 404", code)
+	}
+	if code, _ := call(t, "PUT", base+"/stub/payments/o-1", nil, `{"status":"paid"}`); code != http.StatusAccepted {
+		t.Fatalf("set payment: %d", code)
+	}
+	code, v := call(t, "GET", base+"/v1/payments/o-1", nil, "")
+	if code != http.StatusOK || v["status"] != "paid" || v["order_id"] != "o-1" || v["paid_at"] == nil {
+		t.Fatalf("paid payment: %d %v", code, v)
+	}
+	if code, _ := call(t, "PUT", base+"/stub/payments/o-1", nil, `{"status":"paid","callbacks":1}`); code != http.StatusBadRequest {
+		t.Fatalf("callbacks without -callback-url: %d, want 400", code)
+	}
+	if err := p.stop(); err != nil {
+		t.Fatalf("paystub after cancel: %v", err)
+	}
+	err := run(context.Background(), []string{"seckill", "paystub", "-callback-url", "http://x"}, func(string) string { return "" }, io.Discard, io.Discard)
+	if !errors.Is(err, errUsage) {
+		t.Fatalf("paystub -callback-url without SECKILL_PAYMENT_SECRET = %v, want a usage error", err)
 	}
 }
 

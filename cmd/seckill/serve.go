@@ -57,6 +57,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer b.Close()
+	pay, err := openPayments(cfg, cfg.embedded(), b, log, reg)
+	if err != nil {
+		return err
+	}
+	defer pay.Close() // before b.Close: the delay queue uses the stores
 
 	// The demo runs only where nobody else can reach the data: both stores
 	// in-process. A generated token goes to stdout for the person at the
@@ -77,12 +82,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		GlobalBurst: int(math.Ceil(cfg.RateGlobal)),
 		UserRate:    cfg.RatePerUser,
 		UserBurst:   int(math.Ceil(cfg.RatePerUser)),
-	}, httpapi.Deps{Service: b.service, Logger: log, Registry: reg, Gatherer: reg})
+	}, httpapi.Deps{Service: b.service, Payments: pay.api(), Logger: log, Registry: reg, Gatherer: reg})
 
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
 	}
+	pay.serving(ln.Addr())
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 5 * time.Second,
@@ -95,8 +101,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	if demo {
 		// Before serving, so that whoever waits for "listening" finds it.
-		if err := startDemo(ctx, b, cfg.AdminToken, generatedToken, ln.Addr(), stdout); err != nil {
+		if id, err := startDemo(ctx, b, cfg.AdminToken, generatedToken, ln.Addr(), stdout); err != nil {
 			log.Error("demo activity", "err", err)
+		} else {
+			pay.printDemo(stdout, "http://"+hostPort(ln.Addr()), id, cfg.PaymentWindow)
 		}
 	}
 	log.Info("listening", "addr", ln.Addr().String(), "version", version, "embedded", demo)
@@ -147,8 +155,8 @@ func randomToken() string {
 }
 
 // startDemo creates and preloads a demo activity and tells the person at the
-// terminal how to try it.
-func startDemo(ctx context.Context, b *backend, token string, printToken bool, addr net.Addr, stdout io.Writer) error {
+// terminal how to try it. It returns the activity's id.
+func startDemo(ctx context.Context, b *backend, token string, printToken bool, addr net.Addr, stdout io.Writer) (int64, error) {
 	now := time.Now().UTC().Truncate(time.Second)
 	a, err := b.service.CreateActivity(ctx, seckill.Activity{
 		Name:       "Moutai 53%",
@@ -157,10 +165,10 @@ func startDemo(ctx context.Context, b *backend, token string, printToken bool, a
 		EndsAt:     now.Add(24 * time.Hour),
 	})
 	if err != nil {
-		return fmt.Errorf("create: %w", err)
+		return 0, fmt.Errorf("create: %w", err)
 	}
 	if _, err := b.service.Preload(ctx, a.ID); err != nil {
-		return fmt.Errorf("preload: %w", err)
+		return 0, fmt.Errorf("preload: %w", err)
 	}
 	base := "http://" + hostPort(addr)
 	auth := `"Authorization: Bearer $SECKILL_ADMIN_TOKEN"`
@@ -173,7 +181,7 @@ func startDemo(ctx context.Context, b *backend, token string, printToken bool, a
 	fmt.Fprintf(stdout, "  curl -s %s/api/v1/activities/%d\n", base, a.ID)
 	fmt.Fprintf(stdout, "  curl -s -X POST -H 'X-User-ID: 42' %s/api/v1/activities/%d/orders\n", base, a.ID)
 	fmt.Fprintf(stdout, "  curl -s -H %s %s/admin/v1/activities/%d/audit\n\n", auth, base, a.ID)
-	return nil
+	return a.ID, nil
 }
 
 // hostPort is addr as a client on this machine reaches it: a wildcard listen

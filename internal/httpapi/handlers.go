@@ -43,6 +43,8 @@ type orderResponse struct {
 	UserID     int64  `json:"user_id"`
 	Status     string `json:"status"`
 	CreatedAt  string `json:"created_at"`
+	PayBy      string `json:"pay_by,omitempty"`  // absent while payments are off
+	PaidAt     string `json:"paid_at,omitempty"` // on paid and refund_required orders
 }
 
 func newOrderResponse(o seckill.Order) orderResponse {
@@ -52,11 +54,21 @@ func newOrderResponse(o seckill.Order) orderResponse {
 		UserID:     o.UserID,
 		Status:     o.Status,
 		CreatedAt:  formatTime(o.CreatedAt),
+		PayBy:      formatOptionalTime(o.PayBy),
+		PaidAt:     formatOptionalTime(o.PaidAt),
 	}
 }
 
 // formatTime renders t in RFC 3339 UTC, with the fraction it carries.
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// formatOptionalTime is formatTime, or "" for the zero time.
+func formatOptionalTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return formatTime(t)
+}
 
 // activityID reads the :id path parameter, answering 400 when it is not a
 // positive int64.
@@ -115,7 +127,7 @@ func handleBuy(svc Service) gin.HandlerFunc {
 	}
 }
 
-func handleMyOrder(svc Service) gin.HandlerFunc {
+func handleMyOrder(svc Service, pay Payments) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		id, ok := activityID(c)
 		if !ok {
@@ -125,6 +137,11 @@ func handleMyOrder(svc Service) gin.HandlerFunc {
 		if err != nil {
 			respondError(c, err)
 			return
+		}
+		// The result page is one of the three triggers of the payment's
+		// verification.
+		if pay != nil && o.Status == seckill.OrderStatusCreated {
+			o = pay.Refresh(c.Request.Context(), o)
 		}
 		writeJSON(c, http.StatusOK, newOrderResponse(o))
 	}
@@ -170,7 +187,7 @@ func handlePreload(svc Service) gin.HandlerFunc {
 	}
 }
 
-func handleAudit(svc Service) gin.HandlerFunc {
+func handleAudit(svc Service, pay Payments) gin.HandlerFunc {
 	type response struct {
 		ActivityID     int64 `json:"activity_id"`
 		TotalStock     int64 `json:"total_stock"`
@@ -178,6 +195,8 @@ func handleAudit(svc Service) gin.HandlerFunc {
 		RedisRemaining int64 `json:"redis_remaining"`
 		Oversold       bool  `json:"oversold"`
 		Consistent     bool  `json:"consistent"`
+		Expired        int64 `json:"expired"`
+		RefundRequired int64 `json:"refund_required"`
 	}
 	return func(c *gin.Context) {
 		id, ok := activityID(c)
@@ -189,6 +208,13 @@ func handleAudit(svc Service) gin.HandlerFunc {
 			respondError(c, err)
 			return
 		}
+		var expired, refundRequired int64
+		if pay != nil {
+			if expired, refundRequired, err = pay.Counts(c.Request.Context(), id); err != nil {
+				respondError(c, err)
+				return
+			}
+		}
 		writeJSON(c, http.StatusOK, response{
 			ActivityID:     a.ActivityID,
 			TotalStock:     a.TotalStock,
@@ -196,6 +222,8 @@ func handleAudit(svc Service) gin.HandlerFunc {
 			RedisRemaining: a.RedisRemaining,
 			Oversold:       a.Oversold,
 			Consistent:     a.Consistent,
+			Expired:        expired,
+			RefundRequired: refundRequired,
 		})
 	}
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // addRoutes is the whole URL space of the service.
-func addRoutes(r *gin.Engine, cfg Config, svc Service, log *slog.Logger, m *metrics, gatherer prometheus.Gatherer) {
+func addRoutes(r *gin.Engine, cfg Config, svc Service, pay Payments, log *slog.Logger, m *metrics, gatherer prometheus.Gatherer) {
 	r.Use(
 		requestID(),
 		observe(log, m),
@@ -32,11 +32,14 @@ func addRoutes(r *gin.Engine, cfg Config, svc Service, log *slog.Logger, m *metr
 		limitRate(cfg, m),
 		handleBuy(svc),
 	)
-	buyer.GET("/activities/:id/orders/mine", requireUser(), handleMyOrder(svc))
+	buyer.GET("/activities/:id/orders/mine", requireUser(), handleMyOrder(svc, pay))
+	if pay != nil {
+		buyer.POST("/payments/callback", handlePaymentCallback(pay))
+	}
 
 	admin := r.Group("/admin/v1") // requireAdminUnder guards it, and every other path under /admin/
 	admin.POST("/activities", handleCreateActivity(svc))
 	admin.POST("/activities/:id/preload", handlePreload(svc))
-	admin.GET("/activities/:id/audit", handleAudit(svc))
+	admin.GET("/activities/:id/audit", handleAudit(svc, pay))
 	admin.POST("/activities/:id/reconcile", handleReconcile(svc))
 }

@@ -89,6 +89,9 @@ const MaxBodyBytes = 64 << 10
 type Deps struct {
 	// Service runs purchases and ops operations. Required.
 	Service Service
+	// Payments verifies payments; nil when payments are off (no callback
+	// endpoint, no verification on orders/mine, audit counts 0).
+	Payments Payments
 	// Logger receives one access-log record per request and the causes of
 	// 5xx answers. nil discards.
 	Logger *slog.Logger
@@ -131,6 +134,6 @@ func NewServer(cfg Config, deps Deps) http.Handler {
 	// Client addresses come from the connection, never from headers a client sets.
 	r.ForwardedByClientIP = false
 
-	addRoutes(r, cfg, deps.Service, log, newMetrics(reg, log), gatherer)
+	addRoutes(r, cfg, deps.Service, deps.Payments, log, newMetrics(reg, log), gatherer)
 	return r
 }

@@ -167,6 +167,12 @@ type ObtainOptions struct {
 	// MaxBackoff caps the pause between attempts while waiting; 0 means
 	// 200ms. Holders that keep the lock for milliseconds want a few.
 	MaxBackoff time.Duration
+	// FenceKey, when set, is the fence counter to draw from instead of the
+	// key's own: many short-lived locks (one per order) can share one
+	// counter, in the same Cluster hash slot as key, rather than each leave a
+	// counter behind. SeedFence seeds it through any lock key whose own
+	// counter it is. Fences stay strictly increasing per key.
+	FenceKey string
 }
 
 // Obtain acquires the lock at key for ttl. It returns ErrNotObtained when
@@ -200,6 +206,9 @@ func (c *Client) obtain(ctx context.Context, key string, ttl time.Duration, opt 
 	fenceKey, err := fenceKeyOf(key)
 	if err != nil {
 		return nil, err
+	}
+	if opt.FenceKey != "" {
+		fenceKey = opt.FenceKey
 	}
 	owner := newToken() + ":" // reused by the attempts after a refusal: a retry that finds it has succeeded
 	waitUntil := time.Now().Add(opt.Wait)

@@ -54,7 +54,7 @@ func (s *Store) CreateOrders(ctx context.Context, activityID, fence int64, order
 		if err != nil {
 			return Batch{}, err
 		}
-		rows[i] = newOrderRow(filled)
+		rows[i] = s.newOrderRow(filled)
 	}
 	var b Batch
 	if len(rows) == 0 {

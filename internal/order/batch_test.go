@@ -10,15 +10,6 @@ import (
 	"github.com/seckill-oss/seckill/internal/testenv"
 )
 
-func sold(t *testing.T, s *Store, activityID int64) int64 {
-	t.Helper()
-	var a activityRow
-	if err := s.db.Select("sold").Take(&a, activityID).Error; err != nil {
-		t.Fatal(err)
-	}
-	return a.Sold
-}
-
 func batchOf(users ...int64) []seckill.Order {
 	orders := make([]seckill.Order, len(users))
 	for i, u := range users {
@@ -136,7 +127,7 @@ func TestWrittenWaitsForACommitInFlight(t *testing.T) {
 	if _, err := claimBatch(tx, a.ID, 1, 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := insertIgnoringTaken(tx, a.ID, []orderRow{newOrderRow(o)}); err != nil {
+	if _, err := insertIgnoringTaken(tx, a.ID, []orderRow{s.newOrderRow(o)}); err != nil {
 		t.Fatal(err)
 	}
 

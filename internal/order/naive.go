@@ -14,7 +14,7 @@ import (
 // binaries built with -tags seckill_naive, for the load-test harness to show
 // an oversell.
 func (s *Store) CreateOrderUnguarded(ctx context.Context, o seckill.Order) error {
-	row := newOrderRow(o)
+	row := s.newOrderRow(o)
 	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
 		return fmt.Errorf("order: unguarded insert: %w", err)
 	}

@@ -58,11 +58,19 @@ const claimFence = `UPDATE activities SET fence = ? WHERE id = ? AND fence < ?`
 // Store reads and writes activities and orders. It is safe for concurrent use.
 type Store struct {
 	db *gorm.DB
+	// payWindow is how long a new order may stay unpaid; 0: payments are off
+	// and orders get no pay_by.
+	payWindow time.Duration
 }
 
 // New returns a Store on db, whose schema must be migrated already (Open does
 // both). Store times are UTC at microsecond precision.
 func New(db *gorm.DB) *Store { return &Store{db: db} }
+
+// SetPaymentWindow turns payments on: every order written from then on gets
+// pay_by = created_at + window (unless it carries a PayBy of its own). 0
+// turns them off. Call it before the Store is used.
+func (s *Store) SetPaymentWindow(window time.Duration) { s.payWindow = max(window, 0) }
 
 // Close closes the database connections.
 func (s *Store) Close() error {
@@ -145,11 +153,15 @@ func (s *Store) ClaimFence(ctx context.Context, activityID, fence int64) error {
 	return fmt.Errorf("order: claim fence %d of activity %d, written under %d: %w", fence, activityID, current, ErrStaleFence)
 }
 
-// CountOrders returns the number of orders stored for the activity: the truth
-// the Redis stock is reconciled against.
+// CountOrders returns the number of the activity's orders that hold a unit
+// (created and paid; expired and refund_required orders gave theirs back):
+// the truth the Redis stock is reconciled against.
 func (s *Store) CountOrders(ctx context.Context, activityID int64) (int64, error) {
 	var n int64
-	if err := s.db.WithContext(ctx).Model(&orderRow{}).Where("activity_id = ?", activityID).Count(&n).Error; err != nil {
+	err := s.db.WithContext(ctx).Model(&orderRow{}).
+		Where("activity_id = ? AND status IN ?", activityID, []string{seckill.OrderStatusCreated, seckill.OrderStatusPaid}).
+		Count(&n).Error
+	if err != nil {
 		return 0, fmt.Errorf("order: count orders of activity %d: %w", activityID, err)
 	}
 	return n, nil
@@ -267,7 +279,8 @@ func (r activityRow) activity() seckill.Activity {
 	}
 }
 
-// orderRow is a row of the orders table.
+// orderRow is a row of the orders table. (queue_claim_until is only ever
+// touched by the delay queue's own statements.)
 type orderRow struct {
 	ID             string `gorm:"primaryKey"`
 	ActivityID     int64
@@ -276,11 +289,15 @@ type orderRow struct {
 	IdempotencyKey *string // NULL when none: NULLs never collide in the unique key
 	Fence          int64
 	CreatedAt      time.Time
+	PayBy          *time.Time // NULL while payments are off
+	PaidAt         *time.Time
+	StatusFence    int64
 }
 
 func (orderRow) TableName() string { return "orders" }
 
-func newOrderRow(o seckill.Order) orderRow {
+// newOrderRow is the row of a new order; with payments on it carries pay_by.
+func (s *Store) newOrderRow(o seckill.Order) orderRow {
 	r := orderRow{
 		ID:         o.ID,
 		ActivityID: o.ActivityID,
@@ -288,6 +305,11 @@ func newOrderRow(o seckill.Order) orderRow {
 		Status:     o.Status,
 		Fence:      o.Fence,
 		CreatedAt:  storedTime(o.CreatedAt),
+		PayBy:      optionalTime(o.PayBy),
+		PaidAt:     optionalTime(o.PaidAt),
+	}
+	if r.PayBy == nil && s.payWindow > 0 {
+		r.PayBy = optionalTime(r.CreatedAt.Add(s.payWindow))
 	}
 	if o.IdempotencyKey != "" {
 		r.IdempotencyKey = &o.IdempotencyKey
@@ -295,14 +317,30 @@ func newOrderRow(o seckill.Order) orderRow {
 	return r
 }
 
+// optionalTime is t as stored, or NULL for the zero time.
+func optionalTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	st := storedTime(t)
+	return &st
+}
+
 func (r orderRow) order() seckill.Order {
 	o := seckill.Order{
-		ID:         r.ID,
-		ActivityID: r.ActivityID,
-		UserID:     r.UserID,
-		Status:     r.Status,
-		Fence:      r.Fence,
-		CreatedAt:  r.CreatedAt.UTC(),
+		ID:          r.ID,
+		ActivityID:  r.ActivityID,
+		UserID:      r.UserID,
+		Status:      r.Status,
+		Fence:       r.Fence,
+		CreatedAt:   r.CreatedAt.UTC(),
+		StatusFence: r.StatusFence,
+	}
+	if r.PayBy != nil {
+		o.PayBy = r.PayBy.UTC()
+	}
+	if r.PaidAt != nil {
+		o.PaidAt = r.PaidAt.UTC()
 	}
 	if r.IdempotencyKey != nil {
 		o.IdempotencyKey = *r.IdempotencyKey

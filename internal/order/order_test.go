@@ -308,7 +308,7 @@ func TestSQLGuardRefusesOversell(t *testing.T) {
 
 		unguarded := newActivity(t, s, total)
 		for u := int64(1); u <= buyers; u++ {
-			row := newOrderRow(seckill.Order{ID: uuid.NewString(), ActivityID: unguarded.ID, UserID: u, Status: "created", Fence: u, CreatedAt: now()})
+			row := s.newOrderRow(seckill.Order{ID: uuid.NewString(), ActivityID: unguarded.ID, UserID: u, Status: "created", Fence: u, CreatedAt: now()})
 			if err := s.db.Create(&row).Error; err != nil {
 				t.Fatal(err)
 			}

@@ -117,6 +117,10 @@ func (s *Service) soldOutFresh(activityID int64) bool {
 	return ok && s.now().Sub(at.(time.Time)) < soldOutRecheck
 }
 
+// ClearSoldOut forgets the activity's sold-out mark: a unit went back to its
+// stock outside the purchase path (an expired order), so it sells at once.
+func (s *Service) ClearSoldOut(activityID int64) { s.soldOut.Delete(activityID) }
+
 func (s *Service) markSoldOut(activityID, remaining int64) {
 	if remaining <= 0 {
 		s.soldOut.Store(activityID, s.now())

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/seckill-oss/seckill/internal/httpapi"
+	"github.com/seckill-oss/seckill/internal/payment"
+	"github.com/seckill-oss/seckill/internal/stock"
+)
+
+// payments is the payment flow of a serve process, with the payment stub it
+// runs in process in the embedded mode. A nil *payments is "payments off".
+type payments struct {
+	svc     *payment.Service
+	stub    *payment.Stub // embedded mode only
+	stubSrv *http.Server
+	stubErr chan error
+	stubURL string
+}
+
+// openPayments turns payments on when SECKILL_PAYMENT_URL is set, or, in the
+// embedded mode, against a payment stub it starts in process; otherwise it
+// returns nil. It must run before any order is written (the order store
+// starts giving orders a pay_by), and starts the delay queue.
+func openPayments(cfg config, embedded bool, b *backend, log *slog.Logger, reg prometheus.Registerer) (_ *payments, err error) {
+	if cfg.PaymentURL == "" && !embedded {
+		return nil, nil
+	}
+	p := &payments{}
+	defer func() {
+		if err != nil {
+			p.Close()
+		}
+	}()
+	if cfg.PaymentURL == "" {
+		cfg.PaymentSecret = randomToken()
+		if err := p.startStub(cfg.PaymentSecret, log); err != nil {
+			return nil, err
+		}
+		cfg.PaymentURL = p.stubURL
+	}
+	b.orders.SetPaymentWindow(cfg.PaymentWindow)
+	p.svc, err = payment.New(payment.Config{
+		ProviderURL: cfg.PaymentURL,
+		Secret:      []byte(cfg.PaymentSecret),
+		LockTTL:     cfg.LockTTL,
+		KeyPrefix:   cfg.KeyPrefix,
+	}, payment.Deps{
+		Redis:  b.rdb,
+		Locks:  b.locks,
+		Stock:  stock.New(b.rdb, cfg.KeyPrefix),
+		Orders: b.orders,
+		// A unit an expiry gave back sells at once, not after the
+		// purchase path's sold-out mark is rechecked.
+		OnUnitReturned: b.service.ClearSoldOut,
+		Logger:         log,
+		Registry:       reg,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("payment service: %w", err)
+	}
+	p.svc.Start()
+	log.Info("payments on", "provider", cfg.PaymentURL, "window", cfg.PaymentWindow.String())
+	return p, nil
+}
+
+// startStub serves a payment stub on a loopback port of its own.
+func (p *payments) startStub(secret string, log *slog.Logger) error {
+	stub, err := payment.NewStub(payment.StubConfig{}, "", []byte(secret), log.With("component", "paystub"))
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		stub.Close()
+		return fmt.Errorf("payment stub: %w", err)
+	}
+	p.stub, p.stubURL, p.stubErr = stub, "http://"+ln.Addr().String(), make(chan error, 1)
+	p.stubSrv = &http.Server{Handler: stub, ReadHeaderTimeout: 5 * time.Second}
+	go func() { p.stubErr <- p.stubSrv.Serve(ln) }()
+	log.Warn("SECKILL_PAYMENT_URL is unset: using an in-process payment stub", "url", p.stubURL)
+	return nil
+}
+
+// api is what the HTTP edge gets: nil when payments are off.
+func (p *payments) api() httpapi.Payments {
+	if p == nil {
+		return nil
+	}
+	return p.svc
+}
+
+// serving tells the in-process stub where the service answers callbacks.
+func (p *payments) serving(addr net.Addr) {
+	if p != nil && p.stub != nil {
+		p.stub.SetCallbackURL("http://" + hostPort(addr))
+	}
+}
+
+// printDemo tells the person at the terminal how to pay the demo order.
+func (p *payments) printDemo(stdout io.Writer, base string, activityID int64, window time.Duration) {
+	if p == nil || p.stub == nil {
+		return
+	}
+	fmt.Fprintf(stdout, "Payments: an order must be paid within %s or its unit goes back on sale. To pay user 42's order\n", window)
+	fmt.Fprintf(stdout, "(ORDER_ID from the purchase's answer) through the in-process payment stub, with a signed callback:\n\n")
+	fmt.Fprintf(stdout, "  curl -s -X PUT -d '{\"status\":\"paid\",\"callbacks\":1}' %s/stub/payments/ORDER_ID\n", p.stubURL)
+	fmt.Fprintf(stdout, "  curl -s -H 'X-User-ID: 42' %s/api/v1/activities/%d/orders/mine\n\n", base, activityID)
+}
+
+// Close stops the delay queue, then the stub. It is safe on nil.
+func (p *payments) Close() {
+	if p == nil {
+		return
+	}
+	if p.svc != nil {
+		_ = p.svc.Close()
+	}
+	if p.stub != nil {
+		_ = p.stubSrv.Close()
+		if err := <-p.stubErr; !errors.Is(err, http.ErrServerClosed) {
+			slog.Warn("payment stub", "err", err)
+		}
+		p.stub.Close()
+	}
+}

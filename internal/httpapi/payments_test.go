@@ -1,0 +1,133 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/hex"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/payment"
+)
+
+// The real payment service must keep satisfying what the edge needs of it.
+var _ Payments = (*payment.Service)(nil)
+
+const callbackSecret = "callback-secret"
+
+// fakePayments checks signatures as the real service does and answers
+// callbacks for order "ord-42" only.
+type fakePayments struct {
+	callbacks []string
+	refreshed []string
+	callback  func(orderID string) (seckill.Order, error)
+}
+
+func (f *fakePayments) CheckSignature(body []byte, sig string) error {
+	return payment.VerifySignature([]byte(callbackSecret), body, sig)
+}
+
+func (f *fakePayments) Callback(_ context.Context, orderID string) (seckill.Order, error) {
+	f.callbacks = append(f.callbacks, orderID)
+	return f.callback(orderID)
+}
+
+func (f *fakePayments) Refresh(_ context.Context, o seckill.Order) seckill.Order {
+	f.refreshed = append(f.refreshed, o.ID)
+	o.Status, o.PayBy, o.PaidAt = seckill.OrderStatusPaid, t0.Add(15*time.Minute), t0.Add(time.Minute)
+	return o
+}
+
+func (f *fakePayments) Counts(context.Context, int64) (int64, int64, error) { return 3, 1, nil }
+
+func newFakePayments() *fakePayments {
+	return &fakePayments{callback: func(id string) (seckill.Order, error) {
+		if id != "ord-42" {
+			return seckill.Order{}, seckill.Errorf(seckill.EOrderNotFound, "no order %q", id)
+		}
+		return seckill.Order{ID: id, ActivityID: 1, UserID: 42, Status: seckill.OrderStatusPaid, CreatedAt: t0,
+			PayBy: t0.Add(15 * time.Minute), PaidAt: t0.Add(time.Minute)}, nil
+	}}
+}
+
+func signed(body string) []string {
+	return []string{"X-Signature", hex.EncodeToString(payment.Sign([]byte(callbackSecret), []byte(body)))}
+}
+
+const paidJSON = `{"order_id":"ord-42","activity_id":1,"user_id":42,"status":"paid","created_at":"2026-11-22T10:00:00Z",
+	"pay_by":"2026-11-22T10:15:00Z","paid_at":"2026-11-22T10:01:00Z"}`
+
+func TestPaymentCallback(t *testing.T) {
+	const path = "/api/v1/payments/callback"
+	good := `{"order_id":"ord-42","status":"paid","extra":[1,2]}`
+	upper := []string{"X-Signature", strings.ToUpper(signed(good)[1])}
+	tests := []struct {
+		name   string
+		body   string
+		header []string
+		status int
+		code   string
+	}{
+		{"signed", good, signed(good), 200, ""},
+		{"signed, upper-case hex", good, upper, 200, ""},
+		{"no signature", good, nil, 401, seckill.EUnauthenticated},
+		{"signature of another body", good, signed(`{"order_id":"ord-42"}`), 401, seckill.EUnauthenticated},
+		{"signature not hex", good, []string{"X-Signature", "zz"}, 401, seckill.EUnauthenticated},
+		{"two signatures", good, append(signed(good), signed(good)...), 401, seckill.EUnauthenticated},
+		{"bad body, bad signature: signature first", "not json", []string{"X-Signature", "00"}, 401, seckill.EUnauthenticated},
+		{"signed, not JSON", "not json", signed("not json"), 400, seckill.EInvalid},
+		{"signed, no order_id", `{"status":"paid"}`, signed(`{"status":"paid"}`), 400, seckill.EInvalid},
+		{"signed, order_id a number", `{"order_id":42}`, signed(`{"order_id":42}`), 400, seckill.EInvalid},
+		{"signed, unknown order", `{"order_id":"ord-7"}`, signed(`{"order_id":"ord-7"}`), 404, seckill.EOrderNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pay := newFakePayments()
+			h := NewServer(Config{}, Deps{Service: newFake(), Payments: pay})
+			rec := serve(h, request{"POST", path, tt.body, tt.header})
+			if tt.code == "" {
+				checkBody(t, rec, tt.status, paidJSON)
+				return
+			}
+			checkError(t, rec, tt.status, tt.code)
+			if tt.status == 401 && len(pay.callbacks) != 0 {
+				t.Errorf("unauthenticated callback reached the service: %v", pay.callbacks)
+			}
+		})
+	}
+
+	t.Run("provider unknown", func(t *testing.T) {
+		pay := newFakePayments()
+		pay.callback = func(string) (seckill.Order, error) {
+			return seckill.Order{}, &seckill.Error{Code: seckill.EUnavailable, Message: "later", Err: payment.ErrUnknown}
+		}
+		h := NewServer(Config{}, Deps{Service: newFake(), Payments: pay})
+		checkError(t, serve(h, request{"POST", path, good, signed(good)}), http.StatusServiceUnavailable, seckill.EUnavailable)
+	})
+	t.Run("payments off", func(t *testing.T) {
+		h := NewServer(Config{}, Deps{Service: newFake()})
+		checkError(t, serve(h, request{"POST", path, good, signed(good)}), http.StatusNotFound, codeNotFound)
+	})
+}
+
+// TestResultPageVerifies: orders/mine runs the verification of a created
+// order and answers the status after it; with payments off it answers as
+// before (no pay_by).
+func TestResultPageVerifies(t *testing.T) {
+	pay := newFakePayments()
+	h := NewServer(Config{AdminToken: adminToken}, Deps{Service: newFake(), Payments: pay})
+	checkBody(t, serve(h, request{"GET", "/api/v1/activities/1/orders/mine", "", user("42")}), 200,
+		`{"order_id":"ord-42","activity_id":1,"user_id":42,"status":"paid","created_at":"2026-11-22T10:00:00Z",
+		"pay_by":"2026-11-22T10:15:00Z","paid_at":"2026-11-22T10:01:00Z"}`)
+	if len(pay.refreshed) != 1 {
+		t.Errorf("result page verifications: %v, want one", pay.refreshed)
+	}
+	checkBody(t, serve(h, request{"GET", "/admin/v1/activities/1/audit", "", admin}), 200,
+		`{"activity_id":1,"total_stock":100,"orders":100,"redis_remaining":0,"oversold":false,"consistent":true,"expired":3,"refund_required":1}`)
+
+	off := NewServer(Config{}, Deps{Service: newFake()})
+	checkBody(t, serve(off, request{"GET", "/api/v1/activities/1/orders/mine", "", user("42")}), 200,
+		`{"order_id":"ord-42","activity_id":1,"user_id":42,"status":"created","created_at":"2026-11-22T10:00:00Z"}`)
+}

@@ -1,0 +1,137 @@
+package order
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/seckill-oss/seckill"
+)
+
+// ErrStatusChanged: the order's status is no longer the one a status change
+// starts from; another verification changed it first.
+var ErrStatusChanged = errors.New("order: status changed since it was read")
+
+// StatusChange moves one order from one status to another under a grant of
+// the order's own lock (its fence).
+type StatusChange struct {
+	OrderID    string
+	ActivityID int64
+	From, To   string
+	// PaidAt is the provider's time of payment, stored with To paid or
+	// refund_required.
+	PaidAt time.Time
+	// Fence of the per-order lock grant the change is made under.
+	Fence int64
+}
+
+// changeStatus writes the new status only if the order still has the old
+// one and no grant as new as this one changed it before: a verification
+// whose lease ran out cannot write behind its successor's back, and a status
+// changes at most once from each value.
+const changeStatus = `UPDATE orders SET status = ?, paid_at = ?, status_fence = ?, queue_claim_until = NULL
+WHERE id = ? AND activity_id = ? AND status = ? AND status_fence < ?`
+
+// giveUnitBack takes an expired order's unit off the activity's sold count.
+const giveUnitBack = `UPDATE activities SET sold = sold - 1 WHERE id = ? AND sold > 0`
+
+// allowedChanges are the only status changes there are.
+var allowedChanges = map[[2]string]bool{
+	{seckill.OrderStatusCreated, seckill.OrderStatusPaid}:           true,
+	{seckill.OrderStatusCreated, seckill.OrderStatusExpired}:        true,
+	{seckill.OrderStatusExpired, seckill.OrderStatusRefundRequired}: true,
+}
+
+// ChangeStatus applies c in one transaction; created -> expired also takes
+// the unit off the activity's sold count in the same transaction, so the
+// database never counts an expired order's unit as sold nor loses it.
+//
+// Errors: ErrNotFound, ErrStatusChanged (the order's status is not c.From),
+// ErrStaleFence (a grant as new as c.Fence changed the status already); with
+// these or any other error nothing was written, except ErrCommitUnknown:
+// COMMIT failed and the change may have landed (read the order back).
+func (s *Store) ChangeStatus(ctx context.Context, c StatusChange) error {
+	if !allowedChanges[[2]string{c.From, c.To}] {
+		return fmt.Errorf("order: no status change from %q to %q", c.From, c.To)
+	}
+	what := fmt.Sprintf("order: %s of order %s", c.To, c.OrderID)
+	tx := s.db.WithContext(ctx).Begin()
+	if tx.Error != nil {
+		return fmt.Errorf("%s: begin: %w", what, tx.Error)
+	}
+	defer tx.Rollback() // a no-op after Commit
+
+	res := tx.Exec(changeStatus, c.To, optionalTime(c.PaidAt), c.Fence, c.OrderID, c.ActivityID, c.From, c.Fence)
+	if res.Error != nil {
+		return fmt.Errorf("%s: %w", what, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return fmt.Errorf("%s: %w", what, whyNoChange(tx, c))
+	}
+	if c.From == seckill.OrderStatusCreated && c.To == seckill.OrderStatusExpired {
+		res := tx.Exec(giveUnitBack, c.ActivityID)
+		if res.Error != nil {
+			return fmt.Errorf("%s: give the unit back: %w", what, res.Error)
+		}
+		if res.RowsAffected != 1 {
+			// The order held a unit, so sold was at least 1: something else
+			// is wrong; change nothing rather than lose count.
+			return fmt.Errorf("%s: activity %d has no sold unit to give back", what, c.ActivityID)
+		}
+	}
+	if err := tx.Commit().Error; err != nil {
+		return fmt.Errorf("%s: %w: %w", what, ErrCommitUnknown, err)
+	}
+	return nil
+}
+
+// whyNoChange explains why changeStatus changed no row.
+func whyNoChange(tx *gorm.DB, c StatusChange) error {
+	var row orderRow
+	err := tx.Select("status", "status_fence").Where("id = ? AND activity_id = ?", c.OrderID, c.ActivityID).Take(&row).Error
+	switch {
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		return ErrNotFound
+	case err != nil:
+		return fmt.Errorf("read order after a refused change: %w", err)
+	case row.StatusFence >= c.Fence:
+		return fmt.Errorf("%w: fence %d, status written under %d", ErrStaleFence, c.Fence, row.StatusFence)
+	case row.Status != c.From:
+		return fmt.Errorf("%w: %s, not %s", ErrStatusChanged, row.Status, c.From)
+	default:
+		return errors.New("change refused, but the order has the status and an older fence")
+	}
+}
+
+// OrderByID returns the order with the id, or ErrNotFound.
+func (s *Store) OrderByID(ctx context.Context, id string) (seckill.Order, error) {
+	var row orderRow
+	if err := s.db.WithContext(ctx).Where("id = ?", id).Take(&row).Error; err != nil {
+		return seckill.Order{}, orderErr(id, err)
+	}
+	return row.order(), nil
+}
+
+// CountByStatus returns how many orders of the activity are in each status
+// (statuses without orders are absent); activityID 0 counts all activities.
+func (s *Store) CountByStatus(ctx context.Context, activityID int64) (map[string]int64, error) {
+	var rows []struct {
+		Status string
+		N      int64
+	}
+	q := s.db.WithContext(ctx).Model(&orderRow{}).Select("status, COUNT(*) AS n").Group("status")
+	if activityID != 0 {
+		q = q.Where("activity_id = ?", activityID)
+	}
+	if err := q.Scan(&rows).Error; err != nil {
+		return nil, fmt.Errorf("order: count orders by status: %w", err)
+	}
+	counts := make(map[string]int64, len(rows))
+	for _, r := range rows {
+		counts[r.Status] = r.N
+	}
+	return counts, nil
+}

@@ -1,0 +1,143 @@
+package payment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/seckill-oss/seckill"
+)
+
+// Outcomes of one verification, the values of the outcome label.
+const (
+	outcomePaid           = "paid"            // created -> paid
+	outcomeExpired        = "expired"         // created -> expired, unit given back
+	outcomeRefundRequired = "refund_required" // expired -> refund_required
+	outcomeUnchanged      = "unchanged"       // the provider's answer changes nothing (pending before pay_by)
+	outcomeSettled        = "settled"         // the status was already final, or another trigger changed it first
+	outcomeUnknown        = "unknown"         // no answer from the provider, or the write failed: verified again later
+	outcomeBusy           = "busy"            // another trigger holds the order's lock
+)
+
+// metrics are the payment flow's numbers. Every method works on a zero
+// registry (nil: not registered, still counted).
+type metrics struct {
+	verifications *prometheus.CounterVec
+	expirations   prometheus.Counter
+	refunds       prometheus.Counter
+	returns       *prometheus.CounterVec
+	provider      *prometheus.CounterVec
+	lag           prometheus.Gauge
+	reg           prometheus.Registerer
+	log           *slog.Logger
+}
+
+func newMetrics(reg prometheus.Registerer, log *slog.Logger) *metrics {
+	m := &metrics{
+		verifications: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "seckill_payment_verifications_total",
+			Help: "Payment verifications by trigger (callback, result_page, delay_queue) and outcome.",
+		}, []string{"trigger", "outcome"}),
+		expirations: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "seckill_orders_expired_total",
+			Help: "Orders expired unpaid by this process (each gave its unit back).",
+		}),
+		refunds: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "seckill_refunds_required_total",
+			Help: "Expired orders found paid late by this process: the buyer must be refunded.",
+		}),
+		returns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "seckill_payment_unit_returns_total",
+			Help: "Returns of expired orders' units to Redis, by result (returned, already, stale, not_loaded, failed).",
+		}, []string{"result"}),
+		provider: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "seckill_payment_provider_requests_total",
+			Help: "Payment provider queries by result: paid, pending, failed, none (404), unknown, open (breaker answered).",
+		}, []string{"result"}),
+		lag: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "seckill_payment_queue_lag_seconds",
+			Help: "Now minus the oldest pay_by among created orders that are due, as last seen by this process's delay queue (0: none due).",
+		}),
+		reg: reg,
+		log: log,
+	}
+	for _, t := range []string{triggerCallback, triggerResultPage, triggerDelayQueue} {
+		for _, o := range []string{outcomePaid, outcomeExpired, outcomeRefundRequired, outcomeUnchanged, outcomeSettled, outcomeUnknown, outcomeBusy} {
+			m.verifications.WithLabelValues(t, o)
+		}
+	}
+	m.register(m.verifications, m.expirations, m.refunds, m.returns, m.provider, m.lag)
+	return m
+}
+
+func (m *metrics) register(cs ...prometheus.Collector) {
+	if m.reg == nil {
+		return
+	}
+	var errs []error
+	for _, c := range cs {
+		errs = append(errs, m.reg.Register(c))
+	}
+	if err := errors.Join(errs...); err != nil {
+		// Metrics are not worth refusing to verify payments over.
+		m.log.Error("payment: metrics not registered", "err", err)
+	}
+}
+
+func (m *metrics) breakerState(state func() float64) {
+	m.register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "seckill_payment_breaker_state",
+		Help: "State of the payment provider's circuit breaker: 0 closed, 1 half-open, 2 open.",
+	}, state))
+}
+
+func (m *metrics) providerCall(result string) { m.provider.WithLabelValues(result).Inc() }
+
+func (m *metrics) verified(trigger, outcome string) {
+	m.verifications.WithLabelValues(trigger, outcome).Inc()
+	switch outcome {
+	case outcomeExpired:
+		m.expirations.Inc()
+	case outcomeRefundRequired:
+		m.refunds.Inc()
+	}
+}
+
+// ordersByStatus is the gauge seckill_orders{status}, read from the database
+// at scrape time through the (status, pay_by) index.
+type ordersByStatus struct {
+	count func(ctx context.Context) (map[string]int64, error)
+	desc  *prometheus.Desc
+	log   *slog.Logger
+}
+
+// scrapeTimeout bounds the count a scrape runs.
+const scrapeTimeout = 2 * time.Second
+
+func newOrdersByStatus(count func(ctx context.Context) (map[string]int64, error), log *slog.Logger) *ordersByStatus {
+	return &ordersByStatus{
+		count: count,
+		desc:  prometheus.NewDesc("seckill_orders", "Orders in the database by status.", []string{"status"}, nil),
+		log:   log,
+	}
+}
+
+func (o *ordersByStatus) Describe(ch chan<- *prometheus.Desc) { ch <- o.desc }
+
+func (o *ordersByStatus) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
+	defer cancel()
+	counts, err := o.count(ctx)
+	if err != nil {
+		o.log.Warn("payment: orders by status not counted", "err", err)
+		ch <- prometheus.NewInvalidMetric(o.desc, fmt.Errorf("count orders: %w", err))
+		return
+	}
+	for _, s := range []string{seckill.OrderStatusCreated, seckill.OrderStatusPaid, seckill.OrderStatusExpired, seckill.OrderStatusRefundRequired} {
+		ch <- prometheus.MustNewConstMetric(o.desc, prometheus.GaugeValue, float64(counts[s]), s)
+	}
+}

@@ -1,0 +1,355 @@
+package payment
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// StubConfig is the behaviour of a Stub that can change while it runs
+// (GET/PUT /stub/config, durations as Go duration strings).
+type StubConfig struct {
+	// Latency of every provider answer.
+	Latency time.Duration
+	// FailRate is the share of provider answers (0..1) that are 500 errors.
+	FailRate float64
+}
+
+// stubConfigJSON is StubConfig's wire form, with the callback URL, which a
+// load test learns only once the service runs.
+type stubConfigJSON struct {
+	Latency     string  `json:"latency"`
+	FailRate    float64 `json:"fail_rate"`
+	CallbackURL string  `json:"callback_url"`
+}
+
+// StubPayment is what a PUT /stub/payments/{order_id} sets: the payment's
+// status, and optional callbacks to the service.
+type StubPayment struct {
+	// Status: paid, pending or failed.
+	Status string `json:"status"`
+	// After delays the status change (Go duration; "" now): with a callback
+	// sent before it, the callback arrives before the payment (out of order).
+	After string `json:"after,omitempty"`
+	// Callbacks is how many callbacks to send (0: none; 2: a duplicate).
+	Callbacks int `json:"callbacks,omitempty"`
+	// CallbackDelay is when they are sent (Go duration; "" at once).
+	CallbackDelay string `json:"callback_delay,omitempty"`
+}
+
+// Stub is an http.Handler that plays the payment provider of docs/API.md:
+//
+//	GET /v1/payments/{order_id}         the provider's query API (404: no payment)
+//	PUT /stub/payments/{order_id}       set the payment (StubPayment as JSON)
+//	GET /stub/config, PUT /stub/config  latency and failures
+//	GET /healthz
+//
+// With a callback URL and secret it also plays the provider's notifications:
+// POST {callback URL}/api/v1/payments/callback, signed with X-Signature,
+// sent late, twice or before the payment as a PUT asks. Close stops the
+// callbacks not yet sent and waits for those in flight.
+type Stub struct {
+	mux    *http.ServeMux
+	secret []byte
+	client *http.Client
+	log    *slog.Logger
+
+	ctx     context.Context
+	cancel  context.CancelFunc
+	pending sync.WaitGroup
+
+	mu          sync.Mutex // guards the fields below
+	callbackURL string
+	cfg         StubConfig
+	payments    map[string]stubState
+	inFlight    map[string]int
+	maxInFlight int
+	requests    map[string]int
+	rnd         *rand.Rand
+}
+
+type stubState struct {
+	status string
+	paidAt time.Time
+}
+
+// NewStub returns a Stub. callbackURL ("" for none) is the service's base
+// URL; secret signs the callbacks.
+func NewStub(cfg StubConfig, callbackURL string, secret []byte, log *slog.Logger) (*Stub, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if callbackURL != "" && len(secret) == 0 {
+		return nil, errors.New("payment: stub callbacks need a secret")
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Stub{
+		mux:         http.NewServeMux(),
+		callbackURL: strings.TrimRight(callbackURL, "/"),
+		secret:      secret,
+		client:      &http.Client{Timeout: 10 * time.Second},
+		log:         log,
+		cfg:         cfg,
+		payments:    make(map[string]stubState),
+		inFlight:    make(map[string]int),
+		requests:    make(map[string]int),
+		rnd:         rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.mux.HandleFunc("GET /v1/payments/{order_id}", s.handleQuery)
+	s.mux.HandleFunc("PUT /stub/payments/{order_id}", s.handleSet)
+	s.mux.HandleFunc("GET /stub/config", s.handleGetConfig)
+	s.mux.HandleFunc("PUT /stub/config", s.handlePutConfig)
+	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	return s, nil
+}
+
+func (c StubConfig) validate() error {
+	if c.Latency < 0 || !(c.FailRate >= 0 && c.FailRate <= 1) {
+		return errors.New("payment: stub latency must not be negative, fail rate in [0, 1]")
+	}
+	return nil
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Stub) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// SetCallbackURL sets the service's base URL that callbacks go to, for a
+// service whose address is known only after the Stub was made.
+func (s *Stub) SetCallbackURL(url string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.callbackURL = strings.TrimRight(url, "/")
+}
+
+// Close cancels the callbacks not yet sent and waits for the rest.
+func (s *Stub) Close() {
+	s.cancel()
+	s.pending.Wait()
+	s.client.CloseIdleConnections()
+}
+
+// SetConfig replaces the behaviour.
+func (s *Stub) SetConfig(cfg StubConfig) error {
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg = cfg
+	return nil
+}
+
+// SetPayment sets the order's payment status now (paid_at now when paid).
+func (s *Stub) SetPayment(orderID, status string) {
+	st := stubState{status: status}
+	if status == PaymentPaid {
+		st.paidAt = time.Now().UTC().Truncate(time.Microsecond)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.payments[orderID] = st
+}
+
+// Requests reports how many queries the order's payment had.
+func (s *Stub) Requests(orderID string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.requests[orderID]
+}
+
+// MaxInFlight reports the most queries of one order ever in flight at once.
+func (s *Stub) MaxInFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxInFlight
+}
+
+func (s *Stub) handleQuery(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("order_id")
+	s.mu.Lock()
+	s.requests[id]++
+	s.inFlight[id]++
+	s.maxInFlight = max(s.maxInFlight, s.inFlight[id])
+	latency, fail := s.cfg.Latency, s.rnd.Float64() < s.cfg.FailRate
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.inFlight[id]--
+		s.mu.Unlock()
+	}()
+	if latency > 0 {
+		t := time.NewTimer(latency)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return
+		}
+	}
+	if fail {
+		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": map[string]string{"code": "internal", "message": "stub: configured failure"}})
+		return
+	}
+	s.mu.Lock()
+	st, ok := s.payments[id]
+	s.mu.Unlock()
+	if !ok {
+		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]string{"code": "not_found", "message": "no payment for this order"}})
+		return
+	}
+	answer := map[string]string{"order_id": id, "status": st.status}
+	if !st.paidAt.IsZero() {
+		answer["paid_at"] = st.paidAt.Format(time.RFC3339Nano)
+	}
+	writeJSON(w, http.StatusOK, answer)
+}
+
+func (s *Stub) handleSet(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("order_id")
+	var p StubPayment
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		writeStubError(w, "bad payment: "+err.Error())
+		return
+	}
+	after, err1 := optionalDuration(p.After)
+	delay, err2 := optionalDuration(p.CallbackDelay)
+	switch {
+	case p.Status != PaymentPaid && p.Status != PaymentPending && p.Status != PaymentFailed:
+		writeStubError(w, `status must be "paid", "pending" or "failed"`)
+		return
+	case err1 != nil || err2 != nil:
+		writeStubError(w, "after and callback_delay must be Go durations such as 2s")
+		return
+	case p.Callbacks < 0 || p.Callbacks > 10:
+		writeStubError(w, "callbacks must be 0..10")
+		return
+	case p.Callbacks > 0 && s.callbackBase() == "":
+		writeStubError(w, "this stub has no callback URL (-callback-url)")
+		return
+	}
+	if after > 0 {
+		s.later(after, func() { s.SetPayment(id, p.Status) })
+	} else {
+		s.SetPayment(id, p.Status)
+	}
+	for range p.Callbacks {
+		s.later(delay, func() { s.sendCallback(id, p.Status) })
+	}
+	writeJSON(w, http.StatusAccepted, p)
+}
+
+// later runs f after d unless the Stub is closed first.
+func (s *Stub) later(d time.Duration, f func()) {
+	s.pending.Add(1)
+	go func() {
+		defer s.pending.Done()
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			f()
+		case <-s.ctx.Done():
+		}
+	}()
+}
+
+func (s *Stub) callbackBase() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.callbackURL
+}
+
+// sendCallback posts one signed notification about the order to the service.
+func (s *Stub) sendCallback(orderID, status string) {
+	body, _ := json.Marshal(map[string]string{"order_id": orderID, "status": status})
+	req, err := http.NewRequestWithContext(s.ctx, http.MethodPost, s.callbackBase()+"/api/v1/payments/callback", bytes.NewReader(body))
+	if err != nil {
+		s.log.Warn("paystub: callback", "order_id", orderID, "err", err)
+		return
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Signature", hex.EncodeToString(Sign(s.secret, body)))
+	resp, err := s.client.Do(req)
+	if err != nil {
+		s.log.Warn("paystub: callback", "order_id", orderID, "err", err)
+		return
+	}
+	_ = resp.Body.Close()
+	s.log.Info("paystub: callback sent", "order_id", orderID, "status", resp.StatusCode)
+}
+
+func (s *Stub) handleGetConfig(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, s.wireConfig())
+}
+
+func (s *Stub) wireConfig() stubConfigJSON {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return stubConfigJSON{Latency: s.cfg.Latency.String(), FailRate: s.cfg.FailRate, CallbackURL: s.callbackURL}
+}
+
+func (s *Stub) handlePutConfig(w http.ResponseWriter, r *http.Request) {
+	w0 := s.wireConfig()
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&w0); err != nil {
+		writeStubError(w, "bad config: "+err.Error())
+		return
+	}
+	latency, err := time.ParseDuration(w0.Latency)
+	if err != nil {
+		writeStubError(w, "latency must be a Go duration such as 300ms")
+		return
+	}
+	if w0.CallbackURL != "" && !strings.HasPrefix(w0.CallbackURL, "http://") && !strings.HasPrefix(w0.CallbackURL, "https://") {
+		writeStubError(w, "callback_url must be an http(s) URL")
+		return
+	}
+	if w0.CallbackURL != "" && len(s.secret) == 0 {
+		writeStubError(w, "callbacks need a secret (SECKILL_PAYMENT_SECRET)")
+		return
+	}
+	if err := s.SetConfig(StubConfig{Latency: latency, FailRate: w0.FailRate}); err != nil {
+		writeStubError(w, err.Error())
+		return
+	}
+	s.SetCallbackURL(w0.CallbackURL)
+	s.handleGetConfig(w, r)
+}
+
+func optionalDuration(v string) (time.Duration, error) {
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err == nil && d < 0 {
+		err = fmt.Errorf("negative duration %s", v)
+	}
+	return d, err
+}
+
+func writeStubError(w http.ResponseWriter, msg string) {
+	writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]string{"code": "invalid_request", "message": msg}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v) // the client may be gone; nothing to do about it
+}

@@ -1,0 +1,242 @@
+package payment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/lock"
+	"github.com/seckill-oss/seckill/internal/order"
+	"github.com/seckill-oss/seckill/internal/stock"
+)
+
+// The three triggers of one verification (seed 002), the trigger label.
+const (
+	triggerCallback   = "callback"
+	triggerResultPage = "result_page"
+	triggerDelayQueue = "delay_queue"
+)
+
+// errBusy: another trigger holds the order's lock.
+var errBusy = errors.New("payment: another verification of the order is running")
+
+// detachedTimeout bounds the work that must finish after the caller has
+// gone: giving a unit back, reading back a commit of unknown outcome.
+const detachedTimeout = 2 * time.Second
+
+// verify runs the verification of o for trigger and returns the order after
+// it. An error means the order was left as it was and must be verified again
+// later (unknown answer, busy lock, failed write); the verification outcome
+// is counted either way.
+func (s *Service) verify(ctx context.Context, o seckill.Order, trigger string) (seckill.Order, error) {
+	v, outcome, err := s.verifyOnce(ctx, o, trigger)
+	s.m.verified(trigger, outcome)
+	return v, err
+}
+
+// wants reports whether a verification from trigger can change o: a created
+// order can become paid or expired; only the provider's callback looks for a
+// late payment of an expired order.
+func wants(o seckill.Order, trigger string) bool {
+	switch o.Status {
+	case seckill.OrderStatusCreated:
+		return true
+	case seckill.OrderStatusExpired:
+		return trigger == triggerCallback
+	}
+	return false
+}
+
+func (s *Service) verifyOnce(ctx context.Context, o seckill.Order, trigger string) (seckill.Order, string, error) {
+	if !wants(o, trigger) {
+		return o, outcomeSettled, nil
+	}
+	// The delay queue never waits: whoever holds the lock is verifying the
+	// order right now. A callback or a page waits up to one lease for the
+	// answer the holder is about to write.
+	var wait time.Duration
+	if trigger != triggerDelayQueue {
+		wait = s.cfg.LockTTL
+	}
+	lk, err := s.locks.Obtain(ctx, s.lockKey(o), s.cfg.LockTTL, &lock.ObtainOptions{
+		Wait:      wait,
+		AutoRenew: true, // the watchdog: renewed until Release, whatever the outcome
+		FenceKey:  s.fenceLockKey(o.ActivityID) + ":fence",
+	})
+	switch {
+	case errors.Is(err, lock.ErrNotObtained):
+		return o, outcomeBusy, fmt.Errorf("%w: order %s: %w", errBusy, o.ID, err)
+	case err != nil:
+		return o, outcomeUnknown, fmt.Errorf("payment: lock order %s: %w", o.ID, err)
+	}
+	defer func() {
+		if err := lk.Release(ctx); err != nil {
+			s.log.WarnContext(ctx, "payment: order lock release", "order_id", o.ID, "fence", lk.Fence(), "err", err)
+		}
+	}()
+	return s.verifyHolding(lk, o.ID, trigger)
+}
+
+// verifyHolding is the part of a verification done under the order's lock.
+// Every call it makes derives from the lease context.
+func (s *Service) verifyHolding(lk *lock.Lock, orderID, trigger string) (seckill.Order, string, error) {
+	lease := lk.Context()
+	// Read again under the lock: another trigger may have settled the order
+	// while this one waited, and then the provider need not be asked.
+	o, err := s.orders.OrderByID(lease, orderID)
+	if err != nil {
+		return seckill.Order{}, outcomeUnknown, fmt.Errorf("payment: read order %s: %w", orderID, err)
+	}
+	if !wants(o, trigger) {
+		return o, outcomeSettled, nil
+	}
+
+	budget := min(s.cfg.ProviderTimeout, lk.Remaining()-writeReserve(s.cfg.LockTTL))
+	if budget <= 0 {
+		return o, outcomeUnknown, fmt.Errorf("payment: order %s: the lease ran out before the provider could be asked: %w", o.ID, context.DeadlineExceeded)
+	}
+	pctx, cancel := context.WithTimeout(lease, budget)
+	p, err := s.provider.Check(pctx, o.ID)
+	cancel()
+	if err != nil {
+		return o, outcomeUnknown, err
+	}
+
+	to := decide(o, p, s.now())
+	if to == "" {
+		return o, outcomeUnchanged, nil
+	}
+	change := order.StatusChange{OrderID: o.ID, ActivityID: o.ActivityID, From: o.Status, To: to, Fence: lk.Fence()}
+	if to != seckill.OrderStatusExpired {
+		change.PaidAt = p.PaidAt
+		return s.write(lease, o, change)
+	}
+	return s.expire(lease, o, change)
+}
+
+// decide is the verification's rule: what the provider's answer p makes of
+// order o at now, or "" for no change.
+func decide(o seckill.Order, p Payment, now time.Time) string {
+	switch o.Status {
+	case seckill.OrderStatusCreated:
+		if p.Status == PaymentPaid {
+			return seckill.OrderStatusPaid
+		}
+		if !o.PayBy.IsZero() && !now.Before(o.PayBy) {
+			return seckill.OrderStatusExpired // pending, failed or none, and the window is over
+		}
+	case seckill.OrderStatusExpired:
+		if p.Status == PaymentPaid {
+			return seckill.OrderStatusRefundRequired // paid late: the unit is not taken back
+		}
+	}
+	return ""
+}
+
+// expire writes created -> expired and gives the unit back to Redis.
+func (s *Service) expire(lease context.Context, o seckill.Order, change order.StatusChange) (seckill.Order, string, error) {
+	// The stock's epoch before the database forgets the unit: if the stock
+	// is reloaded after this point, the reload may count the unit as unsold
+	// already, and the return must not add it again.
+	epoch, err := s.stock.Epoch(lease, o.ActivityID)
+	loaded := err == nil
+	switch {
+	case errors.Is(err, stock.ErrNotLoaded):
+		// Nothing to give back to: the next load counts the unit from the database.
+	case err != nil:
+		return o, outcomeUnknown, fmt.Errorf("payment: expire order %s: %w", o.ID, err)
+	}
+	v, outcome, err := s.write(lease, o, change)
+	if err != nil || outcome != outcomeExpired || !loaded {
+		return v, outcome, err
+	}
+	s.giveBack(lease, v, epoch)
+	return v, outcome, nil
+}
+
+// write applies change and returns the order after it.
+func (s *Service) write(lease context.Context, o seckill.Order, change order.StatusChange) (seckill.Order, string, error) {
+	err := s.orders.ChangeStatus(lease, change)
+	switch {
+	case err == nil:
+	case errors.Is(err, order.ErrCommitUnknown):
+		dctx, cancel := detached(lease)
+		defer cancel()
+		got, rerr := s.orders.OrderByID(dctx, o.ID)
+		if rerr != nil || got.StatusFence != change.Fence {
+			return o, outcomeUnknown, errors.Join(err, rerr)
+		}
+	case errors.Is(err, order.ErrStatusChanged):
+		dctx, cancel := detached(lease)
+		defer cancel()
+		got, rerr := s.orders.OrderByID(dctx, o.ID)
+		if rerr != nil {
+			return o, outcomeUnknown, errors.Join(err, rerr)
+		}
+		return got, outcomeSettled, nil
+	case errors.Is(err, order.ErrStaleFence):
+		// The fence counter went backwards (Redis lost it): raise it past
+		// the order's, so the next verification's grant can write.
+		if serr := s.locks.SeedFence(lease, s.fenceLockKey(o.ActivityID), o.StatusFence); serr != nil {
+			err = errors.Join(err, serr)
+		}
+		return o, outcomeUnknown, err
+	default:
+		return o, outcomeUnknown, err
+	}
+	o.Status, o.StatusFence = change.To, change.Fence
+	if !change.PaidAt.IsZero() {
+		o.PaidAt = change.PaidAt.UTC().Truncate(time.Microsecond)
+	}
+	s.log.Info("payment: order status changed", "order_id", o.ID, "activity_id", o.ActivityID, "to", change.To)
+	return o, change.To, nil
+}
+
+// giveBack returns the expired order's unit to Redis. The receipt keyed by
+// the order id makes a retry after a lost reply safe, so a Redis that does
+// not answer is asked again; only when it never answers is the unit left to
+// reconciliation (the database already counts it as unsold).
+func (s *Service) giveBack(lease context.Context, o seckill.Order, epoch int64) {
+	var err error
+	for attempt := range 3 {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
+		}
+		dctx, cancel := detached(lease)
+		_, err = s.stock.ReturnOrder(dctx, o.ActivityID, o.ID, epoch)
+		cancel()
+		switch {
+		case err == nil:
+			s.m.returns.WithLabelValues("returned").Inc()
+			s.returned(o.ActivityID)
+			return
+		case errors.Is(err, stock.ErrOrderReturned):
+			// A retry after a reply that was lost: the first attempt landed.
+			s.m.returns.WithLabelValues("already").Inc()
+			s.returned(o.ActivityID)
+			return
+		case errors.Is(err, stock.ErrStale):
+			s.m.returns.WithLabelValues("stale").Inc()
+			s.log.Info("payment: unit not returned: the stock was reloaded since the order expired", "order_id", o.ID, "activity_id", o.ActivityID)
+			return
+		case errors.Is(err, stock.ErrNotLoaded):
+			s.m.returns.WithLabelValues("not_loaded").Inc()
+			return
+		}
+	}
+	s.m.returns.WithLabelValues("failed").Inc()
+	s.log.Error("payment: unit of an expired order could not be returned; reconcile the activity",
+		"order_id", o.ID, "activity_id", o.ActivityID, "err", err)
+}
+
+// writeReserve is the part of the lease kept back from the provider query
+// for the write that follows it.
+func writeReserve(ttl time.Duration) time.Duration { return max(ttl/4, 20*time.Millisecond) }
+
+// detached keeps ctx's values but not its cancellation, with its own
+// deadline: for work that must finish after the caller or the lease has gone.
+func detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), detachedTimeout)
+}

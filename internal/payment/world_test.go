@@ -1,0 +1,237 @@
+package payment_test
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/lock"
+	"github.com/seckill-oss/seckill/internal/order"
+	"github.com/seckill-oss/seckill/internal/payment"
+	"github.com/seckill-oss/seckill/internal/stock"
+	"github.com/seckill-oss/seckill/internal/testenv"
+)
+
+const secret = "test-payment-secret"
+
+// world is one activity on the real Redis and MariaDB, a payment stub, and
+// any number of service instances sharing them.
+type world struct {
+	t        *testing.T
+	rdb      *redis.Client
+	prefix   string
+	dsn      string
+	window   time.Duration
+	orders   *order.Store
+	stock    *stock.Store
+	stub     *payment.Stub
+	stubURL  string
+	activity seckill.Activity
+	fence    atomic.Int64 // activity lock grants of the simulated purchases
+}
+
+func newWorld(t *testing.T, window time.Duration, total int64) *world {
+	t.Helper()
+	w := &world{t: t, rdb: testenv.Redis(t), prefix: testenv.Prefix(t), dsn: testenv.MySQLDSN(t), window: window}
+	w.orders = w.openOrders(w.dsn)
+	w.stock = stock.New(w.rdb, w.prefix)
+	ctx := context.Background()
+	start := time.Now().UTC().Add(-time.Minute)
+	var err error
+	w.activity, err = w.orders.CreateActivity(ctx, seckill.Activity{Name: "Moutai 53%", TotalStock: total, StartsAt: start, EndsAt: start.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.stock.Load(ctx, w.activity.ID, total, 1); err != nil {
+		t.Fatal(err)
+	}
+	w.fence.Store(1)
+	w.stub, err = payment.NewStub(payment.StubConfig{}, "", []byte(secret), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(w.stub)
+	t.Cleanup(func() {
+		srv.Close()
+		w.stub.Close()
+	})
+	w.stubURL = srv.URL
+	return w
+}
+
+func (w *world) openOrders(dsn string) *order.Store {
+	w.t.Helper()
+	s, err := order.Open(context.Background(), dsn)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	s.SetPaymentWindow(w.window)
+	w.t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// buy sells one unit to user the way the purchase path does: a deduct in
+// Redis and a fenced order write.
+func (w *world) buy(user int64) seckill.Order {
+	w.t.Helper()
+	ctx := context.Background()
+	fence := w.fence.Add(1)
+	if _, _, err := w.stock.Deduct(ctx, w.activity.ID, fence, 1); err != nil {
+		w.t.Fatalf("deduct for user %d: %v", user, err)
+	}
+	o, err := w.orders.CreateOrder(ctx, seckill.Order{ActivityID: w.activity.ID, UserID: user, Fence: fence})
+	if err != nil {
+		w.t.Fatalf("order for user %d: %v", user, err)
+	}
+	return o
+}
+
+type instanceOptions struct {
+	lockTTL   time.Duration
+	mysqlAddr string // when set, the instance reaches MariaDB here (a fault proxy)
+	// onReturned is Deps.OnUnitReturned.
+	onReturned func(activityID int64)
+}
+
+// instance is one service instance: its own Redis client, lock client,
+// database pool and payment service, with its own metrics registry.
+type instance struct {
+	svc *payment.Service
+	reg *prometheus.Registry
+}
+
+func (w *world) instance(opt instanceOptions) *instance {
+	w.t.Helper()
+	if opt.lockTTL == 0 {
+		opt.lockTTL = time.Second
+	}
+	ropt, err := redis.ParseURL(testenv.RedisURL(w.t))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	ropt.ContextTimeoutEnabled = true
+	rdb := redis.NewClient(ropt)
+	locks := lock.New(rdb, nil)
+	dsn := w.dsn
+	if opt.mysqlAddr != "" {
+		cfg, err := mysql.ParseDSN(dsn)
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		cfg.Addr = opt.mysqlAddr
+		dsn = cfg.FormatDSN()
+	}
+	orders := w.openOrders(dsn)
+	reg := prometheus.NewRegistry()
+	svc, err := payment.New(payment.Config{
+		ProviderURL:  w.stubURL,
+		Secret:       []byte(secret),
+		LockTTL:      opt.lockTTL,
+		KeyPrefix:    w.prefix,
+		PollInterval: 100 * time.Millisecond,
+	}, payment.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, w.prefix), Orders: orders, Registry: reg, OnUnitReturned: opt.onReturned})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Cleanup(func() {
+		_ = svc.Close()
+		_ = locks.Close()
+		_ = rdb.Close()
+	})
+	return &instance{svc: svc, reg: reg}
+}
+
+// counter sums the counter name over its series whose labels include want.
+func (in *instance) counter(name string, want map[string]string) float64 {
+	families, _ := in.reg.Gather()
+	var sum float64
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	series:
+		for _, m := range f.GetMetric() {
+			for k, v := range want {
+				found := false
+				for _, l := range m.GetLabel() {
+					if l.GetName() == k && l.GetValue() == v {
+						found = true
+					}
+				}
+				if !found {
+					continue series
+				}
+			}
+			sum += m.GetCounter().GetValue()
+		}
+	}
+	return sum
+}
+
+// books returns created, paid, expired, refund_required and the Redis stock.
+func (w *world) books() (map[string]int64, int64) {
+	w.t.Helper()
+	ctx := context.Background()
+	counts, err := w.orders.CountByStatus(ctx, w.activity.ID)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	left, err := w.stock.Remaining(ctx, w.activity.ID)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return counts, left
+}
+
+// checkBooks is the invariant after any payment fault: created + paid +
+// Redis remaining == total, and the activity's sold count is created + paid.
+func (w *world) checkBooks() {
+	w.t.Helper()
+	counts, left := w.books()
+	held := counts[seckill.OrderStatusCreated] + counts[seckill.OrderStatusPaid]
+	if held+left != w.activity.TotalStock {
+		w.t.Errorf("books: %v + %d in Redis != total %d", counts, left, w.activity.TotalStock)
+	}
+	n, err := w.orders.CountOrders(context.Background(), w.activity.ID)
+	if err != nil || n != held {
+		w.t.Errorf("CountOrders = %d, %v; want created + paid = %d", n, err, held)
+	}
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %v: %s", within, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func statusOf(t *testing.T, s *order.Store, id string) string {
+	t.Helper()
+	o, err := s.OrderByID(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o.Status
+}
+
+func describe(counts map[string]int64) string {
+	var b strings.Builder
+	for _, s := range []string{seckill.OrderStatusCreated, seckill.OrderStatusPaid, seckill.OrderStatusExpired, seckill.OrderStatusRefundRequired} {
+		fmt.Fprintf(&b, "%s=%d ", s, counts[s])
+	}
+	return strings.TrimSpace(b.String())
+}

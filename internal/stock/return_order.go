@@ -1,0 +1,72 @@
+package stock
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrOrderReturned is returned by ReturnOrder when the order's unit went back
+// already; nothing changed.
+var ErrOrderReturned = errors.New("stock: unit of the order already returned")
+
+// OrderReceiptTTL is how long the receipt of an expired order's return
+// lives: far longer than any retry of the return, so a repeat never adds a
+// second unit.
+const OrderReceiptTTL = 24 * time.Hour
+
+// alreadyReturned is return_order.lua's answer when the receipt exists.
+const alreadyReturned = -2
+
+var (
+	//go:embed return_order.lua
+	returnOrderSrc    string
+	returnOrderScript = redis.NewScript(returnOrderSrc)
+)
+
+// Epoch returns the epoch of the activity's stock (the fence of the grant
+// its last load ran under), or ErrNotLoaded.
+func (s *Store) Epoch(ctx context.Context, activityID int64) (int64, error) {
+	epoch, err := s.rdb.HGet(ctx, s.key(activityID), epochField).Int64()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return 0, fmt.Errorf("stock: epoch of activity %d: %w", activityID, ErrNotLoaded)
+	case err != nil:
+		return 0, fmt.Errorf("stock: epoch of activity %d: %w", activityID, err)
+	}
+	return epoch, nil
+}
+
+// ReturnOrder puts back the unit of an order that expired unpaid, once per
+// order whatever happens: a receipt keyed by the order id makes a repeat, or
+// a retry after a lost reply, change nothing (ErrOrderReturned). epoch is the
+// stock's epoch read before the order was expired in the database: when the
+// stock was loaded again since, ReturnOrder returns ErrStale and changes
+// nothing, as that load may have counted the unit as unsold already. With
+// the stock not loaded it returns ErrNotLoaded. It returns how many units
+// are left.
+func (s *Store) ReturnOrder(ctx context.Context, activityID int64, orderID string, epoch int64) (remaining int64, err error) {
+	keys := []string{s.key(activityID), s.orderReceipt(activityID, orderID)}
+	left, err := returnOrderScript.Run(ctx, s.rdb, keys, epoch, OrderReceiptTTL.Milliseconds()).Int64()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return 0, fmt.Errorf("stock: return order %s to activity %d: %w", orderID, activityID, ErrNotLoaded)
+	case err != nil:
+		return 0, fmt.Errorf("stock: return order %s to activity %d: %w", orderID, activityID, err)
+	case left == alreadyReturned:
+		return 0, fmt.Errorf("stock: return order %s to activity %d: %w", orderID, activityID, ErrOrderReturned)
+	case left == reloaded:
+		return 0, fmt.Errorf("stock: return order %s to activity %d, epoch %d: %w", orderID, activityID, epoch, ErrStale)
+	}
+	return left, nil
+}
+
+// orderReceipt is the key of an expired order's return receipt:
+// <prefix>seckill:{act:N}:returned:<order id>.
+func (s *Store) orderReceipt(activityID int64, orderID string) string {
+	return activityKey(s.prefix, activityID, "returned:"+orderID)
+}
