@@ -75,6 +75,10 @@ type Config struct {
 	// MaxTrackedUsers bounds how many per-user buckets are kept; the least
 	// recently used is forgotten first. 0 means DefaultMaxTrackedUsers.
 	MaxTrackedUsers int
+
+	// OpenAPI is the contract's OpenAPI document, served read-only at
+	// GET /openapi.yaml (docs.OpenAPI); empty answers 404 there.
+	OpenAPI []byte
 }
 
 // DefaultMaxTrackedUsers is the number of per-user rate-limit buckets kept
@@ -101,7 +105,7 @@ type Deps struct {
 }
 
 // NewServer returns the handler of the whole contract: buyer API, ops API,
-// /healthz, /readyz and /metrics. It starts no goroutines.
+// /healthz, /readyz, /metrics and /openapi.yaml. It starts no goroutines.
 func NewServer(cfg Config, deps Deps) http.Handler {
 	log := deps.Logger
 	if log == nil {
