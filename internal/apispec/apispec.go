@@ -184,6 +184,14 @@ func (t *checkingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	return res, nil
 }
 
+// CloseIdleConnections closes next's idle connections, so
+// http.Client.CloseIdleConnections still reaches them.
+func (t *checkingTransport) CloseIdleConnections() {
+	if c, ok := t.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
 type errReader struct{ err error }
 
 func (r errReader) Read([]byte) (int, error) { return 0, r.err }
