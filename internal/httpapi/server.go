@@ -135,6 +135,6 @@ func NewServer(cfg Config, deps Deps) http.Handler {
 	// Client addresses come from the connection, never from headers a client sets.
 	r.ForwardedByClientIP = false
 
-	addRoutes(r, cfg, deps.Service, log, newMetrics(reg, log), gatherer)
+	addRoutes(r, cfg, observeBooks(deps.Service, reg, log), log, newMetrics(reg, log), gatherer)
 	return r
 }
