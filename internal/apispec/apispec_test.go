@@ -52,7 +52,7 @@ func TestTransportReportsAndPassesThrough(t *testing.T) {
 
 	for _, tt := range []struct {
 		method, path, body string
-		violations        int
+		violations         int
 	}{
 		{"GET", "/healthz", `{"status":"ok"}`, 0},
 		{"POST", "/api/v1/activities/1/orders", `{"error":{"code":"busy","message":"m"}}`, 1},
