@@ -1,12 +1,15 @@
 package apispec
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/seckill-oss/seckill/docs"
 )
 
 func TestServiceDocumentLoads(t *testing.T) {
@@ -84,5 +87,62 @@ func TestTransportReportsAndPassesThrough(t *testing.T) {
 	}
 	if _, ok := v.Transport(nil, nil).(interface{ CloseIdleConnections() }); !ok {
 		t.Error("the transport hides CloseIdleConnections from http.Client")
+	}
+}
+
+// BenchmarkCheck is the cost of checking one purchase answer, which every
+// HTTP and e2e test pays per request: in full (a 201, whose order id differs
+// every time), and for an answer seen before but for its X-Request-ID.
+func BenchmarkCheck(b *testing.B) {
+	v, err := Service()
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := httptest.NewRequest("POST", "http://seckill.test/api/v1/activities/1/orders", nil)
+	b.Run("distinct", func(b *testing.B) {
+		h := http.Header{"Content-Type": {"application/json"}, "X-Request-Id": {"r1"}}
+		n := 0
+		for b.Loop() {
+			n++
+			body := fmt.Appendf(nil, `{"order_id":"o-%d","activity_id":1,"user_id":42,"status":"created","created_at":"2026-11-22T10:05:00Z"}`, n)
+			if err := v.Check(req, http.StatusCreated, h, body); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("repeated", func(b *testing.B) {
+		body := []byte(`{"error":{"code":"busy","message":"another purchase holds this activity; try again"}}`)
+		n := 0
+		for b.Loop() {
+			n++
+			h := http.Header{"Content-Type": {"application/json"}, "Retry-After": {"1"}, "X-Request-Id": {fmt.Sprint("r", n)}}
+			if err := v.Check(req, http.StatusTooManyRequests, h, body); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// An answer remembered as good is checked in full again when its
+// X-Request-ID is missing or malformed.
+func TestRememberedAnswerStillNeedsRequestID(t *testing.T) {
+	v, err := New(docs.OpenAPI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest("GET", "http://seckill.test/healthz", nil)
+	body := []byte(`{"status":"ok"}`)
+	for _, id := range []string{"a", "b"} {
+		if err := v.Check(req, 200, http.Header{"Content-Type": {"application/json"}, "X-Request-Id": {id}}, body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, h := range map[string]http.Header{
+		"missing":   {"Content-Type": {"application/json"}},
+		"malformed": {"Content-Type": {"application/json"}, "X-Request-Id": {"has space"}},
+	} {
+		if err := v.Check(req, 200, h, body); err == nil {
+			t.Errorf("X-Request-ID %s: no violation", name)
+		}
 	}
 }
