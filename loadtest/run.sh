@@ -344,7 +344,7 @@ else
 	chart=""
 fi
 [ -s "$html_report" ] || html_report=""
-echo "loadtest: report=${html_report:-none} chart=${chart:-none}" | tee -a "$out_dir/$scenario-result.txt"
+echo "loadtest: report=${html_report:-none} chart=${chart:-none}"
 if [ "$naive" = 1 ] && [ "$result" != FAIL ]; then
 	log "the naive build was not caught overselling in this run: its race needs two holders to read a sale's last unit within one Redis round trip; run it again or raise ACTIVITIES"
 fi
