@@ -89,7 +89,7 @@ func newProcessStack(t testing.TB, stub usercheck.StubConfig) *stack {
 		t.Fatal(err)
 	}
 	s.stubURL = newHTTPServer(t, s.stub)
-	s.client = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	s.client = &http.Client{Timeout: 30 * time.Second, Transport: checkedTransport(t, &http.Transport{MaxIdleConnsPerHost: 64})}
 	t.Cleanup(s.client.CloseIdleConnections)
 	return s
 }

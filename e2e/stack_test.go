@@ -92,7 +92,7 @@ func newStack(t testing.TB, opt stackOptions) *stack {
 	s.stubURL = newHTTPServer(t, s.stub)
 	s.client = &http.Client{
 		Timeout:   30 * time.Second,
-		Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 512},
+		Transport: checkedTransport(t, &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 512}),
 	}
 	t.Cleanup(s.client.CloseIdleConnections)
 	s.start()

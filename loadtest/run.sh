@@ -18,7 +18,8 @@
 # loadtest/out/<scenario>-samples.csv, and one more row after the load has
 # ended and the service idled for IDLE_WAIT (15 s); goroutines then more than
 # MAX_GOROUTINE_GROWTH (200) above the count before the load fail the run.
-# Prints one summary line, "loadtest: ... result=PASS|SLOW|FAIL ...", and
+# Prints one summary line, "loadtest: ... result=PASS|SLOW|FAIL ...", then
+# "loadtest: report=<k6 HTML report> chart=<PNG>" (both in loadtest/out/), and
 # exits 0 (PASS), 1 (FAIL: an oversell, a lost order, an imbalance, a status
 # the contract does not allow, a failed audit or liveness check) or 3 (SLOW:
 # every safety check passed but a latency target was missed); 2 on bad usage.
@@ -289,12 +290,16 @@ if [ -n "$pprof_addr" ]; then
 	(sleep "${PPROF_AFTER:-2}" && curl -fsS -o "$logs/cpu.pprof" "http://$pprof_addr/debug/pprof/profile?seconds=${PPROF_SECONDS:-10}") &
 	profile_job=$!
 fi
-rm -f "$out_dir/$scenario-summary.json" "$out_dir/$scenario-report.txt"
+html_report="$out_dir/$scenario-report.html" chart="$out_dir/$scenario-chart.png" samples="$logs/k6-samples.csv.gz"
+rm -f "$out_dir/$scenario-summary.json" "$out_dir/$scenario-report.txt" "$html_report" "$chart"
 k6_rc=0
 # Secrets and addresses go through the environment, not the command line.
+# k6's web dashboard runs without its HTTP server (port -1) and exports its
+# HTML report at the end; every sample also goes to a CSV for the chart.
 SCENARIO="$scenario" BASE_URLS=$(IFS=,; echo "${base_urls[*]}") ADMIN_TOKEN="$admin_token" \
 	STUB_URL="$stub_url" PROXY_URL="$proxy_url" PAYSTUB_URL="$paystub_url" OUT_DIR="$out_dir" K6_NO_USAGE_REPORT=true \
-	"$k6" run --quiet "${k6_extra[@]}" loadtest/seckill.js 2> >(tee "$logs/k6.log" >&2) || k6_rc=$?
+	K6_WEB_DASHBOARD=true K6_WEB_DASHBOARD_PORT=-1 K6_WEB_DASHBOARD_PERIOD=1s K6_WEB_DASHBOARD_EXPORT="$html_report" \
+	"$k6" run --quiet --out "csv=$samples" "${k6_extra[@]}" loadtest/seckill.js 2> >(tee "$logs/k6.log" >&2) || k6_rc=$?
 rss_kb=0
 for pid in "${svc_pids[@]}"; do
 	r=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
@@ -424,6 +429,17 @@ pay_note=""
 printf 'loadtest: scenario=%s naive=%s instances=%s result=%s purchase_reqs=%s rate=%s/s p50=%s p95=%s p99=%s created_201=%s orders_db=%s total=%s redis_remaining=%s oversold=%s lost=%s duplicate_users=%s imbalance=%s service_peak_rss=%sMB k6_exit=%s%s\n' \
 	"$scenario" "$naive" "$instances" "$result" "$reqs" "$rate" "$p50" "$p95" "$p99" "$created_201" "$orders_all" "$total_all" "$remaining_all" \
 	"$oversold_all" "$lost" "$dup_all" "$imbalance_all" "$((rss_kb / 1024))" "$k6_rc" "$pay_note" | tee "$out_dir/$scenario-result.txt"
+# The charts beside the result line: k6's own HTML report, and answers/s by
+# status with the p99 of each second (loadtest/chart.sh, gnuplot).
+if command -v gnuplot >/dev/null 2>&1; then
+	bash loadtest/chart.sh "$samples" "$chart" "$scenario${naive_note:+ (naive build)}, $instances instance(s): purchase answers/s by status and p99 (result $result)" >/dev/null ||
+		{ log "chart not drawn (see above)"; chart=""; }
+else
+	log "gnuplot is not installed (apt-get install gnuplot-nox): no PNG chart"
+	chart=""
+fi
+[ -s "$html_report" ] || html_report=""
+echo "loadtest: report=${html_report:-none} chart=${chart:-none}"
 if [ "$naive" = 1 ] && [ "$result" != FAIL ]; then
 	log "the naive build was not caught overselling in this run: its race needs two holders to read a sale's last unit within one Redis round trip; run it again or raise ACTIVITIES"
 fi

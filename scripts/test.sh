@@ -29,6 +29,16 @@ else
 	echo "docker-compose is not installable here: compose file not checked"
 fi
 
+step "promtool: Prometheus config and alert rules"
+# Debian's prometheus package brings promtool; it is checked when present
+# (apt-get install prometheus), not installed for this.
+if command -v promtool >/dev/null 2>&1; then
+	promtool check config deploy/prometheus/prometheus.yml
+	promtool check rules deploy/prometheus/alerts.yml
+else
+	echo "promtool is not installed: deploy/prometheus not checked (TestDashboardMetricsExist still parses every query)"
+fi
+
 step "go vet ./... (and the load tests' naive build, -tags seckill_naive)"
 go vet ./...
 go vet -tags seckill_naive ./internal/purchase ./internal/order

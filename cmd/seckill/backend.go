@@ -17,6 +17,7 @@ import (
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/purchase"
+	"github.com/seckill-oss/seckill/internal/redismetrics"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
@@ -58,6 +59,11 @@ func openBackend(ctx context.Context, cfg config, users usercheck.Verifier, log 
 	if b.rdb, err = newRedis(redisURL); err != nil {
 		return nil, err
 	}
+	redisErrors, err := redismetrics.New(reg)
+	if err != nil {
+		return nil, err
+	}
+	b.rdb.AddHook(redisErrors)
 	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	err = b.rdb.Ping(pingCtx).Err()
 	cancel()
@@ -77,6 +83,9 @@ func openBackend(ctx context.Context, cfg config, users usercheck.Verifier, log 
 	}
 	if b.orders, err = order.Open(ctx, dsn); err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
+	}
+	if err = b.orders.CountErrors(reg); err != nil {
+		return nil, err
 	}
 
 	b.locks = lock.New(b.rdb, &lock.Options{Observer: lock.NewMetrics(reg)})

@@ -128,7 +128,8 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// call makes one HTTP request and decodes the JSON answer into a map.
+// call makes one HTTP request and decodes the JSON answer into a map. The
+// answer must match docs/openapi.yaml.
 func call(t *testing.T, method, url string, header map[string]string, body string) (int, map[string]any) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
@@ -141,7 +142,7 @@ func call(t *testing.T, method, url string, header map[string]string, body strin
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	client := &http.Client{Timeout: 10 * time.Second, Transport: checkedTransport(t, &http.Transport{DisableKeepAlives: true})}
 	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
@@ -160,7 +161,7 @@ func call(t *testing.T, method, url string, header map[string]string, body strin
 
 func getText(t *testing.T, url string) (int, string) {
 	t.Helper()
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	client := &http.Client{Timeout: 10 * time.Second, Transport: checkedTransport(t, &http.Transport{DisableKeepAlives: true})}
 	resp, err := client.Get(url)
 	if err != nil {
 		t.Fatalf("GET %s: %v", url, err)

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/docs"
 	"github.com/seckill-oss/seckill/internal/httpapi"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
@@ -82,6 +83,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		GlobalBurst: int(math.Ceil(cfg.RateGlobal)),
 		UserRate:    cfg.RatePerUser,
 		UserBurst:   int(math.Ceil(cfg.RatePerUser)),
+		OpenAPI:     docs.OpenAPI,
 	}, httpapi.Deps{Service: b.service, Payments: pay.api(), Logger: log, Registry: reg, Gatherer: reg})
 
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)

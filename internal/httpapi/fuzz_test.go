@@ -21,6 +21,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/apispec"
 	"github.com/seckill-oss/seckill/internal/purchase"
 )
 
@@ -184,6 +185,10 @@ func FuzzServer(f *testing.F) {
 		return checkBuy(r)
 	}
 	h := NewServer(Config{AdminToken: adminToken}, Deps{Service: fake})
+	spec, err := apispec.Service()
+	if err != nil {
+		f.Fatal(err)
+	}
 	routes := []struct{ method, pattern string }{
 		{"POST", "/api/v1/activities/%s/orders"},
 		{"GET", "/api/v1/activities/%s"},
@@ -209,6 +214,9 @@ func FuzzServer(f *testing.F) {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 
+		if err := spec.Check(req, rec.Code, rec.Header(), rec.Body.Bytes()); err != nil {
+			t.Fatal(err)
+		}
 		if rec.Code >= 500 {
 			t.Fatalf("%s %q: %d %s", r.method, req.URL.Path, rec.Code, rec.Body)
 		}

@@ -23,6 +23,7 @@ func addRoutes(r *gin.Engine, cfg Config, svc Service, pay Payments, log *slog.L
 	r.GET("/healthz", handleHealthz())
 	r.GET("/readyz", handleReadyz(svc))
 	r.GET("/metrics", gin.WrapH(promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{})))
+	r.GET("/openapi.yaml", handleOpenAPI(cfg.OpenAPI))
 
 	buyer := r.Group("/api/v1")
 	buyer.GET("/activities/:id", handleActivity(svc))

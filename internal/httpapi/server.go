@@ -75,6 +75,10 @@ type Config struct {
 	// MaxTrackedUsers bounds how many per-user buckets are kept; the least
 	// recently used is forgotten first. 0 means DefaultMaxTrackedUsers.
 	MaxTrackedUsers int
+
+	// OpenAPI is the contract's OpenAPI document, served read-only at
+	// GET /openapi.yaml (docs.OpenAPI); empty answers 404 there.
+	OpenAPI []byte
 }
 
 // DefaultMaxTrackedUsers is the number of per-user rate-limit buckets kept
@@ -104,7 +108,7 @@ type Deps struct {
 }
 
 // NewServer returns the handler of the whole contract: buyer API, ops API,
-// /healthz, /readyz and /metrics. It starts no goroutines.
+// /healthz, /readyz, /metrics and /openapi.yaml. It starts no goroutines.
 func NewServer(cfg Config, deps Deps) http.Handler {
 	log := deps.Logger
 	if log == nil {
@@ -134,6 +138,6 @@ func NewServer(cfg Config, deps Deps) http.Handler {
 	// Client addresses come from the connection, never from headers a client sets.
 	r.ForwardedByClientIP = false
 
-	addRoutes(r, cfg, deps.Service, deps.Payments, log, newMetrics(reg, log), gatherer)
+	addRoutes(r, cfg, observeBooks(deps.Service, reg, log), deps.Payments, log, newMetrics(reg, log), gatherer)
 	return r
 }

@@ -29,7 +29,11 @@ var _ Service = (*purchase.Service)(nil)
 
 func TestMain(m *testing.M) {
 	gin.SetMode(gin.TestMode) // no debug printing of routes
-	os.Exit(m.Run())
+	code := m.Run()
+	if reportAPIViolations() && code == 0 {
+		code = 1
+	}
+	os.Exit(code)
 }
 
 var (
@@ -142,6 +146,7 @@ func serve(h http.Handler, r request) *httptest.ResponseRecorder {
 	}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
+	checkAnswer(req, rec)
 	return rec
 }
 

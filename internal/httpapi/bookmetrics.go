@@ -1,0 +1,72 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/purchase"
+	"github.com/seckill-oss/seckill/internal/stock"
+)
+
+// bookMetrics exports what the answers of the service say about an
+// activity's books, for alerts: an audit's verdict (Prometheus cannot call
+// the audit itself; whoever does, an operator or a cron job, leaves its
+// result here) and purchases refused because the stock is not in Redis.
+// Activity ids come from the service's own answers, never from the request
+// alone: only existing activities become label values.
+type bookMetrics struct {
+	Service
+	oversold   *prometheus.GaugeVec   // activity_id
+	consistent *prometheus.GaugeVec   // activity_id
+	notLoaded  *prometheus.CounterVec // activity_id
+}
+
+func observeBooks(svc Service, reg prometheus.Registerer, log *slog.Logger) *bookMetrics {
+	return &bookMetrics{
+		Service: svc,
+		oversold: register(reg, log, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "seckill_audit_oversold",
+			Help: "1 when the last audit of the activity found more orders than its total stock, else 0.",
+		}, []string{"activity_id"})),
+		consistent: register(reg, log, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "seckill_audit_consistent",
+			Help: "1 when the last audit of the activity found orders + Redis stock == total, else 0.",
+		}, []string{"activity_id"})),
+		notLoaded: register(reg, log, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "seckill_stock_not_loaded_total",
+			Help: "Purchases refused (503) because the activity's stock is not in Redis: preload it.",
+		}, []string{"activity_id"})),
+	}
+}
+
+// Audit implements Service.
+func (b *bookMetrics) Audit(ctx context.Context, id int64) (purchase.Audit, error) {
+	a, err := b.Service.Audit(ctx, id)
+	if err == nil {
+		label := strconv.FormatInt(a.ActivityID, 10)
+		b.oversold.WithLabelValues(label).Set(boolGauge(a.Oversold))
+		b.consistent.WithLabelValues(label).Set(boolGauge(a.Consistent))
+	}
+	return a, err
+}
+
+// Buy implements Service.
+func (b *bookMetrics) Buy(ctx context.Context, req purchase.BuyRequest) (seckill.Order, error) {
+	o, err := b.Service.Buy(ctx, req)
+	if errors.Is(err, stock.ErrNotLoaded) {
+		b.notLoaded.WithLabelValues(strconv.FormatInt(req.ActivityID, 10)).Inc()
+	}
+	return o, err
+}
+
+func boolGauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,69 @@
+package order
+
+import (
+	"context"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/seckill-oss/seckill"
+)
+
+// Orders, a duplicate and a missing row count nothing; a call on a closed
+// pool counts as a failure; the store keeps working, transactions included.
+func TestCountErrors(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		reg := prometheus.NewRegistry()
+		if err := s.CountErrors(reg); err != nil {
+			t.Fatal(err)
+		}
+		a := newActivity(t, s, 2)
+		if err := buy(s, a.ID, 1, 1, ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := buy(s, a.ID, 1, 2, ""); err == nil {
+			t.Fatal("a second order of user 1 was written")
+		}
+		if _, err := s.OrderByUser(context.Background(), a.ID, 99); err == nil {
+			t.Fatal("found an order of user 99")
+		}
+		if got := errorsOf(t, reg); got != 0 {
+			t.Fatalf("%v errors counted for answers that are not failures", got)
+		}
+		if err := s.Ping(context.Background()); err != nil {
+			t.Fatalf("Ping through the counting pool: %v", err)
+		}
+
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, _ = s.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: 3, Fence: 3})
+		if got := errorsOf(t, reg); got != 0 {
+			t.Fatalf("%v errors counted for a caller that gave up", got)
+		}
+
+		db, _ := s.db.DB()
+		_ = db.Close()
+		_, _ = s.Activity(context.Background(), a.ID)
+		if got := errorsOf(t, reg); got != 1 {
+			t.Fatalf("%v errors counted for a read on a closed pool, want 1", got)
+		}
+	})
+}
+
+// errorsOf is the sum of seckill_db_errors_total over its ops.
+func errorsOf(t *testing.T, reg *prometheus.Registry) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, mf := range mfs {
+		if mf.GetName() == "seckill_db_errors_total" {
+			for _, m := range mf.GetMetric() {
+				sum += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return sum
+}
