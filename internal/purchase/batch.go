@@ -110,6 +110,12 @@ func (s *Service) serve(a seckill.Activity, tickets []*ticket) []outcome {
 		}
 	}()
 
+	if err := s.replicated(lk.Context(), "grant", func(ctx context.Context) error {
+		return s.stock.WaitGrant(ctx, a.ID, lk.Value(), s.cfg.WaitReplicas, s.cfg.WaitTimeout)
+	}); err != nil {
+		set(pending, err)
+		return outs
+	}
 	approved := s.verify(lk, a.ID, tickets, pending, outs)
 	if len(approved) == 0 {
 		s.m.batches.WithLabelValues("none_approved").Inc()
@@ -203,6 +209,17 @@ func (s *Service) sell(lk *lock.Lock, activityID int64, tickets []*ticket, appro
 		s.m.batches.WithLabelValues("unavailable").Inc()
 		for _, i := range approved {
 			outs[i].err = unavailable("the stock store did not answer; nothing was sold", err)
+		}
+		return
+	}
+	if err := s.replicated(lease, "deduct", func(ctx context.Context) error {
+		return s.stock.WaitDeduct(ctx, activityID, fence, s.cfg.WaitReplicas, s.cfg.WaitTimeout)
+	}); err != nil {
+		// Not sold: its units go back where the deduct still is, and a
+		// tombstone stops it where it is not.
+		s.settle(lease, activityID, fence, 0, taken, "unreplicated")
+		for _, i := range approved {
+			outs[i].err = err
 		}
 		return
 	}
