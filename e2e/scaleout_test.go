@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -104,8 +105,15 @@ func TestClusterSaleAcrossPrimaries(t *testing.T) {
 		t.Fatalf("activities on %d primaries, want all 3: %v", len(primaries), primaries)
 	}
 
+	primaryOf := map[int64]string{}
+	for addr, acts := range primaries {
+		for _, id := range acts {
+			primaryOf[id] = addr
+		}
+	}
 	var n atomic.Int64
 	var twice, perInstance [3]atomic.Int64
+	var waitingSoldOn sync.Map // primaries whose activities the WAITing instance sold
 	results := make([]*saleResult, activities)
 	done := make(chan int)
 	for k, id := range ids {
@@ -115,6 +123,9 @@ func TestClusterSaleAcrossPrimaries(t *testing.T) {
 				r := instances[i].buy(a, u, nil)
 				if r.status == http.StatusCreated {
 					perInstance[i].Add(1)
+					if i == 2 {
+						waitingSoldOn.Store(primaryOf[a], true)
+					}
 					// The same buyer through the next instance: refused
 					// (already_purchased, or sold_out, which is checked first).
 					if again := instances[(i+1)%3].buy(a, u, nil); again.status != http.StatusConflict {
@@ -140,6 +151,12 @@ func TestClusterSaleAcrossPrimaries(t *testing.T) {
 	sold := []int64{perInstance[0].Load(), perInstance[1].Load(), perInstance[2].Load()}
 	if slices.Contains(sold, 0) {
 		t.Errorf("an instance sold nothing: %v", sold)
+	}
+	// Its WAIT must reach the primary of every activity's slot.
+	for addr := range primaries {
+		if _, ok := waitingSoldOn.Load(addr); !ok {
+			t.Errorf("the instance that WAITs for a replica sold nothing of the activities on %s", addr)
+		}
 	}
 	t.Logf("activities per primary %v; orders per instance %v (the third WAITs for 1 replica)", primaries, sold)
 }
@@ -361,26 +378,22 @@ func restartTopology(t *testing.T, which string) {
 	}
 }
 
-// replicaPID returns the process id of the primary's (first) replica.
+// replicaPID returns the process id of the primary's (first) replica,
+// waiting for one to be attached: after an earlier failover test the old
+// primary rejoins as a replica within seconds.
 func replicaPID(t *testing.T, primary *redis.Client) int {
 	t.Helper()
 	ctx := context.Background()
-	info, err := primary.Info(ctx, "replication").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var port string
-	for line := range strings.SplitSeq(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "slave0:"); ok {
-			for kv := range strings.SplitSeq(v, ",") {
-				if p, ok := strings.CutPrefix(kv, "port="); ok {
-					port = p
-				}
-			}
+	var port, info string
+	for deadline := time.Now().Add(30 * time.Second); port == "" && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		var err error
+		if info, err = primary.Info(ctx, "replication").Result(); err != nil {
+			t.Fatal(err)
 		}
+		port = replicaPort(info)
 	}
 	if port == "" {
-		t.Fatalf("the primary has no replica:\n%s", info)
+		t.Fatalf("the primary has no replica after 30 s:\n%s", info)
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + port})
 	defer rdb.Close()
@@ -389,6 +402,22 @@ func replicaPID(t *testing.T, primary *redis.Client) int {
 		t.Fatal(err)
 	}
 	return int(infoField(t, server, "process_id"))
+}
+
+// replicaPort reads the first online replica's port from INFO replication.
+func replicaPort(info string) string {
+	for line := range strings.SplitSeq(info, "\n") {
+		v, ok := strings.CutPrefix(strings.TrimSpace(line), "slave0:")
+		if !ok || !strings.Contains(v, "state=online") {
+			continue
+		}
+		for kv := range strings.SplitSeq(v, ",") {
+			if p, ok := strings.CutPrefix(kv, "port="); ok {
+				return p
+			}
+		}
+	}
+	return ""
 }
 
 // infoField reads an integer field of an INFO reply.

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -32,28 +34,28 @@ type redisTopology struct {
 	failover *redis.FailoverOptions
 }
 
-// parseRedis reads url with go-redis's parser for mode: redis.ParseURL,
+// parseRedis reads rawURL with go-redis's parser for mode: redis.ParseURL,
 // redis.ParseClusterURL (redis://h1:p1?addr=h2:p2&addr=h3:p3) or
 // redis.ParseFailoverURL (redis://s1:p1?master_name=NAME&addr=s2:p2, the
 // addresses being Sentinels'). The URL's query parameters (pool_size,
 // read_timeout...) win over the defaults set here.
-func parseRedis(mode, url string) (redisTopology, error) {
+func parseRedis(mode, rawURL string) (redisTopology, error) {
 	t := redisTopology{mode: mode}
 	var err error
 	switch mode {
 	case redisSingle:
-		if t.single, err = redis.ParseURL(url); err == nil {
+		if t.single, err = redis.ParseURL(rawURL); err == nil {
 			o := t.single
 			defaults(&o.ContextTimeoutEnabled, &o.ReadTimeout, &o.WriteTimeout, &o.DialTimeout, &o.PoolTimeout, &o.PoolSize)
 		}
 	case redisCluster:
-		if t.cluster, err = redis.ParseClusterURL(url); err == nil {
+		if t.cluster, err = redis.ParseClusterURL(rawURL); err == nil {
 			o := t.cluster
 			defaults(&o.ContextTimeoutEnabled, &o.ReadTimeout, &o.WriteTimeout, &o.DialTimeout, &o.PoolTimeout, &o.PoolSize)
 			o.ClusterStateReloadInterval = clusterReload
 		}
 	case redisSentinel:
-		if t.failover, err = redis.ParseFailoverURL(url); err == nil {
+		if t.failover, err = redis.ParseFailoverURL(rawURL); err == nil {
 			o := t.failover
 			defaults(&o.ContextTimeoutEnabled, &o.ReadTimeout, &o.WriteTimeout, &o.DialTimeout, &o.PoolTimeout, &o.PoolSize)
 			if o.MasterName == "" {
@@ -63,8 +65,11 @@ func parseRedis(mode, url string) (redisTopology, error) {
 	default:
 		return t, fmt.Errorf("SECKILL_REDIS_MODE=%q: must be single, cluster or sentinel", mode)
 	}
+	if uerr, ok := errors.AsType[*url.Error](err); ok {
+		// url.Error quotes the URL, which may hold a password.
+		err = uerr.Err
+	}
 	if err != nil {
-		// The parsers' messages never quote the URL, which may hold a password.
 		return t, fmt.Errorf("SECKILL_REDIS_URL (mode %s): %w", mode, err)
 	}
 	return t, nil
