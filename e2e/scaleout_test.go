@@ -28,8 +28,8 @@ import (
 
 // resumeBound is how long after a primary's SIGKILL the sale of its
 // activities must be selling again, with nobody's help. Measured on a
-// loaded 2-core box with 2 s node timeouts (docs/DEPLOY.md): about 3-5 s in
-// the cluster and 4-7 s under Sentinel; the bound is loose on purpose.
+// loaded 2-core box with 2 s node timeouts (docs/DEPLOY.md): 3.2-5.7 s in
+// the cluster and 2.8-3.4 s under Sentinel; the bound is loose on purpose.
 const resumeBound = 30 * time.Second
 
 // topologyStack is a process stack whose services and direct Redis client
