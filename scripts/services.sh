@@ -152,7 +152,10 @@ SECKILL_SENTINEL_PORTS=(7102 7103 7104)
 SECKILL_SENTINEL_MASTER=seckill
 
 _svc_topology_dir() { printf '%s' "${SECKILL_TOPOLOGY_DIR:-${TMPDIR:-/tmp}/seckill-redis-topologies}"; }
-_svc_alive() { redis-cli -h 127.0.0.1 -p "$1" ping 2>/dev/null | grep -q PONG; }
+# _svc_rcli is redis-cli on loopback with a deadline: a node a test left
+# stopped (SIGSTOP) would otherwise hang it for ever.
+_svc_rcli() { timeout 5 redis-cli -h 127.0.0.1 "$@"; }
+_svc_alive() { _svc_rcli -p "$1" ping 2>/dev/null | grep -q PONG; }
 _svc_port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # _svc_start_node PORT DIR CONF ARGS...: starts redis-server (with config
@@ -181,7 +184,7 @@ _svc_wait() { # _svc_wait SECONDS WHAT COMMAND...
 	return 1
 }
 
-_svc_cluster_ok() { redis-cli -p "${SECKILL_CLUSTER_PORTS[0]}" cluster info 2>/dev/null | grep -q '^cluster_state:ok'; }
+_svc_cluster_ok() { _svc_rcli -p "${SECKILL_CLUSTER_PORTS[0]}" cluster info 2>/dev/null | grep -q '^cluster_state:ok'; }
 
 _svc_all_alive() {
 	local p
@@ -203,7 +206,7 @@ services_cluster() {
 	_svc_wait 10 "cluster nodes" _svc_all_alive "${SECKILL_CLUSTER_PORTS[@]}" || return 1
 	if [ "$fresh" = 1 ]; then
 		_svc_log "creating the cluster on ports ${SECKILL_CLUSTER_PORTS[*]}"
-		redis-cli --cluster create $(printf '127.0.0.1:%s ' "${SECKILL_CLUSTER_PORTS[@]}") \
+		timeout 60 redis-cli --cluster create $(printf '127.0.0.1:%s ' "${SECKILL_CLUSTER_PORTS[@]}") \
 			--cluster-replicas 1 --cluster-yes >&2 || return 1
 	fi
 	_svc_wait 30 "Redis Cluster (cluster_state:ok)" _svc_cluster_ok || {
@@ -216,13 +219,13 @@ services_cluster() {
 	export SECKILL_TEST_REDIS_CLUSTER_URL="redis://127.0.0.1:${SECKILL_CLUSTER_PORTS[0]}?$q"
 }
 
-_svc_sentinel_master() { redis-cli -p "$1" sentinel get-master-addr-by-name "$SECKILL_SENTINEL_MASTER" 2>/dev/null | tail -n 1; }
+_svc_sentinel_master() { _svc_rcli -p "$1" sentinel get-master-addr-by-name "$SECKILL_SENTINEL_MASTER" 2>/dev/null | tail -n 1; }
 
 _svc_sentinel_ok() {
 	local s m
 	for s in "${SECKILL_SENTINEL_PORTS[@]}"; do _svc_alive "$s" || return 1; done
 	m=$(_svc_sentinel_master "${SECKILL_SENTINEL_PORTS[0]}")
-	[ -n "$m" ] && redis-cli -p "$m" info replication 2>/dev/null | grep -q '^connected_slaves:[1-9]'
+	[ -n "$m" ] && _svc_rcli -p "$m" info replication 2>/dev/null | grep -q '^connected_slaves:[1-9]'
 }
 
 # services_sentinel runs a primary and its replica under three Sentinels
@@ -271,7 +274,7 @@ services_topologies() {
 services_stop_topologies() {
 	local p
 	for p in "${SECKILL_SENTINEL_PORTS[@]}" "${SECKILL_SENTINEL_DATA_PORTS[@]}" "${SECKILL_CLUSTER_PORTS[@]}"; do
-		_svc_alive "$p" && redis-cli -p "$p" shutdown nosave >/dev/null 2>&1
+		_svc_alive "$p" && _svc_rcli -p "$p" shutdown nosave >/dev/null 2>&1
 	done
 	rm -rf "$(_svc_topology_dir)"
 	_svc_log "Redis Cluster and Sentinel stopped"
