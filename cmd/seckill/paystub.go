@@ -50,7 +50,7 @@ func paystub(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	log.Info("listening", "addr", ln.Addr().String(), "service", "paystub", "callback_url", *callbackURL,
 		"latency", sc.Latency, "fail_rate", sc.FailRate)
-	if err := serveUntil(ctx, srv, ln, 5*time.Second, log); err != nil {
+	if err := serveUntil(ctx, srv, ln, 5*time.Second, 5*time.Second, log); err != nil {
 		return fmt.Errorf("paystub: %w", err)
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -110,7 +111,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		}
 	}
 	log.Info("listening", "addr", ln.Addr().String(), "version", version, "embedded", demo)
-	if err := serveUntil(ctx, srv, ln, cfg.ShutdownTimeout, log); err != nil {
+	// Past the shutdown timeout, the handlers still running are waited for
+	// (their connections cut) before the stores close under them: a
+	// purchase a batch has taken ends within the queue wait, its lease and
+	// the detached clean-up after it.
+	drain := cfg.LockWait + cfg.LockTTL + 10*time.Second
+	if err := serveUntil(ctx, srv, ln, cfg.ShutdownTimeout, drain, log); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	log.Info("stopped")
@@ -118,10 +124,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 }
 
 // serveUntil serves on ln until ctx ends, then shuts srv down: it stops
-// accepting and lets in-flight requests finish for up to timeout before
-// cutting their connections. Cutting them cancels the requests' contexts;
-// purchases then give up and release their locks on detached contexts.
-func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, timeout time.Duration, log *slog.Logger) error {
+// accepting and lets in-flight requests finish for up to timeout. Then it
+// cuts their connections, which cancels the requests' contexts, and waits up
+// to drain more for their handlers to return, so that whatever the caller
+// closes next (the stores) is not closed under a handler still using it.
+func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, timeout, drain time.Duration, log *slog.Logger) error {
+	h := &tracked{h: srv.Handler}
+	srv.Handler = h
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
@@ -133,13 +142,41 @@ func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, timeout 
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
-		log.Warn("shutdown timed out: closing open connections", "err", err)
+		log.Warn("shutdown timed out: closing open connections", "err", err, "handlers", h.running.Load())
 		_ = srv.Close()
+		if !h.wait(drain) {
+			log.Error("handlers still running after the drain; closing anyway", "handlers", h.running.Load(), "drain", drain.String())
+		}
 	}
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
+}
+
+// tracked counts the handlers running, so a shutdown can wait for them after
+// it cut their connections (http.Server.Close does not).
+type tracked struct {
+	h       http.Handler
+	running atomic.Int64
+}
+
+func (t *tracked) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	t.running.Add(1)
+	defer t.running.Add(-1)
+	t.h.ServeHTTP(w, r)
+}
+
+// wait reports whether every handler returned within d.
+func (t *tracked) wait(d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for t.running.Load() > 0 {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
 }
 
 func newLogger(cfg config, w io.Writer) *slog.Logger {

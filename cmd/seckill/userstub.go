@@ -51,7 +51,7 @@ func userstub(ctx context.Context, args []string, stderr io.Writer) error {
 	log.Info("listening", "addr", ln.Addr().String(), "service", "userstub",
 		"latency", sc.Latency, "slow_rate", sc.SlowRate, "slow_latency", sc.SlowLatency,
 		"reject_rate", sc.RejectRate, "fail_rate", sc.FailRate)
-	if err := serveUntil(ctx, srv, ln, 5*time.Second, log); err != nil {
+	if err := serveUntil(ctx, srv, ln, 5*time.Second, 5*time.Second, log); err != nil {
 		return fmt.Errorf("userstub: %w", err)
 	}
 	return nil

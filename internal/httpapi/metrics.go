@@ -1,10 +1,11 @@
 package httpapi
 
 import (
-	"errors"
 	"log/slog"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/seckill-oss/seckill/internal/promreg"
 )
 
 // metrics are the HTTP edge's numbers. Every label takes values from a fixed
@@ -40,21 +41,13 @@ func newMetrics(reg prometheus.Registerer, log *slog.Logger) *metrics {
 	}
 }
 
-// register registers c, or returns the identical collector registered
-// before (a second server on one registry shares its counters). Any other
-// failure is logged and c counts unregistered: metrics never stop serving.
+// register is promreg.Register, logging a failure: c then counts
+// unregistered, and metrics never stop serving.
 func register[C prometheus.Collector](reg prometheus.Registerer, log *slog.Logger, c C) C {
-	err := reg.Register(c)
-	if err == nil {
-		return c
+	c, err := promreg.Register(reg, c)
+	if err != nil {
+		log.Warn("httpapi: metric not registered", "err", err)
 	}
-	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
-		if existing, ok := are.ExistingCollector.(C); ok {
-			return existing
-		}
-	}
-	log.Warn("httpapi: metric not registered", "err", err)
 	return c
 }
 

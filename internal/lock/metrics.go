@@ -1,11 +1,12 @@
 package lock
 
 import (
-	"errors"
 	"log/slog"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/seckill-oss/seckill/internal/promreg"
 )
 
 // Observer receives what the lock does, for metrics. Results are short,
@@ -93,16 +94,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
-// register registers c, or returns the collector already registered under
-// its name. Any other failure is logged rather than panicking: metrics must
-// not take the service down.
+// register is promreg.Register, logging a failure rather than failing:
+// metrics must not take the service down.
 func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
-	err := reg.Register(c)
-	if are, ok := errors.AsType[prometheus.AlreadyRegisteredError](err); ok {
-		if existing, ok := are.ExistingCollector.(C); ok {
-			return existing
-		}
-	}
+	c, err := promreg.Register(reg, c)
 	if err != nil {
 		slog.Warn("lock: metrics not registered", "err", err)
 	}

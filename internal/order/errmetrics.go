@@ -8,6 +8,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"gorm.io/gorm"
+
+	"github.com/seckill-oss/seckill/internal/promreg"
 )
 
 // CountErrors counts the store's failed database calls in
@@ -25,14 +27,9 @@ func (s *Store) CountErrors(reg prometheus.Registerer) error {
 	for _, op := range []string{"begin", "exec", "query", "commit", "rollback"} {
 		c.WithLabelValues(op)
 	}
-	if err := reg.Register(c); err != nil {
-		are, ok := errors.AsType[prometheus.AlreadyRegisteredError](err)
-		if !ok {
-			return fmt.Errorf("order: register metrics: %w", err)
-		}
-		if c, ok = are.ExistingCollector.(*prometheus.CounterVec); !ok {
-			return fmt.Errorf("order: register metrics: %w", err)
-		}
+	c, err := promreg.Register(reg, c)
+	if err != nil {
+		return fmt.Errorf("order: %w", err)
 	}
 	sqlDB, err := s.db.DB()
 	if err != nil {

@@ -133,24 +133,31 @@ func (s *Store) Fence(ctx context.Context, activityID int64) (int64, error) {
 }
 
 // ClaimFence moves the activity's fence up to fence without writing an order,
-// so that from then on no order under an older lock grant can be written: a
-// stock reload counts the orders only after claiming its grant, and no write
-// in flight under an older grant can land behind the count. It returns
-// ErrStaleFence when an order or claim under fence or a newer one came first,
-// or ErrActivityNotFound.
-func (s *Store) ClaimFence(ctx context.Context, activityID, fence int64) error {
-	res := s.db.WithContext(ctx).Exec(claimFence, fence, activityID, fence)
-	if res.Error != nil {
-		return fmt.Errorf("order: claim fence %d of activity %d: %w", fence, activityID, res.Error)
-	}
-	if res.RowsAffected == 1 {
+// so that from then on no order under an older lock grant can be written,
+// and returns the units sold as of the claim (created and paid orders:
+// activities.sold, which every order write and expiry moves in its own
+// transaction), read in the same transaction under the row's lock. A stock
+// reload loads total - sold: no write in flight under an older grant can
+// land behind it, and it costs one row, not a count of millions of orders.
+// It returns ErrStaleFence when an order or claim under fence or a newer one
+// came first, or ErrActivityNotFound.
+func (s *Store) ClaimFence(ctx context.Context, activityID, fence int64) (sold int64, err error) {
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Exec(claimFence, fence, activityID, fence)
+		if res.Error != nil {
+			return fmt.Errorf("order: claim fence %d of activity %d: %w", fence, activityID, res.Error)
+		}
+		var a activityRow
+		if err := tx.Clauses(lockingRead(tx)...).Select("fence", "sold").Take(&a, activityID).Error; err != nil {
+			return activityErr(activityID, err)
+		}
+		if res.RowsAffected != 1 {
+			return fmt.Errorf("order: claim fence %d of activity %d, written under %d: %w", fence, activityID, a.Fence, ErrStaleFence)
+		}
+		sold = a.Sold
 		return nil
-	}
-	current, err := s.Fence(ctx, activityID)
-	if err != nil {
-		return err
-	}
-	return fmt.Errorf("order: claim fence %d of activity %d, written under %d: %w", fence, activityID, current, ErrStaleFence)
+	})
+	return sold, err
 }
 
 // CountOrders returns the number of the activity's orders that hold a unit

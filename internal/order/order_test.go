@@ -253,19 +253,19 @@ func TestClaimFenceShutsOutOlderGrants(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		a := newActivity(t, s, 10)
-		if err := s.ClaimFence(ctx, a.ID, 7); err != nil {
+		if _, err := s.ClaimFence(ctx, a.ID, 7); err != nil {
 			t.Fatal(err)
 		}
 		if err := buy(s, a.ID, 1, 6, ""); !errors.Is(err, ErrStaleFence) {
 			t.Errorf("order under fence 6 after claim 7: %v, want ErrStaleFence", err)
 		}
-		if err := s.ClaimFence(ctx, a.ID, 7); !errors.Is(err, ErrStaleFence) {
+		if _, err := s.ClaimFence(ctx, a.ID, 7); !errors.Is(err, ErrStaleFence) {
 			t.Errorf("second claim of fence 7: %v, want ErrStaleFence", err)
 		}
 		if err := buy(s, a.ID, 1, 8, ""); err != nil {
 			t.Errorf("order under fence 8: %v", err)
 		}
-		if err := s.ClaimFence(ctx, a.ID+1000, 9); !errors.Is(err, ErrActivityNotFound) {
+		if _, err := s.ClaimFence(ctx, a.ID+1000, 9); !errors.Is(err, ErrActivityNotFound) {
 			t.Errorf("claim on a missing activity: %v, want ErrActivityNotFound", err)
 		}
 		if n := count(t, s, a.ID); n != 1 {

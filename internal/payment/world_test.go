@@ -95,6 +95,26 @@ func (w *world) buy(user int64) seckill.Order {
 	return o
 }
 
+// buyBatch sells one unit to each user as one batch of the purchase path
+// does: one deduct of them all in Redis and one fenced transaction.
+func (w *world) buyBatch(users []int64) []seckill.Order {
+	w.t.Helper()
+	ctx := context.Background()
+	fence := w.fence.Add(1)
+	if taken, _, err := w.stock.Deduct(ctx, w.activity.ID, fence, int64(len(users))); err != nil || taken != int64(len(users)) {
+		w.t.Fatalf("deduct %d units: took %d, %v", len(users), taken, err)
+	}
+	orders := make([]seckill.Order, len(users))
+	for i, u := range users {
+		orders[i] = seckill.Order{UserID: u}
+	}
+	b, err := w.orders.CreateOrders(ctx, w.activity.ID, fence, orders)
+	if err != nil || len(b.Written) != len(users) {
+		w.t.Fatalf("orders of %d users: %d written, %v", len(users), len(b.Written), err)
+	}
+	return b.Written
+}
+
 type instanceOptions struct {
 	lockTTL   time.Duration
 	mysqlAddr string // when set, the instance reaches MariaDB here (a fault proxy)

@@ -22,10 +22,10 @@ const lockPoll = 5 * time.Millisecond
 // A buyer who queued twice in one batch is served once: the repeat gets the
 // first request's outcome when it carries the same idempotency key, and
 // otherwise already_purchased when the first bought, or the first's error.
-func (s *Service) runBatch(a seckill.Activity, tickets []*ticket) {
+func (s *Service) runBatch(q *queue, tickets []*ticket) {
 	s.m.batchSize.Observe(float64(len(tickets)))
 	firsts, repeats := byUser(tickets)
-	outs := s.serve(a, firsts)
+	outs := s.serve(q, firsts)
 	for i, t := range firsts {
 		t.answer(outs[i].order, outs[i].err)
 	}
@@ -63,7 +63,8 @@ func byUser(tickets []*ticket) (firsts []*ticket, repeats []repeat) {
 
 // serve runs one lock grant for tickets of distinct users and returns each
 // one's outcome, in order.
-func (s *Service) serve(a seckill.Activity, tickets []*ticket) []outcome {
+func (s *Service) serve(q *queue, tickets []*ticket) []outcome {
+	a := q.activity
 	outs := make([]outcome, len(tickets))
 	set := func(idx []int, err error) {
 		for _, i := range idx {
@@ -101,9 +102,12 @@ func (s *Service) serve(a seckill.Activity, tickets []*ticket) []outcome {
 		return outs
 	case err != nil:
 		s.m.batches.WithLabelValues("unavailable").Inc()
-		set(pending, unavailable("Redis did not answer; nothing was sold", err))
+		e := unavailable("Redis did not answer; nothing was sold", err)
+		q.failing.Store(e)
+		set(pending, e)
 		return outs
 	}
+	q.failing.Store(nil)
 	defer func() {
 		if err := lk.Release(context.Background()); err != nil {
 			s.log.Warn("lock release", "activity_id", a.ID, "fence", lk.Fence(), "err", err)

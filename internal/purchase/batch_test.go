@@ -51,6 +51,11 @@ func (v mixedVerifier) Verify(ctx context.Context, userID, _ int64) error {
 
 // realService is a purchase service on the real Redis and MariaDB.
 func realService(t *testing.T, prefix, dsn string, users usercheck.Verifier) (*purchase.Service, *order.Store) {
+	return realServiceTTL(t, prefix, dsn, users, 2*time.Second)
+}
+
+// realServiceTTL is realService with a lock TTL of ttl.
+func realServiceTTL(t *testing.T, prefix, dsn string, users usercheck.Verifier, ttl time.Duration) (*purchase.Service, *order.Store) {
 	t.Helper()
 	rdb := testenv.Redis(t)
 	orders, err := order.Open(context.Background(), dsn)
@@ -60,7 +65,7 @@ func realService(t *testing.T, prefix, dsn string, users usercheck.Verifier) (*p
 	t.Cleanup(func() { _ = orders.Close() })
 	locks := lock.New(rdb, nil)
 	t.Cleanup(func() { _ = locks.Close() })
-	svc, err := purchase.New(purchase.Config{LockTTL: 2 * time.Second, UserCheckTimeout: 300 * time.Millisecond, LockWait: time.Minute, KeyPrefix: prefix},
+	svc, err := purchase.New(purchase.Config{LockTTL: ttl, UserCheckTimeout: ttl / 4, LockWait: time.Minute, KeyPrefix: prefix},
 		purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, prefix), Orders: orders, Users: users, Registry: prometheus.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)

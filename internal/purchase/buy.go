@@ -71,7 +71,8 @@ func (s *Service) Buy(ctx context.Context, req BuyRequest) (seckill.Order, error
 }
 
 // await waits for the batch that takes t to answer it. A buyer not taken
-// within LockWait, or whose request ends first, leaves the queue; once taken,
+// within LockWait, or whose request ends first, leaves the queue: with 429
+// busy, or 503 when the batch ahead of it could not reach Redis. Once taken,
 // it waits for the answer, which its batch's lease bounds.
 func (s *Service) await(ctx context.Context, t *ticket) (seckill.Order, error) {
 	timer := time.NewTimer(s.cfg.LockWait)
@@ -82,6 +83,9 @@ func (s *Service) await(ctx context.Context, t *ticket) (seckill.Order, error) {
 	case <-timer.C:
 		if t.abandon() {
 			s.m.abandoned.WithLabelValues("wait").Inc()
+			if e := t.q.failing.Load(); e != nil {
+				return seckill.Order{}, e
+			}
 			return seckill.Order{}, busy("the activity is too busy: no batch took this purchase within the queue wait; nothing was sold", nil)
 		}
 	case <-ctx.Done():

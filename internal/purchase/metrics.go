@@ -1,11 +1,12 @@
 package purchase
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/seckill-oss/seckill/internal/promreg"
 )
 
 // metrics are the purchase path's own numbers; HTTP outcomes, lock and
@@ -66,50 +67,34 @@ func newMetrics(reg prometheus.Registerer) (metrics, error) {
 		return m, nil
 	}
 	var err error
-	if m.remaining, err = register(reg, m.remaining); err != nil {
-		return metrics{}, err
+	if m.remaining, err = promreg.Register(reg, m.remaining); err != nil {
+		return metrics{}, fmt.Errorf("purchase: %w", err)
 	}
-	if m.returned, err = register(reg, m.returned); err != nil {
-		return metrics{}, err
+	if m.returned, err = promreg.Register(reg, m.returned); err != nil {
+		return metrics{}, fmt.Errorf("purchase: %w", err)
 	}
-	if m.leaked, err = register(reg, m.leaked); err != nil {
-		return metrics{}, err
+	if m.leaked, err = promreg.Register(reg, m.leaked); err != nil {
+		return metrics{}, fmt.Errorf("purchase: %w", err)
 	}
-	if m.reconciled, err = register(reg, m.reconciled); err != nil {
-		return metrics{}, err
+	if m.reconciled, err = promreg.Register(reg, m.reconciled); err != nil {
+		return metrics{}, fmt.Errorf("purchase: %w", err)
 	}
-	if m.reseeded, err = register(reg, m.reseeded); err != nil {
-		return metrics{}, err
+	if m.reseeded, err = promreg.Register(reg, m.reseeded); err != nil {
+		return metrics{}, fmt.Errorf("purchase: %w", err)
 	}
-	if m.queueDepth, err = register(reg, m.queueDepth); err != nil {
-		return metrics{}, err
+	if m.queueDepth, err = promreg.Register(reg, m.queueDepth); err != nil {
+		return metrics{}, fmt.Errorf("purchase: %w", err)
 	}
-	if m.batchSize, err = register(reg, m.batchSize); err != nil {
-		return metrics{}, err
+	if m.batchSize, err = promreg.Register(reg, m.batchSize); err != nil {
+		return metrics{}, fmt.Errorf("purchase: %w", err)
 	}
-	if m.batches, err = register(reg, m.batches); err != nil {
-		return metrics{}, err
+	if m.batches, err = promreg.Register(reg, m.batches); err != nil {
+		return metrics{}, fmt.Errorf("purchase: %w", err)
 	}
-	if m.abandoned, err = register(reg, m.abandoned); err != nil {
-		return metrics{}, err
+	if m.abandoned, err = promreg.Register(reg, m.abandoned); err != nil {
+		return metrics{}, fmt.Errorf("purchase: %w", err)
 	}
 	return m, nil
-}
-
-// register registers c, or returns the collector already registered under
-// its name, so two services on one registry share their numbers.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	err := reg.Register(c)
-	var are prometheus.AlreadyRegisteredError
-	switch {
-	case err == nil:
-		return c, nil
-	case errors.As(err, &are):
-		if existing, ok := are.ExistingCollector.(C); ok {
-			return existing, nil
-		}
-	}
-	return c, fmt.Errorf("purchase: register metrics: %w", err)
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -149,8 +149,8 @@ func (r Reconciliation) LoadedBefore() *int64 {
 }
 
 // Reconcile sets the activity's stock in Redis to total_stock minus the
-// orders in the database, under the activity's lock, and reports what it
-// changed. It is safe at any time, during a sale and after Redis lost its
+// units sold in the database (created and paid orders, as the activity row
+// keeps them), under the activity's lock, and reports what it changed. It is safe at any time, during a sale and after Redis lost its
 // data: the lock keeps live purchases out, and the fence it claims in the
 // database keeps out any purchase whose lease has expired but which has not
 // written yet.
@@ -170,7 +170,10 @@ func (s *Service) Reconcile(ctx context.Context, id int64) (Reconciliation, erro
 	if err := s.locks.SeedFence(ctx, key, dbFence); err != nil {
 		return Reconciliation{}, unavailable("Redis did not answer", err)
 	}
-	lk, err := s.locks.Obtain(ctx, key, s.cfg.LockTTL, &lock.ObtainOptions{Wait: 2*s.cfg.LockTTL + s.cfg.LockWait})
+	// Renewed while it works: a slow database must not let the lease run
+	// out under it.
+	lk, err := s.locks.Obtain(ctx, key, s.cfg.LockTTL,
+		&lock.ObtainOptions{Wait: 2*s.cfg.LockTTL + s.cfg.LockWait, MaxBackoff: lockPoll, AutoRenew: true})
 	switch {
 	case errors.Is(err, lock.ErrNotObtained):
 		return Reconciliation{}, busy("purchases kept the activity's lock busy; try again", err)
@@ -183,12 +186,9 @@ func (s *Service) Reconcile(ctx context.Context, id int64) (Reconciliation, erro
 		}
 	}()
 	lease := lk.Context()
-	if err := s.orders.ClaimFence(lease, id, lk.Fence()); err != nil {
-		return Reconciliation{}, unavailable("could not claim the activity in the database", err)
-	}
-	n, err := s.orders.CountOrders(lease, id)
+	n, err := s.orders.ClaimFence(lease, id, lk.Fence())
 	if err != nil {
-		return Reconciliation{}, unavailable("the order database did not answer", err)
+		return Reconciliation{}, unavailable("could not claim the activity in the database", err)
 	}
 	before, err := s.stock.Remaining(lease, id)
 	switch {
@@ -198,8 +198,10 @@ func (s *Service) Reconcile(ctx context.Context, id int64) (Reconciliation, erro
 		return Reconciliation{}, unavailable("Redis did not answer", err)
 	}
 	after := max(a.TotalStock-n, 0)
-	if err := s.stock.Load(lease, id, after, lk.Fence()); err != nil {
-		return Reconciliation{}, unavailable("Redis did not answer; stock not loaded", err)
+	// Checked against the lock in the same step: a load that reaches Redis
+	// after the lease ended must not overwrite a newer holder's deducts.
+	if err := s.stock.LoadIfHeld(lease, id, after, lk.Fence(), lk.Value()); err != nil {
+		return Reconciliation{}, unavailable("Redis did not answer, or the lease ended; stock not loaded", err)
 	}
 	if after > 0 {
 		s.soldOut.Delete(id)

@@ -16,6 +16,7 @@ const queueIdle = 30 * time.Second
 // once, on done.
 type ticket struct {
 	req   BuyRequest
+	q     *queue
 	state atomic.Int32
 	done  chan outcome // buffered: the batch never waits for the buyer
 }
@@ -47,6 +48,11 @@ func (t *ticket) answer(o seckill.Order, err error) { t.done <- outcome{o, err} 
 type queue struct {
 	activity seckill.Activity
 	in       chan *ticket
+	// failing is the answer of the last batch that could not reach Redis,
+	// until a batch gets the lock again: a buyer whose wait runs out behind
+	// it is told the store is unavailable (503), not that the activity is
+	// busy (429).
+	failing atomic.Pointer[seckill.Error]
 }
 
 // enqueue puts t in the activity's queue, starting the queue and its leader
@@ -64,6 +70,7 @@ func (s *Service) enqueue(a seckill.Activity, t *ticket) error {
 		s.leaders.Add(1)
 		go s.lead(q)
 	}
+	t.q = q
 	select {
 	case q.in <- t:
 		return nil
@@ -88,7 +95,7 @@ func (s *Service) lead(q *queue) {
 		case first := <-q.in:
 			s.m.queueDepth.WithLabelValues(label).Set(float64(len(q.in) + 1))
 			if batch := collect(q, first); len(batch) > 0 {
-				s.runBatch(q.activity, batch)
+				s.runBatch(q, batch)
 			}
 			idle.Reset(queueIdle)
 		case <-idle.C:

@@ -12,6 +12,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill-oss/seckill/internal/promreg"
 )
 
 // Values of the kind label.
@@ -41,14 +43,9 @@ func New(reg prometheus.Registerer) (*Hook, error) {
 	for _, k := range []string{kindTimeout, kindConnection, kindReply} {
 		c.WithLabelValues(k)
 	}
-	if err := reg.Register(c); err != nil {
-		are, ok := errors.AsType[prometheus.AlreadyRegisteredError](err)
-		if !ok {
-			return nil, fmt.Errorf("redismetrics: register: %w", err)
-		}
-		if c, ok = are.ExistingCollector.(*prometheus.CounterVec); !ok {
-			return nil, fmt.Errorf("redismetrics: register: %w", err)
-		}
+	c, err := promreg.Register(reg, c)
+	if err != nil {
+		return nil, fmt.Errorf("redismetrics: %w", err)
 	}
 	return &Hook{errors: c}, nil
 }
