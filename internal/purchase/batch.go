@@ -114,10 +114,11 @@ func (s *Service) serve(q *queue, tickets []*ticket) []outcome {
 		}
 	}()
 
-	if err := s.replicated(lk.Context(), "grant", func(ctx context.Context) error {
+	if e := s.replicated(lk.Context(), "grant", func(ctx context.Context) error {
 		return s.stock.WaitGrant(ctx, a.ID, lk.Value(), s.cfg.WaitReplicas, s.cfg.WaitTimeout)
-	}); err != nil {
-		set(pending, err)
+	}); e != nil {
+		q.failing.Store(e)
+		set(pending, e)
 		return outs
 	}
 	approved := s.verify(lk, a.ID, tickets, pending, outs)
@@ -216,14 +217,14 @@ func (s *Service) sell(lk *lock.Lock, activityID int64, tickets []*ticket, appro
 		}
 		return
 	}
-	if err := s.replicated(lease, "deduct", func(ctx context.Context) error {
+	if e := s.replicated(lease, "deduct", func(ctx context.Context) error {
 		return s.stock.WaitDeduct(ctx, activityID, fence, s.cfg.WaitReplicas, s.cfg.WaitTimeout)
-	}); err != nil {
+	}); e != nil {
 		// Not sold: its units go back where the deduct still is, and a
 		// tombstone stops it where it is not.
 		s.settle(lease, activityID, fence, 0, taken, "unreplicated")
 		for _, i := range approved {
-			outs[i].err = err
+			outs[i].err = e
 		}
 		return
 	}
