@@ -184,7 +184,18 @@ _svc_wait() { # _svc_wait SECONDS WHAT COMMAND...
 	return 1
 }
 
-_svc_cluster_ok() { _svc_rcli -p "${SECKILL_CLUSTER_PORTS[0]}" cluster info 2>/dev/null | grep -q '^cluster_state:ok'; }
+# _svc_cluster_ok: the cluster serves every slot and each primary has its
+# replica in sync (a node restarted after a test killed it syncs first).
+_svc_cluster_ok() {
+	local p info
+	_svc_rcli -p "${SECKILL_CLUSTER_PORTS[0]}" cluster info 2>/dev/null | grep -q '^cluster_state:ok' || return 1
+	for p in "${SECKILL_CLUSTER_PORTS[@]}"; do
+		info=$(_svc_rcli -p "$p" info replication 2>/dev/null) || return 1
+		if grep -q '^role:master' <<<"$info"; then
+			grep -q '^slave0:.*state=online' <<<"$info" || return 1
+		fi
+	done
+}
 
 _svc_all_alive() {
 	local p
@@ -209,7 +220,7 @@ services_cluster() {
 		timeout 60 redis-cli --cluster create $(printf '127.0.0.1:%s ' "${SECKILL_CLUSTER_PORTS[@]}") \
 			--cluster-replicas 1 --cluster-yes >&2 || return 1
 	fi
-	_svc_wait 30 "Redis Cluster (cluster_state:ok)" _svc_cluster_ok || {
+	_svc_wait 30 "Redis Cluster (cluster_state:ok, replicas in sync)" _svc_cluster_ok || {
 		_svc_log "run: bash scripts/services.sh stop-topologies, then again"
 		return 1
 	}
@@ -225,7 +236,7 @@ _svc_sentinel_ok() {
 	local s m
 	for s in "${SECKILL_SENTINEL_PORTS[@]}"; do _svc_alive "$s" || return 1; done
 	m=$(_svc_sentinel_master "${SECKILL_SENTINEL_PORTS[0]}")
-	[ -n "$m" ] && _svc_rcli -p "$m" info replication 2>/dev/null | grep -q '^connected_slaves:[1-9]'
+	[ -n "$m" ] && _svc_rcli -p "$m" info replication 2>/dev/null | grep -q '^slave0:.*state=online'
 }
 
 # services_sentinel runs a primary and its replica under three Sentinels
