@@ -157,9 +157,10 @@ func seedHandler(s *stack, rdb *redis.Client, ttl time.Duration, stubURL string)
 func TestSeedHandlerOversells(t *testing.T) {
 	sc := seed001
 	s := newStack(t, stackOptions{})
-	rp := proxy(t, s.rdb.Options().Addr)
+	direct := s.rdb.(*redis.Client)
+	rp := proxy(t, direct.Options().Addr)
 	rp.SetDelay(sc.redisDelay)
-	ropt := *s.rdb.Options()
+	ropt := *direct.Options()
 	ropt.Addr = rp.Addr()
 	rdb := redis.NewClient(&ropt)
 	t.Cleanup(func() { _ = rdb.Close() })

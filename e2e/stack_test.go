@@ -52,13 +52,16 @@ type stackOptions struct {
 type stack struct {
 	t       testing.TB
 	opt     stackOptions
-	rdb     *redis.Client // direct, for inspecting Redis
+	rdb     redis.UniversalClient // direct, for inspecting Redis
 	prefix  string
 	dsn     string
 	db      *sql.DB // direct, for inspecting MariaDB
 	stub    *usercheck.Stub
 	stubURL string
 	client  *http.Client
+	// topology: SECKILL_REDIS_MODE and _URL of the processes, when they
+	// run on a Redis Cluster or Sentinel (scaleout_test.go).
+	topology map[string]string
 
 	// One service instance.
 	svc   *purchase.Service

@@ -19,7 +19,12 @@
 #
 # usage: loadtest/bench.sh [--conns "4 64 256"] [--duration 15s] [--stock N]
 #                          [--verify approve|stub] [--crowd N] [--crowd-stock N]
-#                          [--keep]
+#                          [--env "NAME=VALUE ..."] [--keep]
+# --env passes settings to the service (repeatable), over the bench's own:
+# e.g. --env "SECKILL_REDIS_URL=redis://127.0.0.1:7100/0
+# SECKILL_REDIS_WAIT_REPLICAS=1" runs it on a primary with a replica and
+# WAITs for it (docs/DEPLOY.md). The bench reads that Redis directly, so
+# SECKILL_REDIS_URL must name one node (SECKILL_REDIS_MODE single).
 # Exits 0 when the books balance, 1 when they do not; the speed figures are
 # reported, not judged (a shared 2-core machine is too noisy to gate on).
 set -euo pipefail
@@ -27,7 +32,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-conns="4 64 256" duration=15s stock=1000000 verify=approve crowd=3000 crowd_stock=1000 keep=0
+conns="4 64 256" duration=15s stock=1000000 verify=approve crowd=3000 crowd_stock=1000 keep=0 extra_env=()
 die() { echo "bench.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -37,12 +42,28 @@ while [ $# -gt 0 ]; do
 	--verify) verify=${2:?}; shift 2 ;;
 	--crowd) crowd=${2:?}; shift 2 ;;
 	--crowd-stock) crowd_stock=${2:?}; shift 2 ;;
+	--env) read -ra kvs <<<"${2:?}"; extra_env+=("${kvs[@]}"); shift 2 ;;
 	--keep) keep=1; shift ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown argument $1 (see --help)" ;;
 	esac
 done
 case "$verify" in approve | stub) ;; *) die "--verify must be approve or stub" ;; esac
+redis_url=redis://127.0.0.1:6379/0
+for kv in "${extra_env[@]}"; do
+	case "$kv" in
+	*=*) ;;
+	*) die "--env: $kv is not NAME=VALUE" ;;
+	esac
+	case "$kv" in
+	SECKILL_REDIS_URL=*) redis_url=${kv#*=} ;;
+	SECKILL_REDIS_MODE=*) [ "${kv#*=}" = single ] || die "--env: the bench reads Redis directly; give SECKILL_REDIS_URL of one node" ;;
+	esac
+done
+redis_node=${redis_url#redis://}
+redis_node=${redis_node##*@}
+redis_node=${redis_node%%/*}
+redis_node=${redis_node%%\?*}
 
 out_dir="$root/loadtest/out"
 logs="$out_dir/logs-bench"
@@ -51,7 +72,7 @@ rm -rf "$logs" && mkdir -p "$logs"
 log() { printf '[bench.sh %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 
 pids=() db="" prefix="" failed=1
-redis() { redis-cli -h 127.0.0.1 -p 6379 "$@"; }
+redis() { redis-cli -h "${redis_node%:*}" -p "${redis_node##*:}" "$@"; }
 sql() { mariadb -h 127.0.0.1 -P 3306 -u"$db_user" -p"$db_pass" -N -B "$@"; }
 cleanup() {
 	local pid
@@ -112,14 +133,14 @@ if [ "$verify" = stub ]; then
 fi
 port=$(free_port)
 base="http://127.0.0.1:$port"
-env SECKILL_HTTP_ADDR="127.0.0.1:$port" SECKILL_REDIS_URL="redis://127.0.0.1:6379/0" \
+env SECKILL_HTTP_ADDR="127.0.0.1:$port" SECKILL_REDIS_URL="$redis_url" \
 	SECKILL_MYSQL_DSN="$db_user:$db_pass@tcp(127.0.0.1:3306)/$db?parseTime=true" \
 	SECKILL_ADMIN_TOKEN="$admin_token" SECKILL_KEY_PREFIX="$prefix" SECKILL_LOG_LEVEL=error \
-	"${uc_env[@]}" "$logs/seckill" serve >"$logs/seckill.log" 2>&1 &
+	"${uc_env[@]}" "${extra_env[@]}" "$logs/seckill" serve >"$logs/seckill.log" 2>&1 &
 svc_pid=$!
 pids+=("$svc_pid")
 wait_http "$base/readyz" seckill
-log "service $base (pid $svc_pid), verification: $verify, database $db"
+log "service $base (pid $svc_pid), verification: $verify, database $db, Redis $redis_node${extra_env[*]:+, settings: ${extra_env[*]}}"
 
 new_activity() { # stock -> id
 	local now ends
@@ -164,7 +185,7 @@ done < <(sql "$db" -e "SELECT a.id, a.total_stock, COUNT(o.id), a.sold, COUNT(o.
 [ "$checked" -gt 0 ] || bad+=("no activity could be read from database $db")
 
 echo
-echo "One hot activity, one instance, verification: $verify, wrk -t2 -d$duration, distinct buyers, no retries ($(nproc) cores shared by wrk, the service, Redis and MariaDB):"
+echo "One hot activity, one instance, verification: $verify,${extra_env[*]:+ ${extra_env[*]},} wrk -t2 -d$duration, distinct buyers, no retries ($(nproc) cores shared by wrk, the service, Redis and MariaDB):"
 echo
 echo "| connections | answers/s | durable orders/s (SQL) | 201 | 409 | 429 | 503 | p50 ms | p99 ms | service RSS MB |"
 echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"

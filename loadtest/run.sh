@@ -26,7 +26,12 @@
 #
 # usage: loadtest/run.sh [--scenario NAME] [--naive] [--instances N]
 #                        [--duration D] [--rate R] [--stock N] [--users N]
-#                        [--pprof] [--keep] [-- extra k6 args]
+#                        [--redis single|cluster] [--pprof] [--keep]
+#                        [-- extra k6 args]
+# --redis cluster runs the instances on the loopback Redis Cluster of
+# scripts/services.sh (3 primaries + 3 replicas, ports 7000-7005, started
+# when down) with SECKILL_REDIS_MODE=cluster; the default is the one Redis
+# on 6379.
 # Scenarios: smoke (default), spike, slow-verification, verification-down,
 # redis-delay, multi-instance, soldout-storm, soak (10 minutes; not in CI;
 # SOAK_DURATION=60s for a short one). Any k6 variable of
@@ -36,7 +41,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-scenario="" naive=0 instances="" keep=0 pprof=0 k6_extra=()
+scenario="" naive=0 instances="" keep=0 pprof=0 k6_extra=() redis_mode=single
 die() { echo "run.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -48,6 +53,7 @@ while [ $# -gt 0 ]; do
 	--rate) export RATE=${2:?}; shift 2 ;;
 	--stock) export STOCK=${2:?}; shift 2 ;;
 	--users) export USERS=${2:?}; shift 2 ;;
+	--redis) redis_mode=${2:?}; shift 2 ;;
 	--pprof) pprof=1; shift ;;
 	--keep) keep=1; shift ;;
 	--) shift; k6_extra=("$@"); break ;;
@@ -64,6 +70,8 @@ multi-instance) : "${instances:=3}" ;;
 *) die "unknown scenario '$scenario'" ;;
 esac
 [[ "$instances" =~ ^[1-9]$ ]] || die "--instances must be 1..9"
+case "$redis_mode" in single | cluster) ;; *) die "--redis must be single or cluster" ;; esac
+[ "$redis_mode" = single ] || [ "$scenario" != redis-delay ] || die "--scenario redis-delay proxies the single Redis: no --redis cluster"
 
 # Per-scenario service settings. The lock TTL and the verification timeout
 # are what the seed incidents are about, so the scenarios that replay them
@@ -108,7 +116,10 @@ log() { printf '[run.sh %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 
 # ---- what this run starts, and how it is stopped ----------------------------
 pids=() db="" prefix="" failed=1
-redis() { redis-cli -h 127.0.0.1 -p 6379 "$@"; }
+# redis talks to the run's Redis: 6379, or (-c, following MOVED) the
+# cluster through its first node; redis_nodes are the nodes a scan visits.
+redis_nodes=(6379)
+redis() { redis-cli -c -h 127.0.0.1 -p "${redis_nodes[0]}" "$@"; }
 sql() { mariadb -h 127.0.0.1 -P 3306 -u"$db_user" -p"$db_pass" -N -B "$@"; }
 cleanup() {
 	local pid i
@@ -124,7 +135,9 @@ cleanup() {
 	fi
 	if [ -n "$db" ]; then sql -e "DROP DATABASE IF EXISTS \`$db\`" 2>/dev/null || true; fi
 	if [ -n "$prefix" ]; then
-		redis --scan --pattern "${prefix}*" 2>/dev/null | while read -r k; do redis DEL "$k" >/dev/null; done || true
+		for node in "${redis_nodes[@]}"; do
+			redis-cli -h 127.0.0.1 -p "$node" --scan --pattern "${prefix}*" 2>/dev/null | while read -r k; do redis DEL "$k" >/dev/null; done || true
+		done
 	fi
 }
 trap cleanup EXIT
@@ -166,7 +179,11 @@ if [ -f scripts/services.sh ]; then
 fi
 db_user=${SECKILL_DB_USER:-seckill} db_pass=${SECKILL_DB_PASSWORD:-seckill}
 sql -e 'SELECT 1' >/dev/null || die "cannot reach MariaDB at 127.0.0.1:3306 as $db_user"
-redis PING | grep -q PONG || die "cannot reach Redis at 127.0.0.1:6379"
+if [ "$redis_mode" = cluster ]; then
+	services_cluster >&2 || die "cannot start the Redis Cluster (bash scripts/services.sh cluster)"
+	redis_nodes=("${SECKILL_CLUSTER_PORTS[@]}")
+fi
+redis PING | grep -q PONG || die "cannot reach Redis at 127.0.0.1:${redis_nodes[0]}"
 
 bin="$logs/seckill"
 build_flags=()
@@ -189,6 +206,7 @@ prefix="lt${run_id}:"
 sql -e "CREATE DATABASE \`$db\`"
 dsn="$db_user:$db_pass@tcp(127.0.0.1:3306)/$db?parseTime=true"
 redis_url="redis://127.0.0.1:6379/0"
+[ "$redis_mode" = single ] || redis_url=$SECKILL_TEST_REDIS_CLUSTER_URL
 admin_token="lt-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 
 # ---- 3. stub, proxy, instances ----------------------------------------------
@@ -230,7 +248,7 @@ for n in $(seq 1 "$instances"); do
 		extra_env+=("SECKILL_LT_PPROF_ADDR=$pprof_addr")
 	fi
 	[ "$naive" = 1 ] && extra_env+=(SECKILL_NAIVE=1)
-	env SECKILL_HTTP_ADDR="127.0.0.1:$port" SECKILL_REDIS_URL="$redis_url" SECKILL_MYSQL_DSN="$dsn" \
+	env SECKILL_HTTP_ADDR="127.0.0.1:$port" SECKILL_REDIS_MODE="$redis_mode" SECKILL_REDIS_URL="$redis_url" SECKILL_MYSQL_DSN="$dsn" \
 		SECKILL_USERCHECK_URL="$stub_url" SECKILL_ADMIN_TOKEN="$admin_token" SECKILL_KEY_PREFIX="$prefix" \
 		SECKILL_LOCK_TTL="$lock_ttl" SECKILL_USERCHECK_TIMEOUT="$uc_timeout" \
 		SECKILL_RATE_GLOBAL="${SECKILL_RATE_GLOBAL:-0}" SECKILL_RATE_PER_USER="${SECKILL_RATE_PER_USER:-0}" \
@@ -243,7 +261,7 @@ for n in $(seq 1 "$instances"); do
 done
 naive_note=""
 [ "$naive" = 1 ] && naive_note=", NAIVE build (the seed's handler)"
-log "scenario $scenario: ${instances} instance(s) ${base_urls[*]}, stub $stub_url${proxy_url:+, fault proxy $proxy_url}, database $db, prefix $prefix, lock TTL $lock_ttl, verification timeout $uc_timeout$naive_note"
+log "scenario $scenario: ${instances} instance(s) ${base_urls[*]}, Redis $redis_mode, stub $stub_url${proxy_url:+, fault proxy $proxy_url}, database $db, prefix $prefix, lock TTL $lock_ttl, verification timeout $uc_timeout$naive_note"
 
 # ---- 4. k6 ------------------------------------------------------------------
 # sample_once appends one row per instance to the samples CSV: resident
@@ -426,6 +444,7 @@ else
 fi
 pay_note=""
 [ "$scenario" = payments ] && pay_note=" paid=$paid_all expired=$expired_all"
+[ "$redis_mode" = single ] || pay_note+=" redis=$redis_mode"
 printf 'loadtest: scenario=%s naive=%s instances=%s result=%s purchase_reqs=%s rate=%s/s p50=%s p95=%s p99=%s created_201=%s orders_db=%s total=%s redis_remaining=%s oversold=%s lost=%s duplicate_users=%s imbalance=%s service_peak_rss=%sMB k6_exit=%s%s\n' \
 	"$scenario" "$naive" "$instances" "$result" "$reqs" "$rate" "$p50" "$p95" "$p99" "$created_201" "$orders_all" "$total_all" "$remaining_all" \
 	"$oversold_all" "$lost" "$dup_all" "$imbalance_all" "$((rss_kb / 1024))" "$k6_rc" "$pay_note" | tee "$out_dir/$scenario-result.txt"

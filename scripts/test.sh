@@ -21,6 +21,16 @@ step "services: Redis and MariaDB on loopback"
 # file. jq, curl: the load-test smoke run.
 services_ensure docker-compose gcc jq curl
 
+step "services: Redis Cluster and Sentinel on loopback (scale-out tests)"
+# The tests that need them skip when these URLs are unset; here they run.
+if [ "${SECKILL_SKIP_TOPOLOGIES:-0}" = 1 ]; then
+	echo "skipped (SECKILL_SKIP_TOPOLOGIES=1): the cluster and Sentinel tests will skip"
+else
+	services_topologies
+	echo "SECKILL_TEST_REDIS_CLUSTER_URL=$SECKILL_TEST_REDIS_CLUSTER_URL"
+	echo "SECKILL_TEST_REDIS_SENTINEL_URL=$SECKILL_TEST_REDIS_SENTINEL_URL"
+fi
+
 step "docker-compose config"
 if command -v docker-compose >/dev/null 2>&1; then
 	docker-compose -f docker-compose.yml config -q

@@ -27,7 +27,7 @@ import (
 type backend struct {
 	log     *slog.Logger
 	mini    *miniredis.Miniredis // nil unless Redis is embedded
-	rdb     *redis.Client
+	rdb     redis.UniversalClient
 	dbDir   string // temp dir of the embedded database; "" when external
 	orders  *order.Store
 	locks   *lock.Client
@@ -48,17 +48,17 @@ func openBackend(ctx context.Context, cfg config, users usercheck.Verifier, log 
 		}
 	}()
 
-	redisURL := cfg.RedisURL
-	if redisURL == "" {
+	topology := cfg.Redis
+	if cfg.RedisURL == "" {
 		if b.mini, err = miniredis.Run(); err != nil {
 			return nil, fmt.Errorf("start embedded Redis: %w", err)
 		}
-		redisURL = "redis://" + b.mini.Addr()
+		if topology, err = parseRedis(redisSingle, "redis://"+b.mini.Addr()); err != nil {
+			return nil, err
+		}
 		log.Warn("SECKILL_REDIS_URL is unset: using an embedded in-process Redis; stock is lost on exit")
 	}
-	if b.rdb, err = newRedis(redisURL); err != nil {
-		return nil, err
-	}
+	b.rdb = topology.client()
 	redisErrors, err := redismetrics.New(reg)
 	if err != nil {
 		return nil, err
@@ -68,8 +68,9 @@ func openBackend(ctx context.Context, cfg config, users usercheck.Verifier, log 
 	err = b.rdb.Ping(pingCtx).Err()
 	cancel()
 	if err != nil {
-		return nil, fmt.Errorf("redis at %s does not answer: %w", b.rdb.Options().Addr, err)
+		return nil, fmt.Errorf("redis (%s, %s) does not answer: %w", topology.mode, topology.addrs(), err)
 	}
+	log.Info("redis", "mode", topology.mode, "servers", topology.addrs(), "wait_replicas", cfg.WaitReplicas)
 
 	dsn := cfg.MySQLDSN
 	if dsn == "" {
@@ -95,6 +96,8 @@ func openBackend(ctx context.Context, cfg config, users usercheck.Verifier, log 
 		LockWait:         cfg.LockWait,
 		QueueMax:         cfg.QueueMax,
 		KeyPrefix:        cfg.KeyPrefix,
+		WaitReplicas:     cfg.WaitReplicas,
+		WaitTimeout:      cfg.WaitTimeout,
 	}, purchase.Deps{
 		Redis:    b.rdb,
 		Locks:    b.locks,
@@ -108,37 +111,6 @@ func openBackend(ctx context.Context, cfg config, users usercheck.Verifier, log 
 		return nil, fmt.Errorf("purchase service: %w", err)
 	}
 	return b, nil
-}
-
-// newRedis returns a client for url (go-redis URL syntax; its query
-// parameters, such as pool_size or read_timeout, win over the defaults here).
-func newRedis(url string) (*redis.Client, error) {
-	opt, err := redis.ParseURL(url)
-	if err != nil {
-		return nil, fmt.Errorf("SECKILL_REDIS_URL: %w", err)
-	}
-	// Without this a context deadline does not interrupt a command in
-	// flight, and the deadlines the purchase path derives from the lease
-	// would mean nothing.
-	opt.ContextTimeoutEnabled = true
-	if opt.ReadTimeout == 0 {
-		opt.ReadTimeout = 500 * time.Millisecond
-	}
-	if opt.WriteTimeout == 0 {
-		opt.WriteTimeout = 500 * time.Millisecond
-	}
-	if opt.DialTimeout == 0 {
-		opt.DialTimeout = 2 * time.Second
-	}
-	if opt.PoolSize == 0 {
-		// A flash sale is a burst of short commands: enough connections that
-		// requests do not queue for one, few enough not to swamp Redis.
-		opt.PoolSize = 64
-	}
-	if opt.PoolTimeout == 0 {
-		opt.PoolTimeout = time.Second
-	}
-	return redis.NewClient(opt), nil
 }
 
 // Close stops the service's background work, then closes the lock client,

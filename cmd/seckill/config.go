@@ -17,7 +17,11 @@ import (
 // README documents.
 type config struct {
 	HTTPAddr         string
-	RedisURL         string // "": embedded in-process store
+	RedisURL         string        // "": embedded in-process store
+	RedisMode        string        // single, cluster or sentinel
+	Redis            redisTopology // parsed RedisURL; zero when embedded
+	WaitReplicas     int           // 0: no WAIT
+	WaitTimeout      time.Duration
 	MySQLDSN         string // "": embedded SQL database
 	UserCheckURL     string // "": approve everyone, with a warning
 	AdminToken       string // "": admin API disabled
@@ -84,6 +88,28 @@ func loadConfig(getenv func(string) string) (config, error) {
 	} else {
 		c.QueueMax = n
 	}
+	c.RedisMode = strings.ToLower(envOr(getenv, "SECKILL_REDIS_MODE", redisSingle))
+	switch {
+	case c.RedisURL != "":
+		var err error
+		if c.Redis, err = parseRedis(c.RedisMode, c.RedisURL); err != nil {
+			errs = append(errs, err)
+		}
+	case c.RedisMode != redisSingle:
+		errs = append(errs, fmt.Errorf("SECKILL_REDIS_MODE=%q needs SECKILL_REDIS_URL: the embedded Redis is a single node", c.RedisMode))
+	}
+	// A brace would change the hash tag {act:N} that keeps each activity's
+	// keys in one Cluster slot: Redis hashes the first {...} of a key.
+	if strings.ContainsAny(c.KeyPrefix, "{}") {
+		errs = append(errs, fmt.Errorf("SECKILL_KEY_PREFIX=%q: must not contain { or }: it would move activities' keys to other Cluster slots", c.KeyPrefix))
+	}
+	waitReplicas := envOr(getenv, "SECKILL_REDIS_WAIT_REPLICAS", "0")
+	if n, err := strconv.Atoi(waitReplicas); err != nil || n < 0 || n > maxWaitReplicas {
+		errs = append(errs, fmt.Errorf("SECKILL_REDIS_WAIT_REPLICAS=%q: must be a number of replicas from 0 (no WAIT) to %d", waitReplicas, maxWaitReplicas))
+	} else {
+		c.WaitReplicas = n
+	}
+	c.WaitTimeout = duration("SECKILL_REDIS_WAIT_TIMEOUT", "100ms", time.Millisecond)
 	c.RateGlobal = rate("SECKILL_RATE_GLOBAL")
 	c.RatePerUser = rate("SECKILL_RATE_PER_USER")
 
@@ -91,6 +117,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 	// the lock expires while its holder still waits.
 	if c.LockTTL > 0 && c.UserCheckTimeout >= c.LockTTL {
 		errs = append(errs, fmt.Errorf("SECKILL_USERCHECK_TIMEOUT=%v must be shorter than SECKILL_LOCK_TTL=%v", c.UserCheckTimeout, c.LockTTL))
+	}
+	// The WAITs come out of the lease's write reserve.
+	if c.WaitReplicas > 0 && c.LockTTL > 0 && c.WaitTimeout >= c.LockTTL/4 {
+		errs = append(errs, fmt.Errorf("SECKILL_REDIS_WAIT_TIMEOUT=%v must be shorter than a quarter of SECKILL_LOCK_TTL=%v", c.WaitTimeout, c.LockTTL))
 	}
 	if v := envOr(getenv, "SECKILL_LOG_LEVEL", "info"); c.LogLevel.UnmarshalText([]byte(v)) != nil {
 		errs = append(errs, fmt.Errorf("SECKILL_LOG_LEVEL=%q: must be debug, info, warn or error", v))
@@ -108,6 +138,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	return c, nil
 }
+
+// maxWaitReplicas bounds SECKILL_REDIS_WAIT_REPLICAS: more replicas than
+// any deployment runs is a typo.
+const maxWaitReplicas = 16
 
 // maxQueueMax bounds SECKILL_QUEUE_MAX: a queue's buffer is allocated whole.
 const maxQueueMax = 1_000_000

@@ -263,6 +263,16 @@ func TestConfigRefused(t *testing.T) {
 		{"payment URL without secret", map[string]string{"SECKILL_PAYMENT_URL": "http://pay:8082"}, "SECKILL_PAYMENT_SECRET is required"},
 		{"payment window below 1s", map[string]string{"SECKILL_PAYMENT_WINDOW": "999ms"}, "SECKILL_PAYMENT_WINDOW"},
 		{"bad payment window", map[string]string{"SECKILL_PAYMENT_WINDOW": "soon"}, "SECKILL_PAYMENT_WINDOW"},
+		{"unknown Redis mode", map[string]string{"SECKILL_REDIS_MODE": "ring", "SECKILL_REDIS_URL": "redis://127.0.0.1:6379"}, "SECKILL_REDIS_MODE"},
+		{"cluster mode without a URL", map[string]string{"SECKILL_REDIS_MODE": "cluster"}, "SECKILL_REDIS_MODE=\"cluster\" needs SECKILL_REDIS_URL"},
+		{"bad single URL", map[string]string{"SECKILL_REDIS_URL": "http://127.0.0.1:6379"}, "SECKILL_REDIS_URL"},
+		{"unparsable URL", map[string]string{"SECKILL_REDIS_URL": "redis://user:s3cret@127.0.0.1:6379/%zz"}, "SECKILL_REDIS_URL"},
+		{"bad cluster URL", map[string]string{"SECKILL_REDIS_MODE": "cluster", "SECKILL_REDIS_URL": "redis://127.0.0.1:7000?addr=127.0.0.1:7001&bogus=1"}, "SECKILL_REDIS_URL"},
+		{"sentinel URL without master", map[string]string{"SECKILL_REDIS_MODE": "sentinel", "SECKILL_REDIS_URL": "redis://127.0.0.1:26379"}, "master_name"},
+		{"brace in key prefix", map[string]string{"SECKILL_KEY_PREFIX": "shop{1}:"}, "SECKILL_KEY_PREFIX"},
+		{"negative wait replicas", map[string]string{"SECKILL_REDIS_WAIT_REPLICAS": "-1"}, "SECKILL_REDIS_WAIT_REPLICAS"},
+		{"wait replicas not a number", map[string]string{"SECKILL_REDIS_WAIT_REPLICAS": "all"}, "SECKILL_REDIS_WAIT_REPLICAS"},
+		{"wait timeout eats the lease", map[string]string{"SECKILL_REDIS_WAIT_REPLICAS": "1", "SECKILL_REDIS_WAIT_TIMEOUT": "600ms"}, "SECKILL_REDIS_WAIT_TIMEOUT"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.env["SECKILL_HTTP_ADDR"] = "127.0.0.1:0"
@@ -278,6 +288,9 @@ func TestConfigRefused(t *testing.T) {
 			if strings.Contains(stderr.String(), "listening") {
 				t.Fatal("served despite a refused configuration")
 			}
+			if strings.Contains(err.Error(), "s3cret") || strings.Contains(stderr.String(), "s3cret") {
+				t.Fatalf("the Redis password leaked into the message: %v", err)
+			}
 		})
 	}
 
@@ -288,6 +301,27 @@ func TestConfigRefused(t *testing.T) {
 			t.Fatalf("loadConfig = %v", err)
 		}
 	})
+	t.Run("Redis modes", func(t *testing.T) {
+		for mode, url := range map[string]string{
+			"single":   "redis://127.0.0.1:6379/0",
+			"cluster":  "redis://127.0.0.1:7000?addr=127.0.0.1:7001&addr=127.0.0.1:7002",
+			"sentinel": "redis://127.0.0.1:26379?master_name=seckill&addr=127.0.0.1:26380",
+		} {
+			env := map[string]string{"SECKILL_REDIS_MODE": mode, "SECKILL_REDIS_URL": url}
+			c, err := loadConfig(func(k string) string { return env[k] })
+			if err != nil {
+				t.Fatalf("%s: %v", mode, err)
+			}
+			rdb := c.Redis.client()
+			_ = rdb.Close()
+			if c.RedisMode != mode || c.Redis.mode != mode {
+				t.Errorf("%s: parsed as %q", mode, c.Redis.mode)
+			}
+			if o := c.Redis.cluster; o != nil && (o.ClusterStateReloadInterval != clusterReload || !o.ContextTimeoutEnabled || o.PoolSize != 64) {
+				t.Errorf("cluster options lack the defaults: %+v", o)
+			}
+		}
+	})
 	t.Run("defaults", func(t *testing.T) {
 		c, err := loadConfig(func(string) string { return "" })
 		if err != nil {
@@ -295,7 +329,7 @@ func TestConfigRefused(t *testing.T) {
 		}
 		if c.HTTPAddr != ":8080" || c.LockTTL != 2*time.Second || c.UserCheckTimeout != 500*time.Millisecond ||
 			c.LockWait != time.Second || c.QueueMax != 10_000 || c.ShutdownTimeout != 15*time.Second || !c.embedded() ||
-			c.PaymentURL != "" || c.PaymentWindow != 15*time.Minute {
+			c.PaymentURL != "" || c.PaymentWindow != 15*time.Minute || c.RedisMode != "single" || c.WaitReplicas != 0 {
 			t.Fatalf("defaults: %+v", c)
 		}
 	})

@@ -114,6 +114,13 @@ func (s *Service) serve(q *queue, tickets []*ticket) []outcome {
 		}
 	}()
 
+	if e := s.replicated(lk.Context(), "grant", func(ctx context.Context) error {
+		return s.stock.WaitGrant(ctx, a.ID, lk.Value(), s.cfg.WaitReplicas, s.cfg.WaitTimeout)
+	}); e != nil {
+		q.failing.Store(e)
+		set(pending, e)
+		return outs
+	}
 	approved := s.verify(lk, a.ID, tickets, pending, outs)
 	if len(approved) == 0 {
 		s.m.batches.WithLabelValues("none_approved").Inc()
@@ -207,6 +214,17 @@ func (s *Service) sell(lk *lock.Lock, activityID int64, tickets []*ticket, appro
 		s.m.batches.WithLabelValues("unavailable").Inc()
 		for _, i := range approved {
 			outs[i].err = unavailable("the stock store did not answer; nothing was sold", err)
+		}
+		return
+	}
+	if e := s.replicated(lease, "deduct", func(ctx context.Context) error {
+		return s.stock.WaitDeduct(ctx, activityID, fence, s.cfg.WaitReplicas, s.cfg.WaitTimeout)
+	}); e != nil {
+		// Not sold: its units go back where the deduct still is, and a
+		// tombstone stops it where it is not.
+		s.settle(lease, activityID, fence, 0, taken, "unreplicated")
+		for _, i := range approved {
+			outs[i].err = e
 		}
 		return
 	}

@@ -16,6 +16,7 @@ type metrics struct {
 	returned   *prometheus.CounterVec
 	leaked     prometheus.Counter
 	reconciled prometheus.Counter
+	reseeded   prometheus.Counter
 	queueDepth *prometheus.GaugeVec
 	batchSize  prometheus.Histogram
 	batches    *prometheus.CounterVec
@@ -40,6 +41,10 @@ func newMetrics(reg prometheus.Registerer) (metrics, error) {
 			Name: "seckill_reconcile_changes_total",
 			Help: "Preloads and reconciliations that changed the stock in Redis.",
 		}),
+		reseeded: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "seckill_fence_reseeds_total",
+			Help: "Fence counters raised past the database's after it refused a grant as stale (after a Redis failover, or a lease that expired).",
+		}),
 		queueDepth: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "seckill_purchase_queue_depth",
 			Help: "Buyers waiting in this process's queue of the activity when its last batch formed.",
@@ -51,7 +56,7 @@ func newMetrics(reg prometheus.Registerer) (metrics, error) {
 		}),
 		batches: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "seckill_purchase_batches_total",
-			Help: "Batches by how they ended: written, sold_out, lock_busy, unavailable, none_approved, write_failed.",
+			Help: "Batches by how they ended: written, sold_out, lock_busy, unavailable, unreplicated, none_approved, write_failed.",
 		}, []string{"outcome"}),
 		abandoned: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "seckill_purchase_queue_left_total",
@@ -72,6 +77,9 @@ func newMetrics(reg prometheus.Registerer) (metrics, error) {
 		return metrics{}, fmt.Errorf("purchase: %w", err)
 	}
 	if m.reconciled, err = promreg.Register(reg, m.reconciled); err != nil {
+		return metrics{}, fmt.Errorf("purchase: %w", err)
+	}
+	if m.reseeded, err = promreg.Register(reg, m.reseeded); err != nil {
 		return metrics{}, fmt.Errorf("purchase: %w", err)
 	}
 	if m.queueDepth, err = promreg.Register(reg, m.queueDepth); err != nil {

@@ -73,6 +73,12 @@ type Config struct {
 	// KeyPrefix is put before every Redis key, so several deployments or test
 	// runs can share one Redis.
 	KeyPrefix string
+	// WaitReplicas, when above 0, makes each batch WAIT for that many
+	// Redis replicas to acknowledge its lock grant and then its deduct,
+	// within WaitTimeout each; a batch whose write is not on enough replicas
+	// sells nothing and its buyers are told 503 (replicas.go).
+	WaitReplicas int
+	WaitTimeout  time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -158,6 +164,9 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	}
 	if cfg.LockWait < 0 {
 		return nil, fmt.Errorf("purchase: lock wait must not be negative, got %v", cfg.LockWait)
+	}
+	if cfg.WaitReplicas < 0 || (cfg.WaitReplicas > 0 && cfg.WaitTimeout <= 0) {
+		return nil, fmt.Errorf("purchase: WAIT for %d replicas within %v: want 0 replicas, or a positive timeout", cfg.WaitReplicas, cfg.WaitTimeout)
 	}
 	if cfg.QueueMax < 0 {
 		return nil, fmt.Errorf("purchase: queue size must not be negative, got %d", cfg.QueueMax)

@@ -23,6 +23,7 @@ func (s *Service) afterFailedWrite(ctx context.Context, activityID, fence int64,
 		s.resolveCommit(ctx, activityID, fence, approved, orders, err, outs)
 	case errors.Is(err, order.ErrStaleFence):
 		s.settle(ctx, activityID, fence, 0, int64(len(orders)), "stale_fence")
+		s.reseedFence(ctx, activityID)
 		all(unavailable("the batch's lease expired before its orders were written; nothing was sold", err))
 	case errors.Is(err, order.ErrActivityNotFound):
 		s.settle(ctx, activityID, fence, 0, int64(len(orders)), "activity_missing")
@@ -31,6 +32,29 @@ func (s *Service) afterFailedWrite(ctx context.Context, activityID, fence int64,
 		s.settle(ctx, activityID, fence, 0, int64(len(orders)), "write_failed")
 		all(unavailable("the order database failed; nothing was sold", err))
 	}
+}
+
+// reseedFence raises the activity's fence counter in Redis past the fence
+// the database last accepted, after the database refused a grant's fence as
+// stale. Most of the time the refused grant's lease had simply expired and a
+// newer grant wrote first; then the counter is already past it and nothing
+// changes. But after a Redis failover the promoted replica may have missed
+// the last INCRs of the counter, and every new grant would get a fence the
+// database has seen: without this, every purchase of the activity would be
+// refused until an operator ran reconcile. The buyers of the refused batch
+// are still told 503; the next batch goes through.
+func (s *Service) reseedFence(ctx context.Context, activityID int64) {
+	dctx, cancel := detached(ctx)
+	defer cancel()
+	dbFence, err := s.orders.Fence(dctx, activityID)
+	if err == nil {
+		err = s.locks.SeedFence(dctx, stock.LockKey(s.cfg.KeyPrefix, activityID), dbFence)
+	}
+	if err != nil {
+		s.log.Warn("fence not reseeded after a stale grant; the next one reseeds it", "activity_id", activityID, "err", err)
+		return
+	}
+	s.m.reseeded.Inc()
 }
 
 // resolveCommit finds out which orders of a batch whose COMMIT failed exist,

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Redis topologies of SECKILL_REDIS_MODE.
+const (
+	redisSingle   = "single"
+	redisCluster  = "cluster"
+	redisSentinel = "sentinel"
+)
+
+// clusterReload is how often the cluster client reloads its slot map while
+// commands flow. go-redis reloads on MOVED/ASK/READONLY replies only and
+// otherwise every 60 s; a primary that died answers nothing, so without
+// this the client would keep sending the slot's commands to the dead node
+// for up to a minute after its replica took over. One CLUSTER SLOTS a second
+// per instance is nothing next to a sale.
+const clusterReload = time.Second
+
+// redisTopology is a parsed SECKILL_REDIS_URL: exactly one of the three
+// option sets, for the mode.
+type redisTopology struct {
+	mode     string
+	single   *redis.Options
+	cluster  *redis.ClusterOptions
+	failover *redis.FailoverOptions
+}
+
+// parseRedis reads rawURL with go-redis's parser for mode: redis.ParseURL,
+// redis.ParseClusterURL (redis://h1:p1?addr=h2:p2&addr=h3:p3) or
+// redis.ParseFailoverURL (redis://s1:p1?master_name=NAME&addr=s2:p2, the
+// addresses being Sentinels'). The URL's query parameters (pool_size,
+// read_timeout...) win over the defaults set here.
+func parseRedis(mode, rawURL string) (redisTopology, error) {
+	t := redisTopology{mode: mode}
+	var err error
+	switch mode {
+	case redisSingle:
+		if t.single, err = redis.ParseURL(rawURL); err == nil {
+			o := t.single
+			defaults(&o.ContextTimeoutEnabled, &o.ReadTimeout, &o.WriteTimeout, &o.DialTimeout, &o.PoolTimeout, &o.PoolSize)
+		}
+	case redisCluster:
+		if t.cluster, err = redis.ParseClusterURL(rawURL); err == nil {
+			o := t.cluster
+			defaults(&o.ContextTimeoutEnabled, &o.ReadTimeout, &o.WriteTimeout, &o.DialTimeout, &o.PoolTimeout, &o.PoolSize)
+			o.ClusterStateReloadInterval = clusterReload
+		}
+	case redisSentinel:
+		if t.failover, err = redis.ParseFailoverURL(rawURL); err == nil {
+			o := t.failover
+			defaults(&o.ContextTimeoutEnabled, &o.ReadTimeout, &o.WriteTimeout, &o.DialTimeout, &o.PoolTimeout, &o.PoolSize)
+			if o.MasterName == "" {
+				err = fmt.Errorf("sentinel mode needs master_name in the URL (redis://sentinel:26379?master_name=NAME&addr=sentinel2:26379)")
+			}
+		}
+	default:
+		return t, fmt.Errorf("SECKILL_REDIS_MODE=%q: must be single, cluster or sentinel", mode)
+	}
+	if uerr, ok := errors.AsType[*url.Error](err); ok {
+		// url.Error quotes the URL, which may hold a password.
+		err = uerr.Err
+	}
+	if err != nil {
+		return t, fmt.Errorf("SECKILL_REDIS_URL (mode %s): %w", mode, err)
+	}
+	return t, nil
+}
+
+// defaults fills what the URL left unset. Without ContextTimeoutEnabled a
+// context deadline does not interrupt a command in flight, and the deadlines
+// the purchase path derives from the lease would mean nothing. A flash sale
+// is a burst of short commands: enough connections that requests do not
+// queue for one, few enough not to swamp Redis.
+func defaults(ctxTimeout *bool, read, write, dial, poolWait *time.Duration, pool *int) {
+	*ctxTimeout = true
+	for _, d := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{read, 500 * time.Millisecond}, {write, 500 * time.Millisecond}, {dial, 2 * time.Second}, {poolWait, time.Second}} {
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+	}
+	if *pool == 0 {
+		*pool = 64
+	}
+}
+
+// client builds the one client every package shares.
+func (t redisTopology) client() redis.UniversalClient {
+	switch {
+	case t.cluster != nil:
+		return redis.NewClusterClient(t.cluster)
+	case t.failover != nil:
+		return redis.NewFailoverClient(t.failover)
+	default:
+		return redis.NewClient(t.single)
+	}
+}
+
+// addrs names the servers for messages: addresses only, never the URL.
+func (t redisTopology) addrs() string {
+	switch {
+	case t.cluster != nil:
+		return "cluster " + strings.Join(t.cluster.Addrs, ",")
+	case t.failover != nil:
+		return "sentinels " + strings.Join(t.failover.SentinelAddrs, ",") + " (master " + t.failover.MasterName + ")"
+	default:
+		return t.single.Addr
+	}
+}
