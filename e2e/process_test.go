@@ -341,24 +341,35 @@ type burst struct {
 }
 
 func startBurst(client *http.Client, url string, activities []int64, workers int, firstUser int64, stop <-chan struct{}) *burst {
+	return buyers(client, url, activities, workers, firstUser, stop, false)
+}
+
+// buyers starts workers that each buy, as a new user every time, one of the
+// activities, until stop is closed; with untilSoldOut, a worker also drops an
+// activity once it is told sold_out, and stops when none is left.
+func buyers(client *http.Client, url string, activities []int64, workers int, firstUser int64, stop <-chan struct{}, untilSoldOut bool) *burst {
 	b := &burst{}
 	var next atomic.Int64
 	next.Store(firstUser)
 	for range workers {
 		b.wg.Go(func() {
-			for {
+			open := slices.Clone(activities)
+			for len(open) > 0 {
 				select {
 				case <-stop:
 					return
 				default:
 				}
 				u := next.Add(1)
-				a := tryBuy(client, url, activities[int(u)%len(activities)], u)
+				a := tryBuy(client, url, open[int(u)%len(open)], u)
 				b.mu.Lock()
 				b.attempts = append(b.attempts, a)
 				b.mu.Unlock()
-				if a.err != nil {
+				switch {
+				case a.err != nil:
 					time.Sleep(50 * time.Millisecond)
+				case untilSoldOut && a.code == "sold_out":
+					open = slices.DeleteFunc(open, func(id int64) bool { return id == a.activity })
 				}
 			}
 		})

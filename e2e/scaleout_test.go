@@ -344,33 +344,7 @@ func failoverMidSale(t *testing.T, s *stack, procs int, primaryOf func(hot int64
 // every time, the activities not yet sold out to it, and stops when all are
 // (or stop is closed).
 func startSale(client *http.Client, url string, activities []int64, workers int, firstUser int64, stop <-chan struct{}) *burst {
-	b := &burst{}
-	var next atomic.Int64
-	next.Store(firstUser)
-	for range workers {
-		b.wg.Go(func() {
-			open := slices.Clone(activities)
-			for len(open) > 0 {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				u := next.Add(1)
-				a := tryBuy(client, url, open[int(u)%len(open)], u)
-				b.mu.Lock()
-				b.attempts = append(b.attempts, a)
-				b.mu.Unlock()
-				switch {
-				case a.err != nil:
-					time.Sleep(50 * time.Millisecond)
-				case a.code == "sold_out":
-					open = slices.DeleteFunc(open, func(id int64) bool { return id == a.activity })
-				}
-			}
-		})
-	}
-	return b
+	return buyers(client, url, activities, workers, firstUser, stop, true)
 }
 
 // restartTopology starts again whatever node of the test topology is down

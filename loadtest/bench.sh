@@ -90,22 +90,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 12000))
-		ss -Htln "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return; }
-	done
-}
-wait_http() { # url what
-	local i
-	for i in $(seq 1 300); do
-		curl -fsS -o /dev/null --max-time 1 "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	log "$2 did not answer at $1; its log:"; tail -n 30 "$logs/$2.log" >&2 || true
-	return 1
-}
+# shellcheck source=lib.sh
+source loadtest/lib.sh
 
 # ---- 1. build, services, wrk ------------------------------------------------
 # shellcheck source=../scripts/services.sh
@@ -128,7 +114,7 @@ if [ "$verify" = stub ]; then
 	stub_port=$(free_port)
 	"$logs/seckill" userstub -addr "127.0.0.1:$stub_port" >"$logs/userstub.log" 2>&1 &
 	pids+=($!)
-	wait_http "http://127.0.0.1:$stub_port/healthz" userstub
+	wait_http "http://127.0.0.1:$stub_port/healthz" userstub 10 "${pids[-1]}"
 	uc_env=(SECKILL_USERCHECK_URL="http://127.0.0.1:$stub_port")
 fi
 port=$(free_port)
@@ -139,7 +125,7 @@ env SECKILL_HTTP_ADDR="127.0.0.1:$port" SECKILL_REDIS_URL="$redis_url" \
 	"${uc_env[@]}" "${extra_env[@]}" "$logs/seckill" serve >"$logs/seckill.log" 2>&1 &
 svc_pid=$!
 pids+=("$svc_pid")
-wait_http "$base/readyz" seckill
+wait_http "$base/readyz" seckill 30 "$svc_pid"
 log "service $base (pid $svc_pid), verification: $verify, database $db, Redis $redis_node${extra_env[*]:+, settings: ${extra_env[*]}}"
 
 new_activity() { # stock -> id
