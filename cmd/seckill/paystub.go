@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
-	"time"
 
 	"github.com/seckill-oss/seckill/internal/payment"
 )
@@ -38,20 +35,6 @@ func paystub(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	defer stub.Close()
 
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return fmt.Errorf("paystub: listen on %s: %w", *addr, err)
-	}
-	srv := &http.Server{
-		Handler:           stub,
-		ReadHeaderTimeout: 5 * time.Second,
-		IdleTimeout:       60 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	log.Info("listening", "addr", ln.Addr().String(), "service", "paystub", "callback_url", *callbackURL,
-		"latency", sc.Latency, "fail_rate", sc.FailRate)
-	if err := serveUntil(ctx, srv, ln, 5*time.Second, 5*time.Second, log); err != nil {
-		return fmt.Errorf("paystub: %w", err)
-	}
-	return nil
+	return serveStub(ctx, "paystub", *addr, stub, log,
+		"callback_url", *callbackURL, "latency", sc.Latency, "fail_rate", sc.FailRate)
 }

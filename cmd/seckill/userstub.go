@@ -37,22 +37,27 @@ func userstub(ctx context.Context, args []string, stderr io.Writer) error {
 		return errUsage
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	return serveStub(ctx, "userstub", *addr, stub, log,
+		"latency", sc.Latency, "slow_rate", sc.SlowRate, "slow_latency", sc.SlowLatency,
+		"reject_rate", sc.RejectRate, "fail_rate", sc.FailRate)
+}
 
-	ln, err := net.Listen("tcp", *addr)
+// serveStub serves a stub (the verification or the payment provider's) on
+// addr until ctx ends, logging its settings (attrs) once it listens.
+func serveStub(ctx context.Context, name, addr string, h http.Handler, log *slog.Logger, attrs ...any) error {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("userstub: listen on %s: %w", *addr, err)
+		return fmt.Errorf("%s: listen on %s: %w", name, addr, err)
 	}
 	srv := &http.Server{
-		Handler:           stub,
+		Handler:           h,
 		ReadHeaderTimeout: 5 * time.Second,
 		IdleTimeout:       60 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	log.Info("listening", "addr", ln.Addr().String(), "service", "userstub",
-		"latency", sc.Latency, "slow_rate", sc.SlowRate, "slow_latency", sc.SlowLatency,
-		"reject_rate", sc.RejectRate, "fail_rate", sc.FailRate)
+	log.Info("listening", append([]any{"addr", ln.Addr().String(), "service", name}, attrs...)...)
 	if err := serveUntil(ctx, srv, ln, 5*time.Second, 5*time.Second, log); err != nil {
-		return fmt.Errorf("userstub: %w", err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
 }
