@@ -229,42 +229,6 @@ func TestCrashedHolderDoesNotBlockForEver(t *testing.T) {
 	}
 }
 
-// proxied returns a client that reaches the test Redis through a fault proxy
-// and gives up reading a reply after readTimeout.
-func proxied(t *testing.T, readTimeout time.Duration) (*redis.Client, *faultproxy.Proxy) {
-	t.Helper()
-	opt, err := redis.ParseURL(testenv.RedisURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := faultproxy.New(opt.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opt.Addr = p.Addr()
-	opt.ReadTimeout = readTimeout
-	opt.ContextTimeoutEnabled = true
-	opt.MaxRetries = -1 // one attempt per command: the test controls the faults
-	rdb := redis.NewClient(opt)
-	t.Cleanup(func() {
-		_ = rdb.Close()
-		_ = p.Close()
-	})
-	// A connection set up now is idle in the pool when the faults start, so
-	// the commands under test are sent rather than stuck in the handshake.
-	// On a loaded machine the short read timeout can miss a healthy reply:
-	// that is setup, not the property under test, so try a few times.
-	var err2 error
-	for range 20 {
-		if err2 = rdb.Ping(t.Context()).Err(); err2 == nil {
-			return rdb, p
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatal(err2)
-	return nil, nil
-}
-
 // TestTimedOutButSucceeded is incident B: the acquire lands in Redis but its
 // reply arrives after the client's read timeout. This package must either
 // recognise the lock as held or clean it up, so the same user can lock again
@@ -284,7 +248,7 @@ func TestTimedOutButSucceeded(t *testing.T) {
 	}
 	for _, impl := range impls {
 		t.Run(impl.name, func(t *testing.T) {
-			rdb, proxy := proxied(t, readTimout)
+			rdb, proxy := testenv.ProxiedRedis(t, readTimout)
 			m := impl.new(rdb)
 			if c, ok := m.(ours); ok {
 				defer c.c.Close()
@@ -329,7 +293,7 @@ func TestTimedOutButSucceeded(t *testing.T) {
 func TestTimedOutButSucceededIsRecognised(t *testing.T) {
 	direct := testenv.Redis(t)
 	prefix := testenv.Prefix(t)
-	rdb, proxy := proxied(t, 100*time.Millisecond)
+	rdb, proxy := testenv.ProxiedRedis(t, 100*time.Millisecond)
 	rdb.AddHook(liftDelayAfterTimeout{proxy})
 	c := lock.New(rdb, nil)
 	defer c.Close()
@@ -383,7 +347,7 @@ func (h liftDelayAfterTimeout) ProcessHook(next redis.ProcessHook) redis.Process
 func TestCallerDeadlineDuringAcquire(t *testing.T) {
 	direct := testenv.Redis(t)
 	prefix := testenv.Prefix(t)
-	rdb, proxy := proxied(t, 5*time.Second)
+	rdb, proxy := testenv.ProxiedRedis(t, 5*time.Second)
 	rdb.AddHook(liftDelayAfterTimeout{proxy})
 	c := lock.New(rdb, nil)
 	key := prefix + "{user:3}:lock"
@@ -471,7 +435,7 @@ func TestSeedFence(t *testing.T) {
 func TestLeaseContextEndsBeforeTheKey(t *testing.T) {
 	direct := testenv.Redis(t)
 	key := testenv.Prefix(t) + "{act:3}:lock"
-	rdb, proxy := proxied(t, 5*time.Second)
+	rdb, proxy := testenv.ProxiedRedis(t, 5*time.Second)
 	// A 42ms margin absorbs scheduling noise on a loaded machine, yet is far
 	// below the 150ms a lease timed from the reply would overrun by.
 	c := lock.New(rdb, &lock.Options{DriftFactor: 0.1})
@@ -712,7 +676,7 @@ func TestAcquireLandingAfterItsLookupIsCleanedUp(t *testing.T) {
 	direct := testenv.Redis(t)
 	prefix := testenv.Prefix(t)
 	const ttl = time.Minute
-	rdb, proxy := proxied(t, 100*time.Millisecond)
+	rdb, proxy := testenv.ProxiedRedis(t, 100*time.Millisecond)
 	rdb.AddHook(liftDelayAfterTimeout{proxy})
 	obs := &cleanups{}
 	c := lock.New(rdb, &lock.Options{Observer: obs})
@@ -757,7 +721,7 @@ func TestAcquireLandingAfterItsLookupIsCleanedUp(t *testing.T) {
 func TestRetryAfterANotLandedAcquireKeepsItsLock(t *testing.T) {
 	direct := testenv.Redis(t)
 	prefix := testenv.Prefix(t)
-	rdb, proxy := proxied(t, 100*time.Millisecond)
+	rdb, proxy := testenv.ProxiedRedis(t, 100*time.Millisecond)
 	rdb.AddHook(liftDelayAfterTimeout{proxy})
 	c := lock.New(rdb, nil)
 	defer c.Close()

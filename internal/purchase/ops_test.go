@@ -11,7 +11,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/faultproxy"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/purchase"
@@ -103,18 +102,7 @@ func TestReconcileOfTwoMillionOrders(t *testing.T) {
 func TestReconcileLoadLandingAfterItsLease(t *testing.T) {
 	ctx := context.Background()
 	direct, prefix, dsn := testenv.Redis(t), testenv.Prefix(t), testenv.MySQLDSN(t)
-	opt, err := redis.ParseURL(testenv.RedisURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := faultproxy.New(opt.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
-	opt.Addr, opt.ContextTimeoutEnabled, opt.MaxRetries = p.Addr(), true, -1
-	stalled := redis.NewClient(opt)
-	t.Cleanup(func() { _ = stalled.Close() })
+	stalled, p := testenv.ProxiedRedis(t, 0)
 	orders, err := order.Open(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)

@@ -6,9 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/seckill-oss/seckill/internal/faultproxy"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testenv"
 )
@@ -23,7 +20,7 @@ func TestReturnOrderOnceAfterLostReply(t *testing.T) {
 	if err := stock.New(rdb, prefix).Load(ctx, 1, 5, 7); err != nil {
 		t.Fatal(err)
 	}
-	slow, proxy := proxiedRedis(t, 100*time.Millisecond)
+	slow, proxy := testenv.ProxiedRedis(t, 100*time.Millisecond)
 	s := stock.New(slow, prefix)
 	// The script must be in Redis's cache already, or the lost reply would be
 	// EVALSHA's NOSCRIPT and the script would never run.
@@ -81,33 +78,4 @@ func TestReturnOrderAfterReloadIsStale(t *testing.T) {
 	if left, _ := s.Remaining(ctx, 1); left != 6 {
 		t.Errorf("Remaining = %d, want 6, as reloaded", left)
 	}
-}
-
-// proxiedRedis returns a client that reaches the test Redis through a fault
-// proxy, with one attempt per command and the given read timeout.
-func proxiedRedis(t *testing.T, readTimeout time.Duration) (*redis.Client, *faultproxy.Proxy) {
-	t.Helper()
-	opt, err := redis.ParseURL(testenv.RedisURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := faultproxy.New(opt.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opt.Addr, opt.ReadTimeout, opt.MaxRetries, opt.ContextTimeoutEnabled = p.Addr(), readTimeout, -1, true
-	rdb := redis.NewClient(opt)
-	t.Cleanup(func() {
-		_ = rdb.Close()
-		_ = p.Close()
-	})
-	// Warm a connection up before the fault, retrying: on a loaded machine
-	// the short read timeout can miss a healthy reply during setup.
-	for range 20 {
-		if err = rdb.Ping(t.Context()).Err(); err == nil {
-			return rdb, p
-		}
-	}
-	t.Fatalf("Redis through the proxy: %v", err)
-	return nil, nil
 }

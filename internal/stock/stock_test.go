@@ -344,7 +344,7 @@ func TestDeductLandingAfterItsSettleTakesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	slow, proxy := proxiedClient(t)
+	slow, proxy := testenv.ProxiedRedis(t, 0)
 	const late = 500 * time.Millisecond
 	proxy.SetRequestDelay(late)
 	dctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
@@ -371,34 +371,6 @@ func TestDeductLandingAfterItsSettleTakesNothing(t *testing.T) {
 	if left, _ := s.Remaining(ctx, 1); left != 5 {
 		t.Errorf("Remaining = %d after the repeats, want 5", left)
 	}
-}
-
-// proxiedClient returns a client that reaches the test Redis through a fault
-// proxy, makes one attempt per command and honours context deadlines, with a
-// connection already open (so a command under a fault is sent at once
-// rather than stuck in the connection handshake).
-func proxiedClient(t *testing.T) (*redis.Client, *faultproxy.Proxy) {
-	t.Helper()
-	opt, err := redis.ParseURL(testenv.RedisURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := faultproxy.New(opt.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opt.Addr = p.Addr()
-	opt.ContextTimeoutEnabled = true
-	opt.MaxRetries = -1
-	rdb := redis.NewClient(opt)
-	t.Cleanup(func() {
-		_ = rdb.Close()
-		_ = p.Close()
-	})
-	if err := rdb.Ping(t.Context()).Err(); err != nil {
-		t.Fatal(err)
-	}
-	return rdb, p
 }
 
 // waitConnsGone waits until every proxied connection has ended: each command
