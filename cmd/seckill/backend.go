@@ -85,6 +85,9 @@ func openBackend(ctx context.Context, cfg config, users usercheck.Verifier, log 
 	if b.orders, err = order.Open(ctx, dsn); err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
+	if err = b.orders.SetMaxConns(cfg.MySQLMaxConns); err != nil {
+		return nil, err
+	}
 	if err = b.orders.CountErrors(reg); err != nil {
 		return nil, err
 	}

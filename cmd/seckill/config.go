@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/purchase"
 )
 
@@ -23,6 +24,7 @@ type config struct {
 	WaitReplicas     int           // 0: no WAIT
 	WaitTimeout      time.Duration
 	MySQLDSN         string // "": embedded SQL database
+	MySQLMaxConns    int    // the database pool's size
 	UserCheckURL     string // "": approve everyone, with a warning
 	AdminToken       string // "": admin API disabled
 	LockTTL          time.Duration
@@ -87,6 +89,12 @@ func loadConfig(getenv func(string) string) (config, error) {
 		errs = append(errs, fmt.Errorf("SECKILL_QUEUE_MAX=%q: must be a whole number of buyers from 1 to %d", queueMax, maxQueueMax))
 	} else {
 		c.QueueMax = n
+	}
+	maxConns := envOr(getenv, "SECKILL_MYSQL_MAX_CONNS", strconv.Itoa(order.DefaultMaxConns))
+	if n, err := strconv.Atoi(maxConns); err != nil || n < 1 || n > order.MaxPoolConns {
+		errs = append(errs, fmt.Errorf("SECKILL_MYSQL_MAX_CONNS=%q: must be a number of connections from 1 to %d", maxConns, order.MaxPoolConns))
+	} else {
+		c.MySQLMaxConns = n
 	}
 	c.RedisMode = strings.ToLower(envOr(getenv, "SECKILL_REDIS_MODE", redisSingle))
 	switch {

@@ -258,6 +258,7 @@ func TestConfigRefused(t *testing.T) {
 		{"queue of no one", map[string]string{"SECKILL_QUEUE_MAX": "0"}, "SECKILL_QUEUE_MAX"},
 		{"queue size not a number", map[string]string{"SECKILL_QUEUE_MAX": "lots"}, "SECKILL_QUEUE_MAX"},
 		{"bad rate", map[string]string{"SECKILL_RATE_PER_USER": "-3"}, "SECKILL_RATE_PER_USER"},
+		{"pool of no connections", map[string]string{"SECKILL_MYSQL_MAX_CONNS": "0"}, "SECKILL_MYSQL_MAX_CONNS"},
 		{"bad log format", map[string]string{"SECKILL_LOG_FORMAT": "xml"}, "SECKILL_LOG_FORMAT"},
 		{"bad log level", map[string]string{"SECKILL_LOG_LEVEL": "loud"}, "SECKILL_LOG_LEVEL"},
 		{"payment URL without secret", map[string]string{"SECKILL_PAYMENT_URL": "http://pay:8082"}, "SECKILL_PAYMENT_SECRET is required"},

@@ -70,7 +70,7 @@ func reconcile(ctx context.Context, args []string, getenv func(string) string, s
 	if err != nil {
 		return fmt.Errorf("reconcile activity %d: %w", *id, err)
 	}
-	log.Info("reconciled", "activity_id", r.ActivityID, "before", r.Before, "after", r.After, "changed", r.Changed)
+	log.Info("reconciled", "activity_id", r.ActivityID, "before", r.LoadedBefore(), "after", r.After, "changed", r.Changed)
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	out := reconcileOutput{

@@ -147,7 +147,7 @@ func handleMyOrder(svc Service, pay Payments) gin.HandlerFunc {
 	}
 }
 
-func handleCreateActivity(svc Service) gin.HandlerFunc {
+func handleCreateActivity(svc Service, now func() time.Time) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		body, err := readBody(c.Request)
 		if err != nil {
@@ -155,6 +155,10 @@ func handleCreateActivity(svc Service) gin.HandlerFunc {
 			return
 		}
 		a, err := decodeCreateActivity(body)
+		if err == nil && !a.EndsAt.After(now()) {
+			// It could never sell: a typo in a date, not an activity.
+			err = invalid("ends_at %s has already passed", formatTime(a.EndsAt))
+		}
 		if err != nil {
 			respondError(c, err)
 			return

@@ -53,7 +53,9 @@ func observe(log *slog.Logger, m *metrics) gin.HandlerFunc {
 			slog.String("method", methodLabel(c.Request.Method)),
 			slog.String("route", route),
 			slog.Int("status", status),
-			slog.Duration("duration", elapsed),
+			// Milliseconds, named so: slog.Duration would print nanoseconds
+			// as a bare number in JSON.
+			slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
 			slog.String("remote", c.Request.RemoteAddr),
 		}
 		if id, ok := c.Get(keyUserID); ok {
@@ -117,6 +119,9 @@ func requireUser() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		id, err := parseUserID(c.Request.Header)
 		if err != nil {
+			// RFC 9110 asks a 401 for a challenge; the buyer's identity is
+			// the gateway's X-User-ID header, so the challenge names it.
+			c.Header("WWW-Authenticate", buyerChallenge)
 			abortWithError(c, err)
 			return
 		}
@@ -124,6 +129,9 @@ func requireUser() gin.HandlerFunc {
 		c.Next()
 	}
 }
+
+// buyerChallenge is the WWW-Authenticate of a buyer 401.
+const buyerChallenge = `X-User-ID realm="seckill"`
 
 // adminPrefix starts every path of the ops API.
 const adminPrefix = "/admin/"

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -121,8 +122,15 @@ func retryAfterSeconds(d time.Duration) string {
 
 // writeJSON answers v as application/json. The Content-Type carries no
 // charset parameter: JSON is UTF-8 by definition (RFC 8259).
+//
+// HTML is not escaped: answers are JSON for programs, and a message such as
+// "Bearer <token>" should read as written, not as \u003ctoken\u003e.
 func writeJSON(c *gin.Context, status int, v any) {
-	b, err := json.Marshal(v)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(v)
+	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	if err != nil {
 		_ = c.Error(err)
 		status = http.StatusInternalServerError

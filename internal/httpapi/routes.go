@@ -39,7 +39,7 @@ func addRoutes(r *gin.Engine, cfg Config, svc Service, pay Payments, log *slog.L
 	}
 
 	admin := r.Group("/admin/v1") // requireAdminUnder guards it, and every other path under /admin/
-	admin.POST("/activities", handleCreateActivity(svc))
+	admin.POST("/activities", handleCreateActivity(svc, cfg.now))
 	admin.POST("/activities/:id/preload", handlePreload(svc))
 	admin.GET("/activities/:id/audit", handleAudit(svc, pay))
 	admin.POST("/activities/:id/reconcile", handleReconcile(svc))

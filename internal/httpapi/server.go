@@ -33,6 +33,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
@@ -79,6 +80,17 @@ type Config struct {
 	// OpenAPI is the contract's OpenAPI document, served read-only at
 	// GET /openapi.yaml (docs.OpenAPI); empty answers 404 there.
 	OpenAPI []byte
+
+	// Now is the clock that refuses activities which already ended at
+	// creation; nil means time.Now.
+	Now func() time.Time
+}
+
+func (c Config) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
 }
 
 // DefaultMaxTrackedUsers is the number of per-user rate-limit buckets kept

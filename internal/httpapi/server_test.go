@@ -248,6 +248,10 @@ func setOf(ks ...string) map[string]bool {
 }
 
 func newTestServer(cfg Config, f *fakeService) http.Handler {
+	if cfg.Now == nil {
+		// The tests' activities are of 2026-11-22, 10:00 to 11:00.
+		cfg.Now = func() time.Time { return time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC) }
+	}
 	return NewServer(cfg, Deps{Service: f})
 }
 
@@ -754,6 +758,9 @@ func TestAccessLog(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil {
 		t.Fatal(err)
 	}
+	if _, ok := first["duration_ms"].(float64); !ok {
+		t.Errorf("log has no numeric duration_ms: %s", lines[0])
+	}
 	for k, want := range map[string]any{"request_id": "rid-1", "method": "POST", "route": "/api/v1/activities/:id/orders", "status": float64(201), "user_id": float64(42)} {
 		if first[k] != want {
 			t.Errorf("log %s = %v, want %v", k, first[k], want)
@@ -871,4 +878,25 @@ func TestAdminSurfaceCannotBeMapped(t *testing.T) {
 	checkError(t, serve(h, request{"DELETE", "/admin/v1/activities/1/audit", "", admin}), 405, codeMethodNotAllowed)
 	// Paths that only look like the prefix are not admin paths.
 	checkError(t, serve(h, request{"GET", "/administrator", "", nil}), 404, codeNotFound)
+}
+
+func TestBuyerUnauthenticatedHasAChallenge(t *testing.T) {
+	rec := serve(newTestServer(Config{}, newFake()), request{"POST", "/api/v1/activities/1/orders", "", nil})
+	checkError(t, rec, http.StatusUnauthorized, seckill.EUnauthenticated)
+	if got := rec.Header().Get("WWW-Authenticate"); got != buyerChallenge {
+		t.Errorf("WWW-Authenticate = %q, want %q", got, buyerChallenge)
+	}
+}
+
+func TestMessagesAreNotHTMLEscaped(t *testing.T) {
+	rec := serve(newTestServer(Config{AdminToken: adminToken}, newFake()), request{"GET", "/admin/v1/activities/1/audit", "", nil})
+	if b := rec.Body.String(); !strings.Contains(b, "Bearer <token>") || strings.Contains(b, `\u003c`) {
+		t.Errorf("admin 401 body %s, want the message with <token> as written", b)
+	}
+}
+
+func TestCreateEndedActivityIsRefused(t *testing.T) {
+	body := `{"name":"late","total_stock":1,"starts_at":"2020-01-01T00:00:00Z","ends_at":"2020-01-02T00:00:00Z"}`
+	rec := serve(newTestServer(Config{AdminToken: adminToken}, newFake()), request{"POST", "/admin/v1/activities", body, admin})
+	checkError(t, rec, http.StatusBadRequest, seckill.EInvalid)
 }

@@ -177,9 +177,11 @@ func (s *Service) verify(lk *lock.Lock, activityID int64, tickets []*ticket, pen
 	for k, i := range pending {
 		switch err := errs[k]; {
 		case errors.Is(err, usercheck.ErrRejected):
-			outs[i].err = &seckill.Error{Code: seckill.EUserRejected, Message: "the user-verification service does not allow this user to buy", Err: err}
+			outs[i].err = &seckill.Error{Code: seckill.EUserRejected, Message: rejectedMessage(err), Err: err}
 		case err != nil:
-			outs[i].err = unavailable("the user-verification service failed or timed out; nothing was sold", err)
+			e := unavailable("the user-verification service failed or timed out; nothing was sold", err)
+			e.RetryAfter = max(e.RetryAfter, usercheck.RetryAfter(err)) // an open breaker says how long
+			outs[i].err = e
 		default:
 			approved = append(approved, i)
 		}

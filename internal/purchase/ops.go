@@ -212,7 +212,7 @@ func (s *Service) Reconcile(ctx context.Context, id int64) (Reconciliation, erro
 	r := Reconciliation{ActivityID: id, TotalStock: a.TotalStock, Orders: n, Before: before, After: after, Changed: before != after}
 	if r.Changed {
 		s.m.reconciled.Inc()
-		s.log.InfoContext(ctx, "stock reconciled", "activity_id", id, "orders", n, "before", before, "after", after)
+		s.log.InfoContext(ctx, "stock reconciled", "activity_id", id, "orders", n, "before", r.LoadedBefore(), "after", after) // null, as the API says, when nothing was loaded
 	}
 	return r, nil
 }

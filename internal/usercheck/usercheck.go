@@ -129,6 +129,7 @@ type Client struct {
 	timeout time.Duration
 	http    *http.Client
 	breaker *gobreaker.CircuitBreaker[verdict]
+	opened  *openClock
 	metrics *metrics
 }
 
@@ -167,6 +168,7 @@ func New(cfg Config) *Client {
 	if b.HalfOpenRequests == 0 {
 		b.HalfOpenRequests = DefaultHalfOpenRequests
 	}
+	c.opened = &openClock{timeout: b.OpenTimeout}
 	c.breaker = gobreaker.NewCircuitBreaker[verdict](gobreaker.Settings{
 		Name:        "usercheck",
 		MaxRequests: b.HalfOpenRequests,
@@ -174,6 +176,7 @@ func New(cfg Config) *Client {
 		Timeout:     b.OpenTimeout,
 		ReadyToTrip: func(n gobreaker.Counts) bool { return n.ConsecutiveFailures >= b.ConsecutiveFailures },
 		OnStateChange: func(_ string, from, to gobreaker.State) {
+			c.opened.transition(to)
 			level := slog.LevelInfo
 			if to == gobreaker.StateOpen {
 				level = slog.LevelWarn
@@ -237,7 +240,7 @@ func (c *Client) Verify(ctx context.Context, userID, activityID int64) error {
 	switch {
 	case err != nil:
 		c.metrics.count(resultOf(v, err))
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return fmt.Errorf("%w: %w", ErrUnavailable, c.opened.wrap(err))
 	case !v.eligible:
 		c.metrics.count(resultRejected)
 		return &RejectedError{Reason: v.reason}
