@@ -32,8 +32,16 @@ else
 fi
 
 step "docker-compose config"
+# The file has no default for its secrets (${VAR:?}); placeholders stand in
+# for them here, and every profile is checked.
 if command -v docker-compose >/dev/null 2>&1; then
-	docker-compose -f docker-compose.yml config -q
+	SECKILL_ADMIN_TOKEN=check SECKILL_PAYMENT_SECRET=check SECKILL_DB_PASSWORD=check GRAFANA_ADMIN_PASSWORD=check \
+		docker-compose -f docker-compose.yml config -q
+	if env -u SECKILL_DB_PASSWORD SECKILL_ADMIN_TOKEN=check SECKILL_PAYMENT_SECRET=check GRAFANA_ADMIN_PASSWORD=check \
+		docker-compose -f docker-compose.yml config -q 2>/dev/null; then
+		echo "docker-compose.yml starts without SECKILL_DB_PASSWORD: a secret has a silent default" >&2
+		exit 1
+	fi
 	echo "docker-compose.yml is valid"
 else
 	echo "docker-compose is not installable here: compose file not checked"
@@ -45,6 +53,7 @@ step "promtool: Prometheus config and alert rules"
 if command -v promtool >/dev/null 2>&1; then
 	promtool check config deploy/prometheus/prometheus.yml
 	promtool check rules deploy/prometheus/alerts.yml
+	if command -v amtool >/dev/null 2>&1; then amtool check-config deploy/alertmanager/alertmanager.yml; fi
 else
 	echo "promtool is not installed: deploy/prometheus not checked (TestDashboardMetricsExist still parses every query)"
 fi

@@ -5,6 +5,7 @@
 //	seckill reconcile -activity N  set an activity's Redis stock to total - orders
 //	seckill userstub [flags]     run a stub of the user-verification service
 //	seckill paystub [flags]      run a stub of the payment provider
+//	seckill healthcheck          exit 0 when the local /readyz answers 200
 //	seckill version              print the version
 //
 // Configuration comes from the environment (see README.md). With neither
@@ -83,6 +84,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return userstub(ctx, rest, stderr)
 	case "paystub":
 		return paystub(ctx, rest, getenv, stderr)
+	case "healthcheck":
+		return healthcheck(ctx, rest, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, versionString())
 		return nil
