@@ -18,6 +18,7 @@ import (
 // README documents.
 type config struct {
 	HTTPAddr         string
+	AdminAddr        string // "": admin API and /metrics on HTTPAddr, no pprof
 	RedisURL         string        // "": embedded in-process store
 	RedisMode        string        // single, cluster or sentinel
 	Redis            redisTopology // parsed RedisURL; zero when embedded
@@ -53,6 +54,7 @@ func (c config) embedded() bool { return c.RedisURL == "" && c.MySQLDSN == "" }
 func loadConfig(getenv func(string) string) (config, error) {
 	c := config{
 		HTTPAddr:     envOr(getenv, "SECKILL_HTTP_ADDR", ":8080"),
+		AdminAddr:    strings.TrimSpace(getenv("SECKILL_ADMIN_ADDR")),
 		RedisURL:     getenv("SECKILL_REDIS_URL"),
 		MySQLDSN:     getenv("SECKILL_MYSQL_DSN"),
 		UserCheckURL: getenv("SECKILL_USERCHECK_URL"),

@@ -78,30 +78,22 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 
 	// Bursts of one second's worth: a limit, not a smoothing of short peaks.
-	handler := httpapi.NewServer(httpapi.Config{
+	apiCfg := httpapi.Config{
 		AdminToken:  cfg.AdminToken,
 		GlobalRate:  cfg.RateGlobal,
 		GlobalBurst: int(math.Ceil(cfg.RateGlobal)),
 		UserRate:    cfg.RatePerUser,
 		UserBurst:   int(math.Ceil(cfg.RatePerUser)),
 		OpenAPI:     docs.OpenAPI,
-	}, httpapi.Deps{Service: b.service, Payments: pay.api(), Logger: log, Registry: reg, Gatherer: reg})
-
-	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	}
+	deps := httpapi.Deps{Service: b.service, Payments: pay.api(), Logger: log, Registry: reg, Gatherer: reg}
+	l, err := listen(cfg, apiCfg, deps, log)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
+		return err
 	}
+	defer l.close()
+	ln := l.ln
 	pay.serving(ln.Addr())
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       10 * time.Second,
-		// Longer than the slowest purchase: lock wait + lease + database.
-		WriteTimeout:   15*time.Second + cfg.LockWait + cfg.LockTTL,
-		IdleTimeout:    60 * time.Second,
-		MaxHeaderBytes: 64 << 10,
-		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
 	if demo {
 		// Before serving, so that whoever waits for "listening" finds it.
 		if id, err := startDemo(ctx, b, cfg.AdminToken, generatedToken, ln.Addr(), stdout); err != nil {
@@ -110,13 +102,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			pay.printDemo(stdout, "http://"+hostPort(ln.Addr()), id, cfg.PaymentWindow)
 		}
 	}
-	log.Info("listening", "addr", ln.Addr().String(), "version", version, "embedded", demo)
+	log.Info("listening", "addr", ln.Addr().String(), "admin_addr", l.adminAddr(), "version", version, "embedded", demo)
 	// Past the shutdown timeout, the handlers still running are waited for
 	// (their connections cut) before the stores close under them: a
 	// purchase a batch has taken ends within the queue wait, its lease and
 	// the detached clean-up after it.
 	drain := cfg.LockWait + cfg.LockTTL + 10*time.Second
-	if err := serveUntil(ctx, srv, ln, cfg.ShutdownTimeout, drain, log); err != nil {
+	if err := l.serve(ctx, cfg.ShutdownTimeout, drain, log); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	log.Info("stopped")

@@ -59,6 +59,9 @@ func New(spec []byte) (*Validator, error) {
 	if err := doc.Validate(loader.Context); err != nil {
 		return nil, fmt.Errorf("apispec: the document is not valid OpenAPI: %w", err)
 	}
+	// pprof's index (admin listener) is HTML; kin-openapi decodes only
+	// JSON-like and plain bodies by default. The schema is a string.
+	htmlOnce.Do(func() { openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder) })
 	router, err := gorillamux.NewRouter(doc)
 	if err != nil {
 		return nil, fmt.Errorf("apispec: routes: %w", err)
@@ -72,6 +75,8 @@ func New(spec []byte) (*Validator, error) {
 	}
 	return v, nil
 }
+
+var htmlOnce sync.Once
 
 var (
 	serviceOnce sync.Once

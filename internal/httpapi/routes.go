@@ -2,45 +2,106 @@ package httpapi
 
 import (
 	"log/slog"
+	"net/http/pprof"
 
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// addRoutes is the whole URL space of the service.
-func addRoutes(r *gin.Engine, cfg Config, svc Service, pay Payments, log *slog.Logger, m *metrics, gatherer prometheus.Gatherer) {
-	r.Use(
-		requestID(),
-		observe(log, m),
-		recoverPanics(),
-		requireAdminUnder(adminPrefix, cfg.AdminToken),
-		limitBody(MaxBodyBytes),
-	)
+// edge is what every route of the service needs, built once per server so
+// the metrics are registered once even when two listeners serve them.
+type edge struct {
+	cfg      Config
+	svc      Service
+	pay      Payments
+	log      *slog.Logger
+	m        *metrics
+	gatherer prometheus.Gatherer
+}
+
+// useCommon installs the middleware every listener runs.
+func (e *edge) useCommon(r *gin.Engine, guardAdmin bool) {
+	mw := []gin.HandlerFunc{requestID(), observe(e.log, e.m), recoverPanics()}
+	if guardAdmin {
+		mw = append(mw, requireAdminUnder(adminPrefix, e.cfg.AdminToken))
+	}
+	r.Use(append(mw, limitBody(MaxBodyBytes))...)
 	r.NoRoute(handleNotFound())
 	r.NoMethod(handleMethodNotAllowed())
+}
 
+// addRoutes is the whole URL space of the service on one listener.
+func addRoutes(r *gin.Engine, e *edge) {
+	e.useCommon(r, true)
+	addPublicRoutes(r, e)
+	r.GET("/metrics", e.metricsHandler())
+	addAdminRoutes(r, e)
+}
+
+// addPublicRoutes are the buyer API, the probes and the document.
+func addPublicRoutes(r *gin.Engine, e *edge) {
+	svc, pay, m := e.svc, e.pay, e.m
 	r.GET("/healthz", handleHealthz())
 	r.GET("/readyz", handleReadyz(svc))
-	r.GET("/metrics", gin.WrapH(promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{})))
-	r.GET("/openapi.yaml", handleOpenAPI(cfg.OpenAPI))
+	r.GET("/openapi.yaml", handleOpenAPI(e.cfg.OpenAPI))
 
 	buyer := r.Group("/api/v1")
 	buyer.GET("/activities/:id", handleActivity(svc))
 	buyer.POST("/activities/:id/orders",
 		countPurchases(m),
 		requireUser(),
-		limitRate(cfg, m),
+		limitRate(e.cfg, m),
 		handleBuy(svc),
 	)
 	buyer.GET("/activities/:id/orders/mine", requireUser(), handleMyOrder(svc, pay))
 	if pay != nil {
 		buyer.POST("/payments/callback", handlePaymentCallback(pay))
 	}
+}
 
-	admin := r.Group("/admin/v1") // requireAdminUnder guards it, and every other path under /admin/
-	admin.POST("/activities", handleCreateActivity(svc, cfg.now))
+// addAdminRoutes is the ops API; requireAdminUnder guards it, and every
+// other path under /admin/.
+func addAdminRoutes(r *gin.Engine, e *edge) {
+	svc, pay := e.svc, e.pay
+	admin := r.Group("/admin/v1")
+	admin.POST("/activities", handleCreateActivity(svc, e.cfg.now))
 	admin.POST("/activities/:id/preload", handlePreload(svc))
 	admin.GET("/activities/:id/audit", handleAudit(svc, pay))
 	admin.POST("/activities/:id/reconcile", handleReconcile(svc))
+}
+
+func (e *edge) metricsHandler() gin.HandlerFunc {
+	return gin.WrapH(promhttp.HandlerFor(e.gatherer, promhttp.HandlerOpts{}))
+}
+
+// addOpsListenerRoutes is the admin listener's URL space: the ops API,
+// /metrics, pprof and the probes (so the listener itself can be probed).
+// pprof is served here only, never on the public listener: a profile shows
+// the program's internals, and a CPU profile costs CPU on demand.
+func addOpsListenerRoutes(r *gin.Engine, e *edge) {
+	e.useCommon(r, true)
+	r.GET("/healthz", handleHealthz())
+	r.GET("/readyz", handleReadyz(e.svc))
+	r.GET("/metrics", e.metricsHandler())
+	addAdminRoutes(r, e)
+	r.GET("/debug/pprof/", gin.WrapF(pprof.Index))
+	r.GET("/debug/pprof/:profile", handlePprof)
+	r.POST("/debug/pprof/:profile", handlePprof) // symbol lookups may POST
+}
+
+// handlePprof serves one of net/http/pprof's endpoints by name.
+func handlePprof(c *gin.Context) {
+	switch name := c.Param("profile"); name {
+	case "cmdline":
+		pprof.Cmdline(c.Writer, c.Request)
+	case "profile":
+		pprof.Profile(c.Writer, c.Request)
+	case "symbol":
+		pprof.Symbol(c.Writer, c.Request)
+	case "trace":
+		pprof.Trace(c.Writer, c.Request)
+	default:
+		pprof.Handler(name).ServeHTTP(c.Writer, c.Request)
+	}
 }

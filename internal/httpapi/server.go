@@ -122,6 +122,29 @@ type Deps struct {
 // NewServer returns the handler of the whole contract: buyer API, ops API,
 // /healthz, /readyz, /metrics and /openapi.yaml. It starts no goroutines.
 func NewServer(cfg Config, deps Deps) http.Handler {
+	e := newEdge(cfg, deps)
+	r := newEngine()
+	addRoutes(r, e)
+	return r
+}
+
+// NewServers returns the handlers of two listeners (SECKILL_ADMIN_ADDR):
+// public serves the buyer API, the payment callback, /healthz, /readyz and
+// /openapi.yaml, and answers 404 for everything else, the ops API and
+// /metrics included; ops serves the ops API (behind its token, as on one
+// listener), /metrics, /healthz, /readyz and pprof under /debug/pprof/. The
+// metrics count the requests of both. It starts no goroutines.
+func NewServers(cfg Config, deps Deps) (public, ops http.Handler) {
+	e := newEdge(cfg, deps)
+	pub := newEngine()
+	e.useCommon(pub, false)
+	addPublicRoutes(pub, e)
+	adm := newEngine()
+	addOpsListenerRoutes(adm, e)
+	return pub, adm
+}
+
+func newEdge(cfg Config, deps Deps) *edge {
 	log := deps.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -141,7 +164,10 @@ func NewServer(cfg Config, deps Deps) http.Handler {
 			gatherer = prometheus.NewRegistry()
 		}
 	}
+	return &edge{cfg: cfg, svc: observeBooks(deps.Service, reg, log), pay: deps.Payments, log: log, m: newMetrics(reg, log), gatherer: gatherer}
+}
 
+func newEngine() *gin.Engine {
 	r := gin.New()
 	// A redirect would answer with an HTML body; an unknown path is a JSON 404.
 	r.RedirectTrailingSlash = false
@@ -149,7 +175,5 @@ func NewServer(cfg Config, deps Deps) http.Handler {
 	r.HandleMethodNotAllowed = true
 	// Client addresses come from the connection, never from headers a client sets.
 	r.ForwardedByClientIP = false
-
-	addRoutes(r, cfg, observeBooks(deps.Service, reg, log), deps.Payments, log, newMetrics(reg, log), gatherer)
 	return r
 }

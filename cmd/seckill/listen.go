@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/seckill-oss/seckill/internal/httpapi"
+)
+
+// listeners are the service's HTTP servers: the public one, and with
+// SECKILL_ADMIN_ADDR a second one for the ops API, /metrics and pprof.
+type listeners struct {
+	ln, adminLn net.Listener // adminLn nil: one listener
+	srv, admin  *http.Server
+}
+
+// listen opens the listeners of cfg and builds their servers.
+func listen(cfg config, apiCfg httpapi.Config, deps httpapi.Deps, log *slog.Logger) (*listeners, error) {
+	l := &listeners{}
+	var public, ops http.Handler
+	if cfg.AdminAddr == "" {
+		public = httpapi.NewServer(apiCfg, deps)
+	} else {
+		public, ops = httpapi.NewServers(apiCfg, deps)
+	}
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
+	}
+	l.ln = ln
+	l.srv = newHTTPServer(public, 15*time.Second+cfg.LockWait+cfg.LockTTL, log)
+	if ops != nil {
+		if l.adminLn, err = net.Listen("tcp", cfg.AdminAddr); err != nil {
+			_ = ln.Close()
+			return nil, fmt.Errorf("listen on SECKILL_ADMIN_ADDR %s: %w", cfg.AdminAddr, err)
+		}
+		// Long enough for a CPU profile or trace of up to a minute.
+		l.admin = newHTTPServer(ops, 75*time.Second, log)
+	}
+	return l, nil
+}
+
+func newHTTPServer(h http.Handler, writeTimeout time.Duration, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		// Public: longer than the slowest purchase (lock wait + lease + database).
+		WriteTimeout:   writeTimeout,
+		IdleTimeout:    60 * time.Second,
+		MaxHeaderBytes: 64 << 10,
+		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+}
+
+// adminAddr is the admin listener's address for the log, "" without one.
+func (l *listeners) adminAddr() string {
+	if l.adminLn == nil {
+		return ""
+	}
+	return l.adminLn.Addr().String()
+}
+
+// serve serves both listeners until ctx ends, then shuts both down as
+// serveUntil does. One failing stops the other.
+func (l *listeners) serve(ctx context.Context, timeout, drain time.Duration, log *slog.Logger) error {
+	if l.admin == nil {
+		return serveUntil(ctx, l.srv, l.ln, timeout, drain, log)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	var adminErr error
+	wg.Go(func() {
+		adminErr = serveUntil(ctx, l.admin, l.adminLn, timeout, drain, log)
+		cancel()
+	})
+	err := serveUntil(ctx, l.srv, l.ln, timeout, drain, log)
+	cancel()
+	wg.Wait()
+	if adminErr != nil {
+		adminErr = fmt.Errorf("admin listener: %w", adminErr)
+	}
+	return errors.Join(err, adminErr)
+}
+
+// close closes listeners that were never served (an early return of serve's
+// caller); after serve they are closed already and this does nothing.
+func (l *listeners) close() {
+	_ = l.ln.Close()
+	if l.adminLn != nil {
+		_ = l.adminLn.Close()
+	}
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// With SECKILL_ADMIN_ADDR, /metrics, pprof and the admin API answer on that
+// listener only; the public one answers them 404.
+func TestServeAdminListener(t *testing.T) {
+	p := start(t, map[string]string{"SECKILL_HTTP_ADDR": "127.0.0.1:0", "SECKILL_ADMIN_ADDR": "127.0.0.1:0"})
+	base := "http://" + p.addr()
+	var adminAddr string
+	for _, line := range strings.Split(p.stderr.String(), "\n") {
+		var rec struct {
+			Msg       string
+			AdminAddr string `json:"admin_addr"`
+		}
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "listening" {
+			adminAddr = rec.AdminAddr
+		}
+	}
+	if adminAddr == "" {
+		t.Fatalf("no admin_addr in the listening line:\n%s", p.stderr)
+	}
+	admin := "http://" + adminAddr
+	token := regexp.MustCompile(`generated for this run\): (\w+)`).FindStringSubmatch(p.stdout.String())
+	if token == nil {
+		t.Fatalf("no token in the banner:\n%s", p.stdout)
+	}
+	get := func(url string, auth bool) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", url, nil)
+		if auth {
+			req.Header.Set("Authorization", "Bearer "+token[1])
+		}
+		c := &http.Client{Timeout: 10 * time.Second}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, path := range []string{"/metrics", "/debug/pprof/", "/admin/v1/activities/1/audit"} {
+		if code, _ := get(base+path, true); code != http.StatusNotFound {
+			t.Errorf("public %s = %d, want 404", path, code)
+		}
+	}
+	if code, body := get(admin+"/metrics", false); code != http.StatusOK || !strings.Contains(body, "seckill_http_requests_total") {
+		t.Errorf("admin /metrics = %d", code)
+	}
+	if code, _ := get(admin+"/debug/pprof/heap?debug=1", false); code != http.StatusOK {
+		t.Errorf("admin pprof heap = %d", code)
+	}
+	if code, _ := get(admin+"/admin/v1/activities/1/audit", true); code != http.StatusOK {
+		t.Errorf("admin audit = %d", code)
+	}
+	if code, _ := get(base+"/api/v1/activities/1", false); code != http.StatusOK {
+		t.Errorf("public activity = %d", code)
+	}
+	if err := p.stop(); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+}

@@ -1,0 +1,70 @@
+package httpapi
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/seckill-oss/seckill/internal/apispec"
+)
+
+// With an admin listener, the ops API, /metrics and pprof are served there
+// and nowhere on the public listener.
+func TestAdminListenerSplit(t *testing.T) {
+	pub, ops := NewServers(Config{AdminToken: adminToken}, Deps{Service: newFake()})
+
+	for _, r := range []request{
+		{"GET", "/metrics", "", nil},
+		{"GET", "/debug/pprof/", "", nil},
+		{"GET", "/debug/pprof/heap", "", nil},
+		{"GET", "/admin/v1/activities/1/audit", "", admin},
+		{"POST", "/admin/v1/activities/1/preload", "", admin},
+		{"POST", "/admin/v1/activities", `{}`, admin},
+	} {
+		rec := serve(pub, r)
+		checkError(t, rec, http.StatusNotFound, codeNotFound)
+	}
+	// The buyer API stays public.
+	if rec := serve(pub, request{"GET", "/api/v1/activities/1", "", nil}); rec.Code != http.StatusOK {
+		t.Errorf("public GET activity = %d", rec.Code)
+	}
+
+	if rec := serve(ops, request{"GET", "/metrics", "", nil}); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "seckill_http_requests_total") {
+		t.Errorf("ops /metrics = %d %.200s", rec.Code, rec.Body)
+	}
+	if rec := serve(ops, request{"GET", "/debug/pprof/goroutine?debug=1", "", nil}); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "goroutine") {
+		t.Errorf("ops pprof goroutine = %d %.200s", rec.Code, rec.Body)
+	}
+	if rec := serve(ops, request{"GET", "/debug/pprof/", "", nil}); rec.Code != http.StatusOK {
+		t.Errorf("ops pprof index = %d", rec.Code)
+	}
+	// The ops API keeps its token on its own listener.
+	checkError(t, serve(ops, request{"GET", "/admin/v1/activities/1/audit", "", nil}), http.StatusUnauthorized, "unauthenticated")
+	if rec := serve(ops, request{"GET", "/admin/v1/activities/1/audit", "", admin}); rec.Code != http.StatusOK {
+		t.Errorf("ops audit with token = %d %s", rec.Code, rec.Body)
+	}
+	// The buyer API is not on the ops listener.
+	checkError(t, serve(ops, request{"POST", "/api/v1/activities/1/orders", "", user("1")}), http.StatusNotFound, codeNotFound)
+
+	// Both listeners' routes are in the document.
+	v, err := apispec.Service()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []http.Handler{pub, ops} {
+		for _, r := range h.(*gin.Engine).Routes() {
+			path := ginParam.ReplaceAllString(r.Path, "{$1}")
+			if !v.HasOperation(r.Method, path) {
+				t.Errorf("route %s %s is not in docs/openapi.yaml", r.Method, r.Path)
+			}
+		}
+	}
+}
+
+// On one listener there is no pprof at all.
+func TestNoPprofOnOneListener(t *testing.T) {
+	h := NewServer(Config{AdminToken: adminToken}, Deps{Service: newFake()})
+	checkError(t, serve(h, request{"GET", "/debug/pprof/heap", "", nil}), http.StatusNotFound, codeNotFound)
+}
