@@ -13,6 +13,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/payment"
+	"github.com/seckill-oss/seckill/internal/purchase"
 )
 
 // Codes the edge adds to the contract's for requests no route serves.
@@ -47,6 +49,8 @@ func statusOf(code string) (status int, ok bool) {
 	case codeMethodNotAllowed:
 		return http.StatusMethodNotAllowed, true
 	case seckill.ENotStarted, seckill.EEnded, seckill.ESoldOut, seckill.EAlreadyPurchased:
+		return http.StatusConflict, true
+	case payment.ENotCancellable, purchase.ERefundNotRequired: // admin tasks (admintasks.go)
 		return http.StatusConflict, true
 	case seckill.ETooLarge:
 		return http.StatusRequestEntityTooLarge, true
@@ -98,7 +102,7 @@ func respondError(c *gin.Context, err error) {
 		c.Header("Retry-After", retryAfterSeconds(e.RetryAfter))
 	}
 	body := errorBody{Error: errorDetail{Code: e.Code, Message: e.Message}}
-	if e.Code == seckill.EAlreadyPurchased {
+	if e.Code == seckill.EAlreadyPurchased || isTaskConflict(e.Code) {
 		body.OrderID = e.OrderID
 	}
 	if body.Error.Message == "" {

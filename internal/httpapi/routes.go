@@ -18,6 +18,8 @@ type edge struct {
 	log      *slog.Logger
 	m        *metrics
 	gatherer prometheus.Gatherer
+	tasks    AdminTasks // nil: the Service has no admin tasks
+	cancel   Canceller  // nil: no buyer cancel
 }
 
 // useCommon installs the middleware every listener runs.
@@ -55,6 +57,7 @@ func addPublicRoutes(r *gin.Engine, e *edge) {
 		handleBuy(svc),
 	)
 	buyer.GET("/activities/:id/orders/mine", requireUser(), handleMyOrder(svc, pay))
+	addCancelRoute(buyer, e.cancel)
 	if pay != nil {
 		buyer.POST("/payments/callback", handlePaymentCallback(pay))
 	}
@@ -69,6 +72,7 @@ func addAdminRoutes(r *gin.Engine, e *edge) {
 	admin.POST("/activities/:id/preload", handlePreload(svc))
 	admin.GET("/activities/:id/audit", handleAudit(svc, pay))
 	admin.POST("/activities/:id/reconcile", handleReconcile(svc))
+	addAdminTaskRoutes(admin, e.tasks)
 }
 
 func (e *edge) metricsHandler() gin.HandlerFunc {

@@ -164,7 +164,10 @@ func newEdge(cfg Config, deps Deps) *edge {
 			gatherer = prometheus.NewRegistry()
 		}
 	}
-	return &edge{cfg: cfg, svc: observeBooks(deps.Service, reg, log), pay: deps.Payments, log: log, m: newMetrics(reg, log), gatherer: gatherer}
+	e := &edge{cfg: cfg, svc: observeBooks(deps.Service, reg, log), pay: deps.Payments, log: log, m: newMetrics(reg, log), gatherer: gatherer}
+	e.tasks, _ = deps.Service.(AdminTasks)
+	e.cancel, _ = deps.Payments.(Canceller)
+	return e
 }
 
 func newEngine() *gin.Engine {

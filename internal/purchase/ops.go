@@ -104,7 +104,7 @@ type Audit struct {
 
 // Audit reports whether the activity's books balance.
 func (s *Service) Audit(ctx context.Context, id int64) (Audit, error) {
-	a, err := s.activity(ctx, id)
+	a, err := s.freshActivity(ctx, id) // the total may have been adjusted elsewhere
 	if err != nil {
 		return Audit{}, err
 	}
@@ -189,6 +189,11 @@ func (s *Service) Reconcile(ctx context.Context, id int64) (Reconciliation, erro
 	n, err := s.orders.ClaimFence(lease, id, lk.Fence())
 	if err != nil {
 		return Reconciliation{}, unavailable("could not claim the activity in the database", err)
+	}
+	// The total as of the claim: AdjustStock on another instance may have
+	// changed it since this one cached it, and only under a fence.
+	if a, err = s.freshActivity(lease, id); err != nil {
+		return Reconciliation{}, err
 	}
 	before, err := s.stock.Remaining(lease, id)
 	switch {

@@ -127,8 +127,9 @@ type Service struct {
 	log    *slog.Logger
 	m      metrics
 
-	// Activities never change once created, so they are cached for the
-	// cheap rejections that must not cost a database round trip.
+	// Activities are cached for the cheap rejections that must not cost a
+	// database round trip. Only the total stock changes (AdjustStock), and
+	// what depends on it for safety (reconcile, audit) reads it fresh.
 	activities sync.Map // int64 -> seckill.Activity
 	// soldOut marks activities whose stock hit zero, with when, so the
 	// sold-out storm after the last unit costs no Redis round trip. Cleared

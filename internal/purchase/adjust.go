@@ -1,0 +1,116 @@
+package purchase
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/lock"
+	"github.com/seckill-oss/seckill/internal/order"
+	"github.com/seckill-oss/seckill/internal/stock"
+)
+
+// StockAdjustment reports what AdjustStock changed.
+type StockAdjustment struct {
+	ActivityID int64
+	Before     int64 // total stock before
+	TotalStock int64 // total stock after
+	Sold       int64 // units held by created and paid orders
+	Remaining  int64 // loaded into Redis: TotalStock - Sold
+}
+
+// AdjustStock sets the activity's total stock to total during a sale, safely:
+// under the activity's lock (no batch of this or another instance deducts
+// meanwhile), with the fence claimed in the database (no purchase whose lease
+// ran out can write behind it), never below the units sold, and with Redis
+// loaded with total - sold only while the lock is still held (LoadIfHeld), as
+// Reconcile does. The database is changed first: when the Redis load fails
+// after it, the answer is 503 and a reconcile (or preload) loads the stock
+// from the new total.
+func (s *Service) AdjustStock(ctx context.Context, id, total int64) (StockAdjustment, error) {
+	if total < 1 || total > seckill.MaxTotalStock {
+		return StockAdjustment{}, seckill.Errorf(seckill.EInvalid, "total_stock must be between 1 and %d", seckill.MaxTotalStock)
+	}
+	if _, err := s.activity(ctx, id); err != nil {
+		return StockAdjustment{}, err
+	}
+	lk, release, err := s.holdActivity(ctx, id)
+	if err != nil {
+		return StockAdjustment{}, err
+	}
+	defer release()
+	lease := lk.Context()
+	if _, err := s.orders.ClaimFence(lease, id, lk.Fence()); err != nil {
+		return StockAdjustment{}, unavailable("could not claim the activity in the database", err)
+	}
+	// Read under the claim: no other adjustment can change it until we are done.
+	a, err := s.orders.Activity(lease, id)
+	if err != nil {
+		return StockAdjustment{}, unavailable("the order database did not answer", err)
+	}
+	sold, err := s.orders.SetTotalStock(lease, id, lk.Fence(), total)
+	switch {
+	case errors.Is(err, order.ErrBelowSold):
+		return StockAdjustment{}, &seckill.Error{Code: seckill.EInvalid,
+			Message: fmt.Sprintf("total_stock %d is below the %d units already sold", total, sold), Err: err}
+	case err != nil:
+		return StockAdjustment{}, unavailable("the order database did not change the stock", err)
+	}
+	before := a.TotalStock
+	a.TotalStock = total
+	s.activities.Store(id, a)
+	after := total - sold
+	if err := s.stock.LoadIfHeld(lease, id, after, lk.Fence(), lk.Value()); err != nil {
+		return StockAdjustment{}, unavailable("the total stock changed, but Redis was not loaded with it: reconcile the activity", err)
+	}
+	if after > 0 {
+		s.soldOut.Delete(id)
+	} else {
+		s.soldOut.Store(id, s.now())
+	}
+	s.m.remaining.WithLabelValues(itoa(id)).Set(float64(after))
+	s.log.InfoContext(ctx, "stock adjusted", "activity_id", id, "before", before, "total_stock", total, "sold", sold, "remaining", after)
+	return StockAdjustment{ActivityID: id, Before: before, TotalStock: total, Sold: sold, Remaining: after}, nil
+}
+
+// holdActivity obtains the activity's lock as Reconcile does: the fence
+// counter seeded past the database's first (after Redis lost its data it
+// starts again from zero), then a renewed lease. release gives it back.
+func (s *Service) holdActivity(ctx context.Context, id int64) (lk *lock.Lock, release func(), err error) {
+	key := stock.LockKey(s.cfg.KeyPrefix, id)
+	dbFence, err := s.orders.Fence(ctx, id)
+	if err != nil {
+		return nil, nil, unavailable("the order database did not answer", err)
+	}
+	if err := s.locks.SeedFence(ctx, key, dbFence); err != nil {
+		return nil, nil, unavailable("Redis did not answer", err)
+	}
+	lk, err = s.locks.Obtain(ctx, key, s.cfg.LockTTL,
+		&lock.ObtainOptions{Wait: 2*s.cfg.LockTTL + s.cfg.LockWait, MaxBackoff: lockPoll, AutoRenew: true})
+	switch {
+	case errors.Is(err, lock.ErrNotObtained):
+		return nil, nil, busy("purchases kept the activity's lock busy; try again", err)
+	case err != nil:
+		return nil, nil, unavailable("Redis did not answer", err)
+	}
+	return lk, func() {
+		if err := lk.Release(ctx); err != nil {
+			s.log.WarnContext(ctx, "lock release", "activity_id", id, "fence", lk.Fence(), "err", err)
+		}
+	}, nil
+}
+
+// freshActivity reads the activity from the database, not the cache, and
+// caches it: its total stock may have been adjusted by another instance.
+func (s *Service) freshActivity(ctx context.Context, id int64) (seckill.Activity, error) {
+	a, err := s.orders.Activity(ctx, id)
+	switch {
+	case errors.Is(err, order.ErrActivityNotFound):
+		return seckill.Activity{}, seckill.Errorf(seckill.EActivityNotFound, "no activity %d", id)
+	case err != nil:
+		return seckill.Activity{}, unavailable("the order database did not answer", err)
+	}
+	s.activities.Store(id, a)
+	return a, nil
+}

@@ -1,0 +1,63 @@
+package purchase
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/order"
+)
+
+// ListActivities returns a page of activities by id, after afterID, each with
+// its live stock (from Redis, or total - sold from the database when Redis
+// has none loaded).
+func (s *Service) ListActivities(ctx context.Context, afterID int64, limit int) ([]ActivityView, error) {
+	rows, err := s.orders.ListActivities(ctx, afterID, limit)
+	if err != nil {
+		return nil, unavailable("the order database did not answer", err)
+	}
+	now := s.now()
+	out := make([]ActivityView, len(rows))
+	for i, r := range rows {
+		remaining, err := s.stock.Remaining(ctx, r.ID)
+		if err != nil {
+			remaining = max(r.TotalStock-r.Sold, 0)
+		}
+		out[i] = ActivityView{Activity: r.Activity, Remaining: remaining, Status: r.StatusAt(now, remaining)}
+	}
+	return out, nil
+}
+
+// ListOrders returns a page of the activity's orders in status ("" for all),
+// by id, after afterID.
+func (s *Service) ListOrders(ctx context.Context, activityID int64, status, afterID string, limit int) ([]order.AdminOrder, error) {
+	if _, err := s.activity(ctx, activityID); err != nil {
+		return nil, err
+	}
+	os, err := s.orders.ListOrders(ctx, activityID, status, afterID, limit)
+	if err != nil {
+		return nil, unavailable("the order database did not answer", err)
+	}
+	return os, nil
+}
+
+// ERefundNotRequired is the code of a refund marked done on an order that is
+// not refund_required: 409.
+const ERefundNotRequired = "refund_not_required"
+
+// MarkRefunded records that an operator (who) refunded the order:
+// refund_required becomes refunded, once.
+func (s *Service) MarkRefunded(ctx context.Context, orderID, who string) (order.AdminOrder, error) {
+	o, err := s.orders.MarkRefunded(ctx, orderID, who, time.Now())
+	switch {
+	case errors.Is(err, order.ErrNotFound):
+		return order.AdminOrder{}, seckill.Errorf(seckill.EOrderNotFound, "no order %q", orderID)
+	case errors.Is(err, order.ErrNotRefundRequired):
+		return o, &seckill.Error{Code: ERefundNotRequired, Message: "the order is " + o.Status + ", not refund_required", OrderID: o.ID, Err: err}
+	case err != nil:
+		return order.AdminOrder{}, unavailable("the order database did not answer", err)
+	}
+	s.log.InfoContext(ctx, "refund marked done", "order_id", o.ID, "activity_id", o.ActivityID, "by", who)
+	return o, nil
+}
