@@ -6,7 +6,7 @@
 //     whose user may create and drop databases; its database part is ignored),
 //     as scripts/test.sh sets them after starting the local servers;
 //  2. otherwise, when a Docker engine answers, containers started with
-//     testcontainers-go (one Redis and one MySQL per test process);
+//     testcontainers-go (one Redis and one MariaDB per test process);
 //  3. otherwise the local servers at their usual addresses
 //     (redis://127.0.0.1:6379/0 and root with no password at 127.0.0.1:3306),
 //     and the test log says so.
@@ -30,7 +30,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/redis/go-redis/v9"
 	"github.com/testcontainers/testcontainers-go"
-	tcmysql "github.com/testcontainers/testcontainers-go/modules/mysql"
+	tcmariadb "github.com/testcontainers/testcontainers-go/modules/mariadb"
 	tcredis "github.com/testcontainers/testcontainers-go/modules/redis"
 )
 
@@ -83,8 +83,7 @@ func resolve() {
 		}
 	}
 	if m == "" {
-		c, err := tcmysql.Run(ctx, "mariadb:10.11",
-			tcmysql.WithUsername("root"), tcmysql.WithPassword("test"), tcmysql.WithDatabase("test"))
+		c, err := tcmariadb.Run(ctx, mariadbImage, mariadbOptions()...)
 		if err != nil {
 			servers.err = fmt.Errorf("testenv: start MariaDB container: %w", err)
 			return
