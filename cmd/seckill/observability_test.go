@@ -42,10 +42,20 @@ func TestDashboardMetricsExist(t *testing.T) {
 	}
 
 	env := realEnv(t, 0)
+	// Payments on, so the payment panels' metrics are exported.
+	pay := start(t, nil, "paystub", "-addr", "127.0.0.1:0")
+	env["SECKILL_PAYMENT_URL"] = "http://" + pay.addr()
+	env["SECKILL_PAYMENT_SECRET"] = "dashboard-test-secret"
 	p := start(t, env, "serve")
 	base := "http://" + p.addr()
 	admin := map[string]string{"Authorization": "Bearer " + env["SECKILL_ADMIN_TOKEN"]}
 	id := createAndPreload(t, base, admin, 1)
+	// A counter that appears only with its first event misses that event in
+	// increase(): it must be there, at 0, before anything failed.
+	_, early := getText(t, base+"/metrics")
+	if !strings.Contains(early, fmt.Sprintf(`seckill_stock_not_loaded_total{activity_id="%d"} 0`, id)) {
+		t.Errorf("seckill_stock_not_loaded_total of activity %d is not exported at 0 before the first refusal", id)
+	}
 	for user := 1; user <= 2; user++ {
 		call(t, "POST", fmt.Sprintf("%s/api/v1/activities/%d/orders", base, id), map[string]string{"X-User-ID": fmt.Sprint(user)}, "")
 	}

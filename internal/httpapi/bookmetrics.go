@@ -70,3 +70,45 @@ func boolGauge(b bool) float64 {
 	}
 	return 0
 }
+
+// seen creates the activity's seckill_stock_not_loaded_total series at 0, so
+// that the first refused purchase is an increase Prometheus can see (a
+// series born at 1 shows no increase): every activity this instance creates,
+// preloads, reconciles or shows has one.
+func (b *bookMetrics) seen(id int64) { b.notLoaded.WithLabelValues(strconv.FormatInt(id, 10)) }
+
+// CreateActivity implements Service.
+func (b *bookMetrics) CreateActivity(ctx context.Context, a seckill.Activity) (purchase.ActivityView, error) {
+	v, err := b.Service.CreateActivity(ctx, a)
+	if err == nil {
+		b.seen(v.ID)
+	}
+	return v, err
+}
+
+// Preload implements Service.
+func (b *bookMetrics) Preload(ctx context.Context, id int64) (int64, error) {
+	n, err := b.Service.Preload(ctx, id)
+	if err == nil {
+		b.seen(id)
+	}
+	return n, err
+}
+
+// Reconcile implements Service.
+func (b *bookMetrics) Reconcile(ctx context.Context, id int64) (purchase.Reconciliation, error) {
+	r, err := b.Service.Reconcile(ctx, id)
+	if err == nil {
+		b.seen(id)
+	}
+	return r, err
+}
+
+// Activity implements Service.
+func (b *bookMetrics) Activity(ctx context.Context, id int64) (purchase.ActivityView, error) {
+	v, err := b.Service.Activity(ctx, id)
+	if err == nil {
+		b.seen(id)
+	}
+	return v, err
+}

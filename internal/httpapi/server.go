@@ -165,6 +165,7 @@ func newEdge(cfg Config, deps Deps) *edge {
 		}
 	}
 	e := &edge{cfg: cfg, svc: observeBooks(deps.Service, reg, log), pay: deps.Payments, log: log, m: newMetrics(reg, log), gatherer: gatherer}
+	registerReady(reg, deps.Service, log)
 	e.tasks, _ = deps.Service.(AdminTasks)
 	e.cancel, _ = deps.Payments.(Canceller)
 	return e

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/order"
 )
 
 // Outcomes of one verification, the values of the outcome label.
@@ -65,7 +66,15 @@ func newMetrics(reg prometheus.Registerer, log *slog.Logger) *metrics {
 		reg: reg,
 		log: log,
 	}
-	for _, t := range []string{triggerCallback, triggerResultPage, triggerDelayQueue} {
+	// Every series exists from start-up, at 0: a rate or an increase over a
+	// series that appears with its first event misses that event.
+	for _, r := range []string{"paid", "pending", "failed", "none", "unknown", "open"} {
+		m.provider.WithLabelValues(r)
+	}
+	for _, r := range []string{"returned", "already", "stale", "not_loaded", "failed"} {
+		m.returns.WithLabelValues(r)
+	}
+	for _, t := range []string{triggerCallback, triggerResultPage, triggerDelayQueue, triggerCancel} {
 		for _, o := range []string{outcomePaid, outcomeExpired, outcomeRefundRequired, outcomeUnchanged, outcomeSettled, outcomeUnknown, outcomeBusy} {
 			m.verifications.WithLabelValues(t, o)
 		}
@@ -137,7 +146,7 @@ func (o *ordersByStatus) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.NewInvalidMetric(o.desc, fmt.Errorf("count orders: %w", err))
 		return
 	}
-	for _, s := range []string{seckill.OrderStatusCreated, seckill.OrderStatusPaid, seckill.OrderStatusExpired, seckill.OrderStatusRefundRequired} {
+	for _, s := range []string{seckill.OrderStatusCreated, seckill.OrderStatusPaid, seckill.OrderStatusExpired, seckill.OrderStatusRefundRequired, order.OrderStatusRefunded} {
 		ch <- prometheus.MustNewConstMetric(o.desc, prometheus.GaugeValue, float64(counts[s]), s)
 	}
 }
