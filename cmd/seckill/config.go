@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -88,6 +89,16 @@ func loadConfig(getenv func(string) string) (config, error) {
 	} else {
 		c.QueueMax = n
 	}
+	// Both stores or neither: Redis without the database would write orders
+	// to a throwaway file and reuse their ids over Redis's keys after a
+	// restart; the database without Redis would sell from a stock that
+	// vanishes on exit.
+	switch {
+	case c.RedisURL != "" && c.MySQLDSN == "":
+		errs = append(errs, errors.New("SECKILL_MYSQL_DSN is required when SECKILL_REDIS_URL is set: orders must go to the database that outlives the process"))
+	case c.MySQLDSN != "" && c.RedisURL == "":
+		errs = append(errs, errors.New("SECKILL_REDIS_URL is required when SECKILL_MYSQL_DSN is set: the stock must live in a Redis every instance shares"))
+	}
 	c.RedisMode = strings.ToLower(envOr(getenv, "SECKILL_REDIS_MODE", redisSingle))
 	switch {
 	case c.RedisURL != "":
@@ -151,4 +162,28 @@ func envOr(getenv func(string) string, name, def string) string {
 		return v
 	}
 	return def
+}
+
+// checkMode holds serve and demo to their stores: serve never falls back to
+// the in-process ones, and the demo, which approves every user, prints an
+// admin token and serves an unauthenticated payment stub, listens on
+// loopback only (127.0.0.1:8080 unless SECKILL_HTTP_ADDR names another
+// loopback address).
+func checkMode(cfg *config, demo, addrSet bool) error {
+	switch {
+	case !demo && cfg.embedded():
+		return errors.New("serve needs SECKILL_REDIS_URL and SECKILL_MYSQL_DSN, and both are unset; for the in-process demo run `seckill demo`")
+	case !demo:
+		return nil
+	case !cfg.embedded():
+		return errors.New("demo runs on in-process stores only: unset SECKILL_REDIS_URL and SECKILL_MYSQL_DSN, or run `seckill serve`")
+	case !addrSet:
+		cfg.HTTPAddr = demoAddr
+		return nil
+	}
+	host, _, err := net.SplitHostPort(cfg.HTTPAddr)
+	if ip := net.ParseIP(host); err != nil || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {
+		return fmt.Errorf("SECKILL_HTTP_ADDR=%q: the demo listens on a loopback address only (such as 127.0.0.1:8080): it approves every user and serves an unauthenticated payment stub", cfg.HTTPAddr)
+	}
+	return nil
 }
