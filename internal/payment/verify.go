@@ -162,9 +162,11 @@ func (s *Service) write(lease context.Context, o seckill.Order, change order.Sta
 	switch {
 	case err == nil:
 	case errors.Is(err, order.ErrCommitUnknown):
+		// A locking read: a plain one misses a COMMIT still in flight,
+		// skips the give-back, and the unit is lost when it lands.
 		dctx, cancel := detached(lease)
 		defer cancel()
-		got, rerr := s.orders.OrderByID(dctx, o.ID)
+		got, rerr := s.orders.OrderLocked(dctx, o.ActivityID, o.ID)
 		if rerr != nil || got.StatusFence != change.Fence {
 			return o, outcomeUnknown, errors.Join(err, rerr)
 		}
