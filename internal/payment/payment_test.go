@@ -171,7 +171,7 @@ func TestThreeTriggersRace(t *testing.T) {
 	for u := int64(0); u < left; u++ {
 		w.buy(1_000_000 + u)
 	}
-	if _, _, err := w.stock.Deduct(ctx, w.activity.ID, w.fence.Add(1), 1); err == nil {
+	if _, _, err := w.stock.Deduct(ctx, w.activity.ID, stock.Grant{Fence: w.fence.Add(1)}, 1); err == nil {
 		t.Error("a unit more than the returned ones could be deducted")
 	}
 	w.checkBooks()

@@ -3,6 +3,7 @@ package purchase
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -171,7 +172,15 @@ func (s *Service) verify(lk *lock.Lock, activityID int64, tickets []*ticket, pen
 	errs := make([]error, len(pending))
 	var wg sync.WaitGroup
 	for k, i := range pending {
-		wg.Go(func() { errs[k] = s.users.Verify(vctx, tickets[i].req.UserID, activityID) })
+		wg.Go(func() {
+			// A verifier's panic is that buyer's failure, not the process's.
+			defer func() {
+				if r := recover(); r != nil {
+					errs[k] = fmt.Errorf("user check panicked: %v", r)
+				}
+			}()
+			errs[k] = s.users.Verify(vctx, tickets[i].req.UserID, activityID)
+		})
 	}
 	wg.Wait()
 	for k, i := range pending {
@@ -192,7 +201,8 @@ func (s *Service) verify(lk *lock.Lock, activityID int64, tickets []*ticket, pen
 // orders not written.
 func (s *Service) sell(lk *lock.Lock, activityID int64, tickets []*ticket, approved []int, outs []outcome) {
 	lease, fence := lk.Context(), lk.Fence()
-	taken, remaining, err := s.stock.Deduct(lease, activityID, fence, int64(len(approved)))
+	g := stock.Grant{Fence: fence, Token: lk.Value()}
+	taken, remaining, err := s.stock.Deduct(lease, activityID, g, int64(len(approved)))
 	switch {
 	case errors.Is(err, stock.ErrSoldOut):
 		s.markSoldOut(activityID, 0)
@@ -210,7 +220,7 @@ func (s *Service) sell(lk *lock.Lock, activityID int64, tickets []*ticket, appro
 	case err != nil:
 		// A deduct whose reply was lost may have landed: settling at 0
 		// gives its units back if it did, and stops it if it lands later.
-		s.settle(lease, activityID, fence, 0, int64(len(approved)), "deduct_failed")
+		s.settle(lease, activityID, g, 0, int64(len(approved)), "deduct_failed")
 		s.m.batches.WithLabelValues("unavailable").Inc()
 		for _, i := range approved {
 			outs[i].err = unavailable("the stock store did not answer; nothing was sold", err)
@@ -218,11 +228,11 @@ func (s *Service) sell(lk *lock.Lock, activityID int64, tickets []*ticket, appro
 		return
 	}
 	if e := s.replicated(lease, "deduct", func(ctx context.Context) error {
-		return s.stock.WaitDeduct(ctx, activityID, fence, s.cfg.WaitReplicas, s.cfg.WaitTimeout)
+		return s.stock.WaitDeduct(ctx, activityID, g, s.cfg.WaitReplicas, s.cfg.WaitTimeout)
 	}); e != nil {
 		// Not sold: its units go back where the deduct still is, and a
 		// tombstone stops it where it is not.
-		s.settle(lease, activityID, fence, 0, taken, "unreplicated")
+		s.settle(lease, activityID, g, 0, taken, "unreplicated")
 		for _, i := range approved {
 			outs[i].err = e
 		}
@@ -252,7 +262,7 @@ func (s *Service) sell(lk *lock.Lock, activityID int64, tickets []*ticket, appro
 	b, err := s.orders.CreateOrders(lease, activityID, fence, orders)
 	if err != nil {
 		s.m.batches.WithLabelValues("write_failed").Inc()
-		s.afterFailedWrite(lease, activityID, fence, tickets, approved, orders, err, outs)
+		s.afterFailedWrite(lease, activityID, g, tickets, approved, orders, err, outs)
 		return
 	}
 	s.m.batches.WithLabelValues("written").Inc()
@@ -277,7 +287,7 @@ func (s *Service) sell(lk *lock.Lock, activityID int64, tickets []*ticket, appro
 		outs[at[o.ID]].order, outs[at[o.ID]].err = s.explainTaken(lease, o, tickets[at[o.ID]].req)
 	}
 	if keep := int64(len(b.Written) + len(b.Over)); keep < taken {
-		s.settle(lease, activityID, fence, keep, taken-keep, "already_ordered")
+		s.settle(lease, activityID, g, keep, taken-keep, "already_ordered")
 	}
 }
 

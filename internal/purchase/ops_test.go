@@ -145,7 +145,7 @@ func TestReconcileLoadLandingAfterItsLease(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := directStock.Deduct(ctx, a.ID, newer.Fence(), 1); err != nil {
+		if _, _, err := directStock.Deduct(ctx, a.ID, stock.Grant{Fence: newer.Fence()}, 1); err != nil {
 			t.Fatal(err)
 		}
 		rerr := <-done
