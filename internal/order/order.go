@@ -184,6 +184,23 @@ func (s *Store) OrderByUser(ctx context.Context, activityID, userID int64) (seck
 	return row.order(), nil
 }
 
+// OrdersByUsers returns, of the users given, those who hold an order of the
+// activity, with that order, in one query.
+func (s *Store) OrdersByUsers(ctx context.Context, activityID int64, userIDs []int64) (map[int64]seckill.Order, error) {
+	got := make(map[int64]seckill.Order, len(userIDs))
+	if len(userIDs) == 0 {
+		return got, nil
+	}
+	var rows []orderRow
+	if err := s.db.WithContext(ctx).Where("activity_id = ? AND user_id IN ?", activityID, userIDs).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("order: orders of %d users in activity %d: %w", len(userIDs), activityID, err)
+	}
+	for _, r := range rows {
+		got[r.UserID] = r.order()
+	}
+	return got, nil
+}
+
 // OrderByIdempotencyKey returns the user's order created with the key, or
 // ErrNotFound.
 func (s *Store) OrderByIdempotencyKey(ctx context.Context, userID int64, key string) (seckill.Order, error) {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/lock"
-	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
@@ -27,6 +26,7 @@ func (s *Service) runBatch(q *queue, tickets []*ticket) {
 	s.m.batchSize.Observe(float64(len(tickets)))
 	firsts, repeats := byUser(tickets)
 	outs := s.serve(q, firsts)
+	s.preferHolders(q.activity.ID, firsts, outs)
 	for i, t := range firsts {
 		t.answer(outs[i].order, outs[i].err)
 	}
@@ -36,7 +36,7 @@ func (s *Service) runBatch(q *queue, tickets []*ticket) {
 		case r.t.req.IdempotencyKey != "" && r.t.req.IdempotencyKey == first.req.IdempotencyKey:
 			r.t.answer(out.order, out.err)
 		case out.err == nil:
-			r.t.answer(seckill.Order{}, alreadyPurchased(out.order.ID))
+			r.t.answer(seckill.Order{}, holds(out.order))
 		default:
 			r.t.answer(seckill.Order{}, out.err)
 		}
@@ -82,6 +82,12 @@ func (s *Service) serve(q *queue, tickets []*ticket) []outcome {
 		pending = append(pending, i)
 	}
 	if len(pending) == 0 {
+		return outs
+	}
+	// The window is checked again here, not only when the buyer queued: a
+	// buyer who waited past the end must not be sold to.
+	if !s.now().Before(a.EndsAt) {
+		set(pending, ended(a))
 		return outs
 	}
 	if s.stillSoldOut(a.ID) {
@@ -202,7 +208,11 @@ func (s *Service) verify(lk *lock.Lock, activityID int64, tickets []*ticket, pen
 func (s *Service) sell(lk *lock.Lock, activityID int64, tickets []*ticket, approved []int, outs []outcome) {
 	lease, fence := lk.Context(), lk.Fence()
 	g := stock.Grant{Fence: fence, Token: lk.Value()}
-	taken, remaining, err := s.stock.Deduct(lease, activityID, g, int64(len(approved)))
+	users := make([]int64, len(approved))
+	for k, i := range approved {
+		users[k] = tickets[i].req.UserID
+	}
+	taken, remaining, err := s.stock.Deduct(lease, activityID, g, int64(len(approved)), users...)
 	switch {
 	case errors.Is(err, stock.ErrSoldOut):
 		s.markSoldOut(activityID, 0)
@@ -283,35 +293,54 @@ func (s *Service) sell(lk *lock.Lock, activityID int64, tickets []*ticket, appro
 		s.log.Warn("database refused units Redis had; reconcile the activity", "activity_id", activityID, "units", len(b.Over))
 		s.markSoldOut(activityID, 0)
 	}
-	for _, o := range b.Taken {
-		outs[at[o.ID]].order, outs[at[o.ID]].err = s.explainTaken(lease, o, tickets[at[o.ID]].req)
+	if len(b.Taken) > 0 {
+		reqs := make([]BuyRequest, len(b.Taken))
+		for k, o := range b.Taken {
+			reqs[k] = tickets[at[o.ID]].req
+		}
+		for k, out := range s.explainTaken(lease, activityID, reqs) {
+			outs[at[b.Taken[k].ID]] = out
+		}
 	}
 	if keep := int64(len(b.Written) + len(b.Over)); keep < taken {
 		s.settle(lease, activityID, g, keep, taken-keep, "already_ordered")
 	}
 }
 
-// explainTaken answers a buyer whose order a unique key kept out: the user
-// already holds an order for the activity (its repeat with the same
+// explainTaken answers the buyers whose orders a unique key kept out, in
+// order: each already holds an order of the activity (a repeat with the same
 // idempotency key gets that order again), or used the idempotency key for
-// another order.
-func (s *Service) explainTaken(ctx context.Context, o seckill.Order, req BuyRequest) (seckill.Order, error) {
-	dctx, cancel := detached(ctx)
-	defer cancel()
-	existing, err := s.orders.OrderByUser(dctx, o.ActivityID, o.UserID)
-	switch {
-	case err == nil:
-		s.remember(existing)
-		if req.IdempotencyKey != "" && existing.IdempotencyKey == req.IdempotencyKey {
-			return existing, nil
-		}
-		return seckill.Order{}, alreadyPurchased(existing.ID)
-	case !errors.Is(err, order.ErrNotFound):
-		return seckill.Order{}, unavailable("the order database did not answer; nothing was sold", err)
+// another order. One query finds the holders, within the lease; only a
+// buyer who holds none (a key used elsewhere, rare) costs one more.
+func (s *Service) explainTaken(lease context.Context, activityID int64, reqs []BuyRequest) []outcome {
+	outs := make([]outcome, len(reqs))
+	users := make([]int64, len(reqs))
+	for k, r := range reqs {
+		users[k] = r.UserID
 	}
-	first, err := s.orders.OrderByIdempotencyKey(dctx, o.UserID, req.IdempotencyKey)
+	held, err := s.orders.OrdersByUsers(lease, activityID, users)
 	if err != nil {
-		return seckill.Order{}, unavailable("the order database did not answer; nothing was sold", err)
+		for k := range outs {
+			outs[k].err = unavailable("the order database did not answer; nothing was sold", err)
+		}
+		return outs
 	}
-	return s.replay(first, req)
+	for k, req := range reqs {
+		if existing, ok := held[req.UserID]; ok {
+			s.remember(existing)
+			if req.IdempotencyKey != "" && existing.IdempotencyKey == req.IdempotencyKey {
+				outs[k].order = existing
+			} else {
+				outs[k].err = holds(existing)
+			}
+			continue
+		}
+		first, err := s.orders.OrderByIdempotencyKey(lease, req.UserID, req.IdempotencyKey)
+		if err != nil {
+			outs[k].err = unavailable("the order database did not answer; nothing was sold", err)
+			continue
+		}
+		outs[k].order, outs[k].err = s.replay(first, req)
+	}
+	return outs
 }

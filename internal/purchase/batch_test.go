@@ -172,3 +172,39 @@ func TestBatchWithMixedOutcomes(t *testing.T) {
 		}
 	}
 }
+
+// A buyer whose 201 was lost asks again on another instance after the
+// sell-out, with no Idempotency-Key: the contract's precedence says they are
+// told already_purchased with their order, not sold_out ("you have no
+// order"), both from the cheap sold-out answer and from inside a batch.
+// Someone without an order still hears sold_out.
+func TestHolderHearsAlreadyPurchasedAfterSellOut(t *testing.T) {
+	prefix, dsn := testenv.Prefix(t), testenv.MySQLDSN(t)
+	a, _ := realService(t, prefix, dsn, usercheck.ApproveAll{})
+	b, _ := realService(t, prefix, dsn, usercheck.ApproveAll{})
+	ctx := context.Background()
+	now := time.Now()
+	act, err := a.CreateActivity(ctx, seckill.Activity{Name: "Moutai 53%", TotalStock: 1, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := a.Buy(ctx, purchase.BuyRequest{ActivityID: act.ID, UserID: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Instance b learns of the sell-out inside the holder's own batch, then
+	// answers from its sold-out mark.
+	holder := func(how string) {
+		t.Helper()
+		_, err := b.Buy(ctx, purchase.BuyRequest{ActivityID: act.ID, UserID: 1})
+		var e *seckill.Error
+		if !errors.As(err, &e) || e.Code != seckill.EAlreadyPurchased || e.OrderID != o.ID || e.OrderStatus != seckill.OrderStatusCreated {
+			t.Fatalf("the holder on another instance, %s: %v, want already_purchased with order %s, status created", how, err, o.ID)
+		}
+	}
+	holder("in a batch")
+	if _, err := b.Buy(ctx, purchase.BuyRequest{ActivityID: act.ID, UserID: 2}); code(err) != seckill.ESoldOut {
+		t.Fatalf("a buyer without an order: %v, want sold_out", err)
+	}
+	holder("from the sold-out mark")
+}

@@ -45,7 +45,7 @@ func (s *Service) Buy(ctx context.Context, req BuyRequest) (seckill.Order, error
 		return seckill.Order{}, seckill.Errorf(seckill.ENotStarted, "the sale starts at %s", a.StartsAt.UTC().Format(time.RFC3339))
 	}
 	if !now.Before(a.EndsAt) {
-		return seckill.Order{}, seckill.Errorf(seckill.EEnded, "the sale ended at %s", a.EndsAt.UTC().Format(time.RFC3339))
+		return seckill.Order{}, s.holderOr(ctx, a.ID, req.UserID, ended(a))
 	}
 	if req.IdempotencyKey != "" {
 		o, err := s.orders.OrderByIdempotencyKey(ctx, req.UserID, req.IdempotencyKey)
@@ -56,11 +56,8 @@ func (s *Service) Buy(ctx context.Context, req BuyRequest) (seckill.Order, error
 			return seckill.Order{}, unavailable("the order database did not answer", err)
 		}
 	}
-	if id, ok := s.bought.Load(buyer{req.ActivityID, req.UserID}); ok {
-		return seckill.Order{}, alreadyPurchased(id.(string))
-	}
-	if s.soldOutFresh(req.ActivityID) {
-		return seckill.Order{}, soldOut()
+	if _, ok := s.bought.Load(buyer{req.ActivityID, req.UserID}); ok || s.soldOutFresh(req.ActivityID) {
+		return seckill.Order{}, s.holderOr(ctx, a.ID, req.UserID, soldOut())
 	}
 
 	t := newTicket(req)
@@ -96,6 +93,10 @@ func (s *Service) await(ctx context.Context, t *ticket) (seckill.Order, error) {
 	}
 	out := <-t.done
 	return out.order, out.err
+}
+
+func ended(a seckill.Activity) *seckill.Error {
+	return seckill.Errorf(seckill.EEnded, "the sale ended at %s", a.EndsAt.UTC().Format(time.RFC3339))
 }
 
 func (s *Service) replay(o seckill.Order, req BuyRequest) (seckill.Order, error) {

@@ -374,3 +374,26 @@ func TestPanickingVerifierFailsOnlyItsBuyer(t *testing.T) {
 		t.Fatalf("next buyer: %v, want an order", err)
 	}
 }
+
+// A buyer who queued before the sale's end and whose batch runs after it is
+// told ended, and nothing is sold: the window is checked again when the
+// batch is served, not only at the queue's door.
+func TestQueuedPastTheEndIsNotSold(t *testing.T) {
+	c := &clock{now: time.Now()}
+	h := newHeldService(t, purchase.Config{LockWait: time.Minute, Now: c.Now})
+	first := h.buy(1)
+	<-h.entered
+	second := h.buy(2)
+	h.waitQueued(t, 1)
+	c.Add(2 * time.Hour) // past the activity's end
+	close(h.release)
+	if b := <-first; b.err != nil {
+		t.Fatalf("the buyer whose batch started before the end: %v", b.err)
+	}
+	if b := <-second; code(b.err) != seckill.EEnded {
+		t.Fatalf("the buyer served after the end: %+v, want ended", b)
+	}
+	if n, err := h.orders.CountOrders(context.Background(), h.act); err != nil || n != 1 {
+		t.Fatalf("%d orders, %v; want 1", n, err)
+	}
+}

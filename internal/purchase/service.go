@@ -238,6 +238,13 @@ func unavailable(msg string, err error) *seckill.Error {
 	return &seckill.Error{Code: seckill.EUnavailable, Message: msg, RetryAfter: retryAfter, Err: err}
 }
 
+// outcomeUnknown: the order write's outcome could not be learned; the order
+// may exist, and its unit stays deducted until the books are repaired.
+func outcomeUnknown(err error) *seckill.Error {
+	return &seckill.Error{Code: seckill.EOutcomeUnknown, RetryAfter: retryAfter, Err: err,
+		Message: "the order database became unreachable during the order write; your order may exist: GET orders/mine (or a repeat with the same Idempotency-Key) tells"}
+}
+
 func busy(msg string, err error) *seckill.Error {
 	return &seckill.Error{Code: seckill.EBusy, Message: msg, RetryAfter: retryAfter, Err: err}
 }

@@ -83,22 +83,67 @@ func (s *Service) resolveCommit(ctx context.Context, activityID int64, g stock.G
 	}
 	if err != nil {
 		s.m.leaked.Add(float64(len(orders)))
-		s.log.Error("order commit outcome unknown; units held until reconciliation",
+		s.log.Error("order commit outcome unknown; units held until the books are repaired",
 			"activity_id", activityID, "fence", g.Fence, "orders", len(orders), "err", errors.Join(cause, err))
 		for _, i := range approved {
-			outs[i].err = unavailable("the order database failed; if your order was written it will show under your orders", cause)
+			outs[i].err = outcomeUnknown(errors.Join(cause, err))
 		}
 		return
 	}
+	if len(written) == 0 {
+		// The transaction did not commit: nothing was sold.
+		for _, i := range approved {
+			outs[i].err = unavailable("the order database failed; nothing was sold", cause)
+		}
+		s.settle(ctx, activityID, g, 0, int64(len(orders)), "commit_failed")
+		return
+	}
+	// It did commit: each order it left out was kept out by a unique key
+	// (the buyer holds an order, or used the key elsewhere) or had no unit
+	// left in the database, as in a batch whose COMMIT answered.
+	keep := int64(len(written))
+	var left []int // indexes into orders
+	users := make([]int64, 0, len(orders)-len(written))
 	for k, i := range approved {
 		if o, ok := written[orders[k].ID]; ok {
 			s.remember(o)
 			outs[i].order = o
 			continue
 		}
-		outs[i].err = unavailable("the order database failed; nothing was sold", cause)
+		left = append(left, k)
+		users = append(users, orders[k].UserID)
 	}
-	s.settle(ctx, activityID, g, int64(len(written)), int64(len(orders)-len(written)), "commit_failed")
+	held, herr := s.orders.OrdersByUsers(dctx, activityID, users)
+	for _, k := range left {
+		o, i := orders[k], approved[k]
+		if herr != nil {
+			// Not sold by this request, for a reason not learned: its unit
+			// stays deducted until the books are repaired.
+			outs[i].err = unavailable("the order database failed; nothing was sold", errors.Join(cause, herr))
+			keep++
+			continue
+		}
+		if existing, ok := held[o.UserID]; ok {
+			s.remember(existing)
+			if o.IdempotencyKey != "" && existing.IdempotencyKey == o.IdempotencyKey {
+				outs[i].order = existing
+			} else {
+				outs[i].err = holds(existing)
+			}
+			continue
+		}
+		if o.IdempotencyKey != "" {
+			if first, err := s.orders.OrderByIdempotencyKey(dctx, o.UserID, o.IdempotencyKey); err == nil {
+				outs[i].order, outs[i].err = s.replay(first, BuyRequest{ActivityID: activityID, UserID: o.UserID, IdempotencyKey: o.IdempotencyKey})
+				continue
+			}
+		}
+		// Over: the database had no unit for it. Its unit stays deducted,
+		// which moves Redis towards the truth.
+		outs[i].err = soldOut()
+		keep++
+	}
+	s.settle(ctx, activityID, g, keep, int64(len(orders))-keep, "commit_failed")
 }
 
 // settle gives back what grant g deducted beyond keep units: the units of

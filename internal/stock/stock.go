@@ -159,12 +159,25 @@ func (s *Store) LoadIfHeld(ctx context.Context, activityID, remaining, epoch int
 // not have happened: Settle(fence, 0) puts its units back if it did.
 // A grant deducts once: a repeated Deduct for the same fence (a retry after a
 // lost reply) takes nothing more and reports what the grant holds.
-func (s *Store) Deduct(ctx context.Context, activityID int64, g Grant, n int64) (taken, remaining int64, err error) {
+//
+// buyers, when given, are the n users the units are for, in the order units
+// go to them: the first taken join the activity's buyer set (Holders) in the
+// same atomic step.
+func (s *Store) Deduct(ctx context.Context, activityID int64, g Grant, n int64, buyers ...int64) (taken, remaining int64, err error) {
 	fence := g.Fence
 	if n < 1 {
 		return 0, 0, fmt.Errorf("stock: deduct %d units of activity %d: want at least 1", n, activityID)
 	}
-	reply, err := deductScript.Run(ctx, s.rdb, s.keys(activityID, g), n, ReceiptTTL.Milliseconds()).Result()
+	if len(buyers) != 0 && int64(len(buyers)) != n {
+		return 0, 0, fmt.Errorf("stock: deduct %d units of activity %d for %d buyers: want one buyer a unit", n, activityID, len(buyers))
+	}
+	args := make([]any, 0, 2+len(buyers))
+	args = append(args, n, ReceiptTTL.Milliseconds())
+	for _, b := range buyers {
+		args = append(args, b)
+	}
+	keys := append(s.keys(activityID, g), s.buyers(activityID))
+	reply, err := deductScript.Run(ctx, s.rdb, keys, args...).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
 		return 0, 0, fmt.Errorf("stock: deduct activity %d: %w", activityID, ErrNotLoaded)
@@ -230,6 +243,34 @@ func (s *Store) Settle(ctx context.Context, activityID int64, g Grant, keep int6
 	}
 	return left, back, nil
 }
+
+// Holders reports which of the users are in the activity's buyer set: every
+// user who holds an order of the activity is, and so may a user whose unit
+// went back. One round trip (SMISMEMBER), for all of them.
+func (s *Store) Holders(ctx context.Context, activityID int64, users []int64) (map[int64]bool, error) {
+	in := make(map[int64]bool, len(users))
+	if len(users) == 0 {
+		return in, nil
+	}
+	members := make([]any, len(users))
+	for i, u := range users {
+		members[i] = u
+	}
+	got, err := s.rdb.SMIsMember(ctx, s.buyers(activityID), members...).Result()
+	if err != nil {
+		return nil, fmt.Errorf("stock: buyers of activity %d: %w", activityID, err)
+	}
+	for i, ok := range got {
+		if ok {
+			in[users[i]] = true
+		}
+	}
+	return in, nil
+}
+
+// buyers is the key of the activity's buyer set:
+// <prefix>seckill:{act:N}:buyers.
+func (s *Store) buyers(activityID int64) string { return activityKey(s.prefix, activityID, "buyers") }
 
 // Remaining returns the units left, or ErrNotLoaded.
 func (s *Store) Remaining(ctx context.Context, activityID int64) (int64, error) {
