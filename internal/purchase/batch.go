@@ -72,15 +72,12 @@ func (s *Service) serve(q *queue, tickets []*ticket) []outcome {
 			outs[i].err = err
 		}
 	}
-	// Buyers who bought here while they waited need no lock.
-	var pending []int
-	for i, t := range tickets {
-		if id, ok := s.bought.Load(buyer{a.ID, t.req.UserID}); ok {
-			outs[i].err = alreadyPurchased(id.(string))
-			continue
-		}
-		pending = append(pending, i)
+	// Buyers who hold an order need no lock and take no unit.
+	pending := make([]int, len(tickets))
+	for i := range tickets {
+		pending[i] = i
 	}
+	pending = s.answerHolders(a.ID, tickets, pending, outs)
 	if len(pending) == 0 {
 		return outs
 	}
@@ -103,7 +100,7 @@ func (s *Service) serve(q *queue, tickets []*ticket) []outcome {
 	lk, err := s.locks.Obtain(lctx, stock.LockKey(s.cfg.KeyPrefix, a.ID), s.cfg.LockTTL,
 		&lock.ObtainOptions{Wait: s.cfg.LockWait, MaxBackoff: lockPoll})
 	switch {
-	case errors.Is(err, lock.ErrNotObtained):
+	case errors.Is(err, lock.ErrNotObtained) && !errors.Is(err, lock.ErrAcquireFailed):
 		s.m.batches.WithLabelValues("lock_busy").Inc()
 		set(pending, busy("the activity is too busy: another instance held its lock past the queue wait; nothing was sold", err))
 		return outs
@@ -142,7 +139,7 @@ func (s *Service) serve(q *queue, tickets []*ticket) []outcome {
 // (which the atomic deduct would consult anyway), refreshing the mark. A
 // failed look-up says no; the deduct then reports what is wrong.
 func (s *Service) stillSoldOut(activityID int64) bool {
-	if _, marked := s.soldOut.Load(activityID); !marked {
+	if _, marked := s.soldOut.seen(activityID); !marked {
 		return false
 	}
 	if s.soldOutFresh(activityID) {
@@ -150,15 +147,16 @@ func (s *Service) stillSoldOut(activityID int64) bool {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), detachedTimeout)
 	defer cancel()
+	epoch := s.soldOut.epoch(activityID)
 	left, err := s.stock.Remaining(ctx, activityID)
 	switch {
 	case err != nil:
 		return false
 	case left <= 0:
-		s.markSoldOut(activityID, 0)
+		s.markSoldOut(activityID, 0, epoch)
 		return true
 	}
-	s.soldOut.Delete(activityID)
+	s.soldOut.clear(activityID)
 	return false
 }
 
@@ -212,10 +210,11 @@ func (s *Service) sell(lk *lock.Lock, activityID int64, tickets []*ticket, appro
 	for k, i := range approved {
 		users[k] = tickets[i].req.UserID
 	}
+	epoch := s.soldOut.epoch(activityID)
 	taken, remaining, err := s.stock.Deduct(lease, activityID, g, int64(len(approved)), users...)
 	switch {
 	case errors.Is(err, stock.ErrSoldOut):
-		s.markSoldOut(activityID, 0)
+		s.markSoldOut(activityID, 0, epoch)
 		s.m.batches.WithLabelValues("sold_out").Inc()
 		for _, i := range approved {
 			outs[i].err = soldOut()
@@ -249,7 +248,7 @@ func (s *Service) sell(lk *lock.Lock, activityID int64, tickets []*ticket, appro
 		return
 	}
 	s.m.remaining.WithLabelValues(itoa(activityID)).Set(float64(remaining))
-	s.markSoldOut(activityID, remaining)
+	s.markSoldOut(activityID, remaining, epoch)
 	for _, i := range approved[taken:] {
 		outs[i].err = soldOut()
 	}
@@ -291,7 +290,7 @@ func (s *Service) sell(lk *lock.Lock, activityID int64, tickets []*ticket, appro
 		// The database holds every unit already: Redis had too many.
 		// Keeping those units deducted moves Redis towards the truth.
 		s.log.Warn("database refused units Redis had; reconcile the activity", "activity_id", activityID, "units", len(b.Over))
-		s.markSoldOut(activityID, 0)
+		s.markSoldOut(activityID, 0, epoch)
 	}
 	if len(b.Taken) > 0 {
 		reqs := make([]BuyRequest, len(b.Taken))

@@ -118,16 +118,18 @@ func (s *Service) remember(o seckill.Order) {
 // soldOutFresh reports whether the activity was seen sold out less than
 // soldOutRecheck ago.
 func (s *Service) soldOutFresh(activityID int64) bool {
-	at, ok := s.soldOut.Load(activityID)
-	return ok && s.now().Sub(at.(time.Time)) < soldOutRecheck
+	at, ok := s.soldOut.seen(activityID)
+	return ok && s.now().Sub(at) < soldOutRecheck
 }
 
 // ClearSoldOut forgets the activity's sold-out mark: a unit went back to its
 // stock outside the purchase path (an expired order), so it sells at once.
-func (s *Service) ClearSoldOut(activityID int64) { s.soldOut.Delete(activityID) }
+func (s *Service) ClearSoldOut(activityID int64) { s.soldOut.clear(activityID) }
 
-func (s *Service) markSoldOut(activityID, remaining int64) {
+// markSoldOut marks the activity sold out when remaining is none, unless a
+// unit went back since epoch (soldOutMarks.epoch) was read.
+func (s *Service) markSoldOut(activityID, remaining int64, epoch uint64) {
 	if remaining <= 0 {
-		s.soldOut.Store(activityID, s.now())
+		s.soldOut.mark(activityID, s.now(), epoch)
 	}
 }

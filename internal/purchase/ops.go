@@ -190,6 +190,7 @@ func (s *Service) Reconcile(ctx context.Context, id int64) (Reconciliation, erro
 	if err != nil {
 		return Reconciliation{}, unavailable("could not claim the activity in the database", err)
 	}
+	epoch := s.soldOut.epoch(id)
 	before, err := s.stock.Remaining(lease, id)
 	switch {
 	case errors.Is(err, stock.ErrNotLoaded):
@@ -204,9 +205,9 @@ func (s *Service) Reconcile(ctx context.Context, id int64) (Reconciliation, erro
 		return Reconciliation{}, unavailable("Redis did not answer, or the lease ended; stock not loaded", err)
 	}
 	if after > 0 {
-		s.soldOut.Delete(id)
+		s.soldOut.clear(id)
 	} else {
-		s.soldOut.Store(id, s.now())
+		s.markSoldOut(id, 0, epoch)
 	}
 	s.m.remaining.WithLabelValues(itoa(id)).Set(float64(after))
 	r := Reconciliation{ActivityID: id, TotalStock: a.TotalStock, Orders: n, Before: before, After: after, Changed: before != after}

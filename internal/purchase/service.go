@@ -136,7 +136,7 @@ type Service struct {
 	// soldOutRecheck, so a unit returned by another process is sold through
 	// this one at most that much later. After that a batch asks Redis once
 	// for everyone queued, without the lock.
-	soldOut sync.Map // int64 -> time.Time
+	soldOut soldOutMarks
 	// bought remembers this process's orders, so a buyer who asks again is
 	// answered without queueing. The database's unique key is the
 	// guarantee; this is only a shortcut.

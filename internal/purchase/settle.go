@@ -164,7 +164,7 @@ func (s *Service) settle(ctx context.Context, activityID int64, g stock.Grant, k
 		case err == nil:
 			if returned > 0 {
 				s.m.returned.WithLabelValues(why).Add(float64(returned))
-				s.soldOut.Delete(activityID)
+				s.soldOut.clear(activityID)
 				s.m.remaining.WithLabelValues(itoa(activityID)).Set(float64(remaining))
 			}
 			return
