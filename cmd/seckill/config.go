@@ -36,6 +36,7 @@ type config struct {
 	LogLevel         slog.Level
 	LogFormat        string // "json" or "text"
 	ShutdownTimeout  time.Duration
+	BooksSweep       time.Duration // 0: no books sweep
 
 	// Payments (docs/API.md "Payments and expiry"); PaymentURL "": off.
 	PaymentURL    string
@@ -83,6 +84,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c.UserCheckTimeout = duration("SECKILL_USERCHECK_TIMEOUT", "500ms", time.Millisecond)
 	c.LockWait = duration("SECKILL_LOCK_WAIT", "1s", time.Millisecond)
 	c.ShutdownTimeout = duration("SECKILL_SHUTDOWN_TIMEOUT", "15s", 0)
+	c.BooksSweep = duration("SECKILL_BOOKS_SWEEP", "5s", 0)
 	queueMax := envOr(getenv, "SECKILL_QUEUE_MAX", strconv.Itoa(purchase.DefaultQueueMax))
 	if n, err := strconv.Atoi(queueMax); err != nil || n < 1 || n > maxQueueMax {
 		errs = append(errs, fmt.Errorf("SECKILL_QUEUE_MAX=%q: must be a whole number of buyers from 1 to %d", queueMax, maxQueueMax))

@@ -137,6 +137,7 @@ type Reconciliation struct {
 	Before     int64 // Redis remaining before; -1 when none was loaded
 	After      int64
 	Changed    bool
+	Fence      int64 // of the lock grant the load was made under
 }
 
 // LoadedBefore is Before, or nil when Redis held no stock for the activity,
@@ -210,7 +211,7 @@ func (s *Service) Reconcile(ctx context.Context, id int64) (Reconciliation, erro
 		s.markSoldOut(id, 0, epoch)
 	}
 	s.m.remaining.WithLabelValues(itoa(id)).Set(float64(after))
-	r := Reconciliation{ActivityID: id, TotalStock: a.TotalStock, Orders: n, Before: before, After: after, Changed: before != after}
+	r := Reconciliation{ActivityID: id, TotalStock: a.TotalStock, Orders: n, Before: before, After: after, Changed: before != after, Fence: lk.Fence()}
 	if r.Changed {
 		s.m.reconciled.Inc()
 		s.log.InfoContext(ctx, "stock reconciled", "activity_id", id, "orders", n, "before", before, "after", after)

@@ -79,6 +79,13 @@ type Config struct {
 	// sells nothing and its buyers are told 503 (replicas.go).
 	WaitReplicas int
 	WaitTimeout  time.Duration
+	// BooksSweep, when above 0, is how often this process checks the books of
+	// open activities and repairs Redis's stock where a crash left it off
+	// (sweep.go); 0 means no sweep.
+	BooksSweep time.Duration
+	// BooksAfterEnd is how long after an activity's end its books are still
+	// swept: expiries give units back until the last order's pay_by.
+	BooksAfterEnd time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -150,6 +157,7 @@ type Service struct {
 	closing bool
 	stop    chan struct{} // closed by Close: leaders drain and exit
 	leaders sync.WaitGroup
+	sweeper sync.WaitGroup
 }
 
 type buyer struct{ activityID, userID int64 }
@@ -203,6 +211,10 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		return nil, err
 	}
 	s.m = m
+	if cfg.BooksSweep > 0 {
+		s.sweeper.Add(1)
+		go s.sweepBooks()
+	}
 	return s, nil
 }
 
@@ -217,6 +229,7 @@ func (s *Service) Close() error {
 		close(s.stop)
 	}
 	s.qmu.Unlock()
+	s.sweeper.Wait()
 	s.leaders.Wait()
 	return nil
 }
