@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/crashpoint"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/stock"
@@ -178,6 +179,7 @@ func (s *Service) expire(lease context.Context, o seckill.Order, change order.St
 	if err != nil || outcome != outcomeExpired || !loaded {
 		return v, outcome, err
 	}
+	crashpoint.Hit(crashpoint.AfterExpiry)
 	s.giveBack(lease, v, epoch)
 	return v, outcome, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/crashpoint"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/usercheck"
@@ -247,6 +248,7 @@ func (s *Service) sell(lk *lock.Lock, activityID int64, tickets []*ticket, appro
 		}
 		return
 	}
+	crashpoint.Hit(crashpoint.AfterDeduct)
 	s.m.remaining.WithLabelValues(itoa(activityID)).Set(float64(remaining))
 	s.markSoldOut(activityID, remaining, epoch)
 	for _, i := range approved[taken:] {
@@ -274,6 +276,7 @@ func (s *Service) sell(lk *lock.Lock, activityID int64, tickets []*ticket, appro
 		s.afterFailedWrite(lease, activityID, g, tickets, approved, orders, err, outs)
 		return
 	}
+	crashpoint.Hit(crashpoint.AfterCommit)
 	s.m.batches.WithLabelValues("written").Inc()
 	at := make(map[string]int, len(orders))
 	for k, o := range orders {
