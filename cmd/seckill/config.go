@@ -91,16 +91,6 @@ func loadConfig(getenv func(string) string) (config, error) {
 	} else {
 		c.QueueMax = n
 	}
-	// Both stores or neither: Redis without the database would write orders
-	// to a throwaway file and reuse their ids over Redis's keys after a
-	// restart; the database without Redis would sell from a stock that
-	// vanishes on exit.
-	switch {
-	case c.RedisURL != "" && c.MySQLDSN == "":
-		errs = append(errs, errors.New("SECKILL_MYSQL_DSN is required when SECKILL_REDIS_URL is set: orders must go to the database that outlives the process"))
-	case c.MySQLDSN != "" && c.RedisURL == "":
-		errs = append(errs, errors.New("SECKILL_REDIS_URL is required when SECKILL_MYSQL_DSN is set: the stock must live in a Redis every instance shares"))
-	}
 	c.RedisMode = strings.ToLower(envOr(getenv, "SECKILL_REDIS_MODE", redisSingle))
 	switch {
 	case c.RedisURL != "":
@@ -172,6 +162,16 @@ func envOr(getenv func(string) string, name, def string) string {
 // loopback only (127.0.0.1:8080 unless SECKILL_HTTP_ADDR names another
 // loopback address).
 func checkMode(cfg *config, demo, addrSet bool) error {
+	// Both stores or neither: Redis without the database would write orders
+	// to a throwaway file and reuse their ids over Redis's keys after a
+	// restart; the database without Redis would sell from a stock that
+	// vanishes on exit.
+	switch {
+	case cfg.RedisURL != "" && cfg.MySQLDSN == "":
+		return errors.New("SECKILL_MYSQL_DSN is required when SECKILL_REDIS_URL is set: orders must go to the database that outlives the process")
+	case cfg.MySQLDSN != "" && cfg.RedisURL == "":
+		return errors.New("SECKILL_REDIS_URL is required when SECKILL_MYSQL_DSN is set: the stock must live in a Redis every instance shares")
+	}
 	switch {
 	case !demo && cfg.embedded():
 		return errors.New("serve needs SECKILL_REDIS_URL and SECKILL_MYSQL_DSN, and both are unset; for the in-process demo run `seckill demo`")

@@ -345,7 +345,7 @@ func TestConfigRefused(t *testing.T) {
 			"cluster":  "redis://127.0.0.1:7000?addr=127.0.0.1:7001&addr=127.0.0.1:7002",
 			"sentinel": "redis://127.0.0.1:26379?master_name=seckill&addr=127.0.0.1:26380",
 		} {
-			env := map[string]string{"SECKILL_REDIS_MODE": mode, "SECKILL_REDIS_URL": url, "SECKILL_MYSQL_DSN": "u:p@tcp(127.0.0.1:3306)/s"}
+			env := map[string]string{"SECKILL_REDIS_MODE": mode, "SECKILL_REDIS_URL": url}
 			c, err := loadConfig(func(k string) string { return env[k] })
 			if err != nil {
 				t.Fatalf("%s: %v", mode, err)

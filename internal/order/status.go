@@ -92,7 +92,7 @@ func (s *Store) ChangeStatus(ctx context.Context, c StatusChange) error {
 			return fmt.Errorf("%s: activity %d has no sold unit to give back", what, c.ActivityID)
 		}
 	}
-	if err := tx.Commit().Error; err != nil {
+	if err := commit(tx); err != nil {
 		return fmt.Errorf("%s: %w: %w", what, ErrCommitUnknown, err)
 	}
 	return nil
