@@ -125,7 +125,11 @@ const (
 	EAlreadyPurchased = "already_purchased"
 	EBusy             = "busy"
 	EUnavailable      = "unavailable"
-	EInternal         = "internal"
+	// EOutcomeUnknown: the database became unreachable during the order
+	// write and stayed so while the service looked for the outcome; the
+	// order may exist (503 with Retry-After).
+	EOutcomeUnknown = "outcome_unknown"
+	EInternal       = "internal"
 )
 
 // Error is a failure a client can act on: a code from the contract, a message
@@ -135,6 +139,9 @@ type Error struct {
 	Message string
 	// OrderID is set with EAlreadyPurchased: the order the buyer already holds.
 	OrderID string
+	// OrderStatus is that order's status, when it could be read (with
+	// EAlreadyPurchased; "" when only the order's id is known).
+	OrderStatus string
 	// RetryAfter is set with EBusy and EUnavailable: when to come back.
 	RetryAfter time.Duration
 	// Err is the cause, kept for logs and errors.Is; never shown to clients.

@@ -34,7 +34,7 @@ func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { re
 
 // The binary serves the document it embeds at /openapi.yaml.
 func TestServesOpenAPI(t *testing.T) {
-	p := start(t, map[string]string{"SECKILL_HTTP_ADDR": "127.0.0.1:0"}, "serve")
+	p := start(t, map[string]string{"SECKILL_HTTP_ADDR": "127.0.0.1:0"}, "demo")
 	code, body := getText(t, "http://"+p.addr()+"/openapi.yaml")
 	if code != http.StatusOK || body != string(docs.OpenAPI) {
 		t.Fatalf("GET /openapi.yaml: %d, %d bytes; want 200 and docs/openapi.yaml (%d bytes)", code, len(body), len(docs.OpenAPI))

@@ -101,6 +101,9 @@ func openBackend(ctx context.Context, cfg config, users usercheck.Verifier, log 
 		KeyPrefix:        cfg.KeyPrefix,
 		WaitReplicas:     cfg.WaitReplicas,
 		WaitTimeout:      cfg.WaitTimeout,
+		BooksSweep:       cfg.BooksSweep,
+		// Expiries give units back until the last order's pay_by.
+		BooksAfterEnd: cfg.PaymentWindow + time.Hour,
 	}, purchase.Deps{
 		Redis:    b.rdb,
 		Locks:    b.locks,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -38,6 +39,7 @@ type config struct {
 	LogLevel         slog.Level
 	LogFormat        string // "json" or "text"
 	ShutdownTimeout  time.Duration
+	BooksSweep       time.Duration // 0: no books sweep
 
 	// Payments (docs/API.md "Payments and expiry"); PaymentURL "": off.
 	PaymentURL    string
@@ -86,6 +88,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c.UserCheckTimeout = duration("SECKILL_USERCHECK_TIMEOUT", "500ms", time.Millisecond)
 	c.LockWait = duration("SECKILL_LOCK_WAIT", "1s", time.Millisecond)
 	c.ShutdownTimeout = duration("SECKILL_SHUTDOWN_TIMEOUT", "15s", 0)
+	c.BooksSweep = duration("SECKILL_BOOKS_SWEEP", "5s", 0)
 	queueMax := envOr(getenv, "SECKILL_QUEUE_MAX", strconv.Itoa(purchase.DefaultQueueMax))
 	if n, err := strconv.Atoi(queueMax); err != nil || n < 1 || n > maxQueueMax {
 		errs = append(errs, fmt.Errorf("SECKILL_QUEUE_MAX=%q: must be a whole number of buyers from 1 to %d", queueMax, maxQueueMax))
@@ -161,4 +164,38 @@ func envOr(getenv func(string) string, name, def string) string {
 		return v
 	}
 	return def
+}
+
+// checkMode holds serve and demo to their stores: serve never falls back to
+// the in-process ones, and the demo, which approves every user, prints an
+// admin token and serves an unauthenticated payment stub, listens on
+// loopback only (127.0.0.1:8080 unless SECKILL_HTTP_ADDR names another
+// loopback address).
+func checkMode(cfg *config, demo, addrSet bool) error {
+	// Both stores or neither: Redis without the database would write orders
+	// to a throwaway file and reuse their ids over Redis's keys after a
+	// restart; the database without Redis would sell from a stock that
+	// vanishes on exit.
+	switch {
+	case cfg.RedisURL != "" && cfg.MySQLDSN == "":
+		return errors.New("SECKILL_MYSQL_DSN is required when SECKILL_REDIS_URL is set: orders must go to the database that outlives the process")
+	case cfg.MySQLDSN != "" && cfg.RedisURL == "":
+		return errors.New("SECKILL_REDIS_URL is required when SECKILL_MYSQL_DSN is set: the stock must live in a Redis every instance shares")
+	}
+	switch {
+	case !demo && cfg.embedded():
+		return errors.New("serve needs SECKILL_REDIS_URL and SECKILL_MYSQL_DSN, and both are unset; for the in-process demo run `seckill demo`")
+	case !demo:
+		return nil
+	case !cfg.embedded():
+		return errors.New("demo runs on in-process stores only: unset SECKILL_REDIS_URL and SECKILL_MYSQL_DSN, or run `seckill serve`")
+	case !addrSet:
+		cfg.HTTPAddr = demoAddr
+		return nil
+	}
+	host, _, err := net.SplitHostPort(cfg.HTTPAddr)
+	if ip := net.ParseIP(host); err != nil || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {
+		return fmt.Errorf("SECKILL_HTTP_ADDR=%q: the demo listens on a loopback address only (such as 127.0.0.1:8080): it approves every user and serves an unauthenticated payment stub", cfg.HTTPAddr)
+	}
+	return nil
 }

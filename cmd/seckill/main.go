@@ -1,6 +1,7 @@
 // Command seckill runs the flash-sale order service and its operations tools.
 //
-//	seckill [serve]              serve the HTTP API (the default)
+//	seckill [demo]               the in-process demo on 127.0.0.1 (the default with no store configured)
+//	seckill serve                serve the HTTP API on SECKILL_REDIS_URL and SECKILL_MYSQL_DSN
 //	seckill migrate              apply pending migrations to SECKILL_MYSQL_DSN and exit
 //	seckill reconcile -activity N  set an activity's Redis stock to total - orders
 //	seckill userstub [flags]     run a stub of the user-verification service
@@ -8,11 +9,13 @@
 //	seckill healthcheck          exit 0 when the local /readyz answers 200
 //	seckill version              print the version
 //
-// Configuration comes from the environment (see README.md). With neither
-// SECKILL_REDIS_URL nor SECKILL_MYSQL_DSN set, serve runs on an in-process
-// Redis-compatible store and an embedded SQLite database and creates a demo
-// activity, so `go run ./cmd/seckill` on a machine with only Go is a working
-// service. Everything else is the production code path.
+// Configuration comes from the environment (see README.md). With no command
+// and neither SECKILL_REDIS_URL nor SECKILL_MYSQL_DSN set, seckill runs the
+// demo: an in-process Redis-compatible store and an embedded SQLite database
+// with a demo activity, on 127.0.0.1 only, so `go run ./cmd/seckill` on a
+// machine with only Go is a working service. Everything else is the
+// production code path. serve never falls back to the demo: with a store
+// missing it refuses to start, naming it.
 package main
 
 import (
@@ -55,7 +58,8 @@ var errUsage = errors.New("usage")
 const usage = `usage: seckill [command] [flags]
 
 commands:
-  serve                  serve the HTTP API (default)
+  demo                   the in-process demo on 127.0.0.1 (default when no store is configured)
+  serve                  serve the HTTP API on SECKILL_REDIS_URL and SECKILL_MYSQL_DSN (default otherwise)
   migrate                apply pending migrations to SECKILL_MYSQL_DSN and exit
   reconcile -activity N  set the activity's Redis stock to total - orders, print the change as JSON
   userstub [flags]       run a stub of the user-verification service (seckill userstub -h)
@@ -70,12 +74,17 @@ Configuration is read from SECKILL_* environment variables: see README.md.
 // (SIGINT/SIGTERM) and everything it started has stopped.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cmd, rest := "serve", args[1:]
+	if getenv("SECKILL_REDIS_URL") == "" && getenv("SECKILL_MYSQL_DSN") == "" {
+		cmd = "demo"
+	}
 	if len(rest) > 0 && rest[0] != "" && rest[0][0] != '-' {
 		cmd, rest = rest[0], rest[1:]
 	}
 	switch cmd {
 	case "serve":
-		return serve(ctx, rest, getenv, stdout, stderr)
+		return serve(ctx, rest, getenv, stdout, stderr, false)
+	case "demo":
+		return serve(ctx, rest, getenv, stdout, stderr, true)
 	case "migrate":
 		return migrate(ctx, rest, getenv, stdout, stderr)
 	case "reconcile":

@@ -243,6 +243,41 @@ func TestServeEmbeddedDemo(t *testing.T) {
 	}
 }
 
+// The demo approves every user and serves an unauthenticated payment stub:
+// it starts only when asked for (no command and no store, or `demo`), never
+// with a store configured, and on loopback only.
+func TestDemoOnlyWhenAskedAndOnLoopback(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"demo with stores", []string{"demo"}, map[string]string{"SECKILL_REDIS_URL": "redis://127.0.0.1:6379", "SECKILL_MYSQL_DSN": "u:p@tcp(127.0.0.1:3306)/s"}, "demo runs on in-process stores only"},
+		{"demo on every interface", []string{"demo"}, map[string]string{"SECKILL_HTTP_ADDR": ":0"}, "loopback address only"},
+		{"default demo on a public address", nil, map[string]string{"SECKILL_HTTP_ADDR": "0.0.0.0:0"}, "loopback address only"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			var stderr bytes.Buffer
+			err := run(ctx, append([]string{"seckill"}, tc.args...), func(k string) string { return tc.env[k] }, io.Discard, &stderr)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("run = %v, want an error containing %q", err, tc.want)
+			}
+			if strings.Contains(stderr.String(), "listening") {
+				t.Fatal("served despite a refused mode")
+			}
+		})
+	}
+	t.Run("default address is loopback", func(t *testing.T) {
+		cfg := config{HTTPAddr: ":8080"}
+		if err := checkMode(&cfg, true, false); err != nil || cfg.HTTPAddr != demoAddr {
+			t.Fatalf("checkMode = %v, address %q; want nil and %q", err, cfg.HTTPAddr, demoAddr)
+		}
+	})
+}
+
 func TestConfigRefused(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -271,6 +306,9 @@ func TestConfigRefused(t *testing.T) {
 		{"bad cluster URL", map[string]string{"SECKILL_REDIS_MODE": "cluster", "SECKILL_REDIS_URL": "redis://127.0.0.1:7000?addr=127.0.0.1:7001&bogus=1"}, "SECKILL_REDIS_URL"},
 		{"sentinel URL without master", map[string]string{"SECKILL_REDIS_MODE": "sentinel", "SECKILL_REDIS_URL": "redis://127.0.0.1:26379"}, "master_name"},
 		{"brace in key prefix", map[string]string{"SECKILL_KEY_PREFIX": "shop{1}:"}, "SECKILL_KEY_PREFIX"},
+		{"Redis without the database", map[string]string{"SECKILL_REDIS_URL": "redis://127.0.0.1:6379"}, "SECKILL_MYSQL_DSN is required"},
+		{"the database without Redis", map[string]string{"SECKILL_MYSQL_DSN": "seckill:seckill@tcp(127.0.0.1:3306)/seckill"}, "SECKILL_REDIS_URL is required"},
+		{"serve without stores", map[string]string{}, "serve needs SECKILL_REDIS_URL and SECKILL_MYSQL_DSN"},
 		{"negative wait replicas", map[string]string{"SECKILL_REDIS_WAIT_REPLICAS": "-1"}, "SECKILL_REDIS_WAIT_REPLICAS"},
 		{"wait replicas not a number", map[string]string{"SECKILL_REDIS_WAIT_REPLICAS": "all"}, "SECKILL_REDIS_WAIT_REPLICAS"},
 		{"wait timeout eats the lease", map[string]string{"SECKILL_REDIS_WAIT_REPLICAS": "1", "SECKILL_REDIS_WAIT_TIMEOUT": "600ms"}, "SECKILL_REDIS_WAIT_TIMEOUT"},

@@ -60,6 +60,7 @@ func reconcile(ctx context.Context, args []string, getenv func(string) string, s
 		return errors.New("reconcile: SECKILL_REDIS_URL and SECKILL_MYSQL_DSN must both be set (an embedded store lives only inside its serve process)")
 	}
 	log := newLogger(cfg, stderr)
+	cfg.BooksSweep = 0 // one repair, asked for: no background sweep
 	// Reconcile never asks the user service; approving is only a filler.
 	b, err := openBackend(ctx, cfg, usercheck.ApproveAll{}, log, prometheus.NewRegistry())
 	if err != nil {

@@ -24,8 +24,19 @@ import (
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
 
-func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+// demoAddr is where the demo listens unless SECKILL_HTTP_ADDR names another
+// loopback address: it approves every user and prints an admin token, so it
+// must not be reachable from the network.
+const demoAddr = "127.0.0.1:8080"
+
+// serve runs the HTTP API: on the configured stores, or with demo on the
+// in-process ones. Neither falls back to the other.
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, demo bool) error {
+	name := "serve"
+	if demo {
+		name = "demo"
+	}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, usage) }
 	if err := parseFlags(fs, args); err != nil {
@@ -33,6 +44,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	cfg, err := loadConfig(getenv)
 	if err != nil {
+		return err
+	}
+	if err := checkMode(&cfg, demo, getenv("SECKILL_HTTP_ADDR") != ""); err != nil {
 		return err
 	}
 	log := newLogger(cfg, stderr)
@@ -65,10 +79,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	defer pay.Close() // before b.Close: the delay queue uses the stores
 
-	// The demo runs only where nobody else can reach the data: both stores
-	// in-process. A generated token goes to stdout for the person at the
-	// terminal, never to the log.
-	demo := cfg.embedded()
+	// A generated token goes to stdout for the person at the terminal, never
+	// to the log.
 	generatedToken := false
 	if demo && cfg.AdminToken == "" {
 		cfg.AdminToken, generatedToken = randomToken(), true

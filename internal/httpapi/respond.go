@@ -56,7 +56,7 @@ func statusOf(code string) (status int, ok bool) {
 		return http.StatusRequestEntityTooLarge, true
 	case seckill.EBusy:
 		return http.StatusTooManyRequests, true
-	case seckill.EUnavailable:
+	case seckill.EUnavailable, seckill.EOutcomeUnknown:
 		return http.StatusServiceUnavailable, true
 	case seckill.EInternal:
 		return http.StatusInternalServerError, true
@@ -65,8 +65,9 @@ func statusOf(code string) (status int, ok bool) {
 }
 
 type errorBody struct {
-	Error   errorDetail `json:"error"`
-	OrderID string      `json:"order_id,omitempty"` // with already_purchased
+	Error       errorDetail `json:"error"`
+	OrderID     string      `json:"order_id,omitempty"`     // with already_purchased
+	OrderStatus string      `json:"order_status,omitempty"` // with already_purchased
 }
 
 type errorDetail struct {
@@ -98,11 +99,14 @@ func respondError(c *gin.Context, err error) {
 	if status >= http.StatusInternalServerError {
 		_ = c.Error(err)
 	}
-	if e.Code == seckill.EBusy || e.Code == seckill.EUnavailable {
+	if e.Code == seckill.EBusy || e.Code == seckill.EUnavailable || e.Code == seckill.EOutcomeUnknown {
 		c.Header("Retry-After", retryAfterSeconds(e.RetryAfter))
 	}
 	body := errorBody{Error: errorDetail{Code: e.Code, Message: e.Message}}
-	if e.Code == seckill.EAlreadyPurchased || isTaskConflict(e.Code) {
+	if e.Code == seckill.EAlreadyPurchased {
+		body.OrderID, body.OrderStatus = e.OrderID, e.OrderStatus
+	}
+	if isTaskConflict(e.Code) {
 		body.OrderID = e.OrderID
 	}
 	if body.Error.Message == "" {

@@ -81,6 +81,10 @@ var (
 	// error and whether it took effect could not be learned. After an
 	// acquire, a background cleanup removes the lock should it be ours.
 	ErrUnknownOutcome = errors.New("lock: outcome unknown")
+	// ErrAcquireFailed comes with ErrNotObtained when the acquire command
+	// itself failed (a timeout or connection error) and had not landed when
+	// looked up: Redis, not another holder, kept the lock from the caller.
+	ErrAcquireFailed = errors.New("lock: acquire failed")
 )
 
 var (
@@ -269,7 +273,7 @@ func (c *Client) resolve(ctx context.Context, key, owner string, sent time.Time,
 		// hold the key for a whole TTL with nobody to release it.
 		c.observer.UnknownOutcome("not_held")
 		c.cleanUpLateAcquire(key, owner, ttl)
-		return nil, fmt.Errorf("%w: acquire of %s failed and had not landed: %w", ErrNotObtained, key, cause)
+		return nil, fmt.Errorf("%w: %w: %s had not landed: %w", ErrNotObtained, ErrAcquireFailed, key, cause)
 	}
 	c.observer.UnknownOutcome("held")
 	if ctx.Err() != nil {

@@ -95,10 +95,28 @@ func (s *Store) CreateOrders(ctx context.Context, activityID, fence int64, order
 		// order changes nothing (the deferred Rollback).
 		return b, nil
 	}
-	if err := tx.Commit().Error; err != nil {
+	if err := commit(tx); err != nil {
 		return Batch{}, fmt.Errorf("order: create %d orders in activity %d: %w: %w", len(orders), activityID, ErrCommitUnknown, err)
 	}
 	return b, nil
+}
+
+// commit commits tx within its context, the caller's lease. database/sql's
+// Tx.Commit takes no context and the MySQL driver watches none during it, so
+// a COMMIT on a stalled link would hold its caller for the DSN's
+// readTimeout, five leases. Sent as a statement, COMMIT runs under the
+// driver's context watcher, which closes the connection when the lease ends;
+// the caller then has ErrCommitUnknown and resolves it with the locking read
+// (Written, OrderLocked). Tx.Commit then only ends database/sql's side (a
+// second COMMIT, a no-op on the server). SQLite's transactions are local and
+// need no bound, and its driver refuses a COMMIT it did not send.
+func commit(tx *gorm.DB) error {
+	if tx.Dialector.Name() != "sqlite" {
+		if err := tx.Exec("COMMIT").Error; err != nil {
+			return err
+		}
+	}
+	return tx.Commit().Error
 }
 
 // claimBatch claims up to k units for the grant and returns how many: k, or

@@ -128,6 +128,12 @@ func openSQL(dsn string) (*sql.DB, string, error) {
 	// PrepareStmt would prepare them again in every transaction, and the
 	// order's statements only ever run in one.)
 	cfg.InterpolateParams = true
+	// Rows affected must mean rows changed: with clientFoundRows MariaDB
+	// counts a duplicate that ON DUPLICATE KEY UPDATE id=id skipped as
+	// affected, and a batch would take a kept-out order for a written one.
+	// The batch insert reads its rows back when the count is short, and a
+	// DSN flag must not make that count lie.
+	cfg.ClientFoundRows = false
 	// A statement on a connection that stopped answering (a hung COMMIT, a
 	// partition) fails after these instead of holding its caller, and an
 	// activity's purchase queue, for the minutes TCP takes to notice. Every

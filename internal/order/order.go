@@ -160,6 +160,30 @@ func (s *Store) ClaimFence(ctx context.Context, activityID, fence int64) (sold i
 	return sold, err
 }
 
+// Books is an activity's side of the books: its total and the units its
+// orders hold (activities.sold, which every order write and expiry moves in
+// its own transaction).
+type Books struct {
+	ActivityID int64
+	TotalStock int64
+	Sold       int64
+}
+
+// OpenBooks returns the books of the activities that end after since: those
+// whose units can still move (a sale, an expiry, a unit coming back).
+func (s *Store) OpenBooks(ctx context.Context, since time.Time) ([]Books, error) {
+	var rows []activityRow
+	err := s.db.WithContext(ctx).Select("id", "total_stock", "sold").Where("ends_at > ?", storedTime(since)).Order("id").Find(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("order: books of activities ending after %s: %w", since.UTC().Format(time.RFC3339), err)
+	}
+	books := make([]Books, len(rows))
+	for i, r := range rows {
+		books[i] = Books{ActivityID: r.ID, TotalStock: r.TotalStock, Sold: r.Sold}
+	}
+	return books, nil
+}
+
 // CountOrders returns the number of the activity's orders that hold a unit
 // (created and paid; expired and refund_required orders gave theirs back):
 // the truth the Redis stock is reconciled against.
@@ -182,6 +206,23 @@ func (s *Store) OrderByUser(ctx context.Context, activityID, userID int64) (seck
 		return seckill.Order{}, orderErr(fmt.Sprintf("of user %d in activity %d", userID, activityID), err)
 	}
 	return row.order(), nil
+}
+
+// OrdersByUsers returns, of the users given, those who hold an order of the
+// activity, with that order, in one query.
+func (s *Store) OrdersByUsers(ctx context.Context, activityID int64, userIDs []int64) (map[int64]seckill.Order, error) {
+	got := make(map[int64]seckill.Order, len(userIDs))
+	if len(userIDs) == 0 {
+		return got, nil
+	}
+	var rows []orderRow
+	if err := s.db.WithContext(ctx).Where("activity_id = ? AND user_id IN ?", activityID, userIDs).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("order: orders of %d users in activity %d: %w", len(userIDs), activityID, err)
+	}
+	for _, r := range rows {
+		got[r.UserID] = r.order()
+	}
+	return got, nil
 }
 
 // OrderByIdempotencyKey returns the user's order created with the key, or

@@ -10,10 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/faultproxy"
 	"github.com/seckill-oss/seckill/internal/testenv"
 )
 
@@ -451,5 +453,47 @@ func TestCommitFailureIsUnknown(t *testing.T) {
 	// Here the server rolled back; the caller learns it by looking.
 	if _, err := killer.OrderByUser(ctx, a.ID, 1); !errors.Is(err, ErrNotFound) {
 		t.Errorf("OrderByUser after the killed commit: %v, want ErrNotFound", err)
+	}
+}
+
+// A COMMIT on a link that stalls must end with the caller's lease, not after
+// the DSN's readTimeout (10 s): database/sql's Commit takes no context.
+// Here the link's replies are held 5 s from the moment the batch's insert is
+// done, and the lease is 500 ms.
+//
+// Can fail: with tx.Commit() alone, "CreateOrders returned after 5.0s".
+func TestCommitEndsWithTheLease(t *testing.T) {
+	ctx := context.Background()
+	cfg, err := mysql.ParseDSN(testenv.MySQLDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := faultproxy.New(cfg.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	cfg.Addr = p.Addr()
+	s, err := Open(ctx, cfg.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	a := newActivity(t, s, 10)
+	err = s.db.Callback().Create().After("gorm:create").Register("test:stall_link", func(*gorm.DB) { p.SetDelay(5 * time.Second) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = s.CreateOrders(lease, a.ID, 1, batchOf(1))
+	took := time.Since(start)
+	p.SetDelay(0)
+	if took > 2*time.Second {
+		t.Fatalf("CreateOrders returned after %.1fs (%v); the lease was 500ms", took.Seconds(), err)
+	}
+	if !errors.Is(err, ErrCommitUnknown) {
+		t.Fatalf("CreateOrders on a stalled COMMIT: %v, want ErrCommitUnknown", err)
 	}
 }

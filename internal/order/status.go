@@ -64,6 +64,16 @@ func (s *Store) ChangeStatus(ctx context.Context, c StatusChange) error {
 	}
 	defer tx.Rollback() // a no-op after Commit
 
+	expiry := c.From == seckill.OrderStatusCreated && c.To == seckill.OrderStatusExpired
+	if expiry {
+		// The activity's row before the order's, in the order a purchase
+		// batch takes them (its claim, then its insert, whose unique-key check
+		// locks a held order): the other way round, an expiry and a batch
+		// with the same buyer deadlock.
+		if err := tx.Clauses(lockingRead(tx)...).Select("id").Take(&activityRow{}, c.ActivityID).Error; err != nil {
+			return fmt.Errorf("%s: %w", what, activityErr(c.ActivityID, err))
+		}
+	}
 	res := tx.Exec(changeStatus, c.To, optionalTime(c.PaidAt), c.Fence, c.OrderID, c.ActivityID, c.From, c.Fence)
 	if res.Error != nil {
 		return fmt.Errorf("%s: %w", what, res.Error)
@@ -71,7 +81,7 @@ func (s *Store) ChangeStatus(ctx context.Context, c StatusChange) error {
 	if res.RowsAffected == 0 {
 		return fmt.Errorf("%s: %w", what, whyNoChange(tx, c))
 	}
-	if c.From == seckill.OrderStatusCreated && c.To == seckill.OrderStatusExpired {
+	if expiry {
 		res := tx.Exec(giveUnitBack, c.ActivityID)
 		if res.Error != nil {
 			return fmt.Errorf("%s: give the unit back: %w", what, res.Error)
@@ -82,7 +92,7 @@ func (s *Store) ChangeStatus(ctx context.Context, c StatusChange) error {
 			return fmt.Errorf("%s: activity %d has no sold unit to give back", what, c.ActivityID)
 		}
 	}
-	if err := tx.Commit().Error; err != nil {
+	if err := commit(tx); err != nil {
 		return fmt.Errorf("%s: %w: %w", what, ErrCommitUnknown, err)
 	}
 	return nil
@@ -111,6 +121,28 @@ func (s *Store) OrderByID(ctx context.Context, id string) (seckill.Order, error)
 	var row orderRow
 	if err := s.db.WithContext(ctx).Where("id = ?", id).Take(&row).Error; err != nil {
 		return seckill.Order{}, orderErr(id, err)
+	}
+	return row.order(), nil
+}
+
+// OrderLocked returns the order with a locking read, for the decision after
+// a status change whose COMMIT had an unknown outcome: it locks the
+// activity's row, which an expiry's transaction holds from its start, and
+// then the order's, which every status change holds, so a COMMIT still in
+// flight is waited for (until ctx ends) instead of missed by a plain read.
+func (s *Store) OrderLocked(ctx context.Context, activityID int64, id string) (seckill.Order, error) {
+	var row orderRow
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Clauses(lockingRead(tx)...).Select("id").Take(&activityRow{}, activityID).Error; err != nil {
+			return activityErr(activityID, err)
+		}
+		if err := tx.Clauses(lockingRead(tx)...).Where("id = ? AND activity_id = ?", id, activityID).Take(&row).Error; err != nil {
+			return orderErr(id, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return seckill.Order{}, err
 	}
 	return row.order(), nil
 }

@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
+
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/testenv"
 )
 
 // payOrder writes an order of user under a fresh activity grant and returns it.
@@ -196,4 +199,100 @@ func TestClaimDueSharesTheQueue(t *testing.T) {
 			t.Errorf("after the claims lapsed: %d claimed, %v; want %d", len(again), err, due)
 		}
 	})
+}
+
+// After an expiry whose COMMIT had an unknown outcome, the read-back must see
+// a COMMIT still in flight: a plain read does not, the expiry skips giving
+// the unit back, then the COMMIT lands: sold went down and Redis never got
+// the unit. Here an expiry's transaction is held open (status changed and
+// the unit taken off sold, not committed) while OrderLocked runs.
+func TestOrderLockedWaitsForAnExpiryInFlight(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, testenv.MySQLDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	a := newActivity(t, s, 10)
+	o := payOrder(t, s, a, 1)
+
+	tx := s.db.Begin()
+	defer tx.Rollback() // a no-op after the Commit below
+	if err := tx.Clauses(lockingRead(tx)...).Select("id").Take(&activityRow{}, a.ID).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Exec(changeStatus, seckill.OrderStatusExpired, nil, 5, o.ID, a.ID, seckill.OrderStatusCreated, 5).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Exec(giveUnitBack, a.ID).Error; err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		got seckill.Order
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		got, err := s.OrderLocked(lctx, a.ID, o.ID)
+		done <- result{got, err}
+	}()
+	select {
+	case r := <-done:
+		t.Fatalf("OrderLocked returned while the expiry's commit was in flight: %+v, %v", r.got, r.err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := tx.Commit().Error; err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || r.got.Status != seckill.OrderStatusExpired || r.got.StatusFence != 5 {
+		t.Fatalf("OrderLocked after the commit = %+v, %v; want the order expired under fence 5", r.got, r.err)
+	}
+}
+
+// A buyer whose order is expiring buys again: the batch locks the activity
+// (its claim) then, by the insert's unique-key check, the held order; an
+// expiry that locked the order first and the activity second deadlocked
+// with it. ChangeStatus now takes the activity first.
+func TestExpiryAndRepurchaseDoNotDeadlock(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, testenv.MySQLDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.SetPaymentWindow(time.Hour)
+	a := newActivity(t, s, 1000)
+	var fence int64 = 1
+	for round := range 60 {
+		user := int64(round + 1)
+		fence++
+		b, err := s.CreateOrders(ctx, a.ID, fence, batchOf(user))
+		if err != nil || len(b.Written) != 1 {
+			t.Fatalf("round %d: buy: %+v, %v", round, b, err)
+		}
+		o := b.Written[0]
+		fence++
+		repurchase := fence
+		var wg sync.WaitGroup
+		var expErr, buyErr error
+		wg.Go(func() {
+			expErr = s.ChangeStatus(ctx, StatusChange{OrderID: o.ID, ActivityID: a.ID, From: seckill.OrderStatusCreated, To: seckill.OrderStatusExpired, Fence: 1})
+		})
+		wg.Go(func() {
+			_, buyErr = s.CreateOrders(ctx, a.ID, repurchase, batchOf(user, user+10_000))
+		})
+		wg.Wait()
+		for _, err := range []error{expErr, buyErr} {
+			var me *mysql.MySQLError
+			if errors.As(err, &me) && me.Number == 1213 {
+				t.Fatalf("round %d: deadlock between an expiry and a repurchase: %v", round, err)
+			}
+			if err != nil && !errors.Is(err, ErrStaleFence) {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+	}
 }

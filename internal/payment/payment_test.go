@@ -17,6 +17,7 @@ import (
 	"github.com/seckill-oss/seckill/internal/faultproxy"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/payment"
+	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testenv"
 )
 
@@ -101,13 +102,15 @@ func TestThreeTriggersRace(t *testing.T) {
 				}
 				w.stub.SetPayment(o.ID, payment.PaymentPaid)
 				// A provider sends its callback again until it is
-				// acknowledged: one that meets a verification already
-				// running (503) is not the last word. Twice at once, too.
+				// acknowledged, and stops at the first acknowledgement
+				// (200), whatever status it carries: one that meets a
+				// verification already running (503) is not the last word.
+				// Twice at once, too.
 				var cb sync.WaitGroup
 				for range 2 {
 					cb.Go(func() {
 						for ctx.Err() == nil {
-							if got, err := pick().Callback(ctx, o.ID); err == nil && got.Status != seckill.OrderStatusExpired {
+							if _, err := pick().Callback(ctx, o.ID); err == nil {
 								return
 							}
 							time.Sleep(50 * time.Millisecond)
@@ -168,7 +171,7 @@ func TestThreeTriggersRace(t *testing.T) {
 	for u := int64(0); u < left; u++ {
 		w.buy(1_000_000 + u)
 	}
-	if _, _, err := w.stock.Deduct(ctx, w.activity.ID, w.fence.Add(1), 1); err == nil {
+	if _, _, err := w.stock.Deduct(ctx, w.activity.ID, stock.Grant{Fence: w.fence.Add(1)}, 1); err == nil {
 		t.Error("a unit more than the returned ones could be deducted")
 	}
 	w.checkBooks()
@@ -409,4 +412,47 @@ func goroutinesIn(fn string) int {
 		}
 	}
 	return n
+}
+
+// A verification that read the order created and heard "paid" from the
+// provider finds, when it writes, that another writer (a trigger whose lease
+// ran out) expired the order meanwhile. The provider's answer must decide
+// again: a paid, expired order is refund_required. Acknowledging the callback
+// with "expired" would tell the provider the payment was taken for nothing.
+func TestPaidAnswerMeetingAnExpiryBecomesRefundRequired(t *testing.T) {
+	w := newWorld(t, time.Hour, 5)
+	in := w.instance(instanceOptions{lockTTL: 2 * time.Second})
+	o := w.buy(1)
+	w.stub.SetPayment(o.ID, payment.PaymentPaid)
+	if err := w.stub.SetConfig(payment.StubConfig{Latency: 500 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	// The verification's grant gets fence 101; the other writer's older
+	// grant (50) still passes the order's status fence (0).
+	fenceKey := stock.ActivityKey(w.prefix, w.activity.ID, "pay") + ":fence"
+	if err := w.rdb.IncrBy(ctx, fenceKey, 100).Err(); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		got seckill.Order
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		got, err := in.svc.Callback(ctx, o.ID)
+		done <- result{got, err}
+	}()
+	time.Sleep(200 * time.Millisecond) // the verification now waits on the provider
+	if err := w.orders.ChangeStatus(ctx, order.StatusChange{OrderID: o.ID, ActivityID: o.ActivityID,
+		From: seckill.OrderStatusCreated, To: seckill.OrderStatusExpired, Fence: 50}); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || r.got.Status != seckill.OrderStatusRefundRequired {
+		t.Fatalf("callback answered %q, %v; want refund_required", r.got.Status, r.err)
+	}
+	if got := statusOf(t, w.orders, o.ID); got != seckill.OrderStatusRefundRequired {
+		t.Fatalf("order is %s, want refund_required", got)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/crashpoint"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/stock"
@@ -104,17 +105,43 @@ func (s *Service) verifyHolding(lk *lock.Lock, orderID, trigger string) (seckill
 		return o, outcomeUnknown, err
 	}
 
-	to := decide(o, p, s.now())
-	if to == "" {
-		return o, outcomeUnchanged, nil
+	// The provider's answer decides once per status the order is found in:
+	// when another writer moved the order meanwhile (a trigger whose lease
+	// ran out), the same answer decides again from where the order now is,
+	// so a payment that meets an expired order becomes refund_required
+	// instead of being acknowledged as expired.
+	outcome := outcomeUnchanged
+	for range len(allowedFrom) + 1 {
+		to := decide(o, p, s.now())
+		if to == "" {
+			return o, outcome, nil
+		}
+		change := order.StatusChange{OrderID: o.ID, ActivityID: o.ActivityID, From: o.Status, To: to, Fence: lk.Fence()}
+		var (
+			v   seckill.Order
+			err error
+		)
+		if to == seckill.OrderStatusExpired {
+			v, outcome, err = s.expire(lease, o, change)
+		} else {
+			change.PaidAt = p.PaidAt
+			v, outcome, err = s.write(lease, o, change)
+		}
+		if !errors.Is(err, errMoved) {
+			return v, outcome, err
+		}
+		o, outcome = v, outcomeSettled
 	}
-	change := order.StatusChange{OrderID: o.ID, ActivityID: o.ActivityID, From: o.Status, To: to, Fence: lk.Fence()}
-	if to != seckill.OrderStatusExpired {
-		change.PaidAt = p.PaidAt
-		return s.write(lease, o, change)
-	}
-	return s.expire(lease, o, change)
+	return o, outcomeSettled, nil
 }
+
+// allowedFrom bounds the re-decisions: an order can move away from each of
+// these statuses once.
+var allowedFrom = []string{seckill.OrderStatusCreated, seckill.OrderStatusExpired}
+
+// errMoved: the status change found the order in another status, written
+// by another verification; the order returned is as it now is.
+var errMoved = errors.New("payment: the order's status moved since it was read")
 
 // decide is the verification's rule: what the provider's answer p makes of
 // order o at now, or "" for no change.
@@ -152,6 +179,7 @@ func (s *Service) expire(lease context.Context, o seckill.Order, change order.St
 	if err != nil || outcome != outcomeExpired || !loaded {
 		return v, outcome, err
 	}
+	crashpoint.Hit(crashpoint.AfterExpiry)
 	s.giveBack(lease, v, epoch)
 	return v, outcome, nil
 }
@@ -162,9 +190,11 @@ func (s *Service) write(lease context.Context, o seckill.Order, change order.Sta
 	switch {
 	case err == nil:
 	case errors.Is(err, order.ErrCommitUnknown):
+		// A locking read: a plain one misses a COMMIT still in flight,
+		// skips the give-back, and the unit is lost when it lands.
 		dctx, cancel := detached(lease)
 		defer cancel()
-		got, rerr := s.orders.OrderByID(dctx, o.ID)
+		got, rerr := s.orders.OrderLocked(dctx, o.ActivityID, o.ID)
 		if rerr != nil || got.StatusFence != change.Fence {
 			return o, outcomeUnknown, errors.Join(err, rerr)
 		}
@@ -175,7 +205,7 @@ func (s *Service) write(lease context.Context, o seckill.Order, change order.Sta
 		if rerr != nil {
 			return o, outcomeUnknown, errors.Join(err, rerr)
 		}
-		return got, outcomeSettled, nil
+		return got, outcomeSettled, fmt.Errorf("%w: %w", errMoved, err)
 	case errors.Is(err, order.ErrStaleFence):
 		// The fence counter went backwards (Redis lost it): raise it past
 		// the order's, so the next verification's grant can write.

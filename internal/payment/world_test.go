@@ -85,7 +85,7 @@ func (w *world) buy(user int64) seckill.Order {
 	w.t.Helper()
 	ctx := context.Background()
 	fence := w.fence.Add(1)
-	if _, _, err := w.stock.Deduct(ctx, w.activity.ID, fence, 1); err != nil {
+	if _, _, err := w.stock.Deduct(ctx, w.activity.ID, stock.Grant{Fence: fence}, 1); err != nil {
 		w.t.Fatalf("deduct for user %d: %v", user, err)
 	}
 	o, err := w.orders.CreateOrder(ctx, seckill.Order{ActivityID: w.activity.ID, UserID: user, Fence: fence})
@@ -101,7 +101,7 @@ func (w *world) buyBatch(users []int64) []seckill.Order {
 	w.t.Helper()
 	ctx := context.Background()
 	fence := w.fence.Add(1)
-	if taken, _, err := w.stock.Deduct(ctx, w.activity.ID, fence, int64(len(users))); err != nil || taken != int64(len(users)) {
+	if taken, _, err := w.stock.Deduct(ctx, w.activity.ID, stock.Grant{Fence: fence}, int64(len(users))); err != nil || taken != int64(len(users)) {
 		w.t.Fatalf("deduct %d units: took %d, %v", len(users), taken, err)
 	}
 	orders := make([]seckill.Order, len(users))

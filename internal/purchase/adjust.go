@@ -44,6 +44,7 @@ func (s *Service) AdjustStock(ctx context.Context, id, total int64) (StockAdjust
 	if _, err := s.orders.ClaimFence(lease, id, lk.Fence()); err != nil {
 		return StockAdjustment{}, unavailable("could not claim the activity in the database", err)
 	}
+	epoch := s.soldOut.epoch(id)
 	// Read under the claim: no other adjustment can change it until we are done.
 	a, err := s.orders.Activity(lease, id)
 	if err != nil {
@@ -65,9 +66,9 @@ func (s *Service) AdjustStock(ctx context.Context, id, total int64) (StockAdjust
 		return StockAdjustment{}, unavailable("the total stock changed, but Redis was not loaded with it: reconcile the activity", err)
 	}
 	if after > 0 {
-		s.soldOut.Delete(id)
+		s.soldOut.clear(id)
 	} else {
-		s.soldOut.Store(id, s.now())
+		s.markSoldOut(id, 0, epoch)
 	}
 	s.m.remaining.WithLabelValues(itoa(id)).Set(float64(after))
 	s.log.InfoContext(ctx, "stock adjusted", "activity_id", id, "before", before, "total_stock", total, "sold", sold, "remaining", after)

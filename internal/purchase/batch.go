@@ -3,12 +3,13 @@ package purchase
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/crashpoint"
 	"github.com/seckill-oss/seckill/internal/lock"
-	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
@@ -26,6 +27,7 @@ func (s *Service) runBatch(q *queue, tickets []*ticket) {
 	s.m.batchSize.Observe(float64(len(tickets)))
 	firsts, repeats := byUser(tickets)
 	outs := s.serve(q, firsts)
+	s.preferHolders(q.activity.ID, firsts, outs)
 	for i, t := range firsts {
 		t.answer(outs[i].order, outs[i].err)
 	}
@@ -35,7 +37,7 @@ func (s *Service) runBatch(q *queue, tickets []*ticket) {
 		case r.t.req.IdempotencyKey != "" && r.t.req.IdempotencyKey == first.req.IdempotencyKey:
 			r.t.answer(out.order, out.err)
 		case out.err == nil:
-			r.t.answer(seckill.Order{}, alreadyPurchased(out.order.ID))
+			r.t.answer(seckill.Order{}, holds(out.order))
 		default:
 			r.t.answer(seckill.Order{}, out.err)
 		}
@@ -71,16 +73,19 @@ func (s *Service) serve(q *queue, tickets []*ticket) []outcome {
 			outs[i].err = err
 		}
 	}
-	// Buyers who bought here while they waited need no lock.
-	var pending []int
-	for i, t := range tickets {
-		if id, ok := s.bought.Load(buyer{a.ID, t.req.UserID}); ok {
-			outs[i].err = alreadyPurchased(id.(string))
-			continue
-		}
-		pending = append(pending, i)
+	// Buyers who hold an order need no lock and take no unit.
+	pending := make([]int, len(tickets))
+	for i := range tickets {
+		pending[i] = i
 	}
+	pending = s.answerHolders(a.ID, tickets, pending, outs)
 	if len(pending) == 0 {
+		return outs
+	}
+	// The window is checked again here, not only when the buyer queued: a
+	// buyer who waited past the end must not be sold to.
+	if !s.now().Before(a.EndsAt) {
+		set(pending, ended(a))
 		return outs
 	}
 	if s.stillSoldOut(a.ID) {
@@ -96,7 +101,7 @@ func (s *Service) serve(q *queue, tickets []*ticket) []outcome {
 	lk, err := s.locks.Obtain(lctx, stock.LockKey(s.cfg.KeyPrefix, a.ID), s.cfg.LockTTL,
 		&lock.ObtainOptions{Wait: s.cfg.LockWait, MaxBackoff: lockPoll})
 	switch {
-	case errors.Is(err, lock.ErrNotObtained):
+	case errors.Is(err, lock.ErrNotObtained) && !errors.Is(err, lock.ErrAcquireFailed):
 		s.m.batches.WithLabelValues("lock_busy").Inc()
 		set(pending, busy("the activity is too busy: another instance held its lock past the queue wait; nothing was sold", err))
 		return outs
@@ -135,7 +140,7 @@ func (s *Service) serve(q *queue, tickets []*ticket) []outcome {
 // (which the atomic deduct would consult anyway), refreshing the mark. A
 // failed look-up says no; the deduct then reports what is wrong.
 func (s *Service) stillSoldOut(activityID int64) bool {
-	if _, marked := s.soldOut.Load(activityID); !marked {
+	if _, marked := s.soldOut.seen(activityID); !marked {
 		return false
 	}
 	if s.soldOutFresh(activityID) {
@@ -143,15 +148,16 @@ func (s *Service) stillSoldOut(activityID int64) bool {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), detachedTimeout)
 	defer cancel()
+	epoch := s.soldOut.epoch(activityID)
 	left, err := s.stock.Remaining(ctx, activityID)
 	switch {
 	case err != nil:
 		return false
 	case left <= 0:
-		s.markSoldOut(activityID, 0)
+		s.markSoldOut(activityID, 0, epoch)
 		return true
 	}
-	s.soldOut.Delete(activityID)
+	s.soldOut.clear(activityID)
 	return false
 }
 
@@ -171,7 +177,15 @@ func (s *Service) verify(lk *lock.Lock, activityID int64, tickets []*ticket, pen
 	errs := make([]error, len(pending))
 	var wg sync.WaitGroup
 	for k, i := range pending {
-		wg.Go(func() { errs[k] = s.users.Verify(vctx, tickets[i].req.UserID, activityID) })
+		wg.Go(func() {
+			// A verifier's panic is that buyer's failure, not the process's.
+			defer func() {
+				if r := recover(); r != nil {
+					errs[k] = fmt.Errorf("user check panicked: %v", r)
+				}
+			}()
+			errs[k] = s.users.Verify(vctx, tickets[i].req.UserID, activityID)
+		})
 	}
 	wg.Wait()
 	for k, i := range pending {
@@ -194,10 +208,16 @@ func (s *Service) verify(lk *lock.Lock, activityID int64, tickets []*ticket, pen
 // orders not written.
 func (s *Service) sell(lk *lock.Lock, activityID int64, tickets []*ticket, approved []int, outs []outcome) {
 	lease, fence := lk.Context(), lk.Fence()
-	taken, remaining, err := s.stock.Deduct(lease, activityID, fence, int64(len(approved)))
+	g := stock.Grant{Fence: fence, Token: lk.Value()}
+	users := make([]int64, len(approved))
+	for k, i := range approved {
+		users[k] = tickets[i].req.UserID
+	}
+	epoch := s.soldOut.epoch(activityID)
+	taken, remaining, err := s.stock.Deduct(lease, activityID, g, int64(len(approved)), users...)
 	switch {
 	case errors.Is(err, stock.ErrSoldOut):
-		s.markSoldOut(activityID, 0)
+		s.markSoldOut(activityID, 0, epoch)
 		s.m.batches.WithLabelValues("sold_out").Inc()
 		for _, i := range approved {
 			outs[i].err = soldOut()
@@ -212,7 +232,7 @@ func (s *Service) sell(lk *lock.Lock, activityID int64, tickets []*ticket, appro
 	case err != nil:
 		// A deduct whose reply was lost may have landed: settling at 0
 		// gives its units back if it did, and stops it if it lands later.
-		s.settle(lease, activityID, fence, 0, int64(len(approved)), "deduct_failed")
+		s.settle(lease, activityID, g, 0, int64(len(approved)), "deduct_failed")
 		s.m.batches.WithLabelValues("unavailable").Inc()
 		for _, i := range approved {
 			outs[i].err = unavailable("the stock store did not answer; nothing was sold", err)
@@ -220,18 +240,19 @@ func (s *Service) sell(lk *lock.Lock, activityID int64, tickets []*ticket, appro
 		return
 	}
 	if e := s.replicated(lease, "deduct", func(ctx context.Context) error {
-		return s.stock.WaitDeduct(ctx, activityID, fence, s.cfg.WaitReplicas, s.cfg.WaitTimeout)
+		return s.stock.WaitDeduct(ctx, activityID, g, s.cfg.WaitReplicas, s.cfg.WaitTimeout)
 	}); e != nil {
 		// Not sold: its units go back where the deduct still is, and a
 		// tombstone stops it where it is not.
-		s.settle(lease, activityID, fence, 0, taken, "unreplicated")
+		s.settle(lease, activityID, g, 0, taken, "unreplicated")
 		for _, i := range approved {
 			outs[i].err = e
 		}
 		return
 	}
+	crashpoint.Hit(crashpoint.AfterDeduct)
 	s.m.remaining.WithLabelValues(itoa(activityID)).Set(float64(remaining))
-	s.markSoldOut(activityID, remaining)
+	s.markSoldOut(activityID, remaining, epoch)
 	for _, i := range approved[taken:] {
 		outs[i].err = soldOut()
 	}
@@ -254,9 +275,10 @@ func (s *Service) sell(lk *lock.Lock, activityID int64, tickets []*ticket, appro
 	b, err := s.orders.CreateOrders(lease, activityID, fence, orders)
 	if err != nil {
 		s.m.batches.WithLabelValues("write_failed").Inc()
-		s.afterFailedWrite(lease, activityID, fence, tickets, approved, orders, err, outs)
+		s.afterFailedWrite(lease, activityID, g, tickets, approved, orders, err, outs)
 		return
 	}
+	crashpoint.Hit(crashpoint.AfterCommit)
 	s.m.batches.WithLabelValues("written").Inc()
 	at := make(map[string]int, len(orders))
 	for k, o := range orders {
@@ -273,37 +295,56 @@ func (s *Service) sell(lk *lock.Lock, activityID int64, tickets []*ticket, appro
 		// The database holds every unit already: Redis had too many.
 		// Keeping those units deducted moves Redis towards the truth.
 		s.log.Warn("database refused units Redis had; reconcile the activity", "activity_id", activityID, "units", len(b.Over))
-		s.markSoldOut(activityID, 0)
+		s.markSoldOut(activityID, 0, epoch)
 	}
-	for _, o := range b.Taken {
-		outs[at[o.ID]].order, outs[at[o.ID]].err = s.explainTaken(lease, o, tickets[at[o.ID]].req)
+	if len(b.Taken) > 0 {
+		reqs := make([]BuyRequest, len(b.Taken))
+		for k, o := range b.Taken {
+			reqs[k] = tickets[at[o.ID]].req
+		}
+		for k, out := range s.explainTaken(lease, activityID, reqs) {
+			outs[at[b.Taken[k].ID]] = out
+		}
 	}
 	if keep := int64(len(b.Written) + len(b.Over)); keep < taken {
-		s.settle(lease, activityID, fence, keep, taken-keep, "already_ordered")
+		s.settle(lease, activityID, g, keep, taken-keep, "already_ordered")
 	}
 }
 
-// explainTaken answers a buyer whose order a unique key kept out: the user
-// already holds an order for the activity (its repeat with the same
+// explainTaken answers the buyers whose orders a unique key kept out, in
+// order: each already holds an order of the activity (a repeat with the same
 // idempotency key gets that order again), or used the idempotency key for
-// another order.
-func (s *Service) explainTaken(ctx context.Context, o seckill.Order, req BuyRequest) (seckill.Order, error) {
-	dctx, cancel := detached(ctx)
-	defer cancel()
-	existing, err := s.orders.OrderByUser(dctx, o.ActivityID, o.UserID)
-	switch {
-	case err == nil:
-		s.remember(existing)
-		if req.IdempotencyKey != "" && existing.IdempotencyKey == req.IdempotencyKey {
-			return existing, nil
-		}
-		return seckill.Order{}, alreadyPurchased(existing.ID)
-	case !errors.Is(err, order.ErrNotFound):
-		return seckill.Order{}, unavailable("the order database did not answer; nothing was sold", err)
+// another order. One query finds the holders, within the lease; only a
+// buyer who holds none (a key used elsewhere, rare) costs one more.
+func (s *Service) explainTaken(lease context.Context, activityID int64, reqs []BuyRequest) []outcome {
+	outs := make([]outcome, len(reqs))
+	users := make([]int64, len(reqs))
+	for k, r := range reqs {
+		users[k] = r.UserID
 	}
-	first, err := s.orders.OrderByIdempotencyKey(dctx, o.UserID, req.IdempotencyKey)
+	held, err := s.orders.OrdersByUsers(lease, activityID, users)
 	if err != nil {
-		return seckill.Order{}, unavailable("the order database did not answer; nothing was sold", err)
+		for k := range outs {
+			outs[k].err = unavailable("the order database did not answer; nothing was sold", err)
+		}
+		return outs
 	}
-	return s.replay(first, req)
+	for k, req := range reqs {
+		if existing, ok := held[req.UserID]; ok {
+			s.remember(existing)
+			if req.IdempotencyKey != "" && existing.IdempotencyKey == req.IdempotencyKey {
+				outs[k].order = existing
+			} else {
+				outs[k].err = holds(existing)
+			}
+			continue
+		}
+		first, err := s.orders.OrderByIdempotencyKey(lease, req.UserID, req.IdempotencyKey)
+		if err != nil {
+			outs[k].err = unavailable("the order database did not answer; nothing was sold", err)
+			continue
+		}
+		outs[k].order, outs[k].err = s.replay(first, req)
+	}
+	return outs
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/lock"
@@ -170,5 +172,151 @@ func TestBatchWithMixedOutcomes(t *testing.T) {
 		if _, err := orders.OrderByUser(ctx, a.ID, user); !errors.Is(err, order.ErrNotFound) {
 			t.Errorf("user %d has an order row (%v), want none", user, err)
 		}
+	}
+}
+
+// A buyer whose 201 was lost asks again on another instance after the
+// sell-out, with no Idempotency-Key: the contract's precedence says they are
+// told already_purchased with their order, not sold_out ("you have no
+// order"), both from the cheap sold-out answer and from inside a batch.
+// Someone without an order still hears sold_out.
+func TestHolderHearsAlreadyPurchasedAfterSellOut(t *testing.T) {
+	prefix, dsn := testenv.Prefix(t), testenv.MySQLDSN(t)
+	a, _ := realService(t, prefix, dsn, usercheck.ApproveAll{})
+	b, _ := realService(t, prefix, dsn, usercheck.ApproveAll{})
+	ctx := context.Background()
+	now := time.Now()
+	act, err := a.CreateActivity(ctx, seckill.Activity{Name: "Moutai 53%", TotalStock: 1, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := a.Buy(ctx, purchase.BuyRequest{ActivityID: act.ID, UserID: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Instance b learns of the sell-out inside the holder's own batch, then
+	// answers from its sold-out mark.
+	holder := func(how string) {
+		t.Helper()
+		_, err := b.Buy(ctx, purchase.BuyRequest{ActivityID: act.ID, UserID: 1})
+		var e *seckill.Error
+		if !errors.As(err, &e) || e.Code != seckill.EAlreadyPurchased || e.OrderID != o.ID || e.OrderStatus != seckill.OrderStatusCreated {
+			t.Fatalf("the holder on another instance, %s: %v, want already_purchased with order %s, status created", how, err, o.ID)
+		}
+	}
+	holder("in a batch")
+	if _, err := b.Buy(ctx, purchase.BuyRequest{ActivityID: act.ID, UserID: 2}); code(err) != seckill.ESoldOut {
+		t.Fatalf("a buyer without an order: %v, want sold_out", err)
+	}
+	holder("from the sold-out mark")
+}
+
+// One unit left, and a batch of two: a buyer who already holds an order
+// (written on another instance) ahead of a newcomer. The holder must take no
+// unit: deducted for them, the unit went back only after the database's
+// unique key refused their order, and by then the newcomer had been told
+// sold_out while a unit was free.
+func TestHolderInABatchTakesNoUnitFromANewcomer(t *testing.T) {
+	prefix, dsn := testenv.Prefix(t), testenv.MySQLDSN(t)
+	a, _ := realService(t, prefix, dsn, usercheck.ApproveAll{})
+	entered, release := make(chan struct{}), make(chan struct{})
+	b, _ := realService(t, prefix, dsn, verifierFunc(func(_ context.Context, userID, _ int64) error {
+		if userID == 99 {
+			close(entered)
+			<-release
+		}
+		return nil
+	}))
+	ctx := context.Background()
+	now := time.Now()
+	act, err := a.CreateActivity(ctx, seckill.Activity{Name: "Moutai 53%", TotalStock: 3, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := a.Buy(ctx, purchase.BuyRequest{ActivityID: act.ID, UserID: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buy := func(user int64) <-chan error {
+		c := make(chan error, 1)
+		go func() { _, err := b.Buy(ctx, purchase.BuyRequest{ActivityID: act.ID, UserID: user}); c <- err }()
+		return c
+	}
+	first := buy(99) // takes a unit; its batch holds b's queue meanwhile
+	<-entered
+	holder := buy(1)
+	for b.Queued(act.ID) < 1 {
+		time.Sleep(time.Millisecond)
+	}
+	newcomer := buy(2)
+	for b.Queued(act.ID) < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	var e *seckill.Error
+	if err := <-holder; !errors.As(err, &e) || e.Code != seckill.EAlreadyPurchased || e.OrderID != held.ID {
+		t.Fatalf("holder: %v, want already_purchased with %s", err, held.ID)
+	}
+	if err := <-newcomer; err != nil {
+		t.Fatalf("newcomer: %v, want the last unit", err)
+	}
+}
+
+// An acquire whose command failed (a timeout) and had not landed is Redis
+// failing, not another instance holding the activity: the buyers hear 503
+// unavailable, not 429 busy.
+func TestFailedAcquireIsUnavailableNotBusy(t *testing.T) {
+	prefix, dsn := testenv.Prefix(t), testenv.MySQLDSN(t)
+	opt, err := redis.ParseURL(testenv.RedisURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(opt)
+	t.Cleanup(func() { _ = rdb.Close() })
+	rdb.AddHook(dropAcquires{})
+	orders, err := order.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = orders.Close() })
+	locks := lock.New(rdb, nil)
+	t.Cleanup(func() { _ = locks.Close() })
+	svc, err := purchase.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 100 * time.Millisecond, LockWait: 50 * time.Millisecond, KeyPrefix: prefix},
+		purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, prefix), Orders: orders, Users: usercheck.ApproveAll{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Close() })
+	now := time.Now()
+	act, err := svc.CreateActivity(context.Background(), seckill.Activity{Name: "x", TotalStock: 5, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Buy(context.Background(), purchase.BuyRequest{ActivityID: act.ID, UserID: 1}); code(err) != seckill.EUnavailable {
+		t.Fatalf("purchase while every acquire times out: %v, want unavailable", err)
+	}
+}
+
+// dropAcquires fails every lock acquire (the one script naming a fence key)
+// with a timeout, without sending it: a command lost on the way.
+type dropAcquires struct{}
+
+func (dropAcquires) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (dropAcquires) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+func (dropAcquires) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		for _, a := range cmd.Args() {
+			if s, ok := a.(string); ok && strings.HasSuffix(s, ":lock:fence") {
+				err := fmt.Errorf("i/o timeout (dropped by the test): %w", context.DeadlineExceeded)
+				cmd.SetErr(err)
+				return err
+			}
+		}
+		return next(ctx, cmd)
 	}
 }

@@ -45,7 +45,7 @@ func (s *Service) Buy(ctx context.Context, req BuyRequest) (seckill.Order, error
 		return seckill.Order{}, seckill.Errorf(seckill.ENotStarted, "the sale starts at %s", a.StartsAt.UTC().Format(time.RFC3339))
 	}
 	if !now.Before(a.EndsAt) {
-		return seckill.Order{}, seckill.Errorf(seckill.EEnded, "the sale ended at %s", a.EndsAt.UTC().Format(time.RFC3339))
+		return seckill.Order{}, s.holderOr(ctx, a.ID, req.UserID, ended(a))
 	}
 	if req.IdempotencyKey != "" {
 		o, err := s.orders.OrderByIdempotencyKey(ctx, req.UserID, req.IdempotencyKey)
@@ -56,11 +56,8 @@ func (s *Service) Buy(ctx context.Context, req BuyRequest) (seckill.Order, error
 			return seckill.Order{}, unavailable("the order database did not answer", err)
 		}
 	}
-	if id, ok := s.bought.Load(buyer{req.ActivityID, req.UserID}); ok {
-		return seckill.Order{}, alreadyPurchased(id.(string))
-	}
-	if s.soldOutFresh(req.ActivityID) {
-		return seckill.Order{}, soldOut()
+	if _, ok := s.bought.Load(buyer{req.ActivityID, req.UserID}); ok || s.soldOutFresh(req.ActivityID) {
+		return seckill.Order{}, s.holderOr(ctx, a.ID, req.UserID, soldOut())
 	}
 
 	t := newTicket(req)
@@ -98,6 +95,10 @@ func (s *Service) await(ctx context.Context, t *ticket) (seckill.Order, error) {
 	return out.order, out.err
 }
 
+func ended(a seckill.Activity) *seckill.Error {
+	return seckill.Errorf(seckill.EEnded, "the sale ended at %s", a.EndsAt.UTC().Format(time.RFC3339))
+}
+
 func (s *Service) replay(o seckill.Order, req BuyRequest) (seckill.Order, error) {
 	if o.ActivityID != req.ActivityID {
 		return seckill.Order{}, seckill.Errorf(seckill.EInvalid, "this Idempotency-Key was already used for activity %d", o.ActivityID)
@@ -117,16 +118,18 @@ func (s *Service) remember(o seckill.Order) {
 // soldOutFresh reports whether the activity was seen sold out less than
 // soldOutRecheck ago.
 func (s *Service) soldOutFresh(activityID int64) bool {
-	at, ok := s.soldOut.Load(activityID)
-	return ok && s.now().Sub(at.(time.Time)) < soldOutRecheck
+	at, ok := s.soldOut.seen(activityID)
+	return ok && s.now().Sub(at) < soldOutRecheck
 }
 
 // ClearSoldOut forgets the activity's sold-out mark: a unit went back to its
 // stock outside the purchase path (an expired order), so it sells at once.
-func (s *Service) ClearSoldOut(activityID int64) { s.soldOut.Delete(activityID) }
+func (s *Service) ClearSoldOut(activityID int64) { s.soldOut.clear(activityID) }
 
-func (s *Service) markSoldOut(activityID, remaining int64) {
+// markSoldOut marks the activity sold out when remaining is none, unless a
+// unit went back since epoch (soldOutMarks.epoch) was read.
+func (s *Service) markSoldOut(activityID, remaining int64, epoch uint64) {
 	if remaining <= 0 {
-		s.soldOut.Store(activityID, s.now())
+		s.soldOut.mark(activityID, s.now(), epoch)
 	}
 }

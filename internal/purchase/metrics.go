@@ -21,7 +21,15 @@ type metrics struct {
 	batchSize  prometheus.Histogram
 	batches    *prometheus.CounterVec
 	abandoned  *prometheus.CounterVec
+	repaired   *prometheus.CounterVec
 }
+
+// Reasons of a books repair (seckill_books_repaired_units_total).
+const (
+	repairRedisLow  = "redis_low"  // units deducted or sold-then-expired that never came back: returned
+	repairRedisHigh = "redis_high" // Redis held units the database has sold: taken off
+	repairNotLoaded = "not_loaded" // the stock was gone from Redis: loaded
+)
 
 func newMetrics(reg prometheus.Registerer) (metrics, error) {
 	m := metrics{
@@ -62,6 +70,15 @@ func newMetrics(reg prometheus.Registerer) (metrics, error) {
 			Name: "seckill_purchase_queue_left_total",
 			Help: "Buyers who left an activity's queue unserved, by why: queue_full, wait (SECKILL_LOCK_WAIT passed), cancelled.",
 		}, []string{"reason"}),
+		repaired: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "seckill_books_repaired_units_total",
+			Help: "Units the background books sweep put right in Redis (total - sold, under the activity's lock and fence), by reason: redis_low (returned), redis_high (taken off), not_loaded (loaded).",
+		}, []string{"reason"}),
+	}
+	// Every reason exists from start-up, so a dashboard and an alert on it
+	// see zero rather than nothing.
+	for _, r := range []string{repairRedisLow, repairRedisHigh, repairNotLoaded} {
+		m.repaired.WithLabelValues(r)
 	}
 	if reg == nil {
 		return m, nil
@@ -92,6 +109,9 @@ func newMetrics(reg prometheus.Registerer) (metrics, error) {
 		return metrics{}, fmt.Errorf("purchase: %w", err)
 	}
 	if m.abandoned, err = promreg.Register(reg, m.abandoned); err != nil {
+		return metrics{}, fmt.Errorf("purchase: %w", err)
+	}
+	if m.repaired, err = promreg.Register(reg, m.repaired); err != nil {
 		return metrics{}, fmt.Errorf("purchase: %w", err)
 	}
 	return m, nil

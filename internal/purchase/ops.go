@@ -137,6 +137,7 @@ type Reconciliation struct {
 	Before     int64 // Redis remaining before; -1 when none was loaded
 	After      int64
 	Changed    bool
+	Fence      int64 // of the lock grant the load was made under
 }
 
 // LoadedBefore is Before, or nil when Redis held no stock for the activity,
@@ -195,6 +196,7 @@ func (s *Service) Reconcile(ctx context.Context, id int64) (Reconciliation, erro
 	if a, err = s.freshActivity(lease, id); err != nil {
 		return Reconciliation{}, err
 	}
+	epoch := s.soldOut.epoch(id)
 	before, err := s.stock.Remaining(lease, id)
 	switch {
 	case errors.Is(err, stock.ErrNotLoaded):
@@ -209,12 +211,12 @@ func (s *Service) Reconcile(ctx context.Context, id int64) (Reconciliation, erro
 		return Reconciliation{}, unavailable("Redis did not answer, or the lease ended; stock not loaded", err)
 	}
 	if after > 0 {
-		s.soldOut.Delete(id)
+		s.soldOut.clear(id)
 	} else {
-		s.soldOut.Store(id, s.now())
+		s.markSoldOut(id, 0, epoch)
 	}
 	s.m.remaining.WithLabelValues(itoa(id)).Set(float64(after))
-	r := Reconciliation{ActivityID: id, TotalStock: a.TotalStock, Orders: n, Before: before, After: after, Changed: before != after}
+	r := Reconciliation{ActivityID: id, TotalStock: a.TotalStock, Orders: n, Before: before, After: after, Changed: before != after, Fence: lk.Fence()}
 	if r.Changed {
 		s.m.reconciled.Inc()
 		s.log.InfoContext(ctx, "stock reconciled", "activity_id", id, "orders", n, "before", r.LoadedBefore(), "after", after) // null, as the API says, when nothing was loaded

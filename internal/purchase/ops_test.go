@@ -3,7 +3,8 @@ package purchase_test
 import (
 	"context"
 	"database/sql"
-	"strings"
+	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -84,25 +85,28 @@ func TestReconcileOfTwoMillionOrders(t *testing.T) {
 	}
 }
 
-// A stalled Redis during a reconcile: the stock load is sent while the lease
-// is still the reconciler's but reaches Redis after it ran out and a newer
-// holder took the lock and sold a unit. The load must change nothing (it is
-// checked against the lock in the same script, LoadIfHeld), or the newer
-// holder's deduct would be overwritten and its unit sold twice.
+// A reconcile's load must change nothing when it reaches Redis after the
+// reconciler's lease ended and a newer holder deducted (the load is checked
+// against the lock in the same script, LoadIfHeld), or the newer holder's
+// deduct would be overwritten and its unit sold twice.
 //
-// The stall is timed from outside: replies 250 ms late from the moment the
-// reconciler holds the lock, so its stock read returns just before its 300 ms
-// lease ends and it sends the load then; requests 500 ms late from 60 ms in,
-// so that load, and the lease's renewals, land after the key expired. When
-// the machine is too slow for the reconciler to have sent its read by 60 ms,
-// the load is never sent and the attempt shows nothing; it is tried again.
+// Deterministic: a hook on the reconciler's Redis client holds its load (its
+// one write naming the stock key) once the reconciler
+// sends it, fails its lease renewals meanwhile, so the lease runs out in
+// Redis, and lets the load go on, detached from the ended lease as a command
+// already on the wire would be, only after a newer holder deducted.
 //
 // Can fail: with a plain Load (HSET) instead of LoadIfHeld, "Redis remaining
 // 100 after the late load, want 99: it overwrote the newer holder's deduct".
 func TestReconcileLoadLandingAfterItsLease(t *testing.T) {
 	ctx := context.Background()
 	direct, prefix, dsn := testenv.Redis(t), testenv.Prefix(t), testenv.MySQLDSN(t)
-	stalled, p := testenv.ProxiedRedis(t, 0)
+	opt, err := redis.ParseURL(testenv.RedisURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stalled := redis.NewClient(opt)
+	t.Cleanup(func() { _ = stalled.Close() })
 	orders, err := order.Open(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -121,51 +125,89 @@ func TestReconcileLoadLandingAfterItsLease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	key := stock.LockKey(prefix, a.ID)
+	hold := &loadHold{stockKey: stock.Key(prefix, a.ID), lockKey: key, held: make(chan struct{}), release: make(chan struct{}), landed: make(chan struct{})}
+	stalled.AddHook(hold)
 	directLocks := lock.New(direct, nil)
 	defer directLocks.Close()
 	directStock := stock.New(direct, prefix)
-	key := stock.LockKey(prefix, a.ID)
-
-	for attempt := 1; attempt <= 5; attempt++ {
-		p.SetReplyDelay(0)
-		p.SetRequestDelay(0)
-		waitKey(t, direct, key, false)
-		if err := directStock.Load(ctx, a.ID, 100, 0); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { _, err := svc.Reconcile(ctx, a.ID); done <- err }()
-		waitKey(t, direct, key, true) // the reconciler holds the lock
-		p.SetReplyDelay(250 * time.Millisecond)
-		time.Sleep(60 * time.Millisecond)
-		p.SetRequestDelay(500 * time.Millisecond)
-
-		waitKey(t, direct, key, false) // its lease ran out in Redis
-		newer, err := directLocks.Obtain(ctx, key, 10*time.Second, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := directStock.Deduct(ctx, a.ID, newer.Fence(), 1); err != nil {
-			t.Fatal(err)
-		}
-		rerr := <-done
-		time.Sleep(time.Second) // everything the reconciler sent has landed
-		left, err := directStock.Remaining(ctx, a.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = newer.Release(ctx)
-		if rerr == nil || !strings.Contains(rerr.Error(), "stock not loaded") {
-			t.Logf("attempt %d: the reconcile ended before it sent its load (%v); again", attempt, rerr)
-			continue
-		}
-		if left != 99 {
-			t.Fatalf("Redis remaining %d after the late load, want 99: it overwrote the newer holder's deduct", left)
-		}
-		t.Logf("attempt %d: the load sent under the lease landed after it and changed nothing (%v)", attempt, rerr)
-		return
+	if err := directStock.Load(ctx, a.ID, 100, 0); err != nil {
+		t.Fatal(err)
 	}
-	t.Skip("the stall never fell between the reconciler's read and its load on this machine; nothing shown")
+
+	done := make(chan error, 1)
+	go func() { _, err := svc.Reconcile(ctx, a.ID); done <- err }()
+	select {
+	case <-hold.held:
+	case err := <-done:
+		t.Fatalf("the reconcile ended before it sent its load: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the reconcile sent no load within 30 s")
+	}
+	waitKey(t, direct, key, false) // its lease ran out in Redis
+	newer, err := directLocks.Obtain(ctx, key, 10*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer newer.Release(ctx)
+	if _, _, err := directStock.Deduct(ctx, a.ID, stock.Grant{Fence: newer.Fence(), Token: newer.Value()}, 1); err != nil {
+		t.Fatal(err)
+	}
+	close(hold.release) // the load lands now, after the newer holder's deduct
+	rerr := <-done
+	<-hold.landed
+	left, err := directStock.Remaining(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left != 99 {
+		t.Fatalf("Redis remaining %d after the late load, want 99: it overwrote the newer holder's deduct", left)
+	}
+	if rerr == nil {
+		t.Fatal("the reconcile reported success for a load that landed after its lease")
+	}
+	t.Logf("the load sent under the lease landed after it and changed nothing (%v)", rerr)
+}
+
+// loadHold holds the reconciler's load (its one write naming the stock key)
+// until release, failing every other command on the lock key
+// meanwhile (the lease's renewals), then runs it detached from the caller's
+// context, as a command already sent would land.
+type loadHold struct {
+	stockKey, lockKey string
+	stalling          atomic.Bool
+	held, release     chan struct{}
+	landed            chan struct{}
+}
+
+func (h *loadHold) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *loadHold) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (h *loadHold) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		names := func(k string) bool {
+			for _, a := range cmd.Args() {
+				if s, ok := a.(string); ok && s == k {
+					return true
+				}
+			}
+			return false
+		}
+		switch {
+		case names(h.stockKey) && cmd.Name() != "hget" && h.stalling.CompareAndSwap(false, true):
+			close(h.held)
+			<-h.release
+			defer close(h.landed)
+			return next(context.WithoutCancel(ctx), cmd)
+		case h.stalling.Load() && names(h.lockKey):
+			err := errors.New("test: the link to Redis is stalled")
+			cmd.SetErr(err)
+			return err
+		}
+		return next(ctx, cmd)
+	}
 }
 
 // waitKey waits until key exists (or, with exists false, is gone).

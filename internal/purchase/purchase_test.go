@@ -35,9 +35,10 @@ func (c *clock) Add(d time.Duration) {
 }
 
 type fixture struct {
-	svc   *purchase.Service
-	rdb   *redis.Client
-	clock *clock
+	svc    *purchase.Service
+	rdb    *redis.Client
+	clock  *clock
+	orders *order.Store
 }
 
 func newFixture(t *testing.T) fixture {
@@ -59,7 +60,7 @@ func newFixture(t *testing.T) fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = svc.Close() })
-	return fixture{svc: svc, rdb: rdb, clock: c}
+	return fixture{svc: svc, rdb: rdb, clock: c, orders: orders}
 }
 
 func (f fixture) activity(t *testing.T, total int64) int64 {
@@ -343,4 +344,56 @@ type verifierFunc func(ctx context.Context, userID, activityID int64) error
 
 func (f verifierFunc) Verify(ctx context.Context, userID, activityID int64) error {
 	return f(ctx, userID, activityID)
+}
+
+// A verifier that panics fails its buyer with 503, not the process: the
+// next buyer of the same activity is served.
+func TestPanickingVerifierFailsOnlyItsBuyer(t *testing.T) {
+	f := newFixture(t)
+	svc, err := purchase.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond},
+		purchase.Deps{Redis: f.rdb, Locks: lock.New(f.rdb, nil), Stock: stock.New(f.rdb, ""), Orders: f.orders,
+			Users: verifierFunc(func(_ context.Context, userID, _ int64) error {
+				if userID == 13 {
+					panic("verifier bug")
+				}
+				return nil
+			})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	now := time.Now()
+	a, err := svc.CreateActivity(context.Background(), seckill.Activity{Name: "Moutai 53%", TotalStock: 5, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Buy(context.Background(), purchase.BuyRequest{ActivityID: a.ID, UserID: 13}); code(err) != seckill.EUnavailable {
+		t.Fatalf("buyer whose check panicked: %v, want unavailable", err)
+	}
+	if _, err := svc.Buy(context.Background(), purchase.BuyRequest{ActivityID: a.ID, UserID: 14}); err != nil {
+		t.Fatalf("next buyer: %v, want an order", err)
+	}
+}
+
+// A buyer who queued before the sale's end and whose batch runs after it is
+// told ended, and nothing is sold: the window is checked again when the
+// batch is served, not only at the queue's door.
+func TestQueuedPastTheEndIsNotSold(t *testing.T) {
+	c := &clock{now: time.Now()}
+	h := newHeldService(t, purchase.Config{LockWait: time.Minute, Now: c.Now})
+	first := h.buy(1)
+	<-h.entered
+	second := h.buy(2)
+	h.waitQueued(t, 1)
+	c.Add(2 * time.Hour) // past the activity's end
+	close(h.release)
+	if b := <-first; b.err != nil {
+		t.Fatalf("the buyer whose batch started before the end: %v", b.err)
+	}
+	if b := <-second; code(b.err) != seckill.EEnded {
+		t.Fatalf("the buyer served after the end: %+v, want ended", b)
+	}
+	if n, err := h.orders.CountOrders(context.Background(), h.act); err != nil || n != 1 {
+		t.Fatalf("%d orders, %v; want 1", n, err)
+	}
 }

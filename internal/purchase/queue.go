@@ -1,6 +1,8 @@
 package purchase
 
 import (
+	"fmt"
+	"runtime/debug"
 	"sync/atomic"
 	"time"
 
@@ -15,10 +17,11 @@ const queueIdle = 30 * time.Second
 // (abandon) and a batch (take) claims it; a taken ticket is always answered,
 // once, on done.
 type ticket struct {
-	req   BuyRequest
-	q     *queue
-	state atomic.Int32
-	done  chan outcome // buffered: the batch never waits for the buyer
+	req      BuyRequest
+	q        *queue
+	state    atomic.Int32
+	answered atomic.Bool
+	done     chan outcome // buffered: the batch never waits for the buyer
 }
 
 const (
@@ -42,7 +45,13 @@ func (t *ticket) take() bool { return t.state.CompareAndSwap(queued, taken) }
 // abandon takes the ticket out of the queue; false when a batch has it.
 func (t *ticket) abandon() bool { return t.state.CompareAndSwap(queued, abandoned) }
 
-func (t *ticket) answer(o seckill.Order, err error) { t.done <- outcome{o, err} }
+// answer gives the buyer its outcome; only the first answer counts, so a
+// batch that failed half-way can answer everyone it had not answered yet.
+func (t *ticket) answer(o seckill.Order, err error) {
+	if t.answered.CompareAndSwap(false, true) {
+		t.done <- outcome{o, err}
+	}
+}
 
 // queue is one activity's buyers in this process, and its leader's state.
 type queue struct {
@@ -95,7 +104,7 @@ func (s *Service) lead(q *queue) {
 		case first := <-q.in:
 			s.m.queueDepth.WithLabelValues(label).Set(float64(len(q.in) + 1))
 			if batch := collect(q, first); len(batch) > 0 {
-				s.runBatch(q, batch)
+				s.contain(q.activity.ID, batch, func() { s.runBatch(q, batch) })
 			}
 			idle.Reset(queueIdle)
 		case <-idle.C:
@@ -109,6 +118,29 @@ func (s *Service) lead(q *queue) {
 			}
 		}
 	}
+}
+
+// contain runs a batch so that a panic in it fails the batch, not the
+// process: every queue of the process would otherwise die with it. Its
+// lock is released by the batch's own deferred release as the panic unwinds;
+// units it deducted and did not settle stay deducted, for the books' repair
+// (the sweeper) to return, never to be sold twice. Each buyer not yet
+// answered is told 503.
+func (s *Service) contain(activityID int64, batch []*ticket, run func()) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		s.m.batches.WithLabelValues("panic").Inc()
+		s.log.Error("purchase batch panicked; its buyers are told 503", "activity_id", activityID,
+			"buyers", len(batch), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		e := unavailable("the purchase failed inside the service; if a unit was taken it is returned to the stock", fmt.Errorf("panic: %v", r))
+		for _, t := range batch {
+			t.answer(seckill.Order{}, e)
+		}
+	}()
+	run()
 }
 
 // collect takes first and whoever else is queued, up to maxBatch, skipping

@@ -79,6 +79,13 @@ type Config struct {
 	// sells nothing and its buyers are told 503 (replicas.go).
 	WaitReplicas int
 	WaitTimeout  time.Duration
+	// BooksSweep, when above 0, is how often this process checks the books of
+	// open activities and repairs Redis's stock where a crash left it off
+	// (sweep.go); 0 means no sweep.
+	BooksSweep time.Duration
+	// BooksAfterEnd is how long after an activity's end its books are still
+	// swept: expiries give units back until the last order's pay_by.
+	BooksAfterEnd time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -137,7 +144,7 @@ type Service struct {
 	// soldOutRecheck, so a unit returned by another process is sold through
 	// this one at most that much later. After that a batch asks Redis once
 	// for everyone queued, without the lock.
-	soldOut sync.Map // int64 -> time.Time
+	soldOut soldOutMarks
 	// bought remembers this process's orders, so a buyer who asks again is
 	// answered without queueing. The database's unique key is the
 	// guarantee; this is only a shortcut.
@@ -151,6 +158,7 @@ type Service struct {
 	closing bool
 	stop    chan struct{} // closed by Close: leaders drain and exit
 	leaders sync.WaitGroup
+	sweeper sync.WaitGroup
 }
 
 type buyer struct{ activityID, userID int64 }
@@ -204,6 +212,10 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		return nil, err
 	}
 	s.m = m
+	if cfg.BooksSweep > 0 {
+		s.sweeper.Add(1)
+		go s.sweepBooks()
+	}
 	return s, nil
 }
 
@@ -218,6 +230,7 @@ func (s *Service) Close() error {
 		close(s.stop)
 	}
 	s.qmu.Unlock()
+	s.sweeper.Wait()
 	s.leaders.Wait()
 	return nil
 }
@@ -237,6 +250,13 @@ func (s *Service) Ready(ctx context.Context) error {
 
 func unavailable(msg string, err error) *seckill.Error {
 	return &seckill.Error{Code: seckill.EUnavailable, Message: msg, RetryAfter: retryAfter, Err: err}
+}
+
+// outcomeUnknown: the order write's outcome could not be learned; the order
+// may exist, and its unit stays deducted until the books are repaired.
+func outcomeUnknown(err error) *seckill.Error {
+	return &seckill.Error{Code: seckill.EOutcomeUnknown, RetryAfter: retryAfter, Err: err,
+		Message: "the order database became unreachable during the order write; your order may exist: GET orders/mine (or a repeat with the same Idempotency-Key) tells"}
 }
 
 func busy(msg string, err error) *seckill.Error {

@@ -12,7 +12,7 @@ import (
 
 // afterFailedWrite decides, for a batch whose order write failed after its
 // units were deducted, what each buyer is told and which units go back.
-func (s *Service) afterFailedWrite(ctx context.Context, activityID, fence int64, tickets []*ticket, approved []int, orders []seckill.Order, err error, outs []outcome) {
+func (s *Service) afterFailedWrite(ctx context.Context, activityID int64, g stock.Grant, tickets []*ticket, approved []int, orders []seckill.Order, err error, outs []outcome) {
 	all := func(e error) {
 		for _, i := range approved {
 			outs[i].err = e
@@ -20,16 +20,16 @@ func (s *Service) afterFailedWrite(ctx context.Context, activityID, fence int64,
 	}
 	switch {
 	case errors.Is(err, order.ErrCommitUnknown):
-		s.resolveCommit(ctx, activityID, fence, approved, orders, err, outs)
+		s.resolveCommit(ctx, activityID, g, approved, orders, err, outs)
 	case errors.Is(err, order.ErrStaleFence):
-		s.settle(ctx, activityID, fence, 0, int64(len(orders)), "stale_fence")
+		s.settle(ctx, activityID, g, 0, int64(len(orders)), "stale_fence")
 		s.reseedFence(ctx, activityID)
 		all(unavailable("the batch's lease expired before its orders were written; nothing was sold", err))
 	case errors.Is(err, order.ErrActivityNotFound):
-		s.settle(ctx, activityID, fence, 0, int64(len(orders)), "activity_missing")
+		s.settle(ctx, activityID, g, 0, int64(len(orders)), "activity_missing")
 		all(seckill.Errorf(seckill.EActivityNotFound, "no activity %d", activityID))
 	default:
-		s.settle(ctx, activityID, fence, 0, int64(len(orders)), "write_failed")
+		s.settle(ctx, activityID, g, 0, int64(len(orders)), "write_failed")
 		all(unavailable("the order database failed; nothing was sold", err))
 	}
 }
@@ -62,7 +62,7 @@ func (s *Service) reseedFence(ctx context.Context, activityID int64) {
 // only for orders known to be absent: returning one whose order did commit
 // would sell it twice. When nothing can be learned, the units stay deducted
 // for reconciliation.
-func (s *Service) resolveCommit(ctx context.Context, activityID, fence int64, approved []int, orders []seckill.Order, cause error, outs []outcome) {
+func (s *Service) resolveCommit(ctx context.Context, activityID int64, g stock.Grant, approved []int, orders []seckill.Order, cause error, outs []outcome) {
 	dctx, cancel := detached(ctx)
 	defer cancel()
 	ids := make([]string, len(orders))
@@ -83,29 +83,74 @@ func (s *Service) resolveCommit(ctx context.Context, activityID, fence int64, ap
 	}
 	if err != nil {
 		s.m.leaked.Add(float64(len(orders)))
-		s.log.Error("order commit outcome unknown; units held until reconciliation",
-			"activity_id", activityID, "fence", fence, "orders", len(orders), "err", errors.Join(cause, err))
+		s.log.Error("order commit outcome unknown; units held until the books are repaired",
+			"activity_id", activityID, "fence", g.Fence, "orders", len(orders), "err", errors.Join(cause, err))
 		for _, i := range approved {
-			outs[i].err = unavailable("the order database failed; if your order was written it will show under your orders", cause)
+			outs[i].err = outcomeUnknown(errors.Join(cause, err))
 		}
 		return
 	}
+	if len(written) == 0 {
+		// The transaction did not commit: nothing was sold.
+		for _, i := range approved {
+			outs[i].err = unavailable("the order database failed; nothing was sold", cause)
+		}
+		s.settle(ctx, activityID, g, 0, int64(len(orders)), "commit_failed")
+		return
+	}
+	// It did commit: each order it left out was kept out by a unique key
+	// (the buyer holds an order, or used the key elsewhere) or had no unit
+	// left in the database, as in a batch whose COMMIT answered.
+	keep := int64(len(written))
+	var left []int // indexes into orders
+	users := make([]int64, 0, len(orders)-len(written))
 	for k, i := range approved {
 		if o, ok := written[orders[k].ID]; ok {
 			s.remember(o)
 			outs[i].order = o
 			continue
 		}
-		outs[i].err = unavailable("the order database failed; nothing was sold", cause)
+		left = append(left, k)
+		users = append(users, orders[k].UserID)
 	}
-	s.settle(ctx, activityID, fence, int64(len(written)), int64(len(orders)-len(written)), "commit_failed")
+	held, herr := s.orders.OrdersByUsers(dctx, activityID, users)
+	for _, k := range left {
+		o, i := orders[k], approved[k]
+		if herr != nil {
+			// Not sold by this request, for a reason not learned: its unit
+			// stays deducted until the books are repaired.
+			outs[i].err = unavailable("the order database failed; nothing was sold", errors.Join(cause, herr))
+			keep++
+			continue
+		}
+		if existing, ok := held[o.UserID]; ok {
+			s.remember(existing)
+			if o.IdempotencyKey != "" && existing.IdempotencyKey == o.IdempotencyKey {
+				outs[i].order = existing
+			} else {
+				outs[i].err = holds(existing)
+			}
+			continue
+		}
+		if o.IdempotencyKey != "" {
+			if first, err := s.orders.OrderByIdempotencyKey(dctx, o.UserID, o.IdempotencyKey); err == nil {
+				outs[i].order, outs[i].err = s.replay(first, BuyRequest{ActivityID: activityID, UserID: o.UserID, IdempotencyKey: o.IdempotencyKey})
+				continue
+			}
+		}
+		// Over: the database had no unit for it. Its unit stays deducted,
+		// which moves Redis towards the truth.
+		outs[i].err = soldOut()
+		keep++
+	}
+	s.settle(ctx, activityID, g, keep, int64(len(orders))-keep, "commit_failed")
 }
 
-// settle gives back what grant fence deducted beyond keep units: the units of
+// settle gives back what grant g deducted beyond keep units: the units of
 // orders not written. Settling is idempotent, so a Redis that does not answer
 // is asked again; only when it never answers are the units (at most atStake)
 // leaked to reconciliation.
-func (s *Service) settle(ctx context.Context, activityID, fence, keep, atStake int64, why string) {
+func (s *Service) settle(ctx context.Context, activityID int64, g stock.Grant, keep, atStake int64, why string) {
 	var err error
 	for attempt := range 3 {
 		if attempt > 0 {
@@ -113,13 +158,13 @@ func (s *Service) settle(ctx context.Context, activityID, fence, keep, atStake i
 		}
 		dctx, cancel := detached(ctx)
 		var remaining, returned int64
-		remaining, returned, err = s.stock.Settle(dctx, activityID, fence, keep)
+		remaining, returned, err = s.stock.Settle(dctx, activityID, g, keep)
 		cancel()
 		switch {
 		case err == nil:
 			if returned > 0 {
 				s.m.returned.WithLabelValues(why).Add(float64(returned))
-				s.soldOut.Delete(activityID)
+				s.soldOut.clear(activityID)
 				s.m.remaining.WithLabelValues(itoa(activityID)).Set(float64(remaining))
 			}
 			return
@@ -131,5 +176,5 @@ func (s *Service) settle(ctx context.Context, activityID, fence, keep, atStake i
 		}
 	}
 	s.m.leaked.Add(float64(atStake))
-	s.log.Error("units could not be returned; reconcile the activity", "activity_id", activityID, "fence", fence, "keep", keep, "reason", why, "err", err)
+	s.log.Error("units could not be returned; reconcile the activity", "activity_id", activityID, "fence", g.Fence, "keep", keep, "reason", why, "err", err)
 }

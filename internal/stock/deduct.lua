@@ -2,7 +2,13 @@
 -- atomically, and leaves the grant's receipt.
 -- KEYS[1]: the activity's stock hash (fields "remaining" and "epoch").
 -- KEYS[2]: the grant's receipt, "<epoch>:<units the grant holds>".
--- ARGV[1]: units wanted (at least 1); ARGV[2]: receipt lifetime in ms.
+-- KEYS[3]: the activity's buyer set: the users units were taken for.
+-- ARGV[1]: units wanted (at least 1); ARGV[2]: receipt lifetime in ms;
+-- ARGV[3..]: the buyers in the order units go to (none, or ARGV[1] of them):
+-- the first <taken> join the buyer set with the deduct, atomically, so any
+-- holder of an order is in it (the set may hold more: a buyer whose unit
+-- went back), and a sold-out answer can tell holders apart without the
+-- database.
 -- Returns {taken, remaining}: taken is 0 when none was left; -3 when the
 -- grant already settled everything back (see below); nil (false) when
 -- the stock was never loaded, so a lost or unloaded key is never mistaken for
@@ -30,6 +36,9 @@ if take <= 0 then
   return {0, left}
 end
 left = redis.call('HINCRBY', KEYS[1], 'remaining', -take)
+if #ARGV >= 3 then
+  redis.call('SADD', KEYS[3], unpack(ARGV, 3, 2 + take))
+end
 local epoch = redis.call('HGET', KEYS[1], 'epoch') or '0'
 redis.call('SET', KEYS[2], epoch .. ':' .. take, 'PX', ARGV[2])
 return {take, left}

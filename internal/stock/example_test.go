@@ -31,7 +31,7 @@ func Example() {
 	}
 	// Each lock grant deducts once for its batch of buyers: fences 10 and 11.
 	for fence := int64(10); fence <= 11; fence++ {
-		taken, left, err := s.Deduct(ctx, 1, fence, 3)
+		taken, left, err := s.Deduct(ctx, 1, stock.Grant{Fence: fence}, 3)
 		switch {
 		case errors.Is(err, stock.ErrSoldOut):
 			fmt.Println("sold out")
@@ -43,9 +43,9 @@ func Example() {
 	}
 	// Grant 10 wrote one of its two orders: it keeps 1 unit and gives 1 back.
 	// Settling again gives back nothing more.
-	left, back, err := s.Settle(ctx, 1, 10, 1)
+	left, back, err := s.Settle(ctx, 1, stock.Grant{Fence: 10}, 1)
 	fmt.Println(left, back, err)
-	left, back, err = s.Settle(ctx, 1, 10, 1)
+	left, back, err = s.Settle(ctx, 1, stock.Grant{Fence: 10}, 1)
 	fmt.Println(left, back, err)
 	// Output:
 	// took 2 of 3, 0 left

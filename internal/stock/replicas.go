@@ -38,10 +38,10 @@ func (s *Store) WaitGrant(ctx context.Context, activityID int64, lockValue strin
 }
 
 // WaitDeduct waits until at least replicas replicas hold the deduct of grant
-// fence (its receipt), or timeout passes: then ErrNotReplicated.
+// g (its receipt), or timeout passes: then ErrNotReplicated.
 // ErrWriteGone: the deduct is not on the primary.
-func (s *Store) WaitDeduct(ctx context.Context, activityID, fence int64, replicas int, timeout time.Duration) error {
-	return s.waitReplicas(ctx, activityID, s.receipt(activityID, fence), "", replicas, timeout)
+func (s *Store) WaitDeduct(ctx context.Context, activityID int64, g Grant, replicas int, timeout time.Duration) error {
+	return s.waitReplicas(ctx, activityID, s.receipt(activityID, g), "", replicas, timeout)
 }
 
 // waitReplicas runs the marker script and WAIT in one pipeline, so on one

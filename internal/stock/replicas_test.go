@@ -23,17 +23,17 @@ func TestWaitForReplicas(t *testing.T) {
 	if err := s.Load(ctx, id, 5, 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.WaitDeduct(ctx, id, fence, 0, 10*time.Millisecond); !errors.Is(err, stock.ErrWriteGone) {
+	if err := s.WaitDeduct(ctx, id, stock.Grant{Fence: fence}, 0, 10*time.Millisecond); !errors.Is(err, stock.ErrWriteGone) {
 		t.Errorf("WaitDeduct before any deduct: %v, want ErrWriteGone", err)
 	}
-	if _, _, err := s.Deduct(ctx, id, fence, 2); err != nil {
+	if _, _, err := s.Deduct(ctx, id, stock.Grant{Fence: fence}, 2); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.WaitDeduct(ctx, id, fence, 0, 10*time.Millisecond); err != nil {
+	if err := s.WaitDeduct(ctx, id, stock.Grant{Fence: fence}, 0, 10*time.Millisecond); err != nil {
 		t.Errorf("WaitDeduct for 0 replicas: %v", err)
 	}
 	start := time.Now()
-	if err := s.WaitDeduct(ctx, id, fence, 1, 50*time.Millisecond); !errors.Is(err, stock.ErrNotReplicated) {
+	if err := s.WaitDeduct(ctx, id, stock.Grant{Fence: fence}, 1, 50*time.Millisecond); !errors.Is(err, stock.ErrNotReplicated) {
 		t.Errorf("WaitDeduct for 1 replica of a Redis without any: %v, want ErrNotReplicated", err)
 	}
 	if waited := time.Since(start); waited < 50*time.Millisecond {

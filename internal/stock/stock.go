@@ -25,7 +25,8 @@
 //
 // # Receipts
 //
-// The receipt of grant F is the string <prefix>seckill:{act:N}:deduct:<F>,
+// The receipt of grant F (owner token T) is the string
+// <prefix>seckill:{act:N}:deduct:<F>:<T>,
 // living ReceiptTTL, with the value "<epoch>:<units>": F's deduct took
 // <units> in stock epoch <epoch>, and Settle lowers <units> to what F keeps.
 // Settle for a deduct that had not landed leaves "<epoch>:0", a tombstone. A
@@ -72,6 +73,10 @@ var (
 	// ErrLockLost is returned by LoadIfHeld when the activity's lock is no
 	// longer the given grant's; nothing changed.
 	ErrLockLost = errors.New("stock: lock no longer held")
+	// ErrBadReceipt is returned by Deduct when Redis reports more units taken
+	// than were asked for: the count is not this grant's, and the outcome is
+	// unknown (Settle of the grant returns what it does hold).
+	ErrBadReceipt = errors.New("stock: receipt does not match the deduct")
 )
 
 // ReceiptTTL is how long a deduct's receipt lives: the time within which its
@@ -154,11 +159,25 @@ func (s *Store) LoadIfHeld(ctx context.Context, activityID, remaining, epoch int
 // not have happened: Settle(fence, 0) puts its units back if it did.
 // A grant deducts once: a repeated Deduct for the same fence (a retry after a
 // lost reply) takes nothing more and reports what the grant holds.
-func (s *Store) Deduct(ctx context.Context, activityID, fence, n int64) (taken, remaining int64, err error) {
+//
+// buyers, when given, are the n users the units are for, in the order units
+// go to them: the first taken join the activity's buyer set (Holders) in the
+// same atomic step.
+func (s *Store) Deduct(ctx context.Context, activityID int64, g Grant, n int64, buyers ...int64) (taken, remaining int64, err error) {
+	fence := g.Fence
 	if n < 1 {
 		return 0, 0, fmt.Errorf("stock: deduct %d units of activity %d: want at least 1", n, activityID)
 	}
-	reply, err := deductScript.Run(ctx, s.rdb, s.keys(activityID, fence), n, ReceiptTTL.Milliseconds()).Result()
+	if len(buyers) != 0 && int64(len(buyers)) != n {
+		return 0, 0, fmt.Errorf("stock: deduct %d units of activity %d for %d buyers: want one buyer a unit", n, activityID, len(buyers))
+	}
+	args := make([]any, 0, 2+len(buyers))
+	args = append(args, n, ReceiptTTL.Milliseconds())
+	for _, b := range buyers {
+		args = append(args, b)
+	}
+	keys := append(s.keys(activityID, g), s.buyers(activityID))
+	reply, err := deductScript.Run(ctx, s.rdb, keys, args...).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
 		return 0, 0, fmt.Errorf("stock: deduct activity %d: %w", activityID, ErrNotLoaded)
@@ -171,6 +190,9 @@ func (s *Store) Deduct(ctx context.Context, activityID, fence, n int64) (taken, 
 	switch {
 	case !ok:
 		return 0, 0, fmt.Errorf("stock: deduct activity %d: unexpected reply %v", activityID, reply)
+	case taken < 0 || taken > n:
+		// Not this deduct's count: a caller indexes its buyers with it.
+		return 0, 0, fmt.Errorf("stock: deduct activity %d for fence %d: %w: took %d of %d", activityID, fence, ErrBadReceipt, taken, n)
 	case taken == 0:
 		return 0, max(left, 0), fmt.Errorf("stock: deduct activity %d: %w", activityID, ErrSoldOut)
 	}
@@ -197,11 +219,12 @@ func pair(reply any) (a, b int64, ok bool) {
 // deduct it returns ErrStale, and with the stock not loaded ErrNotLoaded;
 // both return nothing, as the next or last load counts the units from the
 // database.
-func (s *Store) Settle(ctx context.Context, activityID, fence, keep int64) (remaining, returned int64, err error) {
+func (s *Store) Settle(ctx context.Context, activityID int64, g Grant, keep int64) (remaining, returned int64, err error) {
+	fence := g.Fence
 	if keep < 0 {
 		return 0, 0, fmt.Errorf("stock: settle activity %d for fence %d: negative keep %d", activityID, fence, keep)
 	}
-	reply, err := settleScript.Run(ctx, s.rdb, s.keys(activityID, fence), keep, ReceiptTTL.Milliseconds()).Result()
+	reply, err := settleScript.Run(ctx, s.rdb, s.keys(activityID, g), keep, ReceiptTTL.Milliseconds()).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
 		return 0, 0, fmt.Errorf("stock: settle activity %d: %w", activityID, ErrNotLoaded)
@@ -221,6 +244,34 @@ func (s *Store) Settle(ctx context.Context, activityID, fence, keep int64) (rema
 	return left, back, nil
 }
 
+// Holders reports which of the users are in the activity's buyer set: every
+// user who holds an order of the activity is, and so may a user whose unit
+// went back. One round trip (SMISMEMBER), for all of them.
+func (s *Store) Holders(ctx context.Context, activityID int64, users []int64) (map[int64]bool, error) {
+	in := make(map[int64]bool, len(users))
+	if len(users) == 0 {
+		return in, nil
+	}
+	members := make([]any, len(users))
+	for i, u := range users {
+		members[i] = u
+	}
+	got, err := s.rdb.SMIsMember(ctx, s.buyers(activityID), members...).Result()
+	if err != nil {
+		return nil, fmt.Errorf("stock: buyers of activity %d: %w", activityID, err)
+	}
+	for i, ok := range got {
+		if ok {
+			in[users[i]] = true
+		}
+	}
+	return in, nil
+}
+
+// buyers is the key of the activity's buyer set:
+// <prefix>seckill:{act:N}:buyers.
+func (s *Store) buyers(activityID int64) string { return activityKey(s.prefix, activityID, "buyers") }
+
 // Remaining returns the units left, or ErrNotLoaded.
 func (s *Store) Remaining(ctx context.Context, activityID int64) (int64, error) {
 	left, err := s.rdb.HGet(ctx, s.key(activityID), field).Int64()
@@ -235,15 +286,29 @@ func (s *Store) Remaining(ctx context.Context, activityID int64) (int64, error) 
 
 func (s *Store) key(activityID int64) string { return Key(s.prefix, activityID) }
 
-// keys are the stock hash and the receipt of grant fence, the scripts' KEYS.
-func (s *Store) keys(activityID, fence int64) []string {
-	return []string{s.key(activityID), s.receipt(activityID, fence)}
+// keys are the stock hash and the receipt of grant g, the scripts' KEYS.
+func (s *Store) keys(activityID int64, g Grant) []string {
+	return []string{s.key(activityID), s.receipt(activityID, g)}
 }
 
-// receipt is the key of the deduct made under grant fence:
-// <prefix>seckill:{act:N}:deduct:<fence>.
-func (s *Store) receipt(activityID, fence int64) string {
-	return activityKey(s.prefix, activityID, "deduct:"+strconv.FormatInt(fence, 10))
+// Grant names the lock grant a deduct is made under: its fence and its
+// owner token. Two grants can share a fence (a Redis failover that lost the
+// fence counter's last INCRs hands an old fence out again), never a token.
+type Grant struct {
+	Fence int64
+	Token string // the lock's value; "" only in tests of one grant per fence
+}
+
+// receipt is the key of the deduct made under grant g:
+// <prefix>seckill:{act:N}:deduct:<fence>:<token>. Keyed by the token too, a
+// resent deduct of an old holder never reads a newer grant's receipt with
+// the same fence as its own.
+func (s *Store) receipt(activityID int64, g Grant) string {
+	name := "deduct:" + strconv.FormatInt(g.Fence, 10)
+	if g.Token != "" {
+		name += ":" + g.Token
+	}
+	return activityKey(s.prefix, activityID, name)
 }
 
 // Key returns the name of the activity's stock hash (fields "remaining" and

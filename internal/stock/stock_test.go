@@ -75,7 +75,7 @@ func TestDeductConcurrentSellsExactlyTheStock(t *testing.T) {
 	sold := sellOut(t, func(ctx context.Context) (int64, error) {
 		// Grants of one to three units, as a busy sale's batches are.
 		f := fence.Add(1)
-		taken, left, err := s.Deduct(ctx, 1, f, 1+f%3)
+		taken, left, err := s.Deduct(ctx, 1, stock.Grant{Fence: f}, 1+f%3)
 		if errors.Is(err, stock.ErrSoldOut) {
 			return 0, nil
 		}
@@ -134,10 +134,10 @@ func TestNotLoaded(t *testing.T) {
 	s := stock.New(rdb, prefix)
 	ctx := context.Background()
 
-	if _, _, err := s.Deduct(ctx, 1, 1, 1); !errors.Is(err, stock.ErrNotLoaded) {
+	if _, _, err := s.Deduct(ctx, 1, stock.Grant{Fence: 1}, 1); !errors.Is(err, stock.ErrNotLoaded) {
 		t.Errorf("Deduct: %v, want ErrNotLoaded", err)
 	}
-	if _, _, err := s.Settle(ctx, 1, 1, 0); !errors.Is(err, stock.ErrNoDeduct) {
+	if _, _, err := s.Settle(ctx, 1, stock.Grant{Fence: 1}, 0); !errors.Is(err, stock.ErrNoDeduct) {
 		t.Errorf("Settle: %v, want ErrNoDeduct", err)
 	}
 	if _, err := s.Remaining(ctx, 1); !errors.Is(err, stock.ErrNotLoaded) {
@@ -156,7 +156,7 @@ func TestSettleNeverResurrectsLostStock(t *testing.T) {
 	if err := s.Load(ctx, 1, 5, 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Deduct(ctx, 1, 7, 3); err != nil {
+	if _, _, err := s.Deduct(ctx, 1, stock.Grant{Fence: 7}, 3); err != nil {
 		t.Fatal(err)
 	}
 	// The stock is lost, its receipt not (yet): the worst case for Settle.
@@ -164,7 +164,7 @@ func TestSettleNeverResurrectsLostStock(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if _, _, err := s.Settle(ctx, 1, 7, 1); !errors.Is(err, stock.ErrNotLoaded) {
+	if _, _, err := s.Settle(ctx, 1, stock.Grant{Fence: 7}, 1); !errors.Is(err, stock.ErrNotLoaded) {
 		t.Errorf("Settle after the key was lost: %v, want ErrNotLoaded", err)
 	}
 	assertNoKey(t, rdb, stock.Key(prefix, 1))
@@ -179,13 +179,13 @@ func TestSettleAfterReloadIsStale(t *testing.T) {
 	if err := s.Load(ctx, 1, 5, 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Deduct(ctx, 1, 7, 2); err != nil {
+	if _, _, err := s.Deduct(ctx, 1, stock.Grant{Fence: 7}, 2); err != nil {
 		t.Fatalf("Deduct: %v", err)
 	}
 	if err := s.Load(ctx, 1, 5, 2); err != nil { // total 5, no orders: all 5 unsold
 		t.Fatal(err)
 	}
-	if _, _, err := s.Settle(ctx, 1, 7, 0); !errors.Is(err, stock.ErrStale) {
+	if _, _, err := s.Settle(ctx, 1, stock.Grant{Fence: 7}, 0); !errors.Is(err, stock.ErrStale) {
 		t.Errorf("Settle of units from before the reload: %v, want ErrStale", err)
 	}
 	if left, err := s.Remaining(ctx, 1); err != nil || left != 5 {
@@ -204,10 +204,16 @@ func TestBatchDeductAndSettle(t *testing.T) {
 	}
 	type got struct{ a, b int64 }
 	deduct := func(fence, n int64) func() (got, error) {
-		return func() (got, error) { a, b, err := s.Deduct(ctx, 1, fence, n); return got{a, b}, err }
+		return func() (got, error) {
+			a, b, err := s.Deduct(ctx, 1, stock.Grant{Fence: fence}, n)
+			return got{a, b}, err
+		}
 	}
 	settle := func(fence, keep int64) func() (got, error) {
-		return func() (got, error) { a, b, err := s.Settle(ctx, 1, fence, keep); return got{a, b}, err }
+		return func() (got, error) {
+			a, b, err := s.Settle(ctx, 1, stock.Grant{Fence: fence}, keep)
+			return got{a, b}, err
+		}
 	}
 	steps := []struct {
 		name string
@@ -232,10 +238,10 @@ func TestBatchDeductAndSettle(t *testing.T) {
 			t.Errorf("%s: (%d, %d, %v), want (%d, %d, %v)", st.name, g.a, g.b, err, st.want.a, st.want.b, st.err)
 		}
 	}
-	if _, _, err := s.Deduct(ctx, 1, 14, 0); err == nil {
+	if _, _, err := s.Deduct(ctx, 1, stock.Grant{Fence: 14}, 0); err == nil {
 		t.Error("Deduct of 0 units accepted")
 	}
-	if _, _, err := s.Settle(ctx, 1, 13, -1); err == nil {
+	if _, _, err := s.Settle(ctx, 1, stock.Grant{Fence: 13}, -1); err == nil {
 		t.Error("Settle keeping -1 units accepted")
 	}
 }
@@ -250,10 +256,10 @@ func TestLateDeductAfterSettleTakesNothing(t *testing.T) {
 	if err := s.Load(ctx, 1, 5, 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Settle(ctx, 1, 7, 0); !errors.Is(err, stock.ErrNoDeduct) {
+	if _, _, err := s.Settle(ctx, 1, stock.Grant{Fence: 7}, 0); !errors.Is(err, stock.ErrNoDeduct) {
 		t.Fatalf("Settle before the deduct landed: %v, want ErrNoDeduct", err)
 	}
-	if taken, _, err := s.Deduct(ctx, 1, 7, 3); !errors.Is(err, stock.ErrReturned) || taken != 0 {
+	if taken, _, err := s.Deduct(ctx, 1, stock.Grant{Fence: 7}, 3); !errors.Is(err, stock.ErrReturned) || taken != 0 {
 		t.Errorf("late Deduct: (%d, %v), want (0, ErrReturned): it must take nothing", taken, err)
 	}
 	if left, err := s.Remaining(ctx, 1); err != nil || left != 5 {
@@ -312,11 +318,11 @@ func TestSettleAfterLostReply(t *testing.T) {
 	}
 	// Fence 1's deduct landed, and was resent by a retrying client (its
 	// replies are ignored); fence 2's never ran.
-	_, _, _ = s.Deduct(ctx, 1, 1, 2)
-	_, _, _ = s.Deduct(ctx, 1, 1, 2)
+	_, _, _ = s.Deduct(ctx, 1, stock.Grant{Fence: 1}, 2)
+	_, _, _ = s.Deduct(ctx, 1, stock.Grant{Fence: 1}, 2)
 	for range 3 {
-		_, _, _ = s.Settle(ctx, 1, 1, 0)
-		_, _, _ = s.Settle(ctx, 1, 2, 0)
+		_, _, _ = s.Settle(ctx, 1, stock.Grant{Fence: 1}, 0)
+		_, _, _ = s.Settle(ctx, 1, stock.Grant{Fence: 2}, 0)
 	}
 	if left, err := s.Remaining(ctx, 1); err != nil || left != 5 {
 		t.Errorf("Remaining = %d, %v; want 5: each landed deduct returned once, nothing else", left, err)
@@ -340,7 +346,7 @@ func TestDeductLandingAfterItsSettleTakesNothing(t *testing.T) {
 	if err := s.Load(ctx, 2, 1, 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Deduct(ctx, 2, 1, 1); err != nil {
+	if _, _, err := s.Deduct(ctx, 2, stock.Grant{Fence: 1}, 1); err != nil {
 		t.Fatal(err)
 	}
 
@@ -348,12 +354,12 @@ func TestDeductLandingAfterItsSettleTakesNothing(t *testing.T) {
 	const late = 500 * time.Millisecond
 	proxy.SetRequestDelay(late)
 	dctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
-	_, _, err := stock.New(slow, prefix).Deduct(dctx, 1, 7, 2)
+	_, _, err := stock.New(slow, prefix).Deduct(dctx, 1, stock.Grant{Fence: 7}, 2)
 	cancel()
 	if err == nil {
 		t.Fatal("a deduct held back past its deadline succeeded")
 	}
-	if _, _, err := s.Settle(ctx, 1, 7, 0); !errors.Is(err, stock.ErrNoDeduct) {
+	if _, _, err := s.Settle(ctx, 1, stock.Grant{Fence: 7}, 0); !errors.Is(err, stock.ErrNoDeduct) {
 		t.Fatalf("Settle before the deduct landed: %v, want ErrNoDeduct", err)
 	}
 	_ = slow.Close() // the client is gone; the proxy still delivers what it sent
@@ -362,10 +368,10 @@ func TestDeductLandingAfterItsSettleTakesNothing(t *testing.T) {
 	if left, err := s.Remaining(ctx, 1); err != nil || left != 5 {
 		t.Errorf("Remaining = %d, %v; want 5: the deduct that landed after its settle took units", left, err)
 	}
-	if _, _, err := s.Deduct(ctx, 1, 7, 2); !errors.Is(err, stock.ErrReturned) {
+	if _, _, err := s.Deduct(ctx, 1, stock.Grant{Fence: 7}, 2); !errors.Is(err, stock.ErrReturned) {
 		t.Errorf("Deduct after its Settle: %v, want ErrReturned", err)
 	}
-	if _, back, err := s.Settle(ctx, 1, 7, 0); err != nil || back != 0 {
+	if _, back, err := s.Settle(ctx, 1, stock.Grant{Fence: 7}, 0); err != nil || back != 0 {
 		t.Errorf("second Settle: %d back, %v; want nothing", back, err)
 	}
 	if left, _ := s.Remaining(ctx, 1); left != 5 {
@@ -416,7 +422,7 @@ func TestLoadIfHeldOnlyUnderTheGrant(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer newer.Release(ctx)
-	if _, _, err := s.Deduct(ctx, 1, newer.Fence(), 1); err != nil {
+	if _, _, err := s.Deduct(ctx, 1, stock.Grant{Fence: newer.Fence()}, 1); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.LoadIfHeld(ctx, 1, 10, l.Fence(), l.Value()); !errors.Is(err, stock.ErrLockLost) {
@@ -437,5 +443,55 @@ func waitGone(t *testing.T, rdb redis.UniversalClient, key string) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s still there after 30s", key)
 		}
+	}
+}
+
+// After a failover that lost the fence counter's last INCRs, a new grant can
+// get the fence an old holder had. Receipts keyed by fence alone were then
+// shared: the new grant's deduct read the old one's receipt as its own
+// ("already deducted: 2 units"), took nothing, and a caller indexing its 5
+// buyers with a count of another deduct sliced out of range. Keyed by the
+// grant's token, each deduct has its own receipt.
+func TestTwoGrantsWithOneFenceKeepTheirOwnReceipts(t *testing.T) {
+	s := stock.New(testenv.Redis(t), testenv.Prefix(t))
+	ctx := context.Background()
+	if err := s.Load(ctx, 1, 10, 1); err != nil {
+		t.Fatal(err)
+	}
+	old, reused := stock.Grant{Fence: 5, Token: "old-holder"}, stock.Grant{Fence: 5, Token: "new-holder"}
+	if taken, _, err := s.Deduct(ctx, 1, old, 2); err != nil || taken != 2 {
+		t.Fatalf("old grant's deduct: %d, %v; want 2", taken, err)
+	}
+	taken, left, err := s.Deduct(ctx, 1, reused, 3)
+	if err != nil || taken != 3 || left != 5 {
+		t.Fatalf("new grant with the same fence: took %d, %d left, %v; want 3 and 5 left", taken, left, err)
+	}
+	// Each settles its own units back.
+	if _, back, err := s.Settle(ctx, 1, old, 0); err != nil || back != 2 {
+		t.Errorf("old grant's settle returned %d, %v; want its 2", back, err)
+	}
+	if _, back, err := s.Settle(ctx, 1, reused, 3); err != nil || back != 0 {
+		t.Errorf("new grant's settle returned %d, %v; want 0 (it keeps its 3)", back, err)
+	}
+	if left, _ := s.Remaining(ctx, 1); left != 7 {
+		t.Errorf("remaining %d, want 7", left)
+	}
+}
+
+// A count from Redis larger than what the deduct asked for is never passed
+// on: a caller indexes its buyers with it.
+func TestDeductRefusesACountLargerThanAsked(t *testing.T) {
+	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
+	s := stock.New(rdb, prefix)
+	ctx := context.Background()
+	if err := s.Load(ctx, 1, 10, 1); err != nil {
+		t.Fatal(err)
+	}
+	// A receipt holding more than this deduct will ask for.
+	if err := rdb.Set(ctx, prefix+"seckill:{act:1}:deduct:9:tok", "1:8", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if taken, _, err := s.Deduct(ctx, 1, stock.Grant{Fence: 9, Token: "tok"}, 3); !errors.Is(err, stock.ErrBadReceipt) || taken != 0 {
+		t.Fatalf("Deduct = %d, %v; want 0 and ErrBadReceipt", taken, err)
 	}
 }

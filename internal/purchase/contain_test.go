@@ -1,0 +1,37 @@
+package purchase
+
+import (
+	"errors"
+	"log/slog"
+	"testing"
+
+	"github.com/seckill-oss/seckill"
+)
+
+// A panic inside a batch fails that batch, each buyer not yet answered
+// getting 503, and returns to the leader: without contain it killed the
+// leader goroutine and with it the process and every activity's queue.
+func TestContainedPanicFailsOnlyItsBatch(t *testing.T) {
+	m, err := newMetrics(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Service{m: m, log: slog.New(slog.DiscardHandler)}
+	batch := []*ticket{newTicket(BuyRequest{UserID: 1}), newTicket(BuyRequest{UserID: 2})}
+	batch[0].answer(seckill.Order{ID: "sold-before-the-panic"}, nil)
+
+	s.contain(7, batch, func() { panic("index out of range [5] with length 3") })
+
+	if got := <-batch[0].done; got.err != nil || got.order.ID != "sold-before-the-panic" {
+		t.Errorf("first buyer: %+v, want its answer from before the panic", got)
+	}
+	var e *seckill.Error
+	if got := <-batch[1].done; !errors.As(got.err, &e) || e.Code != seckill.EUnavailable {
+		t.Errorf("second buyer: %+v, want 503 unavailable", got)
+	}
+	select {
+	case extra := <-batch[0].done:
+		t.Errorf("first buyer answered twice: %+v", extra)
+	default:
+	}
+}

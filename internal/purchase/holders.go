@@ -1,0 +1,143 @@
+package purchase
+
+import (
+	"context"
+	"errors"
+
+	"github.com/seckill-oss/seckill"
+)
+
+// Precedence (docs/API.md): a buyer who holds an order of the activity is
+// told already_purchased, with the order's id and status, whatever else
+// holds; sold_out and ended are final answers that say the caller has no
+// order. A buyer whose 201 was lost and who asks again on another instance
+// after the sell-out must hear about the order they hold.
+//
+// The check costs nothing for most of a sold-out storm's answers: the buyer
+// set in Redis, which the deduct writes atomically with the units it takes,
+// answers all of a batch's buyers in one round trip, and only a member (a
+// holder, or a buyer whose unit went back) costs a database read.
+
+// finalNoOrder reports whether err is an answer that says the caller has no
+// order, which a holder must not get.
+func finalNoOrder(err error) bool {
+	var e *seckill.Error
+	return errors.As(err, &e) && (e.Code == seckill.ESoldOut || e.Code == seckill.EEnded || e.Code == seckill.ENotStarted)
+}
+
+// preferHolders replaces, among the tickets' outcomes, each final "no order"
+// answer of a buyer who holds an order by already_purchased.
+func (s *Service) preferHolders(activityID int64, tickets []*ticket, outs []outcome) {
+	var users []int64
+	for i, t := range tickets {
+		if finalNoOrder(outs[i].err) {
+			users = append(users, t.req.UserID)
+		}
+	}
+	if len(users) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), detachedTimeout)
+	defer cancel()
+	held := s.heldOrders(ctx, activityID, users)
+	for i, t := range tickets {
+		if o, ok := held[t.req.UserID]; ok && finalNoOrder(outs[i].err) {
+			outs[i] = outcome{err: holds(o)}
+		}
+	}
+}
+
+// answerHolders answers, before a batch takes the lock, the pending buyers
+// who already hold an order: already_purchased, or their order again for a
+// repeat with its idempotency key. They take no unit: a unit deducted for a
+// holder would go back after the database's unique key refused the order,
+// while the batch might have told another buyer "sold out". It returns the
+// pending buyers left.
+func (s *Service) answerHolders(activityID int64, tickets []*ticket, pending []int, outs []outcome) []int {
+	users := make([]int64, len(pending))
+	for k, i := range pending {
+		users[k] = tickets[i].req.UserID
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), detachedTimeout)
+	defer cancel()
+	held := s.heldOrders(ctx, activityID, users)
+	if len(held) == 0 {
+		return pending
+	}
+	left := pending[:0:0]
+	for _, i := range pending {
+		o, ok := held[tickets[i].req.UserID]
+		switch {
+		case !ok:
+			left = append(left, i)
+		case o.IdempotencyKey != "" && o.IdempotencyKey == tickets[i].req.IdempotencyKey:
+			outs[i].order = o
+		default:
+			outs[i].err = holds(o)
+		}
+	}
+	return left
+}
+
+// holderOr returns already_purchased when the user holds an order of the
+// activity, and otherwise err, a final "no order" answer.
+func (s *Service) holderOr(ctx context.Context, activityID, userID int64, err error) error {
+	if o, ok := s.heldOrders(ctx, activityID, []int64{userID})[userID]; ok {
+		return holds(o)
+	}
+	return err
+}
+
+// heldOrders returns, by user, the orders of the activity that the users
+// hold. It asks the database only about users this process saw buy or the
+// buyer set names. A look-up that fails counts as "holds none", except that
+// this process still knows its own buyers' order ids (without a status): the
+// answer is then the one the buyer would have had before precedence
+// existed, never a made-up order.
+func (s *Service) heldOrders(ctx context.Context, activityID int64, users []int64) map[int64]seckill.Order {
+	held := make(map[int64]seckill.Order)
+	maybe := make([]int64, 0, len(users))
+	var unknown []int64
+	for _, u := range users {
+		if _, ok := s.bought.Load(buyer{activityID, u}); ok {
+			maybe = append(maybe, u)
+		} else {
+			unknown = append(unknown, u)
+		}
+	}
+	if len(unknown) > 0 {
+		in, err := s.stock.Holders(ctx, activityID, unknown)
+		if err != nil {
+			s.log.Warn("buyer set not read; holders may be told they have no order", "activity_id", activityID, "err", err)
+		}
+		for _, u := range unknown {
+			if in[u] {
+				maybe = append(maybe, u)
+			}
+		}
+	}
+	if len(maybe) == 0 {
+		return held
+	}
+	orders, err := s.orders.OrdersByUsers(ctx, activityID, maybe)
+	if err != nil {
+		for _, u := range maybe {
+			if id, ok := s.bought.Load(buyer{activityID, u}); ok {
+				held[u] = seckill.Order{ID: id.(string), ActivityID: activityID, UserID: u}
+			}
+		}
+		return held
+	}
+	for u, o := range orders {
+		s.remember(o)
+		held[u] = o
+	}
+	return held
+}
+
+// holds is already_purchased for a buyer holding o (its status when known).
+func holds(o seckill.Order) *seckill.Error {
+	e := alreadyPurchased(o.ID)
+	e.OrderStatus = o.Status
+	return e
+}

@@ -1,0 +1,130 @@
+package purchase
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/faultproxy"
+	"github.com/seckill-oss/seckill/internal/lock"
+	"github.com/seckill-oss/seckill/internal/order"
+	"github.com/seckill-oss/seckill/internal/stock"
+	"github.com/seckill-oss/seckill/internal/testenv"
+	"github.com/seckill-oss/seckill/internal/usercheck"
+)
+
+// resolveFixture is a service on the real Redis and MariaDB, the database
+// reached through a fault proxy, and an activity of total units.
+func resolveFixture(t *testing.T, total int64) (*Service, *faultproxy.Proxy, seckill.Activity) {
+	t.Helper()
+	cfg, err := mysql.ParseDSN(testenv.MySQLDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := faultproxy.New(cfg.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	cfg.Addr = p.Addr()
+	cfg.Timeout = 300 * time.Millisecond
+	orders, err := order.Open(context.Background(), cfg.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = orders.Close() })
+	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
+	locks := lock.New(rdb, nil)
+	t.Cleanup(func() { _ = locks.Close() })
+	s, err := New(Config{LockTTL: time.Second, UserCheckTimeout: 100 * time.Millisecond, KeyPrefix: prefix},
+		Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, prefix), Orders: orders, Users: usercheck.ApproveAll{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	now := time.Now()
+	a, err := orders.CreateActivity(context.Background(), seckill.Activity{Name: "x", TotalStock: total, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, p, a
+}
+
+// A batch's COMMIT answered with an error, but it had committed: each buyer
+// is answered as if it had answered, not 503 for all. Here 4 buyers had 4
+// units deducted in Redis, the database had 2 units left: users 1 and 2 were
+// written, user 3 already held an order (a unique key kept it out), user 4
+// had no unit in the database. 1 and 2 get their orders, 3 already_purchased,
+// 4 sold_out; 3's unit goes back, 4's stays deducted (Redis had too many).
+func TestUnknownCommitThatLandedAnswersEachBuyer(t *testing.T) {
+	s, _, a := resolveFixture(t, 3)
+	ctx := context.Background()
+	if err := s.stock.Load(ctx, a.ID, 5, 1); err != nil { // one unit more than the truth, for user 4
+		t.Fatal(err)
+	}
+	held, err := s.orders.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: 3, Fence: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := stock.Grant{Fence: 2, Token: "t"}
+	if taken, _, err := s.stock.Deduct(ctx, a.ID, g, 4); err != nil || taken != 4 {
+		t.Fatalf("deduct: %d, %v", taken, err)
+	}
+	batch := []seckill.Order{{ID: newOrderID(), UserID: 1}, {ID: newOrderID(), UserID: 2}, {ID: newOrderID(), UserID: 3}, {ID: newOrderID(), UserID: 4}}
+	b, err := s.orders.CreateOrders(ctx, a.ID, g.Fence, batch)
+	if err != nil || len(b.Written) != 2 {
+		t.Fatalf("the batch's write: %+v, %v", b, err)
+	}
+	outs := make([]outcome, 4)
+	s.resolveCommit(ctx, a.ID, g, []int{0, 1, 2, 3}, batch, order.ErrCommitUnknown, outs)
+
+	for i, want := range []string{"", "", seckill.EAlreadyPurchased, seckill.ESoldOut} {
+		var e *seckill.Error
+		switch {
+		case want == "" && (outs[i].err != nil || outs[i].order.ID != batch[i].ID):
+			t.Errorf("user %d: %+v, want order %s", i+1, outs[i], batch[i].ID)
+		case want != "" && (!errors.As(outs[i].err, &e) || e.Code != want):
+			t.Errorf("user %d: %v, want %s", i+1, outs[i].err, want)
+		}
+	}
+	var e *seckill.Error
+	if errors.As(outs[2].err, &e) && e.OrderID != held.ID {
+		t.Errorf("user 3 told of order %s, holds %s", e.OrderID, held.ID)
+	}
+	if left, _ := s.stock.Remaining(ctx, a.ID); left != 2 {
+		t.Errorf("Redis remaining %d, want 2 (5 - 4 + user 3's unit back)", left)
+	}
+}
+
+// When the outcome cannot be learned (the database stays unreachable), the
+// buyers are told 503 outcome_unknown, and the units stay deducted: the
+// books sweep returns them once it can tell.
+func TestUnknownCommitUnresolvedIsOutcomeUnknown(t *testing.T) {
+	s, p, a := resolveFixture(t, 3)
+	ctx := context.Background()
+	if err := s.stock.Load(ctx, a.ID, 3, 1); err != nil {
+		t.Fatal(err)
+	}
+	g := stock.Grant{Fence: 2, Token: "t"}
+	if _, _, err := s.stock.Deduct(ctx, a.ID, g, 2); err != nil {
+		t.Fatal(err)
+	}
+	batch := []seckill.Order{{ID: newOrderID(), UserID: 1}, {ID: newOrderID(), UserID: 2}}
+	p.SetDown(true)
+	outs := make([]outcome, 2)
+	s.resolveCommit(ctx, a.ID, g, []int{0, 1}, batch, order.ErrCommitUnknown, outs)
+	p.SetDown(false)
+	for i, out := range outs {
+		var e *seckill.Error
+		if !errors.As(out.err, &e) || e.Code != seckill.EOutcomeUnknown {
+			t.Errorf("user %d: %v, want outcome_unknown", i+1, out.err)
+		}
+	}
+	if left, _ := s.stock.Remaining(ctx, a.ID); left != 1 {
+		t.Errorf("Redis remaining %d, want 1: the units stay deducted until the outcome is known", left)
+	}
+}

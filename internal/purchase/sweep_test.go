@@ -1,0 +1,102 @@
+package purchase_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/lock"
+	"github.com/seckill-oss/seckill/internal/order"
+	"github.com/seckill-oss/seckill/internal/purchase"
+	"github.com/seckill-oss/seckill/internal/stock"
+	"github.com/seckill-oss/seckill/internal/testenv"
+	"github.com/seckill-oss/seckill/internal/usercheck"
+)
+
+// A dead process's batch left 3 units deducted in Redis with no order, and
+// 2 orders were sold properly: the sweep returns exactly the 3, on its own,
+// counts them, and never touches the 2 that were sold.
+//
+// Can fail: with BooksSweep 0 (no sweep) "Redis remaining 5 after 10 s, want 8".
+func TestBooksSweepReturnsWhatACrashLeftDeducted(t *testing.T) {
+	ctx := context.Background()
+	rdb, prefix, dsn := testenv.Redis(t), testenv.Prefix(t), testenv.MySQLDSN(t)
+	orders, err := order.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = orders.Close() })
+	locks := lock.New(rdb, nil)
+	t.Cleanup(func() { _ = locks.Close() })
+	reg := prometheus.NewRegistry()
+	st := stock.New(rdb, prefix)
+	svc, err := purchase.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond, KeyPrefix: prefix,
+		BooksSweep: 100 * time.Millisecond, BooksAfterEnd: time.Hour},
+		purchase.Deps{Redis: rdb, Locks: locks, Stock: st, Orders: orders, Users: usercheck.ApproveAll{}, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Close() })
+	now := time.Now()
+	a, err := svc.CreateActivity(ctx, seckill.Activity{Name: "Moutai 53%", TotalStock: 10, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for u := int64(1); u <= 2; u++ {
+		if _, err := svc.Buy(ctx, purchase.BuyRequest{ActivityID: a.ID, UserID: u}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The dead batch: a deduct under a grant that never wrote its orders.
+	if _, _, err := st.Deduct(ctx, a.ID, stock.Grant{Fence: 1_000, Token: "dead"}, 3); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		left, err := st.Remaining(ctx, a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if left == 8 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Redis remaining %d after 10 s, want 8", left)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// More sweeps change nothing more: the sold units stay sold.
+	time.Sleep(500 * time.Millisecond)
+	if left, _ := st.Remaining(ctx, a.ID); left != 8 {
+		t.Fatalf("Redis remaining %d after more sweeps, want 8", left)
+	}
+	if got := counterOf(t, reg, "seckill_books_repaired_units_total", "redis_low"); got != 3 {
+		t.Errorf("repaired units counted %v, want 3", got)
+	}
+}
+
+// counterOf returns the value of the counter name{reason=reason} in reg.
+func counterOf(t *testing.T, reg *prometheus.Registry, name, reason string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "reason" && l.GetValue() == reason {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("%s{reason=%q} not found", name, reason)
+	return 0
+}
