@@ -374,6 +374,9 @@ func (s *stack) ordersInDB(activity int64) map[int64]int {
 		}
 		got[u]++
 	}
+	if err := rows.Err(); err != nil {
+		s.t.Fatal(err)
+	}
 	return got
 }
 

@@ -62,6 +62,45 @@ step "go vet ./... (and the load tests' naive build, -tags seckill_naive)"
 go vet ./...
 go vet -tags seckill_naive ./internal/purchase ./internal/order
 
+# Lint and vulnerability checks, with tools pinned and built once from the
+# Go module proxy into the cached bin (as install-k6.sh does for k6).
+bin_dir=${SECKILL_BIN_DIR:-$HOME/.cache/seckill/bin}
+golangci_version=v2.15.0
+vuln_version=v1.9.0
+install_tool() { # name module@version
+	if [ ! -x "$bin_dir/$1" ] || [ "$(cat "$bin_dir/$1.version" 2>/dev/null)" != "$2" ]; then
+		echo "building $2 (once; a few minutes on a new machine)"
+		mkdir -p "$bin_dir"
+		GOBIN="$bin_dir" GOFLAGS= go install "$2"
+		echo "$2" >"$bin_dir/$1.version"
+	fi
+}
+
+step "golangci-lint $golangci_version (.golangci.yml)"
+if [ "${SECKILL_SKIP_LINT:-0}" = 1 ]; then
+	echo "skipped (SECKILL_SKIP_LINT=1)"
+else
+	install_tool golangci-lint "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$golangci_version"
+	"$bin_dir/golangci-lint" run ./...
+	# The files only the load tests' and the crash tests' builds compile.
+	"$bin_dir/golangci-lint" run --build-tags seckill_naive,seckill_crashpoints ./...
+fi
+
+step "govulncheck $vuln_version"
+# Its database lives at vuln.go.dev; a machine that cannot reach it says so
+# and goes on: a missing network is not a vulnerability, and nothing here
+# pretends the check ran.
+if [ "${SECKILL_SKIP_LINT:-0}" = 1 ]; then
+	echo "skipped (SECKILL_SKIP_LINT=1)"
+else
+	install_tool govulncheck "golang.org/x/vuln/cmd/govulncheck@$vuln_version"
+	if curl -fsS -o /dev/null --max-time 10 https://vuln.go.dev/index/db.json.gz 2>/dev/null; then
+		"$bin_dir/govulncheck" ./...
+	else
+		echo "govulncheck NOT RUN: its database (https://vuln.go.dev) does not answer from this machine"
+	fi
+fi
+
 step "go test -race -count=1 ./..."
 go test -race -count=1 -timeout "${SECKILL_TEST_TIMEOUT:-12m}" ./...
 

@@ -91,7 +91,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		_ = srv.Close()
 	}
-	<-served
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
 	return nil
 }
 

@@ -19,7 +19,7 @@ import (
 // README documents.
 type config struct {
 	HTTPAddr         string
-	AdminAddr        string // "": admin API and /metrics on HTTPAddr, no pprof
+	AdminAddr        string        // "": admin API and /metrics on HTTPAddr, no pprof
 	RedisURL         string        // "": embedded in-process store
 	RedisMode        string        // single, cluster or sentinel
 	Redis            redisTopology // parsed RedisURL; zero when embedded

@@ -21,7 +21,8 @@ type listeners struct {
 }
 
 // listen opens the listeners of cfg and builds their servers.
-func listen(cfg config, apiCfg httpapi.Config, deps httpapi.Deps, log *slog.Logger) (*listeners, error) {
+func listen(ctx context.Context, cfg config, apiCfg httpapi.Config, deps httpapi.Deps, log *slog.Logger) (*listeners, error) {
+	var lc net.ListenConfig
 	l := &listeners{}
 	var public, ops http.Handler
 	if cfg.AdminAddr == "" {
@@ -29,14 +30,14 @@ func listen(cfg config, apiCfg httpapi.Config, deps httpapi.Deps, log *slog.Logg
 	} else {
 		public, ops = httpapi.NewServers(apiCfg, deps)
 	}
-	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	ln, err := lc.Listen(ctx, "tcp", cfg.HTTPAddr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
 	}
 	l.ln = ln
 	l.srv = newHTTPServer(public, 15*time.Second+cfg.LockWait+cfg.LockTTL, log)
 	if ops != nil {
-		if l.adminLn, err = net.Listen("tcp", cfg.AdminAddr); err != nil {
+		if l.adminLn, err = lc.Listen(ctx, "tcp", cfg.AdminAddr); err != nil {
 			_ = ln.Close()
 			return nil, fmt.Errorf("listen on SECKILL_ADMIN_ADDR %s: %w", cfg.AdminAddr, err)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -78,7 +79,8 @@ func (p *payments) startStub(secret string, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	// Started once, at start-up; nothing to cancel it by but the process.
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		stub.Close()
 		return fmt.Errorf("payment stub: %w", err)

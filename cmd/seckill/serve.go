@@ -99,7 +99,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		OpenAPI:     docs.OpenAPI,
 	}
 	deps := httpapi.Deps{Service: b.service, Payments: pay.api(), Logger: log, Registry: reg, Gatherer: reg}
-	l, err := listen(cfg, apiCfg, deps, log)
+	l, err := listen(ctx, cfg, apiCfg, deps, log)
 	if err != nil {
 		return err
 	}

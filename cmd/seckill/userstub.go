@@ -45,7 +45,8 @@ func userstub(ctx context.Context, args []string, stderr io.Writer) error {
 // serveStub serves a stub (the verification or the payment provider's) on
 // addr until ctx ends, logging its settings (attrs) once it listens.
 func serveStub(ctx context.Context, name, addr string, h http.Handler, log *slog.Logger, attrs ...any) error {
-	ln, err := net.Listen("tcp", addr)
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
 	if err != nil {
 		return fmt.Errorf("%s: listen on %s: %w", name, addr, err)
 	}

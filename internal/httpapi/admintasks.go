@@ -87,7 +87,6 @@ func pageQuery(c *gin.Context) (cursor string, limit int, err error) {
 	return cursor, limit, nil
 }
 
-
 func nextCursor(n, limit int, last string) *string {
 	if n < limit {
 		return nil

@@ -84,7 +84,8 @@ func recoverPanics() gin.HandlerFunc {
 			if v == nil {
 				return
 			}
-			if v == http.ErrAbortHandler { // net/http's way to drop a connection on purpose
+			if v == http.ErrAbortHandler { //nolint:errorlint // a panic value, compared as net/http itself does; never wrapped
+				// net/http's way to drop a connection on purpose
 				panic(v)
 			}
 			err := fmt.Errorf("panic: %v\n%s", v, debug.Stack())

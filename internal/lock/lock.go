@@ -266,7 +266,7 @@ func (c *Client) resolve(ctx context.Context, key, owner string, sent time.Time,
 	case err != nil:
 		c.observer.UnknownOutcome("unknown")
 		c.cleanUpLateAcquire(key, owner, ttl)
-		return nil, fmt.Errorf("%w: acquire of %s failed with %w; lookup: %v", ErrUnknownOutcome, key, cause, err)
+		return nil, fmt.Errorf("%w: acquire of %s failed with %w; lookup: %w", ErrUnknownOutcome, key, cause, err)
 	case fence == 0:
 		// Not landed yet is not never: the command may still be on its way
 		// (a TCP retransmit, a resend on another connection) and would then

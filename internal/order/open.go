@@ -103,7 +103,7 @@ func openSQL(dsn string) (*sql.DB, string, error) {
 	}
 	if path, ok := strings.CutPrefix(dsn, SQLitePrefix); ok {
 		if path == "" || strings.Contains(path, "?") {
-			return nil, "", errors.New("order: open: want sqlite:<file path> or sqlite::memory:")
+			return nil, "", errors.New(`order: open: want "sqlite:<file path>" or "sqlite::memory:"`)
 		}
 		db, err := sql.Open(sqlite.DriverName, path+"?"+sqliteParams(path))
 		if err != nil {

@@ -2,6 +2,7 @@ package redismetrics
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"testing"
@@ -34,7 +35,7 @@ func TestHookCounts(t *testing.T) {
 	_ = rdb.Get(ctx, key).Err()                                      // nil reply
 	_ = redis.NewScript("return 1 -- "+key).Run(ctx, rdb, nil).Err() // NOSCRIPT, then EVAL
 	_ = rdb.Pipeline().Get(ctx, key).Err()                           // queued only
-	if _, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error { p.Get(ctx, key); return nil }); err != redis.Nil {
+	if _, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error { p.Get(ctx, key); return nil }); !errors.Is(err, redis.Nil) {
 		t.Fatalf("pipelined GET of a missing key: %v", err)
 	}
 	check(t, reg, map[string]float64{kindReply: 0, kindConnection: 0, kindTimeout: 0})

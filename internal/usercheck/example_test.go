@@ -29,7 +29,9 @@ func Example() {
 		case err == nil:
 			fmt.Println(userID, "may buy")
 		case errors.Is(err, usercheck.ErrRejected):
-			fmt.Println(userID, "rejected:", err.(*usercheck.RejectedError).Reason)
+			var rejected *usercheck.RejectedError
+			errors.As(err, &rejected)
+			fmt.Println(userID, "rejected:", rejected.Reason)
 		default: // ErrUnavailable: sell nothing, answer 503
 			fmt.Println(userID, "unavailable:", err)
 		}

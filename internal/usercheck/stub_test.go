@@ -176,7 +176,7 @@ func TestStubSeedReplays(t *testing.T) {
 		}
 		return b.String()
 	}
-	if answers() != answers() {
+	if first, second := answers(), answers(); first != second {
 		t.Error("two stubs with one seed answered differently")
 	}
 }
