@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/redis/go-redis/extra/redisotel/v9"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -64,6 +65,10 @@ func openBackend(ctx context.Context, cfg config, users usercheck.Verifier, log 
 		return nil, err
 	}
 	b.rdb.AddHook(redisErrors)
+	// Spans only while a tracer provider is installed (tracing.Setup).
+	if err := redisotel.InstrumentTracing(b.rdb); err != nil {
+		return nil, fmt.Errorf("redis tracing: %w", err)
+	}
 	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	err = b.rdb.Ping(pingCtx).Err()
 	cancel()

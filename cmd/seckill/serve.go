@@ -21,6 +21,7 @@ import (
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/docs"
 	"github.com/seckill-oss/seckill/internal/httpapi"
+	"github.com/seckill-oss/seckill/internal/tracing"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
 
@@ -50,6 +51,20 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	log := newLogger(cfg, stderr)
+	stopTracing, err := tracing.Setup(ctx, getenv, "seckill", version)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := stopTracing(sctx); err != nil {
+			log.Warn("tracing: spans not flushed at exit", "err", err)
+		}
+	}()
+	if tracing.Enabled(getenv) {
+		log.Info("tracing on: spans exported as the OTEL_* variables say")
+	}
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -15,6 +15,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/seckill-oss/seckill"
+
+	"github.com/seckill-oss/seckill/internal/tracing"
 )
 
 // requestID names the request: the caller's X-Request-ID when it is 1-64
@@ -28,6 +30,8 @@ func requestID() gin.HandlerFunc {
 		}
 		c.Set(keyRequestID, id)
 		c.Header("X-Request-ID", id)
+		// For the outgoing calls made for this request (tracing.Transport).
+		c.Request = c.Request.WithContext(tracing.WithRequestID(c.Request.Context(), id))
 		c.Next()
 	}
 }

@@ -24,7 +24,7 @@ type edge struct {
 
 // useCommon installs the middleware every listener runs.
 func (e *edge) useCommon(r *gin.Engine, guardAdmin bool) {
-	mw := []gin.HandlerFunc{requestID(), observe(e.log, e.m), recoverPanics()}
+	mw := []gin.HandlerFunc{traceRequests(), requestID(), observe(e.log, e.m), recoverPanics()}
 	if guardAdmin {
 		mw = append(mw, requireAdminUnder(adminPrefix, e.cfg.AdminToken))
 	}

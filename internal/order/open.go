@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/XSAM/otelsql"
+	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
 	"strings"
 	"time"
 
@@ -152,7 +154,8 @@ func openSQL(dsn string) (*sql.DB, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("order: open MySQL at %s: %w", cfg.Addr, err)
 	}
-	db := sql.OpenDB(conn)
+	// Spans per statement while a tracer provider is installed (tracing.Setup).
+	db := otelsql.OpenDB(conn, otelsql.WithAttributes(semconv.DBSystemNameMySQL))
 	db.SetMaxOpenConns(maxOpenConns)
 	db.SetMaxIdleConns(maxOpenConns)
 	db.SetConnMaxLifetime(connMaxLifetime)

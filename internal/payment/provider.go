@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/sony/gobreaker/v2"
+
+	"github.com/seckill-oss/seckill/internal/tracing"
 )
 
 // ErrUnknown is wrapped by every error Check returns: no answer that says
@@ -67,14 +69,14 @@ type Client struct {
 // NewClient returns a Client of the provider at baseURL, each call bounded
 // by timeout. An unusable baseURL makes every Check fail with ErrUnknown.
 func NewClient(baseURL string, timeout time.Duration, log *slog.Logger, m *metrics) *Client {
-	c := &Client{timeout: timeout, m: m, http: &http.Client{Transport: &http.Transport{
+	c := &Client{timeout: timeout, m: m, http: &http.Client{Transport: tracing.Transport(&http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
 		DialContext:         (&net.Dialer{Timeout: time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConns:        64,
 		MaxIdleConnsPerHost: 64,
 		IdleConnTimeout:     90 * time.Second,
 		TLSHandshakeTimeout: 2 * time.Second,
-	}}}
+	})}} // traceparent and X-Request-ID
 	c.base, c.baseErr = parseBase(baseURL)
 	c.breaker = gobreaker.NewCircuitBreaker[Payment](gobreaker.Settings{
 		Name:        "payment",

@@ -184,7 +184,7 @@ func (s *Service) verify(lk *lock.Lock, activityID int64, tickets []*ticket, pen
 					errs[k] = fmt.Errorf("user check panicked: %v", r)
 				}
 			}()
-			errs[k] = s.users.Verify(vctx, tickets[i].req.UserID, activityID)
+			errs[k] = s.users.Verify(tickets[i].origin.Into(vctx), tickets[i].req.UserID, activityID)
 		})
 	}
 	wg.Wait()

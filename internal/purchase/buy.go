@@ -7,6 +7,7 @@ import (
 
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/order"
+	"github.com/seckill-oss/seckill/internal/tracing"
 )
 
 // BuyRequest is one buyer's attempt to buy one unit.
@@ -61,6 +62,7 @@ func (s *Service) Buy(ctx context.Context, req BuyRequest) (seckill.Order, error
 	}
 
 	t := newTicket(req)
+	t.origin = tracing.OriginOf(ctx)
 	if err := s.enqueue(a, t); err != nil {
 		return seckill.Order{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/tracing"
 )
 
 // queueIdle is how long a leader waits for buyers before its queue is
@@ -21,7 +22,8 @@ type ticket struct {
 	q        *queue
 	state    atomic.Int32
 	answered atomic.Bool
-	done     chan outcome // buffered: the batch never waits for the buyer
+	done     chan outcome   // buffered: the batch never waits for the buyer
+	origin   tracing.Origin // the buyer's request id and span, for the user check's call
 }
 
 const (

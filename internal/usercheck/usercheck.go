@@ -30,6 +30,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sony/gobreaker/v2"
+
+	"github.com/seckill-oss/seckill/internal/tracing"
 )
 
 var (
@@ -151,7 +153,7 @@ func New(cfg Config) *Client {
 		c.timeout = DefaultTimeout
 	}
 	if c.http == nil {
-		c.http = &http.Client{Transport: newTransport()}
+		c.http = &http.Client{Transport: tracing.Transport(newTransport())} // traceparent and X-Request-ID
 	}
 	c.base, c.baseErr = parseBase(cfg.BaseURL)
 	if c.baseErr != nil {
