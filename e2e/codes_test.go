@@ -88,9 +88,9 @@ func TestEveryErrorCodeOverHTTP(t *testing.T) {
 			}
 			want := 1
 			if c.code == "already_purchased" {
-				want = 2
-				if r.body["order_id"] != first.body["order_id"] {
-					t.Errorf("order_id %v, want %v", r.body["order_id"], first.body["order_id"])
+				want = 3
+				if r.body["order_id"] != first.body["order_id"] || r.body["order_status"] != "created" {
+					t.Errorf("order_id %v, order_status %v; want %v and created", r.body["order_id"], r.body["order_status"], first.body["order_id"])
 				}
 			}
 			if len(r.body) != want {

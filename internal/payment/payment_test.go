@@ -167,7 +167,12 @@ func TestThreeTriggersRace(t *testing.T) {
 		count("seckill_payment_verifications_total", map[string]string{"trigger": "result_page"}),
 		count("seckill_payment_verifications_total", map[string]string{"trigger": "delay_queue"}))
 
-	// Every unit given back sells again, to new buyers, and no more.
+	// Every unit given back sells again, to new buyers, and no more. The
+	// instances stop first: their delay queues would expire these new,
+	// unpaid orders one window later, and give their units back again.
+	for _, in := range instances {
+		_ = in.svc.Close()
+	}
 	for u := int64(0); u < left; u++ {
 		w.buy(1_000_000 + u)
 	}

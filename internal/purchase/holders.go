@@ -106,7 +106,7 @@ func (s *Service) heldOrders(ctx context.Context, activityID int64, users []int6
 		}
 	}
 	if len(unknown) > 0 {
-		in, err := s.stock.Holders(ctx, activityID, unknown)
+		in, err := s.inBuyerSet(ctx, activityID, unknown)
 		if err != nil {
 			s.log.Warn("buyer set not read; holders may be told they have no order", "activity_id", activityID, "err", err)
 		}

@@ -158,7 +158,9 @@ type Service struct {
 	closing bool
 	stop    chan struct{} // closed by Close: leaders drain and exit
 	leaders sync.WaitGroup
-	sweeper sync.WaitGroup
+	// background are the books sweep and the membership answers.
+	background sync.WaitGroup
+	questions  chan membershipQuestion
 }
 
 type buyer struct{ activityID, userID int64 }
@@ -190,16 +192,17 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		cfg.QueueMax = DefaultQueueMax
 	}
 	s := &Service{
-		cfg:    cfg,
-		now:    cfg.Now,
-		redis:  deps.Redis,
-		locks:  deps.Locks,
-		stock:  deps.Stock,
-		orders: deps.Orders,
-		users:  deps.Users,
-		log:    deps.Logger,
-		queues: make(map[int64]*queue),
-		stop:   make(chan struct{}),
+		cfg:       cfg,
+		now:       cfg.Now,
+		redis:     deps.Redis,
+		locks:     deps.Locks,
+		stock:     deps.Stock,
+		orders:    deps.Orders,
+		users:     deps.Users,
+		log:       deps.Logger,
+		queues:    make(map[int64]*queue),
+		stop:      make(chan struct{}),
+		questions: make(chan membershipQuestion, maxMembershipBatch),
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -212,8 +215,10 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		return nil, err
 	}
 	s.m = m
+	s.background.Add(1)
+	go s.answerMembership()
 	if cfg.BooksSweep > 0 {
-		s.sweeper.Add(1)
+		s.background.Add(1)
 		go s.sweepBooks()
 	}
 	return s, nil
@@ -230,8 +235,8 @@ func (s *Service) Close() error {
 		close(s.stop)
 	}
 	s.qmu.Unlock()
-	s.sweeper.Wait()
 	s.leaders.Wait()
+	s.background.Wait()
 	return nil
 }
 

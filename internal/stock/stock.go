@@ -268,6 +268,34 @@ func (s *Store) Holders(ctx context.Context, activityID int64, users []int64) (m
 	return in, nil
 }
 
+// HoldersIn is Holders for several activities (users by activity id), in
+// one round trip (a pipeline: one SMISMEMBER each).
+func (s *Store) HoldersIn(ctx context.Context, users map[int64][]int64) (map[int64]map[int64]bool, error) {
+	cmds := make(map[int64]*redis.BoolSliceCmd, len(users))
+	pipe := s.rdb.Pipeline()
+	for activityID, us := range users {
+		members := make([]any, len(us))
+		for i, u := range us {
+			members[i] = u
+		}
+		cmds[activityID] = pipe.SMIsMember(ctx, s.buyers(activityID), members...)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, fmt.Errorf("stock: buyers of %d activities: %w", len(users), err)
+	}
+	in := make(map[int64]map[int64]bool, len(users))
+	for activityID, cmd := range cmds {
+		got := make(map[int64]bool)
+		for i, ok := range cmd.Val() {
+			if ok {
+				got[users[activityID][i]] = true
+			}
+		}
+		in[activityID] = got
+	}
+	return in, nil
+}
+
 // buyers is the key of the activity's buyer set:
 // <prefix>seckill:{act:N}:buyers.
 func (s *Store) buyers(activityID int64) string { return activityKey(s.prefix, activityID, "buyers") }
