@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/httpapi"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/stock"
@@ -23,7 +24,13 @@ func TestEveryErrorCodeOverHTTP(t *testing.T) {
 	now := time.Now().UTC()
 	act := s.createActivity(1)
 	upcoming := s.createActivityWindow(5, now.Add(time.Hour), now.Add(2*time.Hour))
-	ended := s.createActivityWindow(5, now.Add(-2*time.Hour), now.Add(-time.Hour))
+	// Over HTTP an activity that already ended is refused at creation, so
+	// this one is made through the service.
+	endedAct, err := s.svc.CreateActivity(context.Background(), seckill.Activity{Name: "Moutai 53%", TotalStock: 5, StartsAt: now.Add(-2 * time.Hour), EndsAt: now.Add(-time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := endedAct.ID
 	first := s.buy(act, 1, nil)
 	if first.status != http.StatusCreated {
 		t.Fatalf("first buy: %d %s", first.status, first.raw)
