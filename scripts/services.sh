@@ -14,7 +14,8 @@
 #   bash scripts/services.sh topologies      # both; prints `export ...` lines
 #   bash scripts/services.sh cluster         # 3 primaries + 3 replicas, 7000-7005
 #   bash scripts/services.sh sentinel        # primary 7100, replica 7101, Sentinels 7102-7104
-#   bash scripts/services.sh stop-topologies # stops them and removes their data
+#   bash scripts/services.sh galera          # 3-node MariaDB Galera behind HAProxy (scripts/galera.sh)
+#   bash scripts/services.sh stop-topologies # stops them all and removes their data
 #
 # Starting is idempotent: running nodes are left alone, a node that is down
 # (a test killed it) is started again and rejoins as a replica.
@@ -276,6 +277,9 @@ services_sentinel() {
 	export SECKILL_TEST_REDIS_SENTINEL_URL="redis://127.0.0.1:${SECKILL_SENTINEL_PORTS[0]}?$q"
 }
 
+# shellcheck source=scripts/galera.sh
+source "$(dirname "${BASH_SOURCE[0]}")/galera.sh"
+
 # services_topologies runs both and exports their URLs.
 services_topologies() {
 	services_cluster && services_sentinel
@@ -289,6 +293,7 @@ services_stop_topologies() {
 	done
 	rm -rf "$(_svc_topology_dir)"
 	_svc_log "Redis Cluster and Sentinel stopped"
+	services_stop_galera
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
@@ -305,11 +310,17 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 		[ -z "${SECKILL_TEST_REDIS_CLUSTER_URL:-}" ] || printf 'export SECKILL_TEST_REDIS_CLUSTER_URL=%q\n' "$SECKILL_TEST_REDIS_CLUSTER_URL"
 		[ -z "${SECKILL_TEST_REDIS_SENTINEL_URL:-}" ] || printf 'export SECKILL_TEST_REDIS_SENTINEL_URL=%q\n' "$SECKILL_TEST_REDIS_SENTINEL_URL"
 		;;
+	galera)
+		services_galera
+		printf 'export SECKILL_TEST_GALERA_DSN=%q\n' "$SECKILL_TEST_GALERA_DSN"
+		printf 'export SECKILL_TEST_GALERA_NODES=%q\n' "$SECKILL_TEST_GALERA_NODES"
+		printf 'export SECKILL_TEST_GALERA_DIR=%q\n' "$SECKILL_TEST_GALERA_DIR"
+		;;
 	stop-topologies)
 		services_stop_topologies
 		;;
 	*)
-		echo "usage: $0 [ensure|topologies|cluster|sentinel|stop-topologies]" >&2
+		echo "usage: $0 [ensure|topologies|cluster|sentinel|galera|stop-topologies]" >&2
 		exit 2
 		;;
 	esac

@@ -31,6 +31,16 @@ else
 	echo "SECKILL_TEST_REDIS_SENTINEL_URL=$SECKILL_TEST_REDIS_SENTINEL_URL"
 fi
 
+step "services: MariaDB Galera (3 nodes) behind HAProxy on loopback (order-store failover tests)"
+if [ "${SECKILL_SKIP_TOPOLOGIES:-0}" = 1 ]; then
+	echo "skipped (SECKILL_SKIP_TOPOLOGIES=1): the Galera tests will skip"
+elif services_galera; then
+	echo "SECKILL_TEST_GALERA_DSN=$SECKILL_TEST_GALERA_DSN"
+else
+	# The tests that need it skip, saying so; everything else still runs.
+	echo "the Galera cluster did not start here (see the lines above): the Galera tests will skip"
+fi
+
 step "docker-compose config"
 # The file has no default for its secrets (${VAR:?}); placeholders stand in
 # for them here, and every profile is checked.

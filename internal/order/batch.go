@@ -96,7 +96,7 @@ func (s *Store) CreateOrders(ctx context.Context, activityID, fence int64, order
 		return b, nil
 	}
 	if err := commit(tx); err != nil {
-		return Batch{}, fmt.Errorf("order: create %d orders in activity %d: %w: %w", len(orders), activityID, ErrCommitUnknown, err)
+		return Batch{}, fmt.Errorf("order: create %d orders in activity %d: %w", len(orders), activityID, err)
 	}
 	return b, nil
 }
@@ -110,13 +110,22 @@ func (s *Store) CreateOrders(ctx context.Context, activityID, fence int64, order
 // (Written, OrderLocked). Tx.Commit then only ends database/sql's side (a
 // second COMMIT, a no-op on the server). SQLite's transactions are local and
 // need no bound, and its driver refuses a COMMIT it did not send.
+//
+// A COMMIT the cluster refused (a certification conflict on Galera, 1213) is
+// a rollback, not an unknown outcome: it returns ErrConflict.
 func commit(tx *gorm.DB) error {
 	if tx.Dialector.Name() != "sqlite" {
 		if err := tx.Exec("COMMIT").Error; err != nil {
-			return err
+			if rolledBack(err) {
+				return fmt.Errorf("%w: %w", ErrConflict, err)
+			}
+			return fmt.Errorf("%w: %w", ErrCommitUnknown, err)
 		}
 	}
-	return tx.Commit().Error
+	if err := tx.Commit().Error; err != nil {
+		return fmt.Errorf("%w: %w", ErrCommitUnknown, err)
+	}
+	return nil
 }
 
 // claimBatch claims up to k units for the grant and returns how many: k, or
@@ -198,8 +207,8 @@ func (s *Store) Written(ctx context.Context, activityID int64, ids []string) (ma
 	got := make(map[string]seckill.Order, len(ids))
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var a activityRow
-		if err := tx.Clauses(lockingRead(tx)...).Select("id").Take(&a, activityID).Error; err != nil {
-			return activityErr(activityID, err)
+		if err := lockActivity(tx, activityID, "id", &a); err != nil {
+			return err
 		}
 		var rows []orderRow
 		if err := tx.Where("id IN ?", ids).Find(&rows).Error; err != nil {

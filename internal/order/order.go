@@ -148,8 +148,8 @@ func (s *Store) ClaimFence(ctx context.Context, activityID, fence int64) (sold i
 			return fmt.Errorf("order: claim fence %d of activity %d: %w", fence, activityID, res.Error)
 		}
 		var a activityRow
-		if err := tx.Clauses(lockingRead(tx)...).Select("fence", "sold").Take(&a, activityID).Error; err != nil {
-			return activityErr(activityID, err)
+		if err := lockActivity(tx, activityID, "fence, sold", &a); err != nil {
+			return err
 		}
 		if res.RowsAffected != 1 {
 			return fmt.Errorf("order: claim fence %d of activity %d, written under %d: %w", fence, activityID, a.Fence, ErrStaleFence)
@@ -188,10 +188,10 @@ func (s *Store) OpenBooks(ctx context.Context, since time.Time) ([]Books, error)
 // (created and paid; expired and refund_required orders gave theirs back):
 // the truth the Redis stock is reconciled against.
 func (s *Store) CountOrders(ctx context.Context, activityID int64) (int64, error) {
+	// A causal read (causal.go): the audit and the preload decide on it.
 	var n int64
-	err := s.db.WithContext(ctx).Model(&orderRow{}).
-		Where("activity_id = ? AND status IN ?", activityID, []string{seckill.OrderStatusCreated, seckill.OrderStatusPaid}).
-		Count(&n).Error
+	err := s.db.WithContext(ctx).Raw(causal(s.db, "SELECT COUNT(*) FROM orders WHERE activity_id = ? AND status IN ?"),
+		activityID, []string{seckill.OrderStatusCreated, seckill.OrderStatusPaid}).Scan(&n).Error
 	if err != nil {
 		return 0, fmt.Errorf("order: count orders of activity %d: %w", activityID, err)
 	}

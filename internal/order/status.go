@@ -93,7 +93,7 @@ func (s *Store) ChangeStatus(ctx context.Context, c StatusChange) error {
 		}
 	}
 	if err := commit(tx); err != nil {
-		return fmt.Errorf("%s: %w: %w", what, ErrCommitUnknown, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
 }
@@ -117,10 +117,15 @@ func whyNoChange(tx *gorm.DB, c StatusChange) error {
 }
 
 // OrderByID returns the order with the id, or ErrNotFound.
+// It is a causal read (causal.go): the payment verification decides on it.
 func (s *Store) OrderByID(ctx context.Context, id string) (seckill.Order, error) {
 	var row orderRow
-	if err := s.db.WithContext(ctx).Where("id = ?", id).Take(&row).Error; err != nil {
-		return seckill.Order{}, orderErr(id, err)
+	res := s.db.WithContext(ctx).Raw(causal(s.db, "SELECT * FROM orders WHERE id = ?"), id).Scan(&row)
+	switch {
+	case res.Error != nil:
+		return seckill.Order{}, orderErr(id, res.Error)
+	case res.RowsAffected == 0:
+		return seckill.Order{}, orderErr(id, gorm.ErrRecordNotFound)
 	}
 	return row.order(), nil
 }
@@ -133,8 +138,8 @@ func (s *Store) OrderByID(ctx context.Context, id string) (seckill.Order, error)
 func (s *Store) OrderLocked(ctx context.Context, activityID int64, id string) (seckill.Order, error) {
 	var row orderRow
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Clauses(lockingRead(tx)...).Select("id").Take(&activityRow{}, activityID).Error; err != nil {
-			return activityErr(activityID, err)
+		if err := lockActivity(tx, activityID, "id", &activityRow{}); err != nil {
+			return err
 		}
 		if err := tx.Clauses(lockingRead(tx)...).Where("id = ? AND activity_id = ?", id, activityID).Take(&row).Error; err != nil {
 			return orderErr(id, err)

@@ -1,0 +1,58 @@
+package order
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/go-sql-driver/mysql"
+	"gorm.io/gorm"
+)
+
+// On a MariaDB Galera cluster a node applies the write sets the others
+// committed a little after they committed: a read on the node that became
+// the writer after a failover can miss a commit the old writer
+// acknowledged. The reads that decide something (the look-up after a COMMIT
+// of unknown outcome, the expiry's read of its order, reconcile's and the
+// audit's read of the books) first wait until the node has applied every
+// write set committed before them: MariaDB's per-statement
+// `SET STATEMENT wsrep_sync_wait = 1 FOR ...`, which costs no extra round
+// trip, waits only on Galera (a plain server has nothing to wait for), and
+// leaves the connection as it was. Only there: on Galera each wait takes as
+// long as the cluster's apply lag.
+func causal(db *gorm.DB, query string) string {
+	if db.Dialector.Name() == "sqlite" {
+		return query
+	}
+	return "SET STATEMENT wsrep_sync_wait = 1 FOR " + query
+}
+
+// lockActivity reads cols of the activity's row into dest with a causal,
+// locking read (FOR UPDATE where the dialect has it; SQLite's transactions
+// hold its one writer lock already). ErrActivityNotFound when there is none.
+func lockActivity(tx *gorm.DB, activityID int64, cols string, dest *activityRow) error {
+	q := "SELECT " + cols + " FROM activities WHERE id = ?"
+	if tx.Dialector.Name() != "sqlite" {
+		q += " FOR UPDATE"
+	}
+	res := tx.Raw(causal(tx, q), activityID).Scan(dest)
+	switch {
+	case res.Error != nil:
+		return fmt.Errorf("order: lock activity %d: %w", activityID, res.Error)
+	case res.RowsAffected == 0:
+		return activityErr(activityID, gorm.ErrRecordNotFound)
+	}
+	return nil
+}
+
+// ErrConflict: the cluster refused the transaction's write set (a
+// certification conflict with a transaction committed on another node,
+// MariaDB error 1213 at COMMIT): it was rolled back, so nothing was written.
+// Unlike ErrCommitUnknown there is nothing to look up.
+var ErrConflict = errors.New("order: write refused by the cluster (certification conflict); rolled back")
+
+// rolledBack reports whether err is a deadlock or certification failure,
+// after which the server rolled the whole transaction back.
+func rolledBack(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == 1213
+}
