@@ -19,7 +19,10 @@
 #
 # usage: loadtest/bench.sh [--conns "4 64 256"] [--duration 15s] [--stock N]
 #                          [--verify approve|stub] [--crowd N] [--crowd-stock N]
-#                          [--env "NAME=VALUE ..."] [--keep]
+#                          [--env "NAME=VALUE ..."] [--galera] [--keep]
+# --galera puts the order store on the loopback 3-node MariaDB Galera cluster
+# behind HAProxy (scripts/galera.sh, started when it is not running) instead
+# of the single MariaDB on 3306.
 # --env passes settings to the service (repeatable), over the bench's own:
 # e.g. --env "SECKILL_REDIS_URL=redis://127.0.0.1:7100/0
 # SECKILL_REDIS_WAIT_REPLICAS=1" runs it on a primary with a replica and
@@ -32,7 +35,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-conns="4 64 256" duration=15s stock=1000000 verify=approve crowd=3000 crowd_stock=1000 keep=0 extra_env=()
+conns="4 64 256" duration=15s stock=1000000 verify=approve crowd=3000 crowd_stock=1000 keep=0 extra_env=() db_port=3306
 die() { echo "bench.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -44,6 +47,7 @@ while [ $# -gt 0 ]; do
 	--crowd-stock) crowd_stock=${2:?}; shift 2 ;;
 	--env) read -ra kvs <<<"${2:?}"; extra_env+=("${kvs[@]}"); shift 2 ;;
 	--keep) keep=1; shift ;;
+	--galera) db_port=3310; shift ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown argument $1 (see --help)" ;;
 	esac
@@ -73,7 +77,7 @@ log() { printf '[bench.sh %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 
 pids=() db="" prefix="" failed=1
 redis() { redis-cli -h "${redis_node%:*}" -p "${redis_node##*:}" "$@"; }
-sql() { mariadb -h 127.0.0.1 -P 3306 -u"$db_user" -p"$db_pass" -N -B "$@"; }
+sql() { mariadb -h 127.0.0.1 -P "$db_port" -u"$db_user" -p"$db_pass" -N -B "$@"; }
 cleanup() {
 	local pid
 	for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
@@ -97,6 +101,9 @@ source loadtest/lib.sh
 # shellcheck source=../scripts/services.sh
 source scripts/services.sh
 services_ensure wrk jq curl >&2
+if [ "$db_port" = 3310 ]; then
+	services_galera >&2 || die "the Galera cluster did not start (scripts/galera.sh)"
+fi
 command -v wrk >/dev/null || die "wrk is needed (apt-get install wrk)"
 db_user=${SECKILL_DB_USER:-seckill} db_pass=${SECKILL_DB_PASSWORD:-seckill}
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" || true
@@ -120,7 +127,7 @@ fi
 port=$(free_port)
 base="http://127.0.0.1:$port"
 env SECKILL_HTTP_ADDR="127.0.0.1:$port" SECKILL_REDIS_URL="$redis_url" \
-	SECKILL_MYSQL_DSN="$db_user:$db_pass@tcp(127.0.0.1:3306)/$db?parseTime=true" \
+	SECKILL_MYSQL_DSN="$db_user:$db_pass@tcp(127.0.0.1:$db_port)/$db?parseTime=true" \
 	SECKILL_ADMIN_TOKEN="$admin_token" SECKILL_KEY_PREFIX="$prefix" SECKILL_LOG_LEVEL=error \
 	"${uc_env[@]}" "${extra_env[@]}" "$logs/seckill" serve >"$logs/seckill.log" 2>&1 &
 svc_pid=$!

@@ -14,7 +14,7 @@ import (
 // On Galera, a batch's transaction whose write set conflicts with one
 // committed on another node first is refused at COMMIT (1213): a rollback,
 // so ErrConflict, not ErrCommitUnknown, and nothing was written. Here the
-// batch writes on node 2 while, between its insert and its COMMIT, node 1
+// batch writes on node 2 while, between its insert and its COMMIT, node 3
 // commits a change to the same activity row.
 //
 // Can fail: with 1213 treated as any COMMIT error, "CreateOrders: ... commit
@@ -27,15 +27,16 @@ func TestCertificationConflictIsARollback(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	other, err := sql.Open("mysql", g.Nodes[0])
+	// Nodes 2 and 3: the e2e failover test may be killing node 1 meanwhile.
+	other, err := sql.Open("mysql", g.Nodes[2])
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer other.Close()
 	a := newActivity(t, s, 10)
 	err = s.db.Callback().Create().After("gorm:create").Register("test:conflict", func(*gorm.DB) {
-		if _, err := other.Exec("UPDATE activities SET name = 'changed on node 1' WHERE id = ?", a.ID); err != nil {
-			t.Errorf("the conflicting write on node 1: %v", err)
+		if _, err := other.Exec("UPDATE activities SET name = 'changed on node 3' WHERE id = ?", a.ID); err != nil {
+			t.Errorf("the conflicting write on node 3: %v", err)
 		}
 	})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/crashpoint"
 	"github.com/seckill-oss/seckill/internal/lock"
+	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
@@ -317,17 +318,29 @@ func (s *Service) sell(lk *lock.Lock, activityID int64, tickets []*ticket, appro
 // another order. One query finds the holders, within the lease; only a
 // buyer who holds none (a key used elsewhere, rare) costs one more.
 func (s *Service) explainTaken(lease context.Context, activityID int64, reqs []BuyRequest) []outcome {
-	outs := make([]outcome, len(reqs))
+	outs, none, err := s.keptOut(lease, activityID, reqs)
+	for k := range outs {
+		if err != nil || none[k] {
+			outs[k].err = unavailable("the order database did not answer; nothing was sold", err)
+		}
+	}
+	return outs
+}
+
+// keptOut learns why the orders of reqs were not written though their
+// batch's transaction committed: each buyer holds an order of the activity
+// (already_purchased, or that order again for a repeat of its idempotency
+// key), used the key for another order (the replay's answer), or neither
+// (none[k]: the database had no unit for it).
+func (s *Service) keptOut(ctx context.Context, activityID int64, reqs []BuyRequest) (outs []outcome, none []bool, err error) {
+	outs, none = make([]outcome, len(reqs)), make([]bool, len(reqs))
 	users := make([]int64, len(reqs))
 	for k, r := range reqs {
 		users[k] = r.UserID
 	}
-	held, err := s.orders.OrdersByUsers(lease, activityID, users)
+	held, err := s.orders.OrdersByUsers(ctx, activityID, users)
 	if err != nil {
-		for k := range outs {
-			outs[k].err = unavailable("the order database did not answer; nothing was sold", err)
-		}
-		return outs
+		return outs, none, err
 	}
 	for k, req := range reqs {
 		if existing, ok := held[req.UserID]; ok {
@@ -339,12 +352,17 @@ func (s *Service) explainTaken(lease context.Context, activityID int64, reqs []B
 			}
 			continue
 		}
-		first, err := s.orders.OrderByIdempotencyKey(lease, req.UserID, req.IdempotencyKey)
-		if err != nil {
-			outs[k].err = unavailable("the order database did not answer; nothing was sold", err)
-			continue
+		if req.IdempotencyKey != "" {
+			first, err := s.orders.OrderByIdempotencyKey(ctx, req.UserID, req.IdempotencyKey)
+			switch {
+			case err == nil:
+				outs[k].order, outs[k].err = s.replay(first, req)
+				continue
+			case !errors.Is(err, order.ErrNotFound):
+				return outs, none, err
+			}
 		}
-		outs[k].order, outs[k].err = s.replay(first, req)
+		none[k] = true
 	}
-	return outs
+	return outs, none, nil
 }

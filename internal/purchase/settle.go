@@ -102,8 +102,10 @@ func (s *Service) resolveCommit(ctx context.Context, activityID int64, g stock.G
 	// (the buyer holds an order, or used the key elsewhere) or had no unit
 	// left in the database, as in a batch whose COMMIT answered.
 	keep := int64(len(written))
-	var left []int // indexes into orders
-	users := make([]int64, 0, len(orders)-len(written))
+	var (
+		left []int // indexes into orders
+		reqs []BuyRequest
+	)
 	for k, i := range approved {
 		if o, ok := written[orders[k].ID]; ok {
 			s.remember(o)
@@ -111,37 +113,25 @@ func (s *Service) resolveCommit(ctx context.Context, activityID int64, g stock.G
 			continue
 		}
 		left = append(left, k)
-		users = append(users, orders[k].UserID)
+		reqs = append(reqs, BuyRequest{ActivityID: activityID, UserID: orders[k].UserID, IdempotencyKey: orders[k].IdempotencyKey})
 	}
-	held, herr := s.orders.OrdersByUsers(dctx, activityID, users)
-	for _, k := range left {
-		o, i := orders[k], approved[k]
-		if herr != nil {
+	explained, none, kerr := s.keptOut(dctx, activityID, reqs)
+	for n, k := range left {
+		i := approved[k]
+		switch {
+		case kerr != nil:
 			// Not sold by this request, for a reason not learned: its unit
 			// stays deducted until the books are repaired.
-			outs[i].err = unavailable("the order database failed; nothing was sold", errors.Join(cause, herr))
+			outs[i].err = unavailable("the order database failed; nothing was sold", errors.Join(cause, kerr))
 			keep++
-			continue
+		case none[n]:
+			// Over: the database had no unit for it. Its unit stays
+			// deducted, which moves Redis towards the truth.
+			outs[i].err = soldOut()
+			keep++
+		default:
+			outs[i] = explained[n]
 		}
-		if existing, ok := held[o.UserID]; ok {
-			s.remember(existing)
-			if o.IdempotencyKey != "" && existing.IdempotencyKey == o.IdempotencyKey {
-				outs[i].order = existing
-			} else {
-				outs[i].err = holds(existing)
-			}
-			continue
-		}
-		if o.IdempotencyKey != "" {
-			if first, err := s.orders.OrderByIdempotencyKey(dctx, o.UserID, o.IdempotencyKey); err == nil {
-				outs[i].order, outs[i].err = s.replay(first, BuyRequest{ActivityID: activityID, UserID: o.UserID, IdempotencyKey: o.IdempotencyKey})
-				continue
-			}
-		}
-		// Over: the database had no unit for it. Its unit stays deducted,
-		// which moves Redis towards the truth.
-		outs[i].err = soldOut()
-		keep++
 	}
 	s.settle(ctx, activityID, g, keep, int64(len(orders))-keep, "commit_failed")
 }
