@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seckill-oss/seckill/internal/payment"
 	"github.com/seckill-oss/seckill/internal/testenv"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
@@ -156,4 +157,167 @@ func restartGalera(t *testing.T) {
 	if out, err := exec.Command("bash", "../scripts/services.sh", "galera").CombinedOutput(); err != nil {
 		t.Errorf("restarting the Galera cluster: %v\n%s", err, out)
 	}
+}
+
+// The writer node dies while a payment window runs (orders paid, orders
+// expiring: the delay queue's FOR UPDATE SKIP LOCKED and the expiry's status
+// + sold transaction run across the failover), and comes back by IST while
+// the sale goes on: HAProxy then moves the writes back to it, cutting the
+// backup's sessions. Every 201 has its row on all three nodes afterwards,
+// every status is a legal one, every order due has been settled, and the
+// books balance with no command.
+func TestGaleraRejoinAndPaymentsAcrossFailover(t *testing.T) {
+	g := testenv.GaleraCluster(t)
+	s := newProcessStack(t, usercheck.StubConfig{Latency: 5 * time.Millisecond})
+	s.dsn = g.Proxy
+	var err error
+	if s.db, err = sql.Open("mysql", g.Nodes[1]); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.db.Close() })
+	payStub, err := payment.NewStub(payment.StubConfig{}, "", []byte("galera-test-payment-secret"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(payStub.Close)
+	env := s.processEnv(map[string]string{
+		"SECKILL_MYSQL_DSN": g.Proxy, "SECKILL_BOOKS_SWEEP": "2s",
+		"SECKILL_PAYMENT_URL": newHTTPServer(t, payStub), "SECKILL_PAYMENT_SECRET": "galera-test-payment-secret",
+		"SECKILL_PAYMENT_WINDOW": "2s",
+	})
+	procs := []*process{startProcess(t, env), startProcess(t, env)}
+	s.url = procs[0].url
+	const total = 100_000 // never sold out: the sale is timed
+	act := s.createActivity(total)
+
+	// Every other order is paid as soon as it shows, the rest expire.
+	stopPaying := make(chan struct{})
+	paid := map[string]bool{}
+	payer := make(chan struct{})
+	go func() {
+		defer close(payer)
+		seen := map[string]bool{}
+		for {
+			select {
+			case <-stopPaying:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			rows, err := s.db.Query("SELECT id FROM orders WHERE activity_id = ?", act)
+			if err != nil {
+				continue // node 2 is fine; a query cut by the failover is tried again
+			}
+			for rows.Next() {
+				var id string
+				if rows.Scan(&id) == nil && !seen[id] {
+					seen[id] = true
+					if len(seen)%2 == 0 {
+						payStub.SetPayment(id, payment.PaymentPaid)
+						paid[id] = true
+					}
+				}
+			}
+			_ = rows.Close()
+		}
+	}()
+
+	stop := make(chan struct{})
+	var bursts []*burst
+	for i, p := range procs {
+		bursts = append(bursts, buyers(s.client, p.url, []int64{act}, 2, int64(i+1)*1_000_000, stop, false))
+	}
+	s.waitForOrders([]int64{act}, 20, 30*time.Second)
+	t.Cleanup(func() { restartGalera(t) })
+	if err := syscall.Kill(writerPID(t, g), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var before int
+	_ = s.db.QueryRow("SELECT COUNT(*) FROM orders WHERE activity_id = ?", act).Scan(&before)
+	s.waitForOrders([]int64{act}, before+20, galeraResume+5*time.Second)
+	restartGalera(t) // node 1 rejoins by IST while buyers press; HAProxy moves the writes back
+	time.Sleep(3 * time.Second)
+	close(stop)
+	var attempts []attempt
+	for _, b := range bursts {
+		attempts = append(attempts, b.finish()...)
+	}
+	close(stopPaying)
+	<-payer
+
+	// Every order due is settled (paid or expired) within a few windows.
+	for deadline := time.Now().Add(booksHealWithin); ; time.Sleep(200 * time.Millisecond) {
+		var due int
+		if err := s.db.QueryRow("SET STATEMENT wsrep_sync_wait = 1 FOR SELECT COUNT(*) FROM orders WHERE activity_id = ? AND status = 'created' AND pay_by < UTC_TIMESTAMP(6) - INTERVAL 3 SECOND", act).Scan(&due); err != nil {
+			t.Fatal(err)
+		}
+		if due == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d orders still created past their pay_by %v after the sale", due, booksHealWithin)
+		}
+	}
+	orders := created(attempts, act)
+	statuses := map[string]int{}
+	for _, dsn := range g.Nodes {
+		db, err := sql.Open("mysql", dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := map[string]string{}
+		r, err := db.Query("SET STATEMENT wsrep_sync_wait = 1 FOR SELECT id, status FROM orders WHERE activity_id = ?", act)
+		if err != nil {
+			t.Fatalf("%s: %v", dsn, err)
+		}
+		for r.Next() {
+			var id, st string
+			if err := r.Scan(&id, &st); err != nil {
+				t.Fatal(err)
+			}
+			rows[id] = st
+		}
+		if err := r.Err(); err != nil {
+			t.Fatal(err)
+		}
+		_ = r.Close()
+		_ = db.Close()
+		for id, u := range orders {
+			if _, ok := rows[id]; !ok {
+				t.Errorf("201 for order %s of user %d has no row on %s", id, u, dsn)
+			}
+		}
+		clear(statuses)
+		for _, st := range rows {
+			statuses[st]++
+			switch st {
+			case "created", "paid", "expired", "refund_required":
+			default:
+				t.Errorf("order with status %q on %s", st, dsn)
+			}
+		}
+	}
+	var a audit
+	for deadline := time.Now().Add(booksHealWithin); ; time.Sleep(200 * time.Millisecond) {
+		a = s.audit(act)
+		if a.Oversold {
+			t.Fatalf("oversold: %+v", a)
+		}
+		if a.Orders+a.RedisRemaining == total {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("books still off %v after the sale: %+v", booksHealWithin, a)
+		}
+	}
+	var sold, holding int64
+	if err := s.db.QueryRow("SET STATEMENT wsrep_sync_wait = 1 FOR SELECT sold FROM activities WHERE id = ?", act).Scan(&sold); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.db.QueryRow("SELECT COUNT(*) FROM orders WHERE activity_id = ? AND status IN ('created','paid')", act).Scan(&holding); err != nil {
+		t.Fatal(err)
+	}
+	if sold != holding {
+		t.Errorf("activities.sold %d, orders holding a unit %d", sold, holding)
+	}
+	t.Logf("orders by status %v (%d marked paid at the provider); answers %v", statuses, len(paid), summary(attempts))
 }
