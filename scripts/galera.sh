@@ -10,7 +10,9 @@
 #
 # Idempotent: running nodes are left alone; a node that is down (a test
 # killed it) is started again and rejoins by IST; with no node alive the
-# cluster is made anew. HAProxy's health check asks each node for
+# cluster is recovered from the node whose data is furthest ahead (as after
+# a power cut: --wsrep-recover, safe_to_bootstrap, --wsrep-new-cluster), and
+# made anew only when there is no data (or SECKILL_GALERA_FRESH=1). HAProxy's health check asks each node for
 # wsrep_local_state_comment = Synced (galera-check.sh), so a joining or
 # donor node takes no writes.
 
@@ -126,6 +128,33 @@ _galera_haproxy() {
 	_svc_wait 10 "HAProxy on 127.0.0.1:$SECKILL_GALERA_HAPROXY_PORT" _galera_haproxy_up
 }
 
+_galera_any_alive() {
+	local n
+	for n in "${SECKILL_GALERA_NODES[@]}"; do _galera_alive "$n" && return 0; done
+	return 1
+}
+
+# _galera_recover bootstraps a cluster none of whose nodes runs from the node
+# with the highest recovered seqno, keeping the data; the others then join it.
+_galera_recover() {
+	local dir n best="" best_seq=-2 pos seq
+	dir=$(_galera_dir)
+	for n in "${SECKILL_GALERA_NODES[@]}"; do
+		[ -f "$dir/node$n/my.cnf" ] && [ -d "$dir/node$n/data/mysql" ] || continue
+		pkill -9 -f "$dir/node$n/my.cnf" 2>/dev/null || true
+		rm -f "$dir/node$n/recover.log"
+		timeout 60 mariadbd --defaults-file="$dir/node$n/my.cnf" --wsrep-recover --log-error="$dir/node$n/recover.log" >/dev/null 2>&1 || true
+		pos=$(grep -o 'Recovered position: [^ ]*' "$dir/node$n/recover.log" 2>/dev/null | tail -n 1 | awk '{print $3}')
+		seq=${pos##*:}
+		case "$seq" in '' | *[!0-9-]*) continue ;; esac
+		if [ "$seq" -gt "$best_seq" ]; then best=$n best_seq=$seq; fi
+	done
+	[ -n "$best" ] || return 1
+	_svc_log "recovering the Galera cluster from node $best (seqno $best_seq)"
+	sed -i 's/^safe_to_bootstrap: 0/safe_to_bootstrap: 1/' "$dir/node$best/data/grastate.dat"
+	_galera_start "$best" --wsrep-new-cluster
+}
+
 # services_galera runs the cluster and HAProxy and exports
 # SECKILL_TEST_GALERA_DSN (through HAProxy) and SECKILL_TEST_GALERA_NODES
 # (the nodes' SQL addresses, node 1 first).
@@ -135,7 +164,9 @@ services_galera() {
 	command -v haproxy >/dev/null 2>&1 && [ -f /usr/lib/galera/libgalera_smm.so ] && command -v rsync >/dev/null 2>&1 ||
 		services_apt_install galera-4 haproxy rsync || return 1
 	for n in "${SECKILL_GALERA_NODES[@]}"; do _galera_alive "$n" && alive=$((alive + 1)); done
-	if [ "$alive" = 0 ]; then
+	if [ "$alive" = 0 ] && [ "${SECKILL_GALERA_FRESH:-0}" != 1 ] && _galera_recover; then
+		_svc_wait 60 "Galera recovery" _galera_any_alive || return 1
+	elif [ "$alive" = 0 ]; then
 		pkill -f "haproxy -f $dir/haproxy.cfg" 2>/dev/null || true
 		rm -rf "$dir" # nothing of a previous run is alive: start afresh
 		mkdir -p "$dir"
