@@ -87,29 +87,12 @@ func TestGaleraWriterFailoverMidSale(t *testing.T) {
 	// RPO 0: every 201 has its row on each surviving node.
 	orders := created(attempts, act)
 	for _, dsn := range g.Nodes[1:] {
-		db, err := sql.Open("mysql", dsn)
+		rows, err := ordersOn(dsn, act)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows := map[string]bool{}
-		r, err := db.Query("SET STATEMENT wsrep_sync_wait = 1 FOR SELECT id FROM orders WHERE activity_id = ?", act)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for r.Next() {
-			var id string
-			if err := r.Scan(&id); err != nil {
-				t.Fatal(err)
-			}
-			rows[id] = true
-		}
-		if err := r.Err(); err != nil {
-			t.Fatal(err)
-		}
-		_ = r.Close() //nolint:sqlclosecheck // in a loop over nodes: closed before the next node's query, not at return
-		_ = db.Close()
 		for id, u := range orders {
-			if !rows[id] {
+			if _, ok := rows[id]; !ok {
 				t.Errorf("201 for order %s of user %d has no row on %s", id, u, dsn)
 			}
 		}
@@ -135,6 +118,30 @@ func TestGaleraWriterFailoverMidSale(t *testing.T) {
 	s.checkBooks(act, total, &saleResult{created: orders})
 	t.Logf("writer killed after 30+ orders; sales resumed %v after the kill; %d orders (201s %d); answers %v",
 		resumed.Round(time.Millisecond), a.Orders, len(orders), summary(attempts))
+}
+
+// ordersOn returns the activity's orders on one node, id -> status, with a
+// causal read (the node first applies what the cluster committed before).
+func ordersOn(dsn string, activity int64) (map[string]string, error) {
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	r, err := db.Query("SET STATEMENT wsrep_sync_wait = 1 FOR SELECT id, status FROM orders WHERE activity_id = ?", activity)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	orders := map[string]string{}
+	for r.Next() {
+		var id, status string
+		if err := r.Scan(&id, &status); err != nil {
+			return nil, err
+		}
+		orders[id] = status
+	}
+	return orders, r.Err()
 }
 
 // writerPID is the process id of node 1, HAProxy's active server.
@@ -203,13 +210,12 @@ func TestGaleraRejoinAndPaymentsAcrossFailover(t *testing.T) {
 				return
 			case <-time.After(100 * time.Millisecond):
 			}
-			rows, err := s.db.Query("SELECT id FROM orders WHERE activity_id = ?", act)
+			rows, err := ordersOn(g.Nodes[1], act)
 			if err != nil {
-				continue // node 2 is fine; a query cut by the failover is tried again
+				continue // a query cut by the failover is tried again
 			}
-			for rows.Next() {
-				var id string
-				if rows.Scan(&id) == nil && !seen[id] {
+			for id := range rows {
+				if !seen[id] {
 					seen[id] = true
 					if len(seen)%2 == 0 {
 						payStub.SetPayment(id, payment.PaymentPaid)
@@ -217,7 +223,6 @@ func TestGaleraRejoinAndPaymentsAcrossFailover(t *testing.T) {
 					}
 				}
 			}
-			_ = rows.Close()
 		}
 	}()
 
@@ -260,27 +265,10 @@ func TestGaleraRejoinAndPaymentsAcrossFailover(t *testing.T) {
 	orders := created(attempts, act)
 	statuses := map[string]int{}
 	for _, dsn := range g.Nodes {
-		db, err := sql.Open("mysql", dsn)
+		rows, err := ordersOn(dsn, act)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows := map[string]string{}
-		r, err := db.Query("SET STATEMENT wsrep_sync_wait = 1 FOR SELECT id, status FROM orders WHERE activity_id = ?", act)
-		if err != nil {
-			t.Fatalf("%s: %v", dsn, err)
-		}
-		for r.Next() {
-			var id, st string
-			if err := r.Scan(&id, &st); err != nil {
-				t.Fatal(err)
-			}
-			rows[id] = st
-		}
-		if err := r.Err(); err != nil {
-			t.Fatal(err)
-		}
-		_ = r.Close()
-		_ = db.Close()
 		for id, u := range orders {
 			if _, ok := rows[id]; !ok {
 				t.Errorf("201 for order %s of user %d has no row on %s", id, u, dsn)
