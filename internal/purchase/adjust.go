@@ -62,15 +62,9 @@ func (s *Service) AdjustStock(ctx context.Context, id, total int64) (StockAdjust
 	a.TotalStock = total
 	s.activities.Store(id, a)
 	after := total - sold
-	if err := s.stock.LoadIfHeld(lease, id, after, lk.Fence(), lk.Value()); err != nil {
+	if err := s.loadHeld(lease, lk, id, after, epoch); err != nil {
 		return StockAdjustment{}, unavailable("the total stock changed, but Redis was not loaded with it: reconcile the activity", err)
 	}
-	if after > 0 {
-		s.soldOut.clear(id)
-	} else {
-		s.markSoldOut(id, 0, epoch)
-	}
-	s.m.remaining.WithLabelValues(itoa(id)).Set(float64(after))
 	s.log.InfoContext(ctx, "stock adjusted", "activity_id", id, "before", before, "total_stock", total, "sold", sold, "remaining", after)
 	return StockAdjustment{ActivityID: id, Before: before, TotalStock: total, Sold: sold, Remaining: after}, nil
 }

@@ -205,21 +205,30 @@ func (s *Service) Reconcile(ctx context.Context, id int64) (Reconciliation, erro
 		return Reconciliation{}, unavailable("Redis did not answer", err)
 	}
 	after := max(a.TotalStock-n, 0)
-	// Checked against the lock in the same step: a load that reaches Redis
-	// after the lease ended must not overwrite a newer holder's deducts.
-	if err := s.stock.LoadIfHeld(lease, id, after, lk.Fence(), lk.Value()); err != nil {
+	if err := s.loadHeld(lease, lk, id, after, epoch); err != nil {
 		return Reconciliation{}, unavailable("Redis did not answer, or the lease ended; stock not loaded", err)
 	}
-	if after > 0 {
-		s.soldOut.clear(id)
-	} else {
-		s.markSoldOut(id, 0, epoch)
-	}
-	s.m.remaining.WithLabelValues(itoa(id)).Set(float64(after))
 	r := Reconciliation{ActivityID: id, TotalStock: a.TotalStock, Orders: n, Before: before, After: after, Changed: before != after, Fence: lk.Fence()}
 	if r.Changed {
 		s.m.reconciled.Inc()
 		s.log.InfoContext(ctx, "stock reconciled", "activity_id", id, "orders", n, "before", r.LoadedBefore(), "after", after) // null, as the API says, when nothing was loaded
 	}
 	return r, nil
+}
+
+// loadHeld loads the activity's stock as remaining units under grant lk, and
+// sets the sold-out mark (unless cleared since epoch) and the gauge to match.
+// The load is checked against the lock in the same step: one that reaches
+// Redis after the lease ended must not overwrite a newer holder's deducts.
+func (s *Service) loadHeld(lease context.Context, lk *lock.Lock, activityID, remaining int64, epoch uint64) error {
+	if err := s.stock.LoadIfHeld(lease, activityID, remaining, lk.Fence(), lk.Value()); err != nil {
+		return err
+	}
+	if remaining > 0 {
+		s.soldOut.clear(activityID)
+	} else {
+		s.markSoldOut(activityID, 0, epoch)
+	}
+	s.m.remaining.WithLabelValues(itoa(activityID)).Set(float64(remaining))
+	return nil
 }
