@@ -11,6 +11,26 @@ import (
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
 
+// waitBooksBalance waits until the activity's orders plus its Redis stock
+// equal total, failing the test when that takes more than booksHealWithin
+// from since, or the audit says oversold.
+func (s *stack) waitBooksBalance(act, total int64, since time.Time) audit {
+	s.t.Helper()
+	for {
+		a := s.audit(act)
+		if a.Oversold {
+			s.t.Fatalf("oversold: %+v", a)
+		}
+		if a.Orders+a.RedisRemaining == total {
+			return a
+		}
+		if time.Since(since) > booksHealWithin {
+			s.t.Fatalf("books still off %v: %d orders + %d in Redis != %d", booksHealWithin, a.Orders, a.RedisRemaining, total)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 // booksHealWithin is the issue's promise: after a crash the books balance
 // again within this long, with nobody running reconcile.
 const booksHealWithin = 30 * time.Second
@@ -26,8 +46,8 @@ const booksHealWithin = 30 * time.Second
 // sells exactly the stock.
 //
 // Can fail: with the survivor's sweep off (SECKILL_BOOKS_SWEEP=0), "books
-// still off 30s after the crash at purchase.after_deduct: 0 orders + 4 in
-// Redis != 5", and the same at payment.after_expiry_commit.
+// still off 30s: 0 orders + 4 in Redis != 5" in the subtests
+// purchase.after_deduct and payment.after_expiry_commit.
 func TestBooksBalanceAfterACrashAtEachStep(t *testing.T) {
 	for _, point := range []string{crashpoint.AfterDeduct, crashpoint.AfterCommit, crashpoint.AfterExpiry} {
 		t.Run(point, func(t *testing.T) {
@@ -82,17 +102,7 @@ func crashAndHeal(t *testing.T, point string) {
 
 	survivor := startProcess(t, s.processEnv(survivorEnv))
 	s.url = survivor.url
-	var a audit
-	for {
-		a = s.audit(act)
-		if !a.Oversold && a.Orders+a.RedisRemaining == total {
-			break
-		}
-		if time.Since(crashed) > booksHealWithin {
-			t.Fatalf("books still off %v after the crash at %s: %d orders + %d in Redis != %d", booksHealWithin, point, a.Orders, a.RedisRemaining, total)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	s.waitBooksBalance(act, total, crashed)
 	healed := time.Since(crashed)
 	if point == crashpoint.AfterCommit {
 		// The order committed: two more sweeps must not give its unit back.

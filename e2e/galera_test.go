@@ -102,19 +102,7 @@ func TestGaleraWriterFailoverMidSale(t *testing.T) {
 	}
 
 	// The books balance with no command once the sale is over.
-	var a audit
-	for deadline := time.Now().Add(booksHealWithin); ; time.Sleep(200 * time.Millisecond) {
-		a = s.audit(act)
-		if a.Oversold {
-			t.Fatalf("oversold: %+v", a)
-		}
-		if a.Orders+a.RedisRemaining == total {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("books still off %v after the sale: %+v", booksHealWithin, a)
-		}
-	}
+	a := s.waitBooksBalance(act, total, time.Now())
 	s.checkBooks(act, total, &saleResult{created: orders})
 	t.Logf("writer killed after 30+ orders; sales resumed %v after the kill; %d orders (201s %d); answers %v",
 		resumed.Round(time.Millisecond), a.Orders, len(orders), summary(attempts))
@@ -284,19 +272,7 @@ func TestGaleraRejoinAndPaymentsAcrossFailover(t *testing.T) {
 			}
 		}
 	}
-	var a audit
-	for deadline := time.Now().Add(booksHealWithin); ; time.Sleep(200 * time.Millisecond) {
-		a = s.audit(act)
-		if a.Oversold {
-			t.Fatalf("oversold: %+v", a)
-		}
-		if a.Orders+a.RedisRemaining == total {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("books still off %v after the sale: %+v", booksHealWithin, a)
-		}
-	}
+	s.waitBooksBalance(act, total, time.Now())
 	// One statement, one snapshot: expiries of the last orders go on.
 	var sold, holding int64
 	if err := s.db.QueryRow("SET STATEMENT wsrep_sync_wait = 1 FOR SELECT a.sold, (SELECT COUNT(*) FROM orders o WHERE o.activity_id = a.id AND o.status IN ('created','paid')) FROM activities a WHERE a.id = ?", act).Scan(&sold, &holding); err != nil {
@@ -360,19 +336,7 @@ func TestGaleraAllNodesDownThenBack(t *testing.T) {
 		}
 	}
 	orders := created(attempts, act)
-	var a audit
-	for deadline := time.Now().Add(booksHealWithin); ; time.Sleep(200 * time.Millisecond) {
-		a = s.audit(act)
-		if a.Oversold {
-			t.Fatalf("oversold: %+v", a)
-		}
-		if a.Orders+a.RedisRemaining == total {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("books still off %v after the sale: %+v", booksHealWithin, a)
-		}
-	}
+	a := s.waitBooksBalance(act, total, time.Now())
 	s.checkBooks(act, total, &saleResult{created: orders})
 	t.Logf("all nodes down %v, cluster back %v after the kill; %d orders (201s %d); answers %v", restarting.Sub(down).Round(100*time.Millisecond), up.Sub(down).Round(100*time.Millisecond), a.Orders, len(orders), summary(attempts))
 }
