@@ -11,6 +11,7 @@
 package seckill
 
 import (
+	"errors"
 	"fmt"
 	"time"
 	"unicode/utf8"
@@ -24,18 +25,56 @@ type Activity struct {
 	StartsAt   time.Time
 	EndsAt     time.Time
 	CreatedAt  time.Time
+	// PriceMinor is the price of one unit in the currency's minor units
+	// (cents); 0 with Currency "": the activity has no price (made before
+	// prices, or by a client that sends none), and a payment of its orders
+	// is not checked against an amount.
+	PriceMinor int64
+	// Currency is the ISO 4217 code of the price, such as EUR; "" without a
+	// price.
+	Currency string
 }
 
 // Limits of an activity, from the contract.
 const (
-	MaxActivityName = 128        // characters
-	MaxTotalStock   = 10_000_000 // units
+	MaxActivityName = 128               // characters
+	MaxTotalStock   = 10_000_000        // units
+	MaxPriceMinor   = 1_000_000_000_000 // minor units: exact in every JSON number
 )
+
+// ValidPrice reports, as an EInvalid *Error, what makes a price one the
+// contract does not allow: a price and a currency come together (or neither
+// is given: 0 and ""), the price is 1..MaxPriceMinor minor units and the
+// currency three capital letters (ISO 4217).
+func ValidPrice(priceMinor int64, currency string) error {
+	if priceMinor == 0 && currency == "" {
+		return nil
+	}
+	if priceMinor < 1 || priceMinor > MaxPriceMinor {
+		return Errorf(EInvalid, "price_minor must be an integer in 1..%d (minor units, e.g. cents), given with currency", MaxPriceMinor)
+	}
+	if !validCurrency(currency) {
+		return Errorf(EInvalid, "currency must be an ISO 4217 code of three capital letters, such as EUR, given with price_minor")
+	}
+	return nil
+}
+
+func validCurrency(c string) bool {
+	if len(c) != 3 {
+		return false
+	}
+	for i := 0; i < len(c); i++ {
+		if c[i] < 'A' || c[i] > 'Z' {
+			return false
+		}
+	}
+	return true
+}
 
 // Validate reports, as an EInvalid *Error, what makes the activity one the
 // contract does not allow: a name of 0 or more than MaxActivityName
-// characters, a stock outside 1..MaxTotalStock, or a window that ends
-// before it starts.
+// characters, a stock outside 1..MaxTotalStock, a window that ends
+// before it starts, or a price ValidPrice refuses.
 func (a Activity) Validate() error {
 	if n := utf8.RuneCountInString(a.Name); n < 1 || n > MaxActivityName || !utf8.ValidString(a.Name) {
 		return Errorf(EInvalid, "name must be 1 to %d characters", MaxActivityName)
@@ -46,7 +85,7 @@ func (a Activity) Validate() error {
 	if !a.EndsAt.After(a.StartsAt) {
 		return Errorf(EInvalid, "ends_at must be after starts_at")
 	}
-	return nil
+	return ValidPrice(a.PriceMinor, a.Currency)
 }
 
 // Status values of an activity, as the buyer API reports them.
@@ -90,12 +129,33 @@ type Order struct {
 	// StatusFence is the per-order lock grant that last changed the status
 	// (0: never changed).
 	StatusFence int64
+	// PriceMinor and Currency are the activity's price when the unit was
+	// sold, the amount a payment must match; 0 and "" when the activity had
+	// no price.
+	PriceMinor int64
+	Currency   string
+	// RefundReason says why a refund_required (or refunded) order must be
+	// refunded, one of the RefundReason values; "" on other orders.
+	RefundReason string
 }
+
+// Why an order's payment must be refunded.
+const (
+	// RefundPaidLate: the payment landed after the order expired.
+	RefundPaidLate = "paid_late"
+	// RefundAmountMismatch: the amount paid is not the order's price.
+	RefundAmountMismatch = "amount_mismatch"
+	// RefundCurrencyMismatch: the payment is in another currency.
+	RefundCurrencyMismatch = "currency_mismatch"
+	// RefundMerchantMismatch: the payment went to another merchant.
+	RefundMerchantMismatch = "merchant_mismatch"
+)
 
 // Status values of an order. An order is created, then either paid or, when
 // its window ends unpaid, expired (its unit goes back on sale); an expired
-// order whose payment turns up later is refund_required. No other change
-// happens.
+// order whose payment turns up later is refund_required, and so is a created
+// one whose payment does not match its price, currency or merchant (its unit
+// goes back on sale). No other change happens.
 const (
 	OrderStatusCreated        = "created"
 	OrderStatusPaid           = "paid"
@@ -108,6 +168,27 @@ const (
 func HoldsUnit(status string) bool {
 	return status == OrderStatusCreated || status == OrderStatusPaid
 }
+
+// RetryAfter is when a caller told busy, unavailable or outcome_unknown
+// should come back, unless the error says otherwise.
+const RetryAfter = time.Second
+
+// Unavailable is an EUnavailable error: a dependency failed or did not
+// answer in time, and msg says what that means for the caller (most often
+// that nothing changed).
+func Unavailable(msg string, err error) *Error {
+	return &Error{Code: EUnavailable, Message: msg, RetryAfter: RetryAfter, Err: err}
+}
+
+// Busy is an EBusy error: the work was refused for load, nothing changed.
+func Busy(msg string, err error) *Error {
+	return &Error{Code: EBusy, Message: msg, RetryAfter: RetryAfter, Err: err}
+}
+
+// ErrStockNotLoaded is the cause inside an EUnavailable error when the
+// activity's stock is not in Redis (never preloaded, or Redis lost its
+// data): nothing was sold, and an operator must preload or reconcile.
+var ErrStockNotLoaded = errors.New("stock: not loaded")
 
 // Error codes of the HTTP contract (docs/API.md). They belong to the domain;
 // the HTTP layer maps each to a status code exactly once.

@@ -10,8 +10,8 @@ import (
 
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/httpapi"
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
-	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
 
@@ -75,7 +75,7 @@ func TestEveryErrorCodeOverHTTP(t *testing.T) {
 			return s.do("POST", orders(other), `{"quantity":1,"x":"`+strings.Repeat("a", 70<<10)+`"}`, buyer(2))
 		}, 413, "request_too_large"},
 		{"busy", func() response {
-			lk, err := s.locks.Obtain(context.Background(), stock.LockKey(s.prefix, other), 5*time.Second, nil)
+			lk, err := s.locks.Obtain(context.Background(), keys.Lock(s.prefix, other), 5*time.Second, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,11 +2,12 @@ package e2e_test
 
 import (
 	"net/http"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/seckill-oss/seckill/internal/faultproxy"
+	"github.com/seckill-oss/seckill/internal/toxic"
 )
 
 // Redis hangs mid-sale (every reply arrives 5 s late, past the service's
@@ -17,7 +18,7 @@ import (
 // batch has met it, buyers queued behind get 503 too, not 429. After the
 // fault the sale goes on and the books balance after reconciliation.
 func TestAnswersStayBoundedWhenRedisHangs(t *testing.T) {
-	var rp *faultproxy.Proxy
+	var rp *toxic.Proxy
 	const lockTTL, lockWait = time.Second, time.Second
 	s := newStack(t, stackOptions{
 		lockTTL:      lockTTL,
@@ -38,7 +39,7 @@ func TestAnswersStayBoundedWhenRedisHangs(t *testing.T) {
 	// the lock's three look-ups after a failed acquire (1 s each), and the
 	// detached settle (three 2 s attempts). A slow machine adds to it.
 	const bound = 2*lockWait + lockTTL + 3*time.Second + 6*time.Second + 5*time.Second
-	rp.SetDelay(5 * time.Second)
+	rp.SetReplyDelay(5 * time.Second)
 	wave := func(first int64) (statuses map[int]int, slowest time.Duration) {
 		var mu sync.Mutex
 		statuses = map[int]int{}
@@ -62,7 +63,7 @@ func TestAnswersStayBoundedWhenRedisHangs(t *testing.T) {
 	}
 	first, slowFirst := wave(100)
 	second, slowSecond := wave(200)
-	rp.SetDelay(0)
+	rp.SetReplyDelay(0)
 	if first[http.StatusServiceUnavailable] == 0 {
 		t.Errorf("no buyer of the first wave was told Redis failed: %v", first)
 	}
@@ -83,7 +84,7 @@ func TestAnswersStayBoundedWhenRedisHangs(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if r := s.do("POST", "/admin/v1/activities/"+itoa(act)+"/reconcile", nil, admin()); r.status != http.StatusOK {
+	if r := s.do("POST", "/admin/v1/activities/"+strconv.FormatInt(act, 10)+"/reconcile", nil, admin()); r.status != http.StatusOK {
 		t.Fatalf("reconcile: %d %s", r.status, r.raw)
 	}
 	s.checkBooks(act, total, nil)

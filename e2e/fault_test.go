@@ -5,21 +5,22 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/sony/gobreaker/v2"
 
-	"github.com/seckill-oss/seckill/internal/faultproxy"
-	"github.com/seckill-oss/seckill/internal/stock"
+	"github.com/seckill-oss/seckill/internal/keys"
+	"github.com/seckill-oss/seckill/internal/toxic"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
 
 // proxy puts a fault proxy in front of addr for the rest of the test.
-func proxy(t testing.TB, addr string) *faultproxy.Proxy {
+func proxy(t testing.TB, addr string) *toxic.Proxy {
 	t.Helper()
-	p, err := faultproxy.New(addr)
+	p, err := toxic.New(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,10 +81,11 @@ func TestVerificationHangsBreakerOpensAndRecovers(t *testing.T) {
 }
 
 // Redis goes away in the middle of purchases and comes back: purchases in
-// flight fail with 503, nothing is sold twice, no lock outlives its TTL, and
-// after reconciliation the books balance.
+// flight fail with 503 (or 429 while their batch leader waits on Redis),
+// nothing is sold twice, no lock outlives its TTL, and after reconciliation
+// the books balance.
 func TestRedisUnreachableMidSale(t *testing.T) {
-	var rp *faultproxy.Proxy
+	var rp *toxic.Proxy
 	s := newStack(t, stackOptions{
 		lockTTL:      time.Second,
 		redisTimeout: 200 * time.Millisecond,
@@ -95,23 +97,49 @@ func TestRedisUnreachableMidSale(t *testing.T) {
 	const total = 200
 	act := s.createActivity(total)
 
+	// Buyers hold still after the 20th sale until Redis is gone, so the
+	// fault lands mid-sale however fast or slow the machine is.
+	var sold atomic.Int64
+	faultOn := make(chan struct{})
+	buy := func(a, u int64) response {
+		if sold.Load() >= 20 {
+			<-faultOn
+		}
+		r := s.buy(a, u, nil)
+		if r.status == http.StatusCreated {
+			sold.Add(1)
+		}
+		return r
+	}
 	var wg sync.WaitGroup
 	var res *saleResult
-	wg.Go(func() {
-		res = runSale(t, func(a, u int64) response { return s.buy(a, u, nil) }, act, 400, 10, 1)
-	})
-	for deadline := time.Now().Add(10 * time.Second); len(s.ordersInDB(act)) < 20 && time.Now().Before(deadline); {
-		time.Sleep(5 * time.Millisecond)
+	wg.Go(func() { res = runSale(t, buy, act, 400, 10, 1) })
+	for deadline := time.Now().Add(time.Minute); sold.Load() < 20; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			close(faultOn)
+			wg.Wait()
+			t.Fatalf("20 sales did not happen within a minute: %v", res.statuses)
+		}
 	}
-	rp.SetDown(true)
+	if err := rp.SetDown(true); err != nil {
+		t.Fatal(err)
+	}
+	close(faultOn)
+	// A buyer while Redis is gone is refused, either by the Redis call
+	// (unavailable) or by the queue wait of a leader stuck on it (busy).
+	if r := s.buy(act, 100000, nil); r.status != http.StatusServiceUnavailable && r.status != http.StatusTooManyRequests {
+		t.Errorf("buy while Redis is unreachable: %d %s, want 503 or 429", r.status, r.raw)
+	}
 	time.Sleep(1500 * time.Millisecond) // longer than the lock's bounded look-up after a failed acquire
-	rp.SetDown(false)
+	if err := rp.SetDown(false); err != nil {
+		t.Fatal(err)
+	}
 	wg.Wait()
 
-	if res.statuses["unavailable"] == 0 {
+	if res.statuses["unavailable"]+res.statuses["busy"] == 0 {
 		t.Errorf("no purchase saw Redis go away: %v", res.statuses)
 	}
-	r := s.do("POST", "/admin/v1/activities/"+itoa(act)+"/reconcile", nil, admin())
+	r := s.do("POST", "/admin/v1/activities/"+strconv.FormatInt(act, 10)+"/reconcile", nil, admin())
 	if r.status != http.StatusOK {
 		t.Fatalf("reconcile: %d %s", r.status, r.raw)
 	}
@@ -124,7 +152,7 @@ func TestRedisUnreachableMidSale(t *testing.T) {
 // lock it may have taken is recognised or cleaned up, so the same buyer can
 // buy right after the fault instead of a TTL later, and nothing is oversold.
 func TestRedisRepliesLateButCommandsLand(t *testing.T) {
-	var rp *faultproxy.Proxy
+	var rp *toxic.Proxy
 	s := newStack(t, stackOptions{
 		lockTTL:      30 * time.Second, // a stranded lock would block the buyer for 30 s
 		redisTimeout: 100 * time.Millisecond,
@@ -136,9 +164,9 @@ func TestRedisRepliesLateButCommandsLand(t *testing.T) {
 	const total = 5
 	act := s.createActivity(total)
 
-	rp.SetDelay(300 * time.Millisecond)
+	rp.SetReplyDelay(300 * time.Millisecond)
 	r := s.buy(act, 1, nil)
-	rp.SetDelay(0)
+	rp.SetReplyDelay(0)
 	if r.status != http.StatusServiceUnavailable {
 		t.Fatalf("buy with late Redis replies: %d %s, want 503", r.status, r.raw)
 	}
@@ -153,10 +181,10 @@ func TestRedisRepliesLateButCommandsLand(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if n, _ := s.rdb.Exists(context.Background(), stock.LockKey(s.prefix, act)).Result(); n != 0 {
+	if n, _ := s.rdb.Exists(context.Background(), keys.Lock(s.prefix, act)).Result(); n != 0 {
 		t.Errorf("lock key left behind")
 	}
-	s.do("POST", "/admin/v1/activities/"+itoa(act)+"/reconcile", nil, admin())
+	s.do("POST", "/admin/v1/activities/"+strconv.FormatInt(act, 10)+"/reconcile", nil, admin())
 	s.checkBooks(act, total, nil)
 }
 
@@ -164,7 +192,7 @@ func TestRedisRepliesLateButCommandsLand(t *testing.T) {
 // back to Redis, the buyer gets 503, nothing is lost, and the sale goes on
 // when the database returns.
 func TestDatabaseUnreachableAfterDeduct(t *testing.T) {
-	var dp *faultproxy.Proxy
+	var dp *toxic.Proxy
 	s := newStack(t, stackOptions{})
 	// A second instance whose database connection runs through a proxy.
 	cfg, err := mysql.ParseDSN(s.dsn)
@@ -180,25 +208,27 @@ func TestDatabaseUnreachableAfterDeduct(t *testing.T) {
 
 	const total = 10
 	act := s.createActivity(total)
-	if r := viaProxy.do("GET", "/api/v1/activities/"+itoa(act), nil, nil); r.status != http.StatusOK {
+	if r := viaProxy.do("GET", "/api/v1/activities/"+strconv.FormatInt(act, 10), nil, nil); r.status != http.StatusOK {
 		t.Fatalf("get activity: %d %s", r.status, r.raw)
 	}
-	dp.SetDown(true)
+	if err := dp.SetDown(true); err != nil {
+		t.Fatal(err)
+	}
 	for u := int64(1); u <= 5; u++ {
 		r := viaProxy.buy(act, u, nil)
 		if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
 			t.Errorf("buy with the database down: %d %s, want 503 with Retry-After", r.status, r.raw)
 		}
 	}
-	if left, err := s.rdb.HGet(context.Background(), stock.Key(s.prefix, act), "remaining").Int64(); err != nil || left != total {
+	if left, err := s.rdb.HGet(context.Background(), keys.Stock(s.prefix, act), "remaining").Int64(); err != nil || left != total {
 		t.Errorf("Redis remaining %d (%v) after failed writes, want %d: a unit was not returned", left, err, total)
 	}
-	dp.SetDown(false)
+	if err := dp.SetDown(false); err != nil {
+		t.Fatal(err)
+	}
 	res := runSale(t, func(a, u int64) response { return viaProxy.buy(a, u, nil) }, act, 20, 4, 1)
 	if len(res.created) != total {
 		t.Errorf("%d sold after the database came back, want %d: %v", len(res.created), total, res.statuses)
 	}
 	s.checkBooks(act, total, res)
 }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -28,6 +28,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testenv"
 	"github.com/seckill-oss/seckill/internal/usercheck"
@@ -133,7 +134,7 @@ func (s *stack) processEnv(overrides map[string]string) []string {
 type process struct {
 	t      testing.TB
 	cmd    *exec.Cmd
-	stderr *processLog
+	stderr *testenv.LogWatch
 	done   chan struct{} // closed when the process has exited and been reaped
 	url    string        // set by waitReady
 }
@@ -143,7 +144,7 @@ type process struct {
 // is shown if the test failed.
 func spawn(t testing.TB, env []string) *process {
 	t.Helper()
-	p := &process{t: t, stderr: newProcessLog(), done: make(chan struct{})}
+	p := &process{t: t, stderr: testenv.NewLogWatch(), done: make(chan struct{})}
 	p.cmd = exec.Command(seckillBinary(t), "serve")
 	p.cmd.Env = env
 	p.cmd.Stderr = p.stderr
@@ -157,7 +158,7 @@ func spawn(t testing.TB, env []string) *process {
 	t.Cleanup(func() {
 		p.stop()
 		if t.Failed() {
-			t.Logf("seckill pid %d log (last lines):\n%s", p.cmd.Process.Pid, p.stderr.tail(40))
+			t.Logf("seckill pid %d log (last lines):\n%s", p.cmd.Process.Pid, p.stderr.Tail(40))
 		}
 	})
 	return p
@@ -177,12 +178,12 @@ func (p *process) waitReady() {
 	p.t.Helper()
 	deadline := time.After(30 * time.Second)
 	select {
-	case addr := <-p.stderr.listening:
+	case addr := <-p.stderr.Listening():
 		p.url = "http://" + addr
 	case <-p.done:
-		p.t.Fatalf("seckill exited before listening (%v):\n%s", p.cmd.ProcessState, p.stderr.tail(40))
+		p.t.Fatalf("seckill exited before listening (%v):\n%s", p.cmd.ProcessState, p.stderr.Tail(40))
 	case <-deadline:
-		p.t.Fatalf("seckill did not log a listening address in 30 s:\n%s", p.stderr.tail(40))
+		p.t.Fatalf("seckill did not log a listening address in 30 s:\n%s", p.stderr.Tail(40))
 	}
 	for {
 		if res, err := http.Get(p.url + "/readyz"); err == nil {
@@ -193,9 +194,9 @@ func (p *process) waitReady() {
 		}
 		select {
 		case <-p.done:
-			p.t.Fatalf("seckill exited before it was ready (%v):\n%s", p.cmd.ProcessState, p.stderr.tail(40))
+			p.t.Fatalf("seckill exited before it was ready (%v):\n%s", p.cmd.ProcessState, p.stderr.Tail(40))
 		case <-deadline:
-			p.t.Fatalf("seckill not ready in 30 s:\n%s", p.stderr.tail(40))
+			p.t.Fatalf("seckill not ready in 30 s:\n%s", p.stderr.Tail(40))
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -231,45 +232,6 @@ func (p *process) stop() {
 		_ = p.cmd.Process.Kill()
 		<-p.done
 	}
-}
-
-// processLog keeps a child's stderr (JSON log lines) and announces the
-// address of its "listening" line.
-type processLog struct {
-	mu        sync.Mutex
-	buf       bytes.Buffer
-	scanned   int
-	listening chan string // gets the first listening address
-	announced bool
-}
-
-func newProcessLog() *processLog { return &processLog{listening: make(chan string, 1)} }
-
-func (l *processLog) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.buf.Write(b)
-	for !l.announced {
-		rest := l.buf.Bytes()[l.scanned:]
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
-			break
-		}
-		l.scanned += i + 1
-		var line struct{ Msg, Addr string }
-		if json.Unmarshal(rest[:i], &line) == nil && line.Msg == "listening" && line.Addr != "" {
-			l.listening <- line.Addr
-			l.announced = true
-		}
-	}
-	return len(b), nil
-}
-
-func (l *processLog) tail(n int) string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	lines := strings.Split(strings.TrimRight(l.buf.String(), "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // reconcileCommand runs `seckill reconcile -activity id` with env and returns
@@ -500,7 +462,7 @@ func (s *stack) heldLocks(activities []int64) []int64 {
 	s.t.Helper()
 	var held []int64
 	for _, a := range activities {
-		n, err := s.rdb.Exists(context.Background(), stock.LockKey(s.prefix, a)).Result()
+		n, err := s.rdb.Exists(context.Background(), keys.Lock(s.prefix, a)).Result()
 		if err != nil {
 			s.t.Fatal(err)
 		}
@@ -542,7 +504,7 @@ func TestProcessKilledMidPurchase(t *testing.T) {
 	activities := []int64{s.createActivity(total), s.createActivity(total), s.createActivity(total), s.createActivity(total)}
 	// Each order's transaction is four round trips; at 40 ms a reply, a
 	// purchase spends most of its time between deduct and commit.
-	dbProxy.SetDelay(40 * time.Millisecond)
+	dbProxy.SetReplyDelay(40 * time.Millisecond)
 
 	stop := make(chan struct{})
 	load := startBurst(s.client, victim.url, activities, 16, 0, stop)

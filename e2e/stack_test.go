@@ -113,7 +113,7 @@ func (s *stack) sibling() *stack {
 // start builds one service instance over the stack's shared parts.
 func (s *stack) start() {
 	t, opt := s.t, s.opt
-	orders, err := order.Open(context.Background(), s.dsn)
+	orders, err := order.Open(context.Background(), s.dsn, order.Options{})
 	if err != nil {
 		t.Fatalf("open orders: %v", err)
 	}

@@ -1,7 +1,7 @@
 -- bench.lua: wrk script for loadtest/bench.sh. Every request is a purchase
--- by a buyer of its own (X-User-ID unique across threads), of the activity
--- whose orders path is the script's argument; no retries, as a crowd's first
--- presses. done() prints one machine-readable line: requests, duration,
+-- by a buyer of its own (X-User-ID unique across threads), of the activities
+-- whose orders paths are the script's arguments, round-robin (one argument:
+-- one hot activity); no retries, as a crowd's first presses. done() prints one machine-readable line: requests, duration,
 -- latency percentiles and the count of answers per HTTP status.
 local threads = {}
 
@@ -11,15 +11,17 @@ function setup(thread)
 end
 
 function init(args)
-  path = args[1]
-  base = tid * 1000000000
+  paths = args
+  -- BENCH_USER_BASE keeps the buyers of several wrk processes (bench.sh
+  -- --instances) apart.
+  base = tonumber(os.getenv("BENCH_USER_BASE") or "0") + tid * 1000000000
   n = 0
   codes = {}
 end
 
 function request()
   n = n + 1
-  return wrk.format("POST", path, { ["X-User-ID"] = string.format("%d", base + n) })
+  return wrk.format("POST", paths[(n % #paths) + 1], { ["X-User-ID"] = string.format("%d", base + n) })
 end
 
 function response(status, headers, body)

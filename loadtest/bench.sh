@@ -18,8 +18,22 @@
 #      twice, activities.sold == rows) and prints a Markdown table.
 #
 # usage: loadtest/bench.sh [--conns "4 64 256"] [--duration 15s] [--stock N]
-#                          [--verify approve|stub] [--crowd N] [--crowd-stock N]
+#                          [--activities "1 20 200"] [--instances "1 3"] [--floor]
+#                          [--pprof] [--verify approve|stub] [--crowd N] [--crowd-stock N]
 #                          [--env "NAME=VALUE ..."] [--galera] [--keep]
+# --activities runs each concurrency once per count of hot activities, the
+# requests spread round-robin over that many fresh activities, and reports
+# each run's orders/s against the one-activity run's (the many-items ratio).
+# --instances runs each concurrency once per count of service instances (on
+# the same database and Redis), the connections split evenly, one wrk process
+# per instance, and reports orders/s against the one-instance run's (the
+# scale-out ratio); p50 and p99 are then the worst instance's.
+# Every run also reads where the batches' time went from the first instance's
+# seckill_purchase_batch_step_seconds (the batch timeline), and with --pprof
+# takes a CPU profile of the first instance over the first run at 64
+# connections (or the first concurrency) into loadtest/out/logs-bench/.
+# --floor also measures `GET /healthz` at each concurrency on the same
+# instance, and reports orders/s against it (the HTTP floor's ratio).
 # --galera puts the order store on the loopback 3-node MariaDB Galera cluster
 # behind HAProxy (scripts/galera.sh, started when it is not running) instead
 # of the single MariaDB on 3306.
@@ -35,11 +49,15 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-conns="4 64 256" duration=15s stock=1000000 verify=approve crowd=3000 crowd_stock=1000 keep=0 extra_env=() db_port=3306
+conns="4 64 256" activities=1 instances=1 pprof=0 floor=0 duration=15s stock=1000000 verify=approve crowd=3000 crowd_stock=1000 keep=0 extra_env=() db_port=3306
 die() { echo "bench.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--conns) conns=${2:?}; shift 2 ;;
+	--activities) activities=${2:?}; shift 2 ;;
+	--instances) instances=${2:?}; shift 2 ;;
+	--pprof) pprof=1; shift ;;
+	--floor) floor=1; shift ;;
 	--duration) duration=${2:?}; shift 2 ;;
 	--stock) stock=${2:?}; shift 2 ;;
 	--verify) verify=${2:?}; shift 2 ;;
@@ -53,6 +71,11 @@ while [ $# -gt 0 ]; do
 	esac
 done
 case "$verify" in approve | stub) ;; *) die "--verify must be approve or stub" ;; esac
+max_instances=1
+for n in $instances; do
+	[[ "$n" =~ ^[1-9][0-9]?$ ]] || die "--instances takes counts from 1 to 99, not $n"
+	[ "$n" -gt "$max_instances" ] && max_instances=$n
+done
 redis_url=redis://127.0.0.1:6379/0
 for kv in "${extra_env[@]}"; do
 	case "$kv" in
@@ -124,40 +147,133 @@ if [ "$verify" = stub ]; then
 	wait_http "http://127.0.0.1:$stub_port/healthz" userstub 10 "${pids[-1]}"
 	uc_env=(SECKILL_USERCHECK_URL="http://127.0.0.1:$stub_port")
 fi
-port=$(free_port)
-base="http://127.0.0.1:$port"
-env SECKILL_HTTP_ADDR="127.0.0.1:$port" SECKILL_REDIS_URL="$redis_url" \
-	SECKILL_MYSQL_DSN="$db_user:$db_pass@tcp(127.0.0.1:$db_port)/$db?parseTime=true" \
-	SECKILL_ADMIN_TOKEN="$admin_token" SECKILL_KEY_PREFIX="$prefix" SECKILL_LOG_LEVEL=error \
-	"${uc_env[@]}" "${extra_env[@]}" "$logs/seckill" serve >"$logs/seckill.log" 2>&1 &
-svc_pid=$!
-pids+=("$svc_pid")
-wait_http "$base/readyz" seckill 30 "$svc_pid"
-log "service $base (pid $svc_pid), verification: $verify, database $db, Redis $redis_node${extra_env[*]:+, settings: ${extra_env[*]}}"
+bases=() admins=() svc_pids=()
+for k in $(seq "$max_instances"); do
+	port=$(free_port) admin_port=$(free_port)
+	while [ "$admin_port" = "$port" ]; do admin_port=$(free_port); done
+	env SECKILL_HTTP_ADDR="127.0.0.1:$port" SECKILL_ADMIN_ADDR="127.0.0.1:$admin_port" SECKILL_REDIS_URL="$redis_url" \
+		SECKILL_MYSQL_DSN="$db_user:$db_pass@tcp(127.0.0.1:$db_port)/$db?parseTime=true" \
+		SECKILL_ADMIN_TOKEN="$admin_token" SECKILL_KEY_PREFIX="$prefix" SECKILL_LOG_LEVEL=error \
+		"${uc_env[@]}" "${extra_env[@]}" "$logs/seckill" serve >"$logs/seckill-$k.log" 2>&1 &
+	svc_pids+=($!)
+	pids+=($!)
+	bases+=("http://127.0.0.1:$port") admins+=("http://127.0.0.1:$admin_port")
+	wait_http "${bases[-1]}/readyz" "seckill-$k" 30 "${svc_pids[-1]}"
+done
+base=${bases[0]} admin=${admins[0]} svc_pid=${svc_pids[0]}
+log "service $base (pid $svc_pid, $max_instances instance(s)), verification: $verify, database $db, Redis $redis_node${extra_env[*]:+, settings: ${extra_env[*]}}"
 
 new_activity() { # stock -> id
 	local now ends
 	now=$(date -u -d '-1 minute' +%Y-%m-%dT%H:%M:%SZ) ends=$(date -u -d '+1 hour' +%Y-%m-%dT%H:%M:%SZ)
-	curl -fsS -X POST "$base/admin/v1/activities" -H "Authorization: Bearer $admin_token" \
+	curl -fsS -X POST "$admin/admin/v1/activities" -H "Authorization: Bearer $admin_token" \
 		-d "{\"name\":\"bench\",\"total_stock\":$1,\"starts_at\":\"$now\",\"ends_at\":\"$ends\"}" | jq -r .id
 }
 rss_mb() { awk '/^VmRSS/ {printf "%d", $2 / 1024}' "/proc/$svc_pid/status"; }
 kv() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
 
+# steps: the first instance's batch timeline, as "batches sum_size step:sum:count ...".
+steps() {
+	curl -fsS "$admin/metrics" | awk '
+		/^seckill_purchase_batch_size_count / { n = $2 }
+		/^seckill_purchase_batch_size_sum / { size = $2 }
+		/^seckill_purchase_batch_step_seconds_(sum|count)\{/ {
+			match($0, /step="[a-z]+"/); st = substr($0, RSTART + 6, RLENGTH - 7)
+			if ($1 ~ /_sum\{/) sum[st] = $2; else cnt[st] = $2
+		}
+		END { printf "%d %d", n, size; for (st in sum) printf " %s:%s:%s", st, sum[st], cnt[st]; print "" }'
+}
+# timeline before after: mean batch size and each step's mean ms over the run.
+timeline() {
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		na = split(a, x, " "); nb = split(b, y, " ")
+		batches = y[1] - x[1]; size = batches > 0 ? (y[2] - x[2]) / batches : 0
+		for (i = 3; i <= na; i++) { split(x[i], f, ":"); s0[f[1]] = f[2]; c0[f[1]] = f[3] }
+		out = sprintf("batches=%d mean_batch=%.1f", batches, size)
+		split("grant verify deduct write release", order, " ")
+		for (i = 3; i <= nb; i++) { split(y[i], f, ":"); s1[f[1]] = f[2]; c1[f[1]] = f[3] }
+		for (k = 1; k <= 5; k++) { st = order[k]; dc = c1[st] - c0[st]
+			out = out sprintf(" %s_ms=%s", st, dc > 0 ? sprintf("%.2f", 1000 * (s1[st] - s0[st]) / dc) : "-") }
+		print out }'
+}
+
+# purchases conns n_instances paths...: wrk against the first n instances,
+# the connections split evenly, one wrk each; one BENCH line of the sums
+# (p50 and p99: the worst instance's).
+purchases() {
+	local c=$1 n=$2 k per threads out=() pid wpids=()
+	shift 2
+	per=$((c / n)) threads=2
+	[ "$n" -gt 1 ] && threads=1
+	[ "$per" -ge "$threads" ] || die "--conns $c is too few for $n instances"
+	for k in $(seq 0 $((n - 1))); do
+		out+=("$logs/wrk-$k.out")
+		BENCH_USER_BASE=$((k * 10000000000)) wrk -t"$threads" -c"$per" -d"$duration" --timeout 10s \
+			-s loadtest/bench.lua "${bases[$k]}" -- "$@" >"${out[-1]}" &
+		wpids+=($!)
+	done
+	for pid in "${wpids[@]}"; do wait "$pid"; done
+	grep -h '^BENCH' "${out[@]}" | awk '
+		{ for (i = 2; i <= NF; i++) { split($i, f, "=")
+			if (f[1] == "duration_s" || f[1] ~ /^p(50|99)_ms$/) { if (f[2] > m[f[1]]) m[f[1]] = f[2] }
+			else t[f[1]] += f[2] } }
+		END { printf "BENCH requests=%d duration_s=%s errors=%d p50_ms=%s p99_ms=%s", t["requests"], m["duration_s"], t["errors"], m["p50_ms"], m["p99_ms"]
+			for (k in t) if (k ~ /^code_/) printf " %s=%d", k, t[k]
+			print "" }'
+}
+
 # ---- 3. wrk at each concurrency ----------------------------------------------
-rows=()
+rows=() steps_rows=()
+declare -A one_ops=() one_inst=()
+profiled=0 profile_at=64 prof_secs=5
+# The profile covers the run but its first and last second.
+[[ "$duration" =~ ^([0-9]+)s$ ]] && prof_secs=$((BASH_REMATCH[1] > 3 ? BASH_REMATCH[1] - 2 : 1))
+[[ " $conns " == *" 64 "* ]] || profile_at=${conns%% *}
 for c in $conns; do
-	act=$(new_activity "$stock")
-	line=$(wrk -t2 -c"$c" -d"$duration" --timeout 10s -s loadtest/bench.lua "$base" -- "/api/v1/activities/$act/orders" | grep '^BENCH')
-	rss=$(rss_mb)
-	sleep 1 # purchases still in flight when wrk stopped finish
-	orders=$(sql "$db" -e "SELECT COUNT(*) FROM orders WHERE activity_id = $act")
-	reqs=$(kv requests "$line") secs=$(kv duration_s "$line")
-	c201=$(kv code_201 "$line") c429=$(kv code_429 "$line") c503=$(kv code_503 "$line") c409=$(kv code_409 "$line")
-	read -r aps ops share201 share429 share503 < <(awk -v r="$reqs" -v s="$secs" -v o="$orders" -v a="${c201:-0}" -v b="${c429:-0}" -v d="${c503:-0}" \
-		'BEGIN { printf "%d %d %.1f %.1f %.1f\n", r / s, o / s, 100 * a / r, 100 * b / r, 100 * d / r }')
-	rows+=("| $c | $aps | **$ops** | $share201% | ${c409:-0} | $share429% | $share503% | $(kv p50_ms "$line") | $(kv p99_ms "$line") | $rss |")
-	log "c=$c: $line orders_db=$orders rss=${rss}MB"
+	floor_aps=""
+	if [ "$floor" = 1 ]; then
+		floor_aps=$(wrk -t2 -c"$c" -d"$duration" --timeout 10s "$base/healthz" | awk '/^Requests\/sec/ {printf "%d", $2}')
+		log "c=$c: GET /healthz $floor_aps answers/s"
+	fi
+	for ni in $instances; do
+		for n in $activities; do
+			paths=()
+			for _ in $(seq "$n"); do paths+=("/api/v1/activities/$(new_activity "$stock")/orders"); done
+			ids=$(printf '%s\n' "${paths[@]}" | sed 's|.*/activities/\([0-9]*\)/orders|\1|' | paste -sd,)
+			prof_pid=""
+			if [ "$pprof" = 1 ] && [ "$profiled" = 0 ] && [ "$c" = "$profile_at" ]; then
+				profiled=1
+				curl -fsS -o "$logs/cpu-c$c-a$n-i$ni.pprof" "$admin/debug/pprof/profile?seconds=$prof_secs" &
+				prof_pid=$!
+			fi
+			before=$(steps)
+			line=$(purchases "$c" "$ni" "${paths[@]}")
+			rss=$(rss_mb)
+			sleep 1 # purchases still in flight when wrk stopped finish
+			tl=$(timeline "$before" "$(steps)")
+			if [ -n "$prof_pid" ]; then
+				wait "$prof_pid" || log "the CPU profile could not be taken"
+				go tool pprof -top -nodecount=25 "$logs/seckill" "$logs/cpu-c$c-a$n-i$ni.pprof" >"$logs/cpu-c$c-a$n-i$ni-top.txt" 2>/dev/null &&
+					log "CPU profile: $logs/cpu-c$c-a$n-i$ni-top.txt"
+			fi
+			orders=$(sql "$db" -e "SELECT COUNT(*) FROM orders WHERE activity_id IN ($ids)")
+			reqs=$(kv requests "$line") secs=$(kv duration_s "$line")
+			c201=$(kv code_201 "$line") c429=$(kv code_429 "$line") c503=$(kv code_503 "$line") c409=$(kv code_409 "$line")
+			read -r aps ops share201 share429 share503 < <(awk -v r="$reqs" -v s="$secs" -v o="$orders" -v a="${c201:-0}" -v b="${c429:-0}" -v d="${c503:-0}" \
+				'BEGIN { printf "%d %d %.1f %.1f %.1f\n", r / s, o / s, 100 * a / r, 100 * b / r, 100 * d / r }')
+			[ "$n" = 1 ] && one_ops[$c/$ni]=$ops
+			[ "$ni" = 1 ] && one_inst[$c/$n]=$ops
+			vs_one="-" vs_inst="-" vs_floor="-"
+			[ -n "${one_ops[$c/$ni]:-}" ] && [ "${one_ops[$c/$ni]}" -gt 0 ] && vs_one=$(awk -v a="$ops" -v b="${one_ops[$c/$ni]}" 'BEGIN { printf "%.2f", a / b }')
+			[ -n "${one_inst[$c/$n]:-}" ] && [ "${one_inst[$c/$n]}" -gt 0 ] && vs_inst=$(awk -v a="$ops" -v b="${one_inst[$c/$n]}" 'BEGIN { printf "%.2f", a / b }')
+			[ -n "$floor_aps" ] && [ "$floor_aps" -gt 0 ] && vs_floor=$(awk -v a="$ops" -v b="$floor_aps" 'BEGIN { printf "%.2f", a / b }')
+			rows+=("| $c | $ni | $n | $aps | **$ops** | $vs_one | $vs_inst | ${floor_aps:--} | $vs_floor | $share201% | ${c409:-0} | $share429% | $share503% | $(kv p50_ms "$line") | $(kv p99_ms "$line") | $rss |")
+			steps_rows+=("| $c | $ni | $n | $(kv batches "x $tl") | $(kv mean_batch "x $tl") | $(kv grant_ms "x $tl") | $(kv verify_ms "x $tl") | $(kv deduct_ms "x $tl") | $(kv write_ms "x $tl") | $(kv release_ms "x $tl") |")
+			log "c=$c instances=$ni activities=$n: $line orders_db=$orders rss=${rss}MB $tl"
+			echo "BENCH_RATIO conns=$c instances=$ni activities=$n orders_per_s=$ops vs_one_activity=$vs_one vs_one_instance=$vs_inst healthz_per_s=${floor_aps:--} vs_healthz=$vs_floor" >&2
+			echo "BENCH_STEPS conns=$c instances=$ni activities=$n $tl" >&2
+		done
+	done
 done
 
 # ---- 4. the crowd ------------------------------------------------------------
@@ -178,11 +294,17 @@ done < <(sql "$db" -e "SELECT a.id, a.total_stock, COUNT(o.id), a.sold, COUNT(o.
 [ "$checked" -gt 0 ] || bad+=("no activity could be read from database $db")
 
 echo
-echo "One hot activity, one instance, verification: $verify,${extra_env[*]:+ ${extra_env[*]},} wrk -t2 -d$duration, distinct buyers, no retries ($(nproc) cores shared by wrk, the service, Redis and MariaDB):"
+echo "Hot activities (requests round-robin over them), verification: $verify,${extra_env[*]:+ ${extra_env[*]},} wrk -t2 -d$duration (one wrk -t1 per instance when several), distinct buyers, no retries ($(nproc) cores shared by wrk, the service, Redis and MariaDB):"
 echo
-echo "| connections | answers/s | durable orders/s (SQL) | 201 | 409 | 429 | 503 | p50 ms | p99 ms | service RSS MB |"
-echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+echo "| connections | instances | activities | answers/s | durable orders/s (SQL) | ÷ 1 activity | ÷ 1 instance | /healthz answers/s | ÷ /healthz | 201 | 409 | 429 | 503 | p50 ms | p99 ms | service RSS MB |"
+echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 printf '%s\n' "${rows[@]}"
+echo
+echo "Batch timeline of the first instance (seckill_purchase_batch_step_seconds, mean ms per batch; verify includes the user checks, write the orders' transaction):"
+echo
+echo "| connections | instances | activities | batches | buyers per batch | grant | verify | deduct | write | release |"
+echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+printf '%s\n' "${steps_rows[@]}"
 echo
 echo "Crowd of $crowd buyers for $crowd_stock units, one press each: $(jq -r '"\(.final_first_answers) final first answers (\(.final_share * 100 | floor)%), answers \(.codes | tostring), p50 \(.p50_ms) ms, p99 \(.p99_ms) ms"' <<<"$crowd_line")"
 if [ ${#bad[@]} -gt 0 ]; then

@@ -8,6 +8,14 @@
 #   SQL:     127.0.0.1:3311-3313 (node 1-3), HAProxy 127.0.0.1:3310
 #   Galera:  gmcast 4571-4573, IST 4581-4583, SST 4591-4593
 #
+# SECKILL_GALERA_CHECK_INTER (ms, default 500) is HAProxy's check interval,
+# which is also the external check's deadline: on a machine loaded past its
+# cores the check took 400-600 ms and HAProxy marked every Synced node down.
+# SECKILL_GALERA_PORT (HAProxy; the nodes take the three ports after it) and
+# SECKILL_GALERA_GCOMM_PORT (gmcast after it, IST 10 and SST 20 further on),
+# with SECKILL_GALERA_DIR, run a second cluster beside the tests' own:
+# loadtest/chaos.sh does, so its kills disturb no other test.
+#
 # Idempotent: running nodes are left alone; a node that is down (a test
 # killed it) is started again and rejoins by IST; with no node alive the
 # cluster is recovered from the node whose data is furthest ahead (as after
@@ -17,10 +25,12 @@
 # donor node takes no writes.
 
 SECKILL_GALERA_NODES=(1 2 3)
-SECKILL_GALERA_HAPROXY_PORT=3310
+SECKILL_GALERA_HAPROXY_PORT=${SECKILL_GALERA_PORT:-3310}
+SECKILL_GALERA_GCOMM_BASE=${SECKILL_GALERA_GCOMM_PORT:-4570}
 
 _galera_dir() { printf '%s' "${SECKILL_GALERA_DIR:-/tmp/seckill-galera}"; }
-_galera_port() { printf '%s' "$((3310 + $1))"; }
+_galera_port() { printf '%s' "$((SECKILL_GALERA_HAPROXY_PORT + $1))"; }
+_galera_gcomm() { printf '%s' "$((SECKILL_GALERA_GCOMM_BASE + $1))"; } # _galera_gcomm OFFSET
 _galera_sock() { printf '%s/node%s/mysqld.sock' "$(_galera_dir)" "$1"; }
 _galera_sql() { # _galera_sql NODE SQL: as root over the node's socket
 	timeout 5 mariadb --no-defaults -uroot -S "$(_galera_sock "$1")" -N -B -e "$2" 2>/dev/null
@@ -57,11 +67,11 @@ _galera_conf() { # _galera_conf NODE: writes the node's option file
 		wsrep_on=ON
 		wsrep_provider=/usr/lib/galera/libgalera_smm.so
 		wsrep_cluster_name=seckill
-		wsrep_cluster_address=gcomm://127.0.0.1:4571,127.0.0.1:4572,127.0.0.1:4573
+		wsrep_cluster_address=gcomm://127.0.0.1:$(_galera_gcomm 1),127.0.0.1:$(_galera_gcomm 2),127.0.0.1:$(_galera_gcomm 3)
 		wsrep_node_name=node$n
 		wsrep_node_address=127.0.0.1
-		wsrep_provider_options="gmcast.listen_addr=tcp://127.0.0.1:457$n;ist.recv_addr=127.0.0.1:458$n;gcache.size=64M"
-		wsrep_sst_receive_address=127.0.0.1:459$n
+		wsrep_provider_options="gmcast.listen_addr=tcp://127.0.0.1:$(_galera_gcomm "$n");ist.recv_addr=127.0.0.1:$(_galera_gcomm $((n + 10)));gcache.size=64M"
+		wsrep_sst_receive_address=127.0.0.1:$(_galera_gcomm $((n + 20)))
 		wsrep_sst_method=rsync
 	CNF
 }
@@ -90,6 +100,10 @@ _galera_start() {
 }
 
 _galera_haproxy_up() { _svc_port_taken "$SECKILL_GALERA_HAPROXY_PORT"; }
+_galera_proxy_on_node1() {
+	[ "$(timeout 5 mariadb --no-defaults -h 127.0.0.1 -P "$SECKILL_GALERA_HAPROXY_PORT" -useckill -pseckill -N -B \
+		-e 'SELECT @@port' 2>/dev/null)" = "$(_galera_port 1)" ]
+}
 
 _galera_haproxy() {
 	local dir
@@ -119,10 +133,10 @@ _galera_haproxy() {
 		    option external-check
 		    external-check path "/usr/bin:/bin:/usr/sbin"
 		    external-check command $dir/check.sh
-		    default-server inter 500 fall 2 rise 3 on-marked-down shutdown-sessions on-marked-up shutdown-backup-sessions
-		    server node1 127.0.0.1:3311 check
-		    server node2 127.0.0.1:3312 check backup
-		    server node3 127.0.0.1:3313 check backup
+		    default-server inter ${SECKILL_GALERA_CHECK_INTER:-500} fall 2 rise 3 on-marked-down shutdown-sessions on-marked-up shutdown-backup-sessions
+		    server node1 127.0.0.1:$(_galera_port 1) check
+		    server node2 127.0.0.1:$(_galera_port 2) check backup
+		    server node3 127.0.0.1:$(_galera_port 3) check backup
 	CFG
 	(setsid haproxy -f "$dir/haproxy.cfg" -db >>"$dir/haproxy.log" 2>&1 &)
 	_svc_wait 10 "HAProxy on 127.0.0.1:$SECKILL_GALERA_HAPROXY_PORT" _galera_haproxy_up
@@ -171,7 +185,7 @@ services_galera() {
 		rm -rf "$dir" # nothing of a previous run is alive: start afresh
 		mkdir -p "$dir"
 		chmod 755 "$dir"
-		_svc_log "bootstrapping a 3-node Galera cluster on 127.0.0.1:3311-3313"
+		_svc_log "bootstrapping a 3-node Galera cluster on 127.0.0.1:$(_galera_port 1)-$(_galera_port 3)"
 		_galera_start 1 --wsrep-new-cluster || return 1
 		_svc_wait 60 "Galera node 1" _galera_alive 1 || return 1
 		_galera_sql 1 "CREATE USER IF NOT EXISTS 'seckill'@'127.0.0.1' IDENTIFIED BY 'seckill';
@@ -185,9 +199,13 @@ services_galera() {
 	done
 	_svc_wait 90 "Galera cluster (3 nodes Synced)" _galera_synced || return 1
 	_galera_haproxy || return 1
-	_svc_log "Galera is up on 127.0.0.1:3311-3313 behind HAProxy on 127.0.0.1:$SECKILL_GALERA_HAPROXY_PORT"
+	# A node 1 that rejoined is Synced seconds before HAProxy's checks mark it
+	# up (rise 3); then HAProxy cuts every session on the backup it wrote to.
+	# Whoever connects meanwhile (a service migrating at start-up) is cut.
+	_svc_wait 30 "HAProxy writing to node 1" _galera_proxy_on_node1 || return 1
+	_svc_log "Galera is up on 127.0.0.1:$(_galera_port 1)-$(_galera_port 3) behind HAProxy on 127.0.0.1:$SECKILL_GALERA_HAPROXY_PORT"
 	export SECKILL_TEST_GALERA_DSN="seckill:seckill@tcp(127.0.0.1:$SECKILL_GALERA_HAPROXY_PORT)/?parseTime=true"
-	export SECKILL_TEST_GALERA_NODES="127.0.0.1:3311,127.0.0.1:3312,127.0.0.1:3313"
+	export SECKILL_TEST_GALERA_NODES="127.0.0.1:$(_galera_port 1),127.0.0.1:$(_galera_port 2),127.0.0.1:$(_galera_port 3)"
 	export SECKILL_TEST_GALERA_DIR="$dir"
 }
 

@@ -1,10 +1,10 @@
-// Command faultproxy runs internal/faultproxy as a process, so a load test
+// Command faultproxy runs a Toxiproxy proxy (internal/toxic) as a process, so a load test
 // can put it between the service and Redis and inject the seed-000 fault
 // ("the command timed out but had succeeded") while a sale runs:
 //
 //	faultproxy -target 127.0.0.1:6379 -control 127.0.0.1:7001
 //
-// The proxy listens on a free loopback port (internal/faultproxy chooses it)
+// The proxy listens on a free loopback port (Toxiproxy chooses it)
 // and prints it as its first stdout line, "listening 127.0.0.1:PORT"; the
 // control endpoint also reports it. The control endpoint, loopback only:
 //
@@ -20,7 +20,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -31,10 +30,12 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
-	"github.com/seckill-oss/seckill/internal/faultproxy"
+	"github.com/seckill-oss/seckill/internal/stubhttp"
+	"github.com/seckill-oss/seckill/internal/toxic"
 )
 
 func main() {
@@ -65,7 +66,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
 
-	p, err := faultproxy.New(*target)
+	p, err := toxic.New(*target)
 	if err != nil {
 		return err
 	}
@@ -110,35 +111,43 @@ func requireLoopback(hostport string) error {
 	return nil
 }
 
-// controller is the HTTP control endpoint.
+// controller is the HTTP control endpoint. It remembers the faults it set:
+// Toxiproxy reports toxics, not delays.
 type controller struct {
-	p      *faultproxy.Proxy
+	p      *toxic.Proxy
 	target string
 	log    *slog.Logger
+
+	mu                  sync.Mutex
+	delay, requestDelay time.Duration
+	down                bool
 }
 
-func newController(p *faultproxy.Proxy, target string, log *slog.Logger) http.Handler {
+func newController(p *toxic.Proxy, target string, log *slog.Logger) http.Handler {
 	c := &controller{p: p, target: target, log: log}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		stubhttp.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET /addr", c.handleState)
-	mux.HandleFunc("PUT /delay", c.handleDelay(c.p.SetReplyDelay, "reply delay set"))
-	mux.HandleFunc("PUT /request-delay", c.handleDelay(c.p.SetRequestDelay, "request delay set"))
+	mux.HandleFunc("PUT /delay", c.handleDelay(func(d time.Duration) { c.delay = d; c.p.SetReplyDelay(d) }, "reply delay set"))
+	mux.HandleFunc("PUT /request-delay", c.handleDelay(func(d time.Duration) { c.requestDelay = d; c.p.SetRequestDelay(d) }, "request delay set"))
 	mux.HandleFunc("PUT /down", c.handleDown)
 	return mux
 }
 
+// state is the proxy's address and faults; the caller holds c.mu.
 func (c *controller) state() map[string]any {
 	return map[string]any{
-		"addr": c.p.Addr(), "target": c.target, "down": c.p.Down(),
-		"delay": c.p.ReplyDelay().String(), "request_delay": c.p.RequestDelay().String(),
+		"addr": c.p.Addr(), "target": c.target, "down": c.down,
+		"delay": c.delay.String(), "request_delay": c.requestDelay.String(),
 	}
 }
 
 func (c *controller) handleState(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, c.state())
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	stubhttp.WriteJSON(w, http.StatusOK, c.state())
 }
 
 // handleDelay answers a PUT that sets one of the proxy's delays with set.
@@ -146,28 +155,30 @@ func (c *controller) handleDelay(set func(time.Duration), logMsg string) http.Ha
 	return func(w http.ResponseWriter, r *http.Request) {
 		d, err := time.ParseDuration(r.URL.Query().Get("d"))
 		if err != nil || d < 0 {
-			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "d must be a non-negative Go duration, e.g. 300ms or 0s"})
+			stubhttp.WriteJSON(w, http.StatusBadRequest, map[string]string{"error": "d must be a non-negative Go duration, e.g. 300ms or 0s"})
 			return
 		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
 		set(d)
 		c.log.Info(logMsg, "delay", d)
-		writeJSON(w, http.StatusOK, c.state())
+		stubhttp.WriteJSON(w, http.StatusOK, c.state())
 	}
 }
 
 func (c *controller) handleDown(w http.ResponseWriter, r *http.Request) {
 	down, err := strconv.ParseBool(r.URL.Query().Get("v"))
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "v must be true or false"})
+		stubhttp.WriteJSON(w, http.StatusBadRequest, map[string]string{"error": "v must be true or false"})
 		return
 	}
-	c.p.SetDown(down)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.p.SetDown(down); err != nil {
+		stubhttp.WriteJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+		return
+	}
+	c.down = down
 	c.log.Info("down set", "down", down)
-	writeJSON(w, http.StatusOK, c.state())
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v) // the client may be gone; nothing to do about it
+	stubhttp.WriteJSON(w, http.StatusOK, c.state())
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seckill-oss/seckill/internal/faultproxy"
+	"github.com/seckill-oss/seckill/internal/toxic"
 )
 
 // echoServer answers every line with itself, like a tiny Redis.
@@ -59,7 +59,7 @@ func roundTrip(t *testing.T, conn net.Conn, r *bufio.Reader) (time.Duration, err
 }
 
 func TestControlDelayAndDown(t *testing.T) {
-	p, err := faultproxy.New(echoServer(t))
+	p, err := toxic.New(echoServer(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestControlDelayAndDown(t *testing.T) {
 }
 
 func TestControlRejectsBadInput(t *testing.T) {
-	p, err := faultproxy.New(echoServer(t))
+	p, err := toxic.New(echoServer(t))
 	if err != nil {
 		t.Fatal(err)
 	}

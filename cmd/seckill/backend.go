@@ -49,60 +49,23 @@ func openBackend(ctx context.Context, cfg config, users usercheck.Verifier, log 
 		}
 	}()
 
-	topology := cfg.Redis
-	if cfg.RedisURL == "" {
-		if b.mini, err = miniredis.Run(); err != nil {
-			return nil, fmt.Errorf("start embedded Redis: %w", err)
-		}
-		if topology, err = parseRedis(redisSingle, "redis://"+b.mini.Addr()); err != nil {
-			return nil, err
-		}
-		log.Warn("SECKILL_REDIS_URL is unset: using an embedded in-process Redis; stock is lost on exit")
+	if err = b.openRedis(ctx, cfg, reg); err != nil {
+		return nil, err
 	}
-	b.rdb = topology.client()
-	redisErrors, err := redismetrics.New(reg)
+	if err = b.openOrders(ctx, cfg, reg); err != nil {
+		return nil, err
+	}
+	lockMetrics, err := lock.NewMetrics(reg)
 	if err != nil {
 		return nil, err
 	}
-	b.rdb.AddHook(redisErrors)
-	// Spans only while a tracer provider is installed (tracing.Setup).
-	if err := redisotel.InstrumentTracing(b.rdb); err != nil {
-		return nil, fmt.Errorf("redis tracing: %w", err)
-	}
-	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	err = b.rdb.Ping(pingCtx).Err()
-	cancel()
-	if err != nil {
-		return nil, fmt.Errorf("redis (%s, %s) does not answer: %w", topology.mode, topology.addrs(), err)
-	}
-	log.Info("redis", "mode", topology.mode, "servers", topology.addrs(), "wait_replicas", cfg.WaitReplicas)
-
-	dsn := cfg.MySQLDSN
-	if dsn == "" {
-		if b.dbDir, err = os.MkdirTemp("", "seckill-"); err != nil {
-			return nil, fmt.Errorf("embedded database: %w", err)
-		}
-		// A temp dir, not order.DefaultSQLiteFile: the embedded Redis
-		// forgets its stock on exit, so the orders go with it.
-		dsn = order.SQLitePrefix + filepath.Join(b.dbDir, "seckill.db")
-		log.Warn("SECKILL_MYSQL_DSN is unset: using an embedded SQLite database; orders are lost on exit")
-	}
-	if b.orders, err = order.Open(ctx, dsn); err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
-	}
-	if err = b.orders.SetMaxConns(cfg.MySQLMaxConns); err != nil {
-		return nil, err
-	}
-	if err = b.orders.CountErrors(reg); err != nil {
-		return nil, err
-	}
-
-	b.locks = lock.New(b.rdb, &lock.Options{Observer: lock.NewMetrics(reg)})
+	b.locks = lock.New(b.rdb, &lock.Options{Observer: lockMetrics, Logger: log})
 	b.service, err = purchase.New(purchase.Config{
 		LockTTL:          cfg.LockTTL,
 		UserCheckTimeout: cfg.UserCheckTimeout,
 		LockWait:         cfg.LockWait,
 		QueueMax:         cfg.QueueMax,
+		QueueMaxTotal:    cfg.QueueMaxTotal,
 		KeyPrefix:        cfg.KeyPrefix,
 		WaitReplicas:     cfg.WaitReplicas,
 		WaitTimeout:      cfg.WaitTimeout,
@@ -122,6 +85,64 @@ func openBackend(ctx context.Context, cfg config, users usercheck.Verifier, log 
 		return nil, fmt.Errorf("purchase service: %w", err)
 	}
 	return b, nil
+}
+
+// openRedis connects to the configured Redis, or starts the embedded one
+// when none is configured, and checks that it answers.
+func (b *backend) openRedis(ctx context.Context, cfg config, reg prometheus.Registerer) (err error) {
+	topology := cfg.Redis
+	if cfg.RedisURL == "" {
+		if b.mini, err = miniredis.Run(); err != nil {
+			return fmt.Errorf("start embedded Redis: %w", err)
+		}
+		if topology, err = parseRedis(redisSingle, "redis://"+b.mini.Addr()); err != nil {
+			return err
+		}
+		b.log.Warn("SECKILL_REDIS_URL is unset: using an embedded in-process Redis; stock is lost on exit")
+	}
+	b.rdb = topology.client()
+	redisErrors, err := redismetrics.New(reg)
+	if err != nil {
+		return err
+	}
+	b.rdb.AddHook(redisErrors)
+	// Spans per command only when tracing is on: under the no-op provider
+	// the hook would still cost every command its attributes.
+	if cfg.Tracing {
+		if err := redisotel.InstrumentTracing(b.rdb); err != nil {
+			return fmt.Errorf("redis tracing: %w", err)
+		}
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	err = b.rdb.Ping(pingCtx).Err()
+	cancel()
+	if err != nil {
+		return fmt.Errorf("redis (%s, %s) does not answer: %w", topology.mode, topology.addrs(), err)
+	}
+	b.log.Info("redis", "mode", topology.mode, "servers", topology.addrs(), "wait_replicas", cfg.WaitReplicas)
+	return nil
+}
+
+// openOrders opens the configured order database, or an embedded SQLite
+// one in a temporary directory when none is configured.
+func (b *backend) openOrders(ctx context.Context, cfg config, reg prometheus.Registerer) (err error) {
+	dsn := cfg.MySQLDSN
+	if dsn == "" {
+		if b.dbDir, err = os.MkdirTemp("", "seckill-"); err != nil {
+			return fmt.Errorf("embedded database: %w", err)
+		}
+		// A temp dir, not order.DefaultSQLiteFile: the embedded Redis
+		// forgets its stock on exit, so the orders go with it.
+		dsn = order.SQLitePrefix + filepath.Join(b.dbDir, "seckill.db")
+		b.log.Warn("SECKILL_MYSQL_DSN is unset: using an embedded SQLite database; orders are lost on exit")
+	}
+	if b.orders, err = order.Open(ctx, dsn, order.Options{Registry: reg, Tracing: cfg.Tracing}); err != nil {
+		return fmt.Errorf("open database: %w", err)
+	}
+	if err = b.orders.SetMaxConns(cfg.MySQLMaxConns); err != nil {
+		return err
+	}
+	return nil
 }
 
 // Close stops the service's background work, then closes the lock client,
@@ -145,7 +166,8 @@ func (b *backend) Close() error {
 		b.mini.Close()
 	}
 	if b.dbDir != "" {
-		errs = append(errs, os.RemoveAll(b.dbDir))
+		errs = append(errs, os.RemoveAll(b.dbDir)) //nolint:gosec // G703: our own os.MkdirTemp directory, no outside input
+
 	}
 	err := errors.Join(errs...)
 	if err != nil {

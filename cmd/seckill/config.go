@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/seckill-oss/seckill/internal/order"
+	"github.com/seckill-oss/seckill/internal/outbound"
 	"github.com/seckill-oss/seckill/internal/purchase"
+	"github.com/seckill-oss/seckill/internal/tracing"
 )
 
 // config is the service's configuration, read from the environment names of
@@ -33,6 +35,7 @@ type config struct {
 	UserCheckTimeout time.Duration
 	LockWait         time.Duration
 	QueueMax         int
+	QueueMaxTotal    int
 	KeyPrefix        string
 	RateGlobal       float64 // requests/s for the whole service; 0: no limit
 	RatePerUser      float64 // requests/s per X-User-ID; 0: no limit
@@ -40,11 +43,25 @@ type config struct {
 	LogFormat        string // "json" or "text"
 	ShutdownTimeout  time.Duration
 	BooksSweep       time.Duration // 0: no books sweep
+	// Tracing: the OTEL_* variables ask for spans (tracing.Enabled). Off,
+	// no span is started, and the caller's trace context is still carried.
+	Tracing bool
 
 	// Payments (docs/API.md "Payments and expiry"); PaymentURL "": off.
 	PaymentURL    string
 	PaymentWindow time.Duration
 	PaymentSecret string // never logged
+	// PaymentMerchantID is this service's merchant at the provider: a paid
+	// answer must name it. "": not checked, with a warning.
+	PaymentMerchantID string
+	PaymentAPIKey     string // sent to the provider; never logged
+	// PaymentAllowHTTP lets PaymentURL be plain http on a host that is not
+	// loopback (a provider reached through a trusted sidecar).
+	PaymentAllowHTTP bool
+
+	// Secrets of the edge's optional checks (config_edge.go); never logged.
+	PaymentSecretPrevious string // also accepted on callbacks: a rotation
+	IdentitySecret        string // "": X-User-ID is trusted unsigned
 }
 
 // embedded reports whether both stores run inside the process: a throwaway
@@ -53,6 +70,8 @@ func (c config) embedded() bool { return c.RedisURL == "" && c.MySQLDSN == "" }
 
 // loadConfig reads the configuration and refuses values that cannot work,
 // naming every bad variable at once so a deploy fails with one clear message.
+// It is long because it is the list of every setting, each read and checked
+// where it is named.
 func loadConfig(getenv func(string) string) (config, error) {
 	c := config{
 		HTTPAddr:     envOr(getenv, "SECKILL_HTTP_ADDR", ":8080"),
@@ -62,6 +81,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		UserCheckURL: getenv("SECKILL_USERCHECK_URL"),
 		AdminToken:   getenv("SECKILL_ADMIN_TOKEN"),
 		KeyPrefix:    getenv("SECKILL_KEY_PREFIX"),
+		Tracing:      tracing.Enabled(getenv),
 		LogFormat:    strings.ToLower(envOr(getenv, "SECKILL_LOG_FORMAT", "json")),
 	}
 	var errs []error
@@ -76,8 +96,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 		}
 		return d
 	}
-	rate := func(name string) float64 {
-		v := envOr(getenv, name, "0")
+	rate := func(name, def string) float64 {
+		v := envOr(getenv, name, def)
 		r, err := strconv.ParseFloat(v, 64)
 		if err != nil || r < 0 || math.IsNaN(r) || r > 1e9 {
 			errs = append(errs, fmt.Errorf("%s=%q: must be requests per second, 0 for no limit", name, v))
@@ -86,14 +106,21 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	c.LockTTL = duration("SECKILL_LOCK_TTL", "2s", 10*time.Millisecond)
 	c.UserCheckTimeout = duration("SECKILL_USERCHECK_TIMEOUT", "500ms", time.Millisecond)
-	c.LockWait = duration("SECKILL_LOCK_WAIT", "1s", time.Millisecond)
+	c.LockWait = duration("SECKILL_LOCK_WAIT", purchase.DefaultLockWait.String(), time.Millisecond)
 	c.ShutdownTimeout = duration("SECKILL_SHUTDOWN_TIMEOUT", "15s", 0)
 	c.BooksSweep = duration("SECKILL_BOOKS_SWEEP", "5s", 0)
+	errs = append(errs, c.edgeSecrets(getenv)...)
 	queueMax := envOr(getenv, "SECKILL_QUEUE_MAX", strconv.Itoa(purchase.DefaultQueueMax))
 	if n, err := strconv.Atoi(queueMax); err != nil || n < 1 || n > maxQueueMax {
 		errs = append(errs, fmt.Errorf("SECKILL_QUEUE_MAX=%q: must be a whole number of buyers from 1 to %d", queueMax, maxQueueMax))
 	} else {
 		c.QueueMax = n
+	}
+	queueMaxTotal := envOr(getenv, "SECKILL_QUEUE_MAX_TOTAL", strconv.Itoa(purchase.DefaultQueueMaxTotal))
+	if n, err := strconv.Atoi(queueMaxTotal); err != nil || n < 1 || n > maxQueueMax {
+		errs = append(errs, fmt.Errorf("SECKILL_QUEUE_MAX_TOTAL=%q: must be a whole number of buyers from 1 to %d", queueMaxTotal, maxQueueMax))
+	} else {
+		c.QueueMaxTotal = n
 	}
 	maxConns := envOr(getenv, "SECKILL_MYSQL_MAX_CONNS", strconv.Itoa(order.DefaultMaxConns))
 	if n, err := strconv.Atoi(maxConns); err != nil || n < 1 || n > order.MaxPoolConns {
@@ -123,8 +150,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 		c.WaitReplicas = n
 	}
 	c.WaitTimeout = duration("SECKILL_REDIS_WAIT_TIMEOUT", "100ms", time.Millisecond)
-	c.RateGlobal = rate("SECKILL_RATE_GLOBAL")
-	c.RatePerUser = rate("SECKILL_RATE_PER_USER")
+	c.RateGlobal = rate("SECKILL_RATE_GLOBAL", "0")
+	c.RatePerUser = rate("SECKILL_RATE_PER_USER", strconv.Itoa(defaultRatePerUser))
 
 	// A verification call that may outlive the lease is the seed's oversell:
 	// the lock expires while its holder still waits.
@@ -139,9 +166,22 @@ func loadConfig(getenv func(string) string) (config, error) {
 		errs = append(errs, fmt.Errorf("SECKILL_LOG_LEVEL=%q: must be debug, info, warn or error", v))
 	}
 	c.PaymentURL, c.PaymentSecret = getenv("SECKILL_PAYMENT_URL"), getenv("SECKILL_PAYMENT_SECRET")
+	c.PaymentMerchantID = strings.TrimSpace(getenv("SECKILL_PAYMENT_MERCHANT_ID"))
+	c.PaymentAPIKey = getenv("SECKILL_PAYMENT_API_KEY")
 	c.PaymentWindow = duration("SECKILL_PAYMENT_WINDOW", "15m", time.Second)
 	if c.PaymentURL != "" && c.PaymentSecret == "" {
 		errs = append(errs, errors.New("SECKILL_PAYMENT_SECRET is required when SECKILL_PAYMENT_URL is set: callbacks are signed with it"))
+	}
+	allowHTTP := envOr(getenv, "SECKILL_PAYMENT_ALLOW_HTTP", "false")
+	if b, err := strconv.ParseBool(allowHTTP); err != nil {
+		errs = append(errs, fmt.Errorf("SECKILL_PAYMENT_ALLOW_HTTP=%q: must be true or false", allowHTTP))
+	} else {
+		c.PaymentAllowHTTP = b
+	}
+	if c.PaymentURL != "" {
+		if err := checkPaymentURL(c.PaymentURL, c.PaymentAllowHTTP); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		errs = append(errs, fmt.Errorf("SECKILL_LOG_FORMAT=%q: must be json or text", c.LogFormat))
@@ -152,12 +192,73 @@ func loadConfig(getenv func(string) string) (config, error) {
 	return c, nil
 }
 
+// defaultRatePerUser is the per-user limit when SECKILL_RATE_PER_USER is
+// unset: on by default (issue 22), so one user id cannot spend the instance
+// alone, and generous enough that no person, nor an app's retries, nor a
+// test's 100 concurrent purchases by one user (the burst, userBurstSeconds'
+// worth) ever meets it.
+const defaultRatePerUser = 50
+
+// userBurstSeconds is how many seconds' worth of the per-user rate a user
+// may spend at once: 200 attempts at the default rate, so even two rounds of
+// 100 concurrent purchases by one user back to back stay under it.
+const userBurstSeconds = 4
+
 // maxWaitReplicas bounds SECKILL_REDIS_WAIT_REPLICAS: more replicas than
 // any deployment runs is a typo.
 const maxWaitReplicas = 16
 
-// maxQueueMax bounds SECKILL_QUEUE_MAX: a queue's buffer is allocated whole.
+// maxQueueMax bounds SECKILL_QUEUE_MAX and SECKILL_QUEUE_MAX_TOTAL: a
+// larger number is a typo, not a plan (each waiting buyer holds a request
+// and its goroutine).
 const maxQueueMax = 1_000_000
+
+// minSecretLen is the shortest admin token or payment secret not warned
+// about: 16 random bytes cannot be guessed online.
+const minSecretLen = 16
+
+// warnShortSecrets logs a warning for each secret set shorter than
+// minSecretLen, naming the variable, never its value. A warning, not a
+// refusal: the HTTP contract names these variables without a length, and
+// clients written against it may start the service with a short one.
+func warnShortSecrets(cfg config, log *slog.Logger) {
+	for _, s := range []struct{ name, value string }{
+		{"SECKILL_ADMIN_TOKEN", cfg.AdminToken},
+		{"SECKILL_PAYMENT_SECRET", cfg.PaymentSecret},
+	} {
+		if s.value != "" && len(s.value) < minSecretLen {
+			log.Warn(s.name+" is shorter than the recommended minimum: use at least 16 random bytes (openssl rand -hex 16)",
+				"variable", s.name, "min_bytes", minSecretLen)
+		}
+	}
+}
+
+// checkPaymentURL refuses a provider URL that does not parse, and a plain
+// http one on a host that is not loopback unless allowHTTP: the provider's
+// answer decides whether an order is paid, and its query carries the API
+// key, so on the network it goes over TLS. Loopback stays allowed for a
+// provider stub on the same machine (the tests, the acceptance suite). Its
+// errors show the URL redacted (outbound.ParseBase).
+func checkPaymentURL(raw string, allowHTTP bool) error {
+	u, err := outbound.ParseBase(raw)
+	if err != nil {
+		return fmt.Errorf("SECKILL_PAYMENT_URL: %w", err)
+	}
+	if u.Scheme == "https" || allowHTTP || isLoopbackHost(u.Hostname()) {
+		return nil
+	}
+	return fmt.Errorf("SECKILL_PAYMENT_URL=%q: the payment provider must be https:// (plain http only on a loopback host, or with SECKILL_PAYMENT_ALLOW_HTTP=true for a provider reached through a trusted sidecar)", u.Redacted())
+}
+
+// isLoopbackHost reports whether host (a URL's Hostname) is this machine:
+// localhost, 127.0.0.0/8 or ::1. No name is resolved.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
 
 func envOr(getenv func(string) string, name, def string) string {
 	if v := strings.TrimSpace(getenv(name)); v != "" {
@@ -194,7 +295,7 @@ func checkMode(cfg *config, demo, addrSet bool) error {
 		return nil
 	}
 	host, _, err := net.SplitHostPort(cfg.HTTPAddr)
-	if ip := net.ParseIP(host); err != nil || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {
+	if err != nil || !isLoopbackHost(host) {
 		return fmt.Errorf("SECKILL_HTTP_ADDR=%q: the demo listens on a loopback address only (such as 127.0.0.1:8080): it approves every user and serves an unauthenticated payment stub", cfg.HTTPAddr)
 	}
 	return nil

@@ -20,7 +20,7 @@ import (
 	_ "github.com/go-sql-driver/mysql"
 	"go.uber.org/goleak"
 
-	"github.com/seckill-oss/seckill/internal/stock"
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/testenv"
 )
 
@@ -35,14 +35,14 @@ type process struct {
 	cancel context.CancelFunc
 	done   chan error
 	stdout *syncBuffer
-	stderr *logWatch
+	stderr *testenv.LogWatch
 }
 
 // start runs the command with env as its whole environment.
 func start(t *testing.T, env map[string]string, args ...string) *process {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &process{t: t, cancel: cancel, done: make(chan error, 1), stdout: &syncBuffer{}, stderr: newLogWatch()}
+	p := &process{t: t, cancel: cancel, done: make(chan error, 1), stdout: &syncBuffer{}, stderr: testenv.NewLogWatch()}
 	getenv := func(k string) string { return env[k] }
 	go func() {
 		p.done <- run(ctx, append([]string{"seckill"}, args...), getenv, p.stdout, p.stderr)
@@ -56,7 +56,7 @@ func start(t *testing.T, env map[string]string, args ...string) *process {
 func (p *process) addr() string {
 	p.t.Helper()
 	select {
-	case a := <-p.stderr.listening:
+	case a := <-p.stderr.Listening():
 		return a
 	case err := <-p.done:
 		p.t.Fatalf("exited before listening: %v\nstderr:\n%s", err, p.stderr)
@@ -76,39 +76,6 @@ func (p *process) stop() error {
 		p.t.Fatalf("still running 30s after cancel\nstderr:\n%s", p.stderr)
 		return nil
 	}
-}
-
-// logWatch collects the JSON log and reports the first "listening" address.
-type logWatch struct {
-	mu        sync.Mutex
-	buf       bytes.Buffer
-	listening chan string
-	seen      bool
-}
-
-func newLogWatch() *logWatch { return &logWatch{listening: make(chan string, 1)} }
-
-func (w *logWatch) Write(b []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf.Write(b)
-	if !w.seen {
-		for _, line := range bytes.Split(b, []byte("\n")) {
-			var rec struct{ Msg, Addr string }
-			if json.Unmarshal(line, &rec) == nil && rec.Msg == "listening" {
-				w.seen = true
-				w.listening <- rec.Addr
-				break
-			}
-		}
-	}
-	return len(b), nil
-}
-
-func (w *logWatch) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
 }
 
 type syncBuffer struct {
@@ -220,7 +187,14 @@ func TestServeEmbeddedDemo(t *testing.T) {
 	for {
 		code, mine := call(t, "GET", base+"/api/v1/activities/1/orders/mine", map[string]string{"X-User-ID": "42"}, "")
 		if code == http.StatusOK && mine["status"] == "paid" && mine["paid_at"] != nil && mine["pay_by"] != nil {
+			// Paid as the order asks: the in-process stub answers its price.
+			if mine["price_minor"] != 149900.0 || mine["currency"] != "CNY" {
+				t.Fatalf("the demo order's price: %v", mine)
+			}
 			break
+		}
+		if mine["status"] == "refund_required" {
+			t.Fatalf("the demo order's payment did not match it: %v\nstderr:\n%s", mine, p.stderr)
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the demo order was not paid: %d %v", code, mine)
@@ -292,11 +266,13 @@ func TestConfigRefused(t *testing.T) {
 		{"zero lock wait", map[string]string{"SECKILL_LOCK_WAIT": "0s"}, "SECKILL_LOCK_WAIT"},
 		{"queue of no one", map[string]string{"SECKILL_QUEUE_MAX": "0"}, "SECKILL_QUEUE_MAX"},
 		{"queue size not a number", map[string]string{"SECKILL_QUEUE_MAX": "lots"}, "SECKILL_QUEUE_MAX"},
+		{"no queued buyers at all", map[string]string{"SECKILL_QUEUE_MAX_TOTAL": "0"}, "SECKILL_QUEUE_MAX_TOTAL"},
+		{"total queue not a number", map[string]string{"SECKILL_QUEUE_MAX_TOTAL": "many"}, "SECKILL_QUEUE_MAX_TOTAL"},
 		{"bad rate", map[string]string{"SECKILL_RATE_PER_USER": "-3"}, "SECKILL_RATE_PER_USER"},
 		{"pool of no connections", map[string]string{"SECKILL_MYSQL_MAX_CONNS": "0"}, "SECKILL_MYSQL_MAX_CONNS"},
 		{"bad log format", map[string]string{"SECKILL_LOG_FORMAT": "xml"}, "SECKILL_LOG_FORMAT"},
 		{"bad log level", map[string]string{"SECKILL_LOG_LEVEL": "loud"}, "SECKILL_LOG_LEVEL"},
-		{"payment URL without secret", map[string]string{"SECKILL_PAYMENT_URL": "http://pay:8082"}, "SECKILL_PAYMENT_SECRET is required"},
+		{"payment URL without secret", map[string]string{"SECKILL_PAYMENT_URL": "https://pay:8082"}, "SECKILL_PAYMENT_SECRET is required"},
 		{"payment window below 1s", map[string]string{"SECKILL_PAYMENT_WINDOW": "999ms"}, "SECKILL_PAYMENT_WINDOW"},
 		{"bad payment window", map[string]string{"SECKILL_PAYMENT_WINDOW": "soon"}, "SECKILL_PAYMENT_WINDOW"},
 		{"unknown Redis mode", map[string]string{"SECKILL_REDIS_MODE": "ring", "SECKILL_REDIS_URL": "redis://127.0.0.1:6379"}, "SECKILL_REDIS_MODE"},
@@ -367,11 +343,31 @@ func TestConfigRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		if c.HTTPAddr != ":8080" || c.LockTTL != 2*time.Second || c.UserCheckTimeout != 500*time.Millisecond ||
-			c.LockWait != time.Second || c.QueueMax != 10_000 || c.ShutdownTimeout != 15*time.Second || !c.embedded() ||
+			c.LockWait != time.Second || c.QueueMax != 10_000 || c.QueueMaxTotal != 20_000 || c.ShutdownTimeout != 15*time.Second || !c.embedded() ||
 			c.PaymentURL != "" || c.PaymentWindow != 15*time.Minute || c.RedisMode != "single" || c.WaitReplicas != 0 {
 			t.Fatalf("defaults: %+v", c)
 		}
 	})
+}
+
+// The per-user rate limit is on unless turned off (issue 22), with a burst
+// that 100 concurrent purchases by one user stay under; 0 turns it off.
+func TestPerUserRateLimitIsOnByDefault(t *testing.T) {
+	c, err := loadConfig(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := apiConfig(c)
+	if api.UserRate != 50 || api.UserBurst < 100 {
+		t.Errorf("default per-user limit %v/s with a burst of %d, want 50/s and a burst of at least 100", api.UserRate, api.UserBurst)
+	}
+	env := map[string]string{"SECKILL_RATE_PER_USER": "0"}
+	if c, err = loadConfig(func(k string) string { return env[k] }); err != nil {
+		t.Fatal(err)
+	}
+	if api := apiConfig(c); api.UserRate != 0 {
+		t.Errorf("SECKILL_RATE_PER_USER=0: per-user rate %v, want off", api.UserRate)
+	}
 }
 
 func TestUserstub(t *testing.T) {
@@ -407,6 +403,33 @@ func TestPaystub(t *testing.T) {
 	}
 	if code, _ := call(t, "PUT", base+"/stub/payments/o-1", nil, `{"status":"paid","callbacks":1}`); code != http.StatusBadRequest {
 		t.Fatalf("callbacks without -callback-url: %d, want 400", code)
+	}
+	if err := p.stop(); err != nil {
+		t.Fatalf("paystub after cancel: %v", err)
+	}
+
+	// A merchant, an API key, and a wrong amount on demand.
+	p = start(t, map[string]string{"SECKILL_PAYMENT_MERCHANT_ID": "m-1", "SECKILL_PAYMENT_API_KEY": "k-1"}, "paystub", "-addr", "127.0.0.1:0")
+	base = "http://" + p.addr()
+	key := map[string]string{"X-Api-Key": "k-1"}
+	if code, _ := call(t, "PUT", base+"/stub/payments/o-2", nil, `{"status":"paid","amount_minor":1999,"currency":"EUR"}`); code != http.StatusAccepted {
+		t.Fatalf("set payment: %d", code)
+	}
+	if code, _ := call(t, "GET", base+"/v1/payments/o-2", nil, ""); code != http.StatusUnauthorized {
+		t.Fatalf("query without the API key: %d, want 401", code)
+	}
+	code, v = call(t, "GET", base+"/v1/payments/o-2", key, "")
+	if code != http.StatusOK || v["amount_minor"] != 1999.0 || v["currency"] != "EUR" || v["merchant_id"] != "m-1" {
+		t.Fatalf("paid payment: %d %v, want 1999 EUR to m-1", code, v)
+	}
+	if code, _ := call(t, "PUT", base+"/stub/payments/o-2", nil, `{"status":"paid","amount_minor":1999,"currency":"EUR","wrong":"amount"}`); code != http.StatusAccepted {
+		t.Fatalf("set a wrong payment: %d", code)
+	}
+	if code, v = call(t, "GET", base+"/v1/payments/o-2", key, ""); code != http.StatusOK || v["amount_minor"] != 1998.0 {
+		t.Fatalf("wrong amount: %d %v, want 1998", code, v)
+	}
+	if code, _ := call(t, "PUT", base+"/stub/payments/o-2", nil, `{"status":"paid","wrong":"price"}`); code != http.StatusBadRequest {
+		t.Fatalf("wrong price: %d, want 400", code)
 	}
 	if err := p.stop(); err != nil {
 		t.Fatalf("paystub after cancel: %v", err)
@@ -518,7 +541,7 @@ func TestShutdownFinishesInFlight(t *testing.T) {
 		t.Fatal("run returned before the in-flight purchase was answered")
 	}
 	rdb := testenv.Redis(t)
-	if n := rdb.Exists(context.Background(), stock.LockKey(env["SECKILL_KEY_PREFIX"], id)).Val(); n != 0 {
+	if n := rdb.Exists(context.Background(), keys.Lock(env["SECKILL_KEY_PREFIX"], id)).Val(); n != 0 {
 		t.Fatal("the activity's lock is still held after shutdown")
 	}
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 	"go.yaml.in/yaml/v4"
 
-	"github.com/seckill-oss/seckill/internal/stock"
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/testenv"
 )
 
@@ -63,7 +63,7 @@ func TestDashboardMetricsExist(t *testing.T) {
 		t.Fatalf("audit: %d", code)
 	}
 	other := createAndPreload(t, base, admin, 1)
-	testenv.Redis(t).Del(context.Background(), stock.Key(env["SECKILL_KEY_PREFIX"], other))
+	testenv.Redis(t).Del(context.Background(), keys.Stock(env["SECKILL_KEY_PREFIX"], other))
 	if code, v := call(t, "POST", fmt.Sprintf("%s/api/v1/activities/%d/orders", base, other), map[string]string{"X-User-ID": "3"}, ""); code != http.StatusServiceUnavailable {
 		t.Fatalf("purchase with the stock gone from Redis: %d %v, want 503", code, v)
 	}

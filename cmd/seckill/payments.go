@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/seckill-oss/seckill/internal/httpapi"
+	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/payment"
 	"github.com/seckill-oss/seckill/internal/stock"
 )
@@ -42,8 +43,11 @@ func openPayments(cfg config, embedded bool, b *backend, log *slog.Logger, reg p
 		}
 	}()
 	if cfg.PaymentURL == "" {
-		cfg.PaymentSecret = randomToken()
-		if err := p.startStub(cfg.PaymentSecret, log); err != nil {
+		cfg.PaymentSecret, cfg.PaymentAPIKey = randomToken(), randomToken()
+		if cfg.PaymentMerchantID == "" {
+			cfg.PaymentMerchantID = demoMerchantID
+		}
+		if err := p.startStub(cfg, b, log); err != nil {
 			return nil, err
 		}
 		cfg.PaymentURL = p.stubURL
@@ -52,8 +56,12 @@ func openPayments(cfg config, embedded bool, b *backend, log *slog.Logger, reg p
 	p.svc, err = payment.New(payment.Config{
 		ProviderURL: cfg.PaymentURL,
 		Secret:      []byte(cfg.PaymentSecret),
-		LockTTL:     cfg.LockTTL,
-		KeyPrefix:   cfg.KeyPrefix,
+		// Empty unless a rotation is under way.
+		PreviousSecret: []byte(cfg.PaymentSecretPrevious),
+		MerchantID:     cfg.PaymentMerchantID,
+		APIKey:         cfg.PaymentAPIKey,
+		LockTTL:        cfg.LockTTL,
+		KeyPrefix:      cfg.KeyPrefix,
 	}, payment.Deps{
 		Redis:  b.rdb,
 		Locks:  b.locks,
@@ -69,16 +77,28 @@ func openPayments(cfg config, embedded bool, b *backend, log *slog.Logger, reg p
 		return nil, fmt.Errorf("payment service: %w", err)
 	}
 	p.svc.Start()
-	log.Info("payments on", "provider", cfg.PaymentURL, "window", cfg.PaymentWindow.String())
+	if cfg.PaymentMerchantID == "" {
+		log.Warn("SECKILL_PAYMENT_MERCHANT_ID is unset: a payment's merchant is not checked; set it to the service's merchant id at the provider")
+	}
+	log.Info("payments on", "provider", redactedURL(cfg.PaymentURL), "window", cfg.PaymentWindow.String(),
+		"merchant_id", cfg.PaymentMerchantID, "api_key", cfg.PaymentAPIKey != "")
 	return p, nil
 }
 
-// startStub serves a payment stub on a loopback port of its own.
-func (p *payments) startStub(secret string, log *slog.Logger) error {
-	stub, err := payment.NewStub(payment.StubConfig{}, "", []byte(secret), log.With("component", "paystub"))
+// demoMerchantID is the merchant of the embedded mode's in-process stub.
+const demoMerchantID = "seckill-demo"
+
+// startStub serves a payment stub on a loopback port of its own, which
+// answers each order's price from the order store, cfg's merchant, and
+// asks for cfg's API key.
+func (p *payments) startStub(cfg config, b *backend, log *slog.Logger) error {
+	stub, err := payment.NewStub(payment.StubConfig{}, "", []byte(cfg.PaymentSecret), log.With("component", "paystub"))
 	if err != nil {
 		return err
 	}
+	stub.SetMerchantID(cfg.PaymentMerchantID)
+	stub.RequireAPIKey(cfg.PaymentAPIKey)
+	stub.SetPriceLookup(orderPrices(b.orders))
 	// Started once, at start-up; nothing to cancel it by but the process.
 	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
@@ -132,5 +152,21 @@ func (p *payments) Close() {
 			slog.Warn("payment stub", "err", err)
 		}
 		p.stub.Close()
+	}
+}
+
+// orderPrices is a payment stub's PriceLookup reading the order store: the
+// stub then answers each order's own price, as a provider whose payment the
+// app started with the order's amount.
+func orderPrices(orders *order.Store) payment.PriceLookup {
+	return func(ctx context.Context, orderID string) (int64, string, bool, error) {
+		o, err := orders.OrderByID(ctx, orderID)
+		switch {
+		case errors.Is(err, order.ErrNotFound):
+			return 0, "", false, nil
+		case err != nil:
+			return 0, "", false, err
+		}
+		return o.PriceMinor, o.Currency, o.PriceMinor > 0, nil
 	}
 }

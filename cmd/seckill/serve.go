@@ -31,57 +31,27 @@ import (
 const demoAddr = "127.0.0.1:8080"
 
 // serve runs the HTTP API: on the configured stores, or with demo on the
-// in-process ones. Neither falls back to the other.
+// in-process ones. Neither falls back to the other. It is the process's
+// life in order, each part's clean-up deferred where the part starts, which
+// is why it is a little long.
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, demo bool) error {
-	name := "serve"
-	if demo {
-		name = "demo"
-	}
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, usage) }
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	cfg, err := loadConfig(getenv)
+	cfg, err := serveConfig(args, getenv, stderr, demo)
 	if err != nil {
-		return err
-	}
-	if err := checkMode(&cfg, demo, getenv("SECKILL_HTTP_ADDR") != ""); err != nil {
 		return err
 	}
 	log := newLogger(cfg, stderr)
-	stopTracing, err := tracing.Setup(ctx, getenv, "seckill", version)
+	warnShortSecrets(cfg, log)
+	stopTracing, err := startTracing(ctx, getenv, cfg.Tracing, log)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if err := stopTracing(sctx); err != nil {
-			log.Warn("tracing: spans not flushed at exit", "err", err)
-		}
-	}()
-	if tracing.Enabled(getenv) {
-		log.Info("tracing on: spans exported as the OTEL_* variables say")
-	}
+	defer stopTracing()
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
-	var users usercheck.Verifier = usercheck.ApproveAll{}
-	if cfg.UserCheckURL == "" {
-		log.Warn("SECKILL_USERCHECK_URL is unset: every user is approved without verification")
-	} else {
-		uc := usercheck.New(usercheck.Config{
-			BaseURL:  cfg.UserCheckURL,
-			Timeout:  cfg.UserCheckTimeout,
-			Logger:   log,
-			Registry: reg,
-		})
-		defer uc.Close()
-		users = uc
-	}
+	users, closeUsers := userVerifier(cfg, log, reg)
+	defer closeUsers()
 
 	b, err := openBackend(ctx, cfg, users, log, reg)
 	if err != nil {
@@ -94,27 +64,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	defer pay.Close() // before b.Close: the delay queue uses the stores
 
-	// A generated token goes to stdout for the person at the terminal, never
-	// to the log.
-	generatedToken := false
-	if demo && cfg.AdminToken == "" {
-		cfg.AdminToken, generatedToken = randomToken(), true
-	}
-	if cfg.AdminToken == "" {
-		log.Warn("SECKILL_ADMIN_TOKEN is unset: the admin API answers 403 admin_disabled")
-	}
+	generatedToken := ensureAdminToken(&cfg, demo, log)
 
-	// Bursts of one second's worth: a limit, not a smoothing of short peaks.
-	apiCfg := httpapi.Config{
-		AdminToken:  cfg.AdminToken,
-		GlobalRate:  cfg.RateGlobal,
-		GlobalBurst: int(math.Ceil(cfg.RateGlobal)),
-		UserRate:    cfg.RatePerUser,
-		UserBurst:   int(math.Ceil(cfg.RatePerUser)),
-		OpenAPI:     docs.OpenAPI,
+	svc, closeNaive, err := withNaive(getenv, b.service, cfg, b, users, log)
+	if err != nil {
+		return err
 	}
-	deps := httpapi.Deps{Service: b.service, Payments: pay.api(), Logger: log, Registry: reg, Gatherer: reg}
-	l, err := listen(ctx, cfg, apiCfg, deps, log)
+	defer closeNaive()
+	deps := httpapi.Deps{Service: svc, Payments: pay.api(), Logger: log, Registry: reg, Gatherer: reg}
+	l, err := listen(ctx, cfg, apiConfig(cfg), deps, log)
 	if err != nil {
 		return err
 	}
@@ -123,11 +81,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	pay.serving(ln.Addr())
 	if demo {
 		// Before serving, so that whoever waits for "listening" finds it.
-		if id, err := startDemo(ctx, b, cfg.AdminToken, generatedToken, ln.Addr(), stdout); err != nil {
-			log.Error("demo activity", "err", err)
-		} else {
-			pay.printDemo(stdout, "http://"+hostPort(ln.Addr()), id, cfg.PaymentWindow)
-		}
+		showDemo(ctx, b, pay, cfg, generatedToken, ln.Addr(), stdout, log)
 	}
 	log.Info("listening", "addr", ln.Addr().String(), "admin_addr", l.adminAddr(), "version", version, "embedded", demo)
 	// Past the shutdown timeout, the handlers still running are waited for
@@ -140,6 +94,106 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// serveConfig reads serve's (or demo's) flags and the configuration, and
+// holds the mode to its stores.
+func serveConfig(args []string, getenv func(string) string, stderr io.Writer, demo bool) (config, error) {
+	name := "serve"
+	if demo {
+		name = "demo"
+	}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	if err := parseFlags(fs, args); err != nil {
+		return config{}, err
+	}
+	cfg, err := loadConfig(getenv)
+	if err != nil {
+		return config{}, err
+	}
+	if err := checkMode(&cfg, demo, getenv("SECKILL_HTTP_ADDR") != ""); err != nil {
+		return config{}, err
+	}
+	return cfg, nil
+}
+
+// ensureAdminToken gives the demo a generated admin token when none is set,
+// and reports whether it did: a generated token goes to stdout for the
+// person at the terminal, never to the log.
+func ensureAdminToken(cfg *config, demo bool, log *slog.Logger) (generated bool) {
+	if demo && cfg.AdminToken == "" {
+		cfg.AdminToken, generated = randomToken(), true
+	}
+	if cfg.AdminToken == "" {
+		log.Warn("SECKILL_ADMIN_TOKEN is unset: the admin API answers 403 admin_disabled")
+	}
+	return generated
+}
+
+// showDemo creates the demo's activity and prints how to use it.
+func showDemo(ctx context.Context, b *backend, pay *payments, cfg config, generatedToken bool, addr net.Addr, stdout io.Writer, log *slog.Logger) {
+	id, err := startDemo(ctx, b, cfg.AdminToken, generatedToken, addr, stdout)
+	if err != nil {
+		log.Error("demo activity", "err", err)
+		return
+	}
+	pay.printDemo(stdout, "http://"+hostPort(addr), id, cfg.PaymentWindow)
+}
+
+// startTracing installs the tracer provider the OTEL_* variables ask for
+// (on: they ask for spans), and returns what flushes it at exit.
+func startTracing(ctx context.Context, getenv func(string) string, on bool, log *slog.Logger) (stop func(), err error) {
+	stopTracing, err := tracing.Setup(ctx, getenv, "seckill", version)
+	if err != nil {
+		return nil, err
+	}
+	if on {
+		log.Info("tracing on: spans exported as the OTEL_* variables say")
+	}
+	return func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := stopTracing(sctx); err != nil {
+			log.Warn("tracing: spans not flushed at exit", "err", err)
+		}
+	}, nil
+}
+
+// userVerifier is the user-verification client of SECKILL_USERCHECK_URL,
+// or approve-all when none is set, with what closes it.
+func userVerifier(cfg config, log *slog.Logger, reg prometheus.Registerer) (usercheck.Verifier, func()) {
+	if cfg.UserCheckURL == "" {
+		log.Warn("SECKILL_USERCHECK_URL is unset: every user is approved without verification")
+		return usercheck.ApproveAll{}, func() {}
+	}
+	uc := usercheck.New(usercheck.Config{
+		BaseURL:  cfg.UserCheckURL,
+		Timeout:  cfg.UserCheckTimeout,
+		Logger:   log,
+		Registry: reg,
+	})
+	log.Info("user check on", "url", redactedURL(cfg.UserCheckURL), "timeout", cfg.UserCheckTimeout.String())
+	return uc, uc.Close
+}
+
+// apiConfig is the HTTP API's configuration. The global burst is one
+// second's worth: a limit, not a smoothing of short peaks. A user's is
+// userBurstSeconds' worth: a person's burst (an app retrying, a test's 100
+// concurrent purchases) is short and must pass; a flood is not.
+func apiConfig(cfg config) httpapi.Config {
+	return httpapi.Config{
+		AdminToken:  cfg.AdminToken,
+		GlobalRate:  cfg.RateGlobal,
+		GlobalBurst: int(math.Ceil(cfg.RateGlobal)),
+		UserRate:    cfg.RatePerUser,
+		UserBurst:   int(math.Ceil(cfg.RatePerUser * userBurstSeconds)),
+		OpenAPI:     docs.OpenAPI,
+		// nil unless set: X-User-ID trusted unsigned, as before.
+		IdentitySecret: identitySecret(cfg),
+		Tracing:        cfg.Tracing,
+	}
 }
 
 // serveUntil serves on ln until ctx ends, then shuts srv down: it stops
@@ -221,6 +275,8 @@ func startDemo(ctx context.Context, b *backend, token string, printToken bool, a
 		TotalStock: 100,
 		StartsAt:   now.Add(-time.Minute),
 		EndsAt:     now.Add(24 * time.Hour),
+		PriceMinor: 149900, // 1,499.00 CNY: a payment must match it
+		Currency:   "CNY",
 	})
 	if err != nil {
 		return 0, fmt.Errorf("create: %w", err)
@@ -235,7 +291,8 @@ func startDemo(ctx context.Context, b *backend, token string, printToken bool, a
 		fmt.Fprintf(stdout, "Admin token (generated for this run): %s\n", token)
 		auth = `"Authorization: Bearer ` + token + `"`
 	}
-	fmt.Fprintf(stdout, "Demo activity %d: %q, %d units, on sale until %s. Try:\n\n", a.ID, a.Name, a.TotalStock, a.EndsAt.Format(time.RFC3339))
+	fmt.Fprintf(stdout, "Demo activity %d: %q, %d units at %d.%02d %s, on sale until %s. Try:\n\n", a.ID, a.Name, a.TotalStock,
+		a.PriceMinor/100, a.PriceMinor%100, a.Currency, a.EndsAt.Format(time.RFC3339))
 	fmt.Fprintf(stdout, "  curl -s %s/api/v1/activities/%d\n", base, a.ID)
 	fmt.Fprintf(stdout, "  curl -s -X POST -H 'X-User-ID: 42' %s/api/v1/activities/%d/orders\n", base, a.ID)
 	fmt.Fprintf(stdout, "  curl -s -H %s %s/admin/v1/activities/%d/audit\n\n", auth, base, a.ID)

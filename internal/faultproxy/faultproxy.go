@@ -1,6 +1,11 @@
-// Package faultproxy is a TCP proxy that injects the network faults a Redis
-// client must survive: commands that land late, replies that arrive late, and
-// a server that goes away.
+// Package faultproxy is a TCP proxy that delays commands or replies the way
+// Toxiproxy cannot: bytes it already holds keep the delay they were read
+// with when the delay is lifted or changed, and Conns tells when every held
+// command has been delivered. Toxiproxy's latency toxic (internal/toxic,
+// which the other fault tests use) delivers what it holds at once when the
+// toxic is removed, and does not expose its connections: a test of a
+// command landing after the lookup that followed its timeout (the lookup
+// must get through while the command is still held) needs this proxy.
 //
 // The reply delay (SetDelay, also SetReplyDelay) holds server-to-client bytes:
 // commands reach the server at once and take effect, while their replies
@@ -10,8 +15,7 @@
 // client has given up on it, as a TCP retransmit or a resent command does.
 // Bytes a client sent before it closed its connection are still delivered at
 // their due time, then the proxy half-closes the server side, so a late
-// command lands even though nobody waits for its reply. Tests and the
-// load-test runner use it.
+// command lands even though nobody waits for its reply.
 package faultproxy
 
 import (
@@ -33,7 +37,6 @@ type Proxy struct {
 	mu           sync.Mutex
 	replyDelay   time.Duration
 	requestDelay time.Duration
-	down         bool
 	closed       bool
 	conns        map[*link]struct{}
 }
@@ -68,13 +71,6 @@ func New(target string) (*Proxy, error) {
 
 // Addr returns the host:port clients should dial.
 func (p *Proxy) Addr() string { return p.ln.Addr().String() }
-
-// SetDelay is SetReplyDelay, kept for the callers that predate request
-// delays.
-func (p *Proxy) SetDelay(d time.Duration) { p.SetReplyDelay(d) }
-
-// Delay returns the reply delay.
-func (p *Proxy) Delay() time.Duration { return p.ReplyDelay() }
 
 // SetReplyDelay delays every byte sent from the server to the client by d,
 // from the moment the proxy reads it; 0 restores normal service. Bytes
@@ -119,31 +115,6 @@ func (p *Proxy) Conns() int {
 	return len(p.conns)
 }
 
-// Down reports whether the proxy is down (SetDown).
-func (p *Proxy) Down() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.down
-}
-
-// SetDown, when down is true, closes every open connection and closes new
-// ones as soon as they are accepted, as a dead server or a partition would;
-// false restores service.
-func (p *Proxy) SetDown(down bool) {
-	p.mu.Lock()
-	p.down = down
-	var open []*link
-	if down {
-		for k := range p.conns {
-			open = append(open, k)
-		}
-	}
-	p.mu.Unlock()
-	for _, k := range open {
-		k.shut()
-	}
-}
-
 // Close stops the proxy, closes every connection and waits for its
 // goroutines to end. Later calls do nothing.
 func (p *Proxy) Close() error {
@@ -178,7 +149,7 @@ func (p *Proxy) accept() {
 			return
 		}
 		p.mu.Lock()
-		refuse := p.down || p.closed
+		refuse := p.closed
 		p.mu.Unlock()
 		if refuse {
 			_ = client.Close()
@@ -191,7 +162,7 @@ func (p *Proxy) accept() {
 		}
 		k := &link{client: client, server: server, done: make(chan struct{})}
 		p.mu.Lock()
-		if p.down || p.closed {
+		if p.closed {
 			p.mu.Unlock()
 			k.shut()
 			continue

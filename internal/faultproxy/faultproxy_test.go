@@ -1,7 +1,6 @@
 package faultproxy_test
 
 import (
-	"bufio"
 	"io"
 	"net"
 	"testing"
@@ -10,59 +9,13 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/seckill-oss/seckill/internal/faultproxy"
+	"github.com/seckill-oss/seckill/internal/testenv"
 )
-
-// echoServer answers every line with the same line, and records when each
-// line arrived, so tests can see that commands land before replies return.
-func echoServer(t *testing.T) (addr string, arrived <-chan time.Time) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch := make(chan time.Time, 100)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				r := bufio.NewReader(c)
-				for {
-					line, err := r.ReadBytes('\n')
-					if err != nil {
-						return
-					}
-					ch <- time.Now()
-					if _, err := c.Write(line); err != nil {
-						return
-					}
-				}
-			}()
-		}
-	}()
-	t.Cleanup(func() { ln.Close(); <-done })
-	return ln.Addr().String(), ch
-}
-
-func roundTrip(t *testing.T, c net.Conn, msg string) (string, error) {
-	t.Helper()
-	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := io.WriteString(c, msg+"\n"); err != nil {
-		return "", err
-	}
-	line, err := bufio.NewReader(c).ReadString('\n')
-	return line, err
-}
 
 func TestProxy(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) }) // runs last, after the echo server stops
-	target, arrived := echoServer(t)
+	target, arrived := testenv.EchoServer(t)
 	p, err := faultproxy.New(target)
 	if err != nil {
 		t.Fatal(err)
@@ -74,17 +27,17 @@ func TestProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if got, err := roundTrip(t, c, "hello"); err != nil || got != "hello\n" {
+	if got, err := testenv.EchoRoundTrip(c, "hello"); err != nil || got != "hello\n" {
 		t.Fatalf("plain round trip: %q, %v", got, err)
 	}
 	<-arrived
 
 	t.Run("delay holds replies but not requests", func(t *testing.T) {
 		const delay = 300 * time.Millisecond
-		p.SetDelay(delay)
-		defer p.SetDelay(0)
+		p.SetReplyDelay(delay)
+		defer p.SetReplyDelay(0)
 		sent := time.Now()
-		got, err := roundTrip(t, c, "slow")
+		got, err := testenv.EchoRoundTrip(c, "slow")
 		took := time.Since(sent)
 		if err != nil || got != "slow\n" {
 			t.Fatalf("delayed round trip: %q, %v", got, err)
@@ -130,27 +83,30 @@ func TestProxy(t *testing.T) {
 		}
 	})
 
-	t.Run("down cuts open connections and refuses new ones", func(t *testing.T) {
-		p.SetDown(true)
-		if _, err := roundTrip(t, c, "gone"); err == nil {
-			t.Fatal("round trip through a downed proxy succeeded")
-		}
-		c2, err := net.Dial("tcp", p.Addr())
-		if err == nil {
-			_, err = roundTrip(t, c2, "refused")
-			c2.Close()
-		}
-		if err == nil {
-			t.Fatal("new connection through a downed proxy worked")
-		}
-		p.SetDown(false)
-		c3, err := net.Dial("tcp", p.Addr())
+	t.Run("a lifted delay keeps the delay of what it holds", func(t *testing.T) {
+		const delay = 400 * time.Millisecond
+		p.SetRequestDelay(delay)
+		held, err := net.Dial("tcp", p.Addr())
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer c3.Close()
-		if got, err := roundTrip(t, c3, "back"); err != nil || got != "back\n" {
-			t.Fatalf("after SetDown(false): %q, %v", got, err)
+		defer held.Close()
+		sent := time.Now()
+		if _, err := io.WriteString(held, "held\n"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond) // the proxy has read it
+		p.SetRequestDelay(0)
+		// A request sent now passes the held one: Toxiproxy would deliver
+		// the held one first, at the moment the delay is lifted.
+		if got, err := testenv.EchoRoundTrip(c, "now"); err != nil || got != "now\n" {
+			t.Fatalf("round trip after the lift: %q, %v", got, err)
+		}
+		if landed := (<-arrived).Sub(sent); landed >= delay {
+			t.Errorf("the request sent after the lift landed %v after the held one was sent; want before it", landed)
+		}
+		if landed := (<-arrived).Sub(sent); landed < delay {
+			t.Errorf("the held request landed after %v; want its own %v", landed, delay)
 		}
 	})
 
@@ -160,7 +116,7 @@ func TestProxy(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c4.Close()
-		p.SetDelay(time.Hour) // a writer waiting on a due time must still stop
+		p.SetReplyDelay(time.Hour) // a writer waiting on a due time must still stop
 		if _, err := io.WriteString(c4, "stuck\n"); err != nil {
 			t.Fatal(err)
 		}

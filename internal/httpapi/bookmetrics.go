@@ -10,7 +10,6 @@ import (
 
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/purchase"
-	"github.com/seckill-oss/seckill/internal/stock"
 )
 
 // bookMetrics exports what the answers of the service say about an
@@ -58,7 +57,7 @@ func (b *bookMetrics) Audit(ctx context.Context, id int64) (purchase.Audit, erro
 // Buy implements Service.
 func (b *bookMetrics) Buy(ctx context.Context, req purchase.BuyRequest) (seckill.Order, error) {
 	o, err := b.Service.Buy(ctx, req)
-	if errors.Is(err, stock.ErrNotLoaded) {
+	if errors.Is(err, seckill.ErrStockNotLoaded) {
 		b.notLoaded.WithLabelValues(strconv.FormatInt(req.ActivityID, 10)).Inc()
 	}
 	return o, err

@@ -123,6 +123,11 @@ func FuzzDecodeCreateActivity(f *testing.F) {
 		`{"name":"x","name":"y","total_stock":1,"starts_at":"2026-11-22T10:00:00Z","ends_at":"2026-11-22T11:00:00Z"}`,
 		`{"NAME":"x","total_stock":1,"starts_at":"2026-11-22T10:00:00Z","ends_at":"2026-11-22T11:00:00Z"}`,
 		`{"name":"\u0000","total_stock":1e3,"starts_at":1,"ends_at":null}`,
+		`{"name":"x","total_stock":1,"starts_at":"2026-11-22T10:00:00Z","ends_at":"2026-11-22T11:00:00Z","price_minor":1999,"currency":"EUR"}`,
+		`{"name":"x","total_stock":1,"starts_at":"2026-11-22T10:00:00Z","ends_at":"2026-11-22T11:00:00Z","price_minor":1999}`,
+		`{"name":"x","total_stock":1,"starts_at":"2026-11-22T10:00:00Z","ends_at":"2026-11-22T11:00:00Z","currency":"EUR"}`,
+		`{"name":"x","total_stock":1,"starts_at":"2026-11-22T10:00:00Z","ends_at":"2026-11-22T11:00:00Z","price_minor":19.99,"currency":"eur"}`,
+		`{"name":"x","total_stock":1,"starts_at":"2026-11-22T10:00:00Z","ends_at":"2026-11-22T11:00:00Z","price_minor":1000000000001,"currency":"E\u0055R"}`,
 		`{}`, `null`, ``,
 	} {
 		f.Add([]byte(s))
@@ -147,6 +152,67 @@ func FuzzDecodeCreateActivity(f *testing.F) {
 		if !a.EndsAt.After(a.StartsAt) || a.StartsAt.Location().String() != "UTC" || a.EndsAt.Location().String() != "UTC" {
 			t.Fatalf("accepted window %v - %v", a.StartsAt, a.EndsAt)
 		}
+		checkPrice(t, body, a.PriceMinor, a.Currency, false)
+	})
+}
+
+// checkPrice is the oracle of an accepted price: none, or an integer of
+// minor units in 1..MaxPriceMinor with three capital letters, exactly the
+// members the body sent (null for none only where nullOK).
+func checkPrice(t *testing.T, body []byte, price int64, currency string, nullOK bool) {
+	t.Helper()
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(body, &members); err != nil {
+		t.Fatalf("accepted %q: %v", body, err)
+	}
+	rawPrice, hasPrice := members["price_minor"]
+	rawCurrency, hasCurrency := members["currency"]
+	if hasPrice != hasCurrency {
+		t.Fatalf("accepted %q: a price without its currency, or a currency without a price", body)
+	}
+	if price == 0 && currency == "" {
+		bothNull := nullOK && string(rawPrice) == "null" && string(rawCurrency) == "null"
+		if hasPrice && !bothNull {
+			t.Fatalf("accepted %q as no price", body)
+		}
+		return
+	}
+	if price < 1 || price > seckill.MaxPriceMinor || !regexp.MustCompile(`^[A-Z]{3}$`).MatchString(currency) {
+		t.Fatalf("accepted price %d %q", price, currency)
+	}
+	var n json.Number
+	var c string
+	dec := json.NewDecoder(bytes.NewReader(rawPrice))
+	dec.UseNumber()
+	if dec.Decode(&n) != nil || n.String() != strconv.FormatInt(price, 10) || json.Unmarshal(rawCurrency, &c) != nil || c != currency {
+		t.Fatalf("accepted %q as %d %q", body, price, currency)
+	}
+}
+
+func FuzzDecodePrice(f *testing.F) {
+	for _, s := range []string{
+		`{"price_minor":1999,"currency":"EUR"}`, `{"price_minor":null,"currency":null}`, `{"price_minor":1,"currency":"JPY"}`,
+		`{"price_minor":1000000000000,"currency":"USD"}`, `{"price_minor":1000000000001,"currency":"USD"}`,
+		`{"price_minor":0,"currency":"EUR"}`, `{"price_minor":-5,"currency":"EUR"}`, `{"price_minor":1.5,"currency":"EUR"}`,
+		`{"price_minor":1e2,"currency":"EUR"}`, `{"price_minor":"1","currency":"EUR"}`, `{"price_minor":1,"currency":"eur"}`,
+		`{"price_minor":1,"currency":"EU"}`, `{"price_minor":1,"currency":null}`, `{"price_minor":null,"currency":"EUR"}`,
+		`{"price_minor":1}`, `{"currency":"EUR"}`, `{"price_minor":null}`, `{"price_minor":1,"currency":"EUR","price_minor":2}`, `{"Price_Minor":1,"currency":"EUR"}`,
+		`{"price_minor":1,"currency":"\u0045UR"}`, `{"price_minor":1,"currency":"ÉUR"}`, `{}`, `null`, `[]`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		price, currency, err := decodePrice(body)
+		if err != nil {
+			if !isInvalid(err) {
+				t.Fatalf("error %v, want invalid_request", err)
+			}
+			return
+		}
+		if !utf8.Valid(body) || !json.Valid(body) {
+			t.Fatalf("accepted %q, which is not valid UTF-8 JSON", body)
+		}
+		checkPrice(t, body, price, currency, true)
 	})
 }
 
@@ -175,6 +241,10 @@ func FuzzServer(f *testing.F) {
 	f.Add(uint8(5), "99999999999999999999", "", "", "Bearer "+adminToken, []byte(nil))
 	f.Add(uint8(6), "1/../../x", "", "", "bearer "+adminToken, []byte(nil))
 	f.Add(uint8(7), "1", "1", "", "", []byte("{}"))
+	f.Add(uint8(8), "1", "", "", "Bearer "+adminToken, []byte(`{"price_minor":1999,"currency":"EUR"}`))
+	f.Add(uint8(8), "1", "", "", "Bearer "+adminToken, []byte(`{"price_minor":null,"currency":null}`))
+	f.Add(uint8(8), "2", "", "", "Bearer "+adminToken, []byte(`{"price_minor":-1,"currency":"eur"}`))
+	f.Add(uint8(3), "", "", "", "Bearer "+adminToken, []byte(`{"name":"x","total_stock":1,"starts_at":"2026-11-22T10:00:00Z","ends_at":"2026-11-22T11:00:00Z","price_minor":1,"currency":"EUR"}`))
 
 	fake := newFake()
 	checkBuy := fake.buy
@@ -184,7 +254,7 @@ func FuzzServer(f *testing.F) {
 		}
 		return checkBuy(r)
 	}
-	h := NewServer(Config{AdminToken: adminToken}, Deps{Service: fake})
+	h := NewServer(Config{AdminToken: adminToken}, Deps{Service: pricedFake{fake}})
 	spec, err := apispec.Service()
 	if err != nil {
 		f.Fatal(err)
@@ -198,6 +268,7 @@ func FuzzServer(f *testing.F) {
 		{"GET", "/admin/v1/activities/%s/audit"},
 		{"POST", "/admin/v1/activities/%s/reconcile"},
 		{"PATCH", "/api/v1/activities/%s"},
+		{"POST", "/admin/v1/activities/%s/price"},
 	}
 
 	f.Fuzz(func(t *testing.T, route uint8, id, userID, key, auth string, body []byte) {

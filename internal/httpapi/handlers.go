@@ -23,6 +23,8 @@ type activityResponse struct {
 	StartsAt       string `json:"starts_at"`
 	EndsAt         string `json:"ends_at"`
 	Status         string `json:"status"`
+	PriceMinor     int64  `json:"price_minor,omitempty"` // absent when the activity has no price
+	Currency       string `json:"currency,omitempty"`
 }
 
 func newActivityResponse(v purchase.ActivityView) activityResponse {
@@ -34,6 +36,8 @@ func newActivityResponse(v purchase.ActivityView) activityResponse {
 		StartsAt:       formatTime(v.StartsAt),
 		EndsAt:         formatTime(v.EndsAt),
 		Status:         v.Status,
+		PriceMinor:     v.PriceMinor,
+		Currency:       v.Currency,
 	}
 }
 
@@ -45,17 +49,25 @@ type orderResponse struct {
 	CreatedAt  string `json:"created_at"`
 	PayBy      string `json:"pay_by,omitempty"`  // absent while payments are off
 	PaidAt     string `json:"paid_at,omitempty"` // on paid and refund_required orders
+	// The price the unit was sold at, which a payment must match; absent
+	// when the activity had no price.
+	PriceMinor   int64  `json:"price_minor,omitempty"`
+	Currency     string `json:"currency,omitempty"`
+	RefundReason string `json:"refund_reason,omitempty"` // on refund_required and refunded orders
 }
 
 func newOrderResponse(o seckill.Order) orderResponse {
 	return orderResponse{
-		OrderID:    o.ID,
-		ActivityID: o.ActivityID,
-		UserID:     o.UserID,
-		Status:     o.Status,
-		CreatedAt:  formatTime(o.CreatedAt),
-		PayBy:      formatOptionalTime(o.PayBy),
-		PaidAt:     formatOptionalTime(o.PaidAt),
+		OrderID:      o.ID,
+		ActivityID:   o.ActivityID,
+		UserID:       o.UserID,
+		Status:       o.Status,
+		CreatedAt:    formatTime(o.CreatedAt),
+		PayBy:        formatOptionalTime(o.PayBy),
+		PaidAt:       formatOptionalTime(o.PaidAt),
+		PriceMinor:   o.PriceMinor,
+		Currency:     o.Currency,
+		RefundReason: o.RefundReason,
 	}
 }
 
@@ -91,6 +103,7 @@ func handleActivity(svc Service) gin.HandlerFunc {
 			respondError(c, err)
 			return
 		}
+		cachePublic(c)
 		writeJSON(c, http.StatusOK, newActivityResponse(v))
 	}
 }

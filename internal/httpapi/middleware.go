@@ -119,10 +119,16 @@ func limitBody(limit int64) gin.HandlerFunc {
 	}
 }
 
-// requireUser reads the buyer's X-User-ID, answering 401 without one.
-func requireUser() gin.HandlerFunc {
+// requireUser reads the buyer's X-User-ID, answering 401 without one, or,
+// with Config.IdentitySecret, without the gateway's signature of it. Every
+// answer of a route behind it depends on the header (markPerUser).
+func requireUser(cfg Config) gin.HandlerFunc {
 	return func(c *gin.Context) {
+		markPerUser(c)
 		id, err := parseUserID(c.Request.Header)
+		if err == nil {
+			err = checkIdentitySignature(c.Request.Header, strconv.FormatInt(id, 10), cfg.IdentitySecret, cfg.now())
+		}
 		if err != nil {
 			// RFC 9110 asks a 401 for a challenge; the buyer's identity is
 			// the gateway's X-User-ID header, so the challenge names it.

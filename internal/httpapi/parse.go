@@ -111,8 +111,9 @@ func decodePurchaseBody(body []byte) error {
 	})
 }
 
-// decodeCreateActivity reads and checks an admin's new activity. All four
-// fields are required.
+// decodeCreateActivity reads and checks an admin's new activity. The first
+// four fields are required; price_minor and currency are optional, but come
+// together (docs/API.md "Prices").
 func decodeCreateActivity(body []byte) (seckill.Activity, error) {
 	var (
 		a                  seckill.Activity
@@ -120,6 +121,8 @@ func decodeCreateActivity(body []byte) (seckill.Activity, error) {
 		hasStarts, hasEnds bool
 	)
 	err := decodeObject(body, map[string]func(json.RawMessage) error{
+		"price_minor": func(raw json.RawMessage) error { return decodePriceMinor(raw, &a.PriceMinor) },
+		"currency":    func(raw json.RawMessage) error { return decodeCurrency(raw, &a.Currency) },
 		"name": func(raw json.RawMessage) error {
 			s, ok := jsonString(raw)
 			if !ok || !validName(s) {
@@ -153,12 +156,70 @@ func decodeCreateActivity(body []byte) (seckill.Activity, error) {
 	case !hasName || !hasStock || !hasStarts || !hasEnds:
 		return seckill.Activity{}, invalid("name, total_stock, starts_at and ends_at are all required")
 	}
-	// The domain's rules (the window; the limits, checked above per field
-	// for a precise message) have the last word.
+	// The domain's rules (the window, a price with its currency; the
+	// limits, checked above per field for a precise message) have the last
+	// word.
 	if err := a.Validate(); err != nil {
 		return seckill.Activity{}, err
 	}
 	return a, nil
+}
+
+// decodePrice reads a price change: {"price_minor":N,"currency":"EUR"},
+// both required; {"price_minor":null,"currency":null} removes the price.
+func decodePrice(body []byte) (priceMinor int64, currency string, err error) {
+	var hasPrice, hasCurrency, null bool
+	err = decodeObject(body, map[string]func(json.RawMessage) error{
+		"price_minor": func(raw json.RawMessage) error {
+			hasPrice = true
+			if string(raw) == "null" {
+				null = true
+				return nil
+			}
+			return decodePriceMinor(raw, &priceMinor)
+		},
+		"currency": func(raw json.RawMessage) error {
+			hasCurrency = true
+			if string(raw) == "null" {
+				null = true
+				return nil
+			}
+			return decodeCurrency(raw, &currency)
+		},
+	})
+	switch {
+	case err != nil:
+		return 0, "", err
+	case !hasPrice || !hasCurrency:
+		return 0, "", invalid("price_minor and currency are both required (both null removes the price)")
+	case null && (priceMinor != 0 || currency != ""):
+		return 0, "", invalid("price_minor and currency are both null, or neither")
+	}
+	if err := seckill.ValidPrice(priceMinor, currency); err != nil {
+		return 0, "", err
+	}
+	return priceMinor, currency, nil
+}
+
+// decodePriceMinor reads a price in minor units: an integer in
+// 1..seckill.MaxPriceMinor (no fraction, no exponent).
+func decodePriceMinor(raw json.RawMessage, dst *int64) error {
+	var n int64 // null leaves 0: out of range
+	if json.Unmarshal(raw, &n) != nil || n < 1 || n > seckill.MaxPriceMinor {
+		return invalid("price_minor must be an integer in 1..%d: the price in the currency's minor units, such as cents", seckill.MaxPriceMinor)
+	}
+	*dst = n
+	return nil
+}
+
+// decodeCurrency reads an ISO 4217 code: three capital letters.
+func decodeCurrency(raw json.RawMessage, dst *string) error {
+	s, ok := jsonString(raw)
+	if !ok || seckill.ValidPrice(1, s) != nil {
+		return invalid("currency must be an ISO 4217 code of three capital letters, such as EUR")
+	}
+	*dst = s
+	return nil
 }
 
 func validName(s string) bool {
@@ -195,6 +256,16 @@ func jsonTime(raw json.RawMessage, field string) (time.Time, error) {
 // a name may appear only once, and a name without a decoder is an error; the
 // body must be valid UTF-8 (encoding/json would silently replace bad bytes).
 func decodeObject(body []byte, fields map[string]func(json.RawMessage) error) error {
+	return decodeMembers(body, fields, false)
+}
+
+// decodeObjectIgnoring is decodeObject, except that a member without a
+// decoder is skipped (its value must still be valid JSON).
+func decodeObjectIgnoring(body []byte, fields map[string]func(json.RawMessage) error) error {
+	return decodeMembers(body, fields, true)
+}
+
+func decodeMembers(body []byte, fields map[string]func(json.RawMessage) error, ignoreUnknown bool) error {
 	if !utf8.Valid(body) {
 		return invalid("the request body is not valid UTF-8")
 	}
@@ -215,6 +286,12 @@ func decodeObject(body []byte, fields map[string]func(json.RawMessage) error) er
 		}
 		decode, known := fields[name]
 		switch {
+		case !known && ignoreUnknown:
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return malformed
+			}
+			continue
 		case !known:
 			return invalid("unknown field %q", truncate(name, 64))
 		case seen[name]:

@@ -15,8 +15,9 @@ import (
 // path knows nothing of payments.
 type Payments interface {
 	// CheckSignature returns an EUnauthenticated error unless signature is
-	// the callback signature of body.
-	CheckSignature(body []byte, signature string) error
+	// the callback signature of body, with timestamp ("": none) its
+	// X-Signature-Timestamp.
+	CheckSignature(body []byte, signature, timestamp string) error
 	// Callback verifies the named order's payment and returns the order.
 	Callback(ctx context.Context, orderID string) (seckill.Order, error)
 	// Refresh verifies a created order's payment for its result page and
@@ -39,27 +40,65 @@ func handlePaymentCallback(pay Payments) gin.HandlerFunc {
 			respondError(c, err)
 			return
 		}
-		sigs := c.Request.Header.Values("X-Signature")
-		if len(sigs) != 1 {
-			respondError(c, seckill.Errorf(seckill.EUnauthenticated, "exactly one X-Signature header is required"))
-			return
+		sig, ts, err := callbackSignature(c.Request.Header)
+		if err == nil {
+			err = pay.CheckSignature(body, sig, ts)
 		}
-		if err := pay.CheckSignature(body, sigs[0]); err != nil {
+		if err != nil {
 			respondError(c, err)
 			return
 		}
-		var hint struct {
-			OrderID *string `json:"order_id"`
-		}
-		if err := json.Unmarshal(body, &hint); err != nil || hint.OrderID == nil || !visibleASCII(*hint.OrderID, maxOrderID) {
-			respondError(c, invalid(`the body must be a JSON object with a string "order_id"`))
+		orderID, err := decodeCallback(body)
+		if err != nil {
+			respondError(c, err)
 			return
 		}
-		o, err := pay.Callback(c.Request.Context(), *hint.OrderID)
+		o, err := pay.Callback(c.Request.Context(), orderID)
 		if err != nil {
 			respondError(c, err)
 			return
 		}
 		writeJSON(c, http.StatusOK, newOrderResponse(o))
 	}
+}
+
+// callbackSignature reads X-Signature, which must be sent once, and the
+// optional X-Signature-Timestamp, at most once ("": not sent).
+func callbackSignature(h http.Header) (signature, timestamp string, err error) {
+	sigs := h.Values("X-Signature")
+	if len(sigs) != 1 {
+		return "", "", seckill.Errorf(seckill.EUnauthenticated, "exactly one X-Signature header is required")
+	}
+	switch ts := h.Values("X-Signature-Timestamp"); len(ts) {
+	case 0:
+		return sigs[0], "", nil
+	case 1:
+		if ts[0] != "" {
+			return sigs[0], ts[0], nil
+		}
+	}
+	return "", "", seckill.Errorf(seckill.EUnauthenticated, "X-Signature-Timestamp, when sent, must be sent once, in unix seconds")
+}
+
+// decodeCallback reads a callback body with the strict decoder of every
+// other body (valid UTF-8, exactly one JSON object, member names exact and
+// once each, nothing after it), except that members other than order_id
+// are ignored: the contract lets providers send whatever else they like.
+func decodeCallback(body []byte) (string, error) {
+	var orderID string
+	var has bool
+	err := decodeObjectIgnoring(body, map[string]func(json.RawMessage) error{
+		"order_id": func(raw json.RawMessage) error {
+			s, ok := jsonString(raw)
+			if !ok || !visibleASCII(s, maxOrderID) {
+				return invalid(`"order_id" must be a string of 1 to %d visible ASCII characters`, maxOrderID)
+			}
+			orderID, has = s, true
+			return nil
+		},
+	})
+	if err == nil && !has {
+		err = invalid(`the body must be a JSON object with a string "order_id"`)
+	}
+	return orderID, err
 }

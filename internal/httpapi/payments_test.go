@@ -20,13 +20,14 @@ const callbackSecret = "callback-secret"
 // fakePayments checks signatures as the real service does and answers
 // callbacks for order "ord-42" only.
 type fakePayments struct {
+	now       func() time.Time // nil: time.Now
 	callbacks []string
 	refreshed []string
 	callback  func(orderID string) (seckill.Order, error)
 }
 
-func (f *fakePayments) CheckSignature(body []byte, sig string) error {
-	return payment.VerifySignature([]byte(callbackSecret), body, sig)
+func (f *fakePayments) CheckSignature(body []byte, sig, ts string) error {
+	return payment.Verifier{Secret: []byte(callbackSecret), Now: f.now}.Check(body, sig, ts)
 }
 
 func (f *fakePayments) Callback(_ context.Context, orderID string) (seckill.Order, error) {
@@ -56,6 +57,12 @@ func signed(body string) []string {
 	return []string{"X-Signature", hex.EncodeToString(payment.Sign([]byte(callbackSecret), []byte(body)))}
 }
 
+// signedAt are the headers of body signed at t with a timestamp.
+func signedAt(body string, t time.Time) []string {
+	ts, sig := payment.SignAt([]byte(callbackSecret), []byte(body), t)
+	return []string{"X-Signature-Timestamp", ts, "X-Signature", sig}
+}
+
 const paidJSON = `{"order_id":"ord-42","activity_id":1,"user_id":42,"status":"paid","created_at":"2026-11-22T10:00:00Z",
 	"pay_by":"2026-11-22T10:15:00Z","paid_at":"2026-11-22T10:01:00Z"}`
 
@@ -81,6 +88,19 @@ func TestPaymentCallback(t *testing.T) {
 		{"signed, no order_id", `{"status":"paid"}`, signed(`{"status":"paid"}`), 400, seckill.EInvalid},
 		{"signed, order_id a number", `{"order_id":42}`, signed(`{"order_id":42}`), 400, seckill.EInvalid},
 		{"signed, unknown order", `{"order_id":"ord-7"}`, signed(`{"order_id":"ord-7"}`), 404, seckill.EOrderNotFound},
+		{"signed with a timestamp", good, signedAt(good, time.Now()), 200, ""},
+		{"signed with a timestamp, replayed 6 minutes later", good, signedAt(good, time.Now().Add(-6*time.Minute)), 401, seckill.EUnauthenticated},
+		{"signed with a timestamp, from 6 minutes ahead", good, signedAt(good, time.Now().Add(6*time.Minute)), 401, seckill.EUnauthenticated},
+		{"two timestamps", good, append(signedAt(good, time.Now()), "X-Signature-Timestamp", "1"), 401, seckill.EUnauthenticated},
+		{"empty timestamp", good, append(signed(good), "X-Signature-Timestamp", ""), 401, seckill.EUnauthenticated},
+		{"signed, trailing garbage", good + "garbage", signed(good + "garbage"), 400, seckill.EInvalid},
+		{"signed, two JSON values", good + good, signed(good + good), 400, seckill.EInvalid},
+		{"signed, not UTF-8", "{\"order_id\":\"ord-42\",\"x\":\"\xff\"}", signed("{\"order_id\":\"ord-42\",\"x\":\"\xff\"}"), 400, seckill.EInvalid},
+		{"signed, order_id twice", `{"order_id":"ord-42","order_id":"ord-7"}`, signed(`{"order_id":"ord-42","order_id":"ord-7"}`), 400, seckill.EInvalid},
+		{"signed, order_id in another case", `{"ORDER_ID":"ord-42"}`, signed(`{"ORDER_ID":"ord-42"}`), 400, seckill.EInvalid},
+		{"signed, an array", `[{"order_id":"ord-42"}]`, signed(`[{"order_id":"ord-42"}]`), 400, seckill.EInvalid},
+		{"signed, unknown members of every kind ignored", `{"a":{"b":[1,{"c":null}]},"order_id":"ord-42","a":true}`,
+			signed(`{"a":{"b":[1,{"c":null}]},"order_id":"ord-42","a":true}`), 200, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,7 +2,9 @@ package httpapi
 
 import (
 	"log/slog"
+	"net/http"
 	"net/http/pprof"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
@@ -12,19 +14,20 @@ import (
 // edge is what every route of the service needs, built once per server so
 // the metrics are registered once even when two listeners serve them.
 type edge struct {
-	cfg      Config
-	svc      Service
-	pay      Payments
-	log      *slog.Logger
-	m        *metrics
-	gatherer prometheus.Gatherer
-	tasks    AdminTasks // nil: the Service has no admin tasks
-	cancel   Canceller  // nil: no buyer cancel
+	cfg    Config
+	svc    Service
+	pay    Payments
+	log    *slog.Logger
+	m      *metrics
+	scrape http.Handler // /metrics, built once: its in-flight limit is per handler
+	tasks  AdminTasks   // nil: the Service has no admin tasks
+	pricer Pricer       // nil: the Service sets no prices
+	cancel Canceller    // nil: no buyer cancel
 }
 
 // useCommon installs the middleware every listener runs.
 func (e *edge) useCommon(r *gin.Engine, guardAdmin bool) {
-	mw := []gin.HandlerFunc{traceRequests(), requestID(), observe(e.log, e.m), recoverPanics()}
+	mw := []gin.HandlerFunc{traceRequests(e.cfg.Tracing), requestID(), noStoreByDefault(), observe(e.log, e.m), recoverPanics()}
 	if guardAdmin {
 		mw = append(mw, requireAdminUnder(adminPrefix, e.cfg.AdminToken))
 	}
@@ -52,12 +55,12 @@ func addPublicRoutes(r *gin.Engine, e *edge) {
 	buyer.GET("/activities/:id", handleActivity(svc))
 	buyer.POST("/activities/:id/orders",
 		countPurchases(m),
-		requireUser(),
+		requireUser(e.cfg),
 		limitRate(e.cfg, m),
 		handleBuy(svc),
 	)
-	buyer.GET("/activities/:id/orders/mine", requireUser(), handleMyOrder(svc, pay))
-	addCancelRoute(buyer, e.cancel)
+	buyer.GET("/activities/:id/orders/mine", requireUser(e.cfg), handleMyOrder(svc, pay))
+	addCancelRoute(buyer, e.cancel, requireUser(e.cfg))
 	if pay != nil {
 		buyer.POST("/payments/callback", handlePaymentCallback(pay))
 	}
@@ -73,11 +76,37 @@ func addAdminRoutes(r *gin.Engine, e *edge) {
 	admin.GET("/activities/:id/audit", handleAudit(svc, pay))
 	admin.POST("/activities/:id/reconcile", handleReconcile(svc))
 	addAdminTaskRoutes(admin, e.tasks)
+	addPriceRoute(admin, e.pricer)
 }
 
-func (e *edge) metricsHandler() gin.HandlerFunc {
-	return gin.WrapH(promhttp.HandlerFor(e.gatherer, promhttp.HandlerOpts{}))
+// MetricsMaxInFlight is how many /metrics scrapes run at once; promhttp
+// answers more with 503. A scrape reads the database (the order counts), so
+// scrapers, however many, never take more than this many of the pool's
+// connections from buyers.
+const MetricsMaxInFlight = 4
+
+// MetricsTimeout is how long one /metrics scrape may take before promhttp
+// answers it 503 (under both listeners' write timeouts, so the scraper gets
+// an answer rather than a cut connection). A Prometheus scrape times out
+// after 10 s by default.
+const MetricsTimeout = 5 * time.Second
+
+// newMetricsHandler serves g's metrics in the Prometheus formats, limited by
+// MetricsMaxInFlight and MetricsTimeout.
+func newMetricsHandler(g prometheus.Gatherer) http.Handler {
+	h := promhttp.HandlerFor(g, promhttp.HandlerOpts{
+		MaxRequestsInFlight: MetricsMaxInFlight,
+		Timeout:             MetricsTimeout,
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The timeout's 503 (http.TimeoutHandler) names no type; every
+		// other answer of promhttp sets its own over this one.
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		h.ServeHTTP(w, r)
+	})
 }
+
+func (e *edge) metricsHandler() gin.HandlerFunc { return gin.WrapH(e.scrape) }
 
 // addOpsListenerRoutes is the admin listener's URL space: the ops API,
 // /metrics, pprof and the probes (so the listener itself can be probed).

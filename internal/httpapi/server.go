@@ -81,8 +81,19 @@ type Config struct {
 	// GET /openapi.yaml (docs.OpenAPI); empty answers 404 there.
 	OpenAPI []byte
 
+	// IdentitySecret, when set, is the key of the gateway's signature of
+	// X-User-ID (SECKILL_IDENTITY_SECRET, identity.go): a buyer request
+	// without a valid X-User-Timestamp and X-User-Signature is 401. Empty:
+	// X-User-ID is trusted as the gateway set it.
+	IdentitySecret []byte
+
+	// Tracing starts a server span per request under the global tracer
+	// provider (tracing.Setup with an exporter). Off, the caller's trace
+	// context is still carried to the outgoing calls, without spans.
+	Tracing bool
+
 	// Now is the clock that refuses activities which already ended at
-	// creation; nil means time.Now.
+	// creation, and of the identity signature's window; nil means time.Now.
 	Now func() time.Time
 }
 
@@ -164,9 +175,10 @@ func newEdge(cfg Config, deps Deps) *edge {
 			gatherer = prometheus.NewRegistry()
 		}
 	}
-	e := &edge{cfg: cfg, svc: observeBooks(deps.Service, reg, log), pay: deps.Payments, log: log, m: newMetrics(reg, log), gatherer: gatherer}
+	e := &edge{cfg: cfg, svc: observeBooks(deps.Service, reg, log), pay: deps.Payments, log: log, m: newMetrics(reg, log), scrape: newMetricsHandler(gatherer)}
 	registerReady(reg, deps.Service, log)
 	e.tasks, _ = deps.Service.(AdminTasks)
+	e.pricer, _ = deps.Service.(Pricer)
 	e.cancel, _ = deps.Payments.(Canceller)
 	return e
 }

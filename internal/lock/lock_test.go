@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	mathrand "math/rand/v2"
 	"slices"
 	"strconv"
@@ -16,9 +17,9 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
-	"github.com/seckill-oss/seckill/internal/faultproxy"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/testenv"
+	"github.com/seckill-oss/seckill/internal/toxic"
 )
 
 // The safety tests run over this package and the three naive locks of the
@@ -169,7 +170,7 @@ func TestMutualExclusion(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			check(t, impl, overlaps.Load() > 0, "overlaps "+itoa(overlaps.Load())+" in "+itoa(grants.Load())+" grants")
+			check(t, impl, overlaps.Load() > 0, fmt.Sprintf("overlaps %d in %d grants", overlaps.Load(), grants.Load()))
 		})
 	}
 }
@@ -255,7 +256,7 @@ func TestTimedOutButSucceeded(t *testing.T) {
 			}
 			key := prefix + impl.name + ":{user:1}:lock"
 
-			proxy.SetDelay(delay)
+			proxy.SetReplyDelay(delay)
 			_, err := m.tryLock(t.Context(), key, ttl)
 			if err == nil {
 				t.Fatal("acquire succeeded through a proxy delaying replies past the read timeout")
@@ -267,7 +268,7 @@ func TestTimedOutButSucceeded(t *testing.T) {
 			if pttl := direct.PTTL(t.Context(), key).Val(); pttl <= 0 {
 				t.Fatalf("the acquire did not land (PTTL %v): the test shows nothing", pttl)
 			}
-			proxy.SetDelay(0) // the network recovers
+			proxy.SetReplyDelay(0) // the network recovers
 
 			start := time.Now()
 			var again held
@@ -299,12 +300,12 @@ func TestTimedOutButSucceededIsRecognised(t *testing.T) {
 	defer c.Close()
 	key := prefix + "{user:2}:lock"
 
-	proxy.SetDelay(time.Second)
+	proxy.SetReplyDelay(time.Second)
 	l, err := c.Obtain(t.Context(), key, 30*time.Second, nil)
 	if err != nil {
 		t.Fatalf("Obtain: %v", err)
 	}
-	if got := direct.Get(t.Context(), key+":fence").Val(); got != itoa(l.Fence()) {
+	if got := direct.Get(t.Context(), key+":fence").Val(); got != strconv.FormatInt(l.Fence(), 10) {
 		t.Errorf("fence %d, counter %s", l.Fence(), got)
 	}
 	if err := l.Release(t.Context()); err != nil {
@@ -318,7 +319,15 @@ func TestTimedOutButSucceededIsRecognised(t *testing.T) {
 // liftDelayAfterTimeout ends the proxy's delays (replies and requests) as
 // soon as a command fails, so that the lookup after a timed-out acquire gets
 // through.
-type liftDelayAfterTimeout struct{ p *faultproxy.Proxy }
+type liftDelayAfterTimeout struct{ p delays }
+
+// delays is what liftDelayAfterTimeout needs of a proxy: Toxiproxy
+// (internal/toxic) delivers what it held when a delay is lifted, while
+// internal/faultproxy keeps each held command's delay.
+type delays interface {
+	SetReplyDelay(time.Duration)
+	SetRequestDelay(time.Duration)
+}
 
 func (h liftDelayAfterTimeout) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (h liftDelayAfterTimeout) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
@@ -334,7 +343,7 @@ func (h liftDelayAfterTimeout) ProcessHook(next redis.ProcessHook) redis.Process
 			if _, ok := ctx.Deadline(); ok {
 				<-ctx.Done()
 			}
-			h.p.SetDelay(0)
+			h.p.SetReplyDelay(0)
 			h.p.SetRequestDelay(0)
 		}
 		return err
@@ -352,7 +361,7 @@ func TestCallerDeadlineDuringAcquire(t *testing.T) {
 	c := lock.New(rdb, nil)
 	key := prefix + "{user:3}:lock"
 
-	proxy.SetDelay(500 * time.Millisecond)
+	proxy.SetReplyDelay(500 * time.Millisecond)
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
 	_, err := c.Obtain(ctx, key, 30*time.Second, nil)
@@ -441,12 +450,12 @@ func TestLeaseContextEndsBeforeTheKey(t *testing.T) {
 	c := lock.New(rdb, &lock.Options{DriftFactor: 0.1})
 	const ttl = 400 * time.Millisecond
 
-	proxy.SetDelay(150 * time.Millisecond) // the grant's reply is late
+	proxy.SetReplyDelay(150 * time.Millisecond) // the grant's reply is late
 	l, err := c.Obtain(t.Context(), key, ttl, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy.SetDelay(0)
+	proxy.SetReplyDelay(0)
 	if r := l.Remaining(); r > ttl-150*time.Millisecond {
 		t.Errorf("Remaining %v right after a grant whose reply took 150ms of a %v TTL", r, ttl)
 	}
@@ -658,8 +667,6 @@ func TestLeaseContextChildren(t *testing.T) {
 	}
 }
 
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-
 func boolString(b bool) string {
 	if b {
 		return "yes"
@@ -676,7 +683,7 @@ func TestAcquireLandingAfterItsLookupIsCleanedUp(t *testing.T) {
 	direct := testenv.Redis(t)
 	prefix := testenv.Prefix(t)
 	const ttl = time.Minute
-	rdb, proxy := testenv.ProxiedRedis(t, 100*time.Millisecond)
+	rdb, proxy := testenv.DelayedRedis(t, 100*time.Millisecond)
 	rdb.AddHook(liftDelayAfterTimeout{proxy})
 	obs := &cleanups{}
 	c := lock.New(rdb, &lock.Options{Observer: obs})
@@ -721,7 +728,7 @@ func TestAcquireLandingAfterItsLookupIsCleanedUp(t *testing.T) {
 func TestRetryAfterANotLandedAcquireKeepsItsLock(t *testing.T) {
 	direct := testenv.Redis(t)
 	prefix := testenv.Prefix(t)
-	rdb, proxy := testenv.ProxiedRedis(t, 100*time.Millisecond)
+	rdb, proxy := testenv.DelayedRedis(t, 100*time.Millisecond)
 	rdb.AddHook(liftDelayAfterTimeout{proxy})
 	c := lock.New(rdb, nil)
 	defer c.Close()
@@ -758,7 +765,7 @@ func TestReleaseResentAfterItLandedIsReleased(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy, err := faultproxy.New(opt.Addr)
+	proxy, err := toxic.New(opt.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}

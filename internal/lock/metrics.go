@@ -1,7 +1,7 @@
 package lock
 
 import (
-	"log/slog"
+	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -55,8 +55,9 @@ type Metrics struct {
 
 // NewMetrics returns Metrics registered with reg (nil: not registered). When
 // reg already holds collectors of the same names, as when two Clients share a
-// registry, those are reused.
-func NewMetrics(reg prometheus.Registerer) *Metrics {
+// registry, those are reused; a collector of the same name and another kind
+// is an error. It is long because it is a flat list of collectors.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		obtains: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "seckill_lock_obtain_total", Help: "Obtain calls by result.",
@@ -82,26 +83,32 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "seckill_lock_cleanups_total", Help: "Background compare-and-deletes by result.",
 		}, []string{"result"}),
 	}
-	if reg != nil {
-		m.obtains = register(reg, m.obtains)
-		m.obtainDur = register(reg, m.obtainDur)
-		m.unknown = register(reg, m.unknown)
-		m.releases = register(reg, m.releases)
-		m.hold = register(reg, m.hold)
-		m.lost = register(reg, m.lost)
-		m.cleanups = register(reg, m.cleanups)
+	if reg == nil {
+		return m, nil
 	}
-	return m
-}
-
-// register is promreg.Register, logging a failure rather than failing:
-// metrics must not take the service down.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
-	c, err := promreg.Register(reg, c)
-	if err != nil {
-		slog.Warn("lock: metrics not registered", "err", err)
+	var err error
+	if m.obtains, err = promreg.Register(reg, m.obtains); err != nil {
+		return nil, fmt.Errorf("lock: %w", err)
 	}
-	return c
+	if m.obtainDur, err = promreg.Register(reg, m.obtainDur); err != nil {
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	if m.unknown, err = promreg.Register(reg, m.unknown); err != nil {
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	if m.releases, err = promreg.Register(reg, m.releases); err != nil {
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	if m.hold, err = promreg.Register(reg, m.hold); err != nil {
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	if m.lost, err = promreg.Register(reg, m.lost); err != nil {
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	if m.cleanups, err = promreg.Register(reg, m.cleanups); err != nil {
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	return m, nil
 }
 
 // Obtained implements Observer.

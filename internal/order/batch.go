@@ -39,7 +39,7 @@ type Batch struct {
 // be newer than every grant that wrote before, and the units must not
 // exceed the total), one multi-row insert, and the units of orders a unique
 // key kept out given back. Orders are filled in as by CreateOrder, and all
-// carry fence.
+// carry fence and the activity's price as the claim found it.
 //
 // With fewer units left than orders, the first ones get them and the rest
 // are Over. A batch that writes no order changes nothing. Errors: ErrActivityNotFound, ErrStaleFence (an order was written
@@ -56,9 +56,8 @@ func (s *Store) CreateOrders(ctx context.Context, activityID, fence int64, order
 		}
 		rows[i] = s.newOrderRow(filled)
 	}
-	var b Batch
 	if len(rows) == 0 {
-		return b, nil
+		return Batch{}, nil
 	}
 
 	tx := s.db.WithContext(ctx).Begin()
@@ -69,26 +68,9 @@ func (s *Store) CreateOrders(ctx context.Context, activityID, fence int64, order
 	// the claimed units, also if something below panics.
 	defer tx.Rollback()
 
-	claimed, err := claimBatch(tx, activityID, fence, int64(len(rows)))
+	b, err := writeBatch(tx, activityID, fence, rows)
 	if err != nil {
 		return Batch{}, fmt.Errorf("order: create %d orders in activity %d: %w", len(rows), activityID, err)
-	}
-	for _, r := range rows[claimed:] {
-		b.Over = append(b.Over, r.order())
-	}
-	rows = rows[:claimed]
-	if len(rows) > 0 {
-		written, err := insertIgnoringTaken(tx, activityID, rows)
-		if err != nil {
-			return Batch{}, fmt.Errorf("order: create %d orders in activity %d: %w", len(rows), activityID, err)
-		}
-		for _, r := range rows {
-			if written[r.ID] {
-				b.Written = append(b.Written, r.order())
-			} else {
-				b.Taken = append(b.Taken, r.order())
-			}
-		}
 	}
 	if len(b.Written) == 0 {
 		// Nothing to keep, not even the fence claim: a batch that wrote no
@@ -97,6 +79,38 @@ func (s *Store) CreateOrders(ctx context.Context, activityID, fence int64, order
 	}
 	if err := commit(tx); err != nil {
 		return Batch{}, fmt.Errorf("order: create %d orders in activity %d: %w", len(orders), activityID, err)
+	}
+	return b, nil
+}
+
+// writeBatch claims units for rows under fence in tx and inserts the rows
+// that got one, skipping those a unique key keeps out.
+func writeBatch(tx *gorm.DB, activityID, fence int64, rows []orderRow) (Batch, error) {
+	var b Batch
+	claimed, err := claimBatch(tx, activityID, fence, int64(len(rows)))
+	if err != nil {
+		return Batch{}, err
+	}
+	for _, r := range rows[claimed:] {
+		b.Over = append(b.Over, r.order())
+	}
+	rows = rows[:claimed]
+	if len(rows) == 0 {
+		return b, nil
+	}
+	if err := priceOrders(tx, activityID, rows); err != nil {
+		return Batch{}, err
+	}
+	written, err := insertIgnoringTaken(tx, activityID, rows)
+	if err != nil {
+		return Batch{}, err
+	}
+	for _, r := range rows {
+		if written[r.ID] {
+			b.Written = append(b.Written, r.order())
+		} else {
+			b.Taken = append(b.Taken, r.order())
+		}
 	}
 	return b, nil
 }

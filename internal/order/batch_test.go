@@ -112,7 +112,7 @@ func TestCreateOrdersRefusesAStaleFence(t *testing.T) {
 func TestWrittenWaitsForACommitInFlight(t *testing.T) {
 	ctx := context.Background()
 	dsn := testenv.MySQLDSN(t)
-	s, err := Open(ctx, dsn)
+	s, err := Open(ctx, dsn, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestCreateOrdersExactUnderClientFoundRows(t *testing.T) {
 	} else {
 		dsn += "?clientFoundRows=true"
 	}
-	s, err := Open(context.Background(), dsn)
+	s, err := Open(context.Background(), dsn, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,14 +12,14 @@ import (
 	"github.com/seckill-oss/seckill/internal/promreg"
 )
 
-// CountErrors counts the store's failed database calls in
+// countErrors counts the store's failed database calls in
 // seckill_db_errors_total{op} (op: begin, exec, query, commit, rollback),
 // for the operators' dashboard. Outcomes that are answers rather than
 // failures are not counted: no rows and a caller that gave up. (A duplicate
-// order is no error at all: the batch insert skips it.) Call it once,
+// order is no error at all: the batch insert skips it.) Open calls it,
 // before the store is used; a collector of the same name already in reg is
 // shared.
-func (s *Store) CountErrors(reg prometheus.Registerer) error {
+func (s *Store) countErrors(reg prometheus.Registerer) error {
 	c := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "seckill_db_errors_total",
 		Help: "Database calls that failed, by operation: begin, exec, query, commit, rollback.",

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/testenv"
 )
 
 // Orders, a duplicate and a missing row count nothing; a call on a closed
@@ -14,7 +15,7 @@ import (
 func TestCountErrors(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		reg := prometheus.NewRegistry()
-		if err := s.CountErrors(reg); err != nil {
+		if err := s.countErrors(reg); err != nil {
 			t.Fatal(err)
 		}
 		a := newActivity(t, s, 2)
@@ -27,7 +28,7 @@ func TestCountErrors(t *testing.T) {
 		if _, err := s.OrderByUser(context.Background(), a.ID, 99); err == nil {
 			t.Fatal("found an order of user 99")
 		}
-		if got := errorsOf(t, reg); got != 0 {
+		if got := testenv.Metric(t, reg, "seckill_db_errors_total", nil); got != 0 {
 			t.Fatalf("%v errors counted for answers that are not failures", got)
 		}
 		if err := s.Ping(context.Background()); err != nil {
@@ -37,33 +38,15 @@ func TestCountErrors(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		_, _ = s.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: 3, Fence: 3})
-		if got := errorsOf(t, reg); got != 0 {
+		if got := testenv.Metric(t, reg, "seckill_db_errors_total", nil); got != 0 {
 			t.Fatalf("%v errors counted for a caller that gave up", got)
 		}
 
 		db, _ := s.db.DB()
 		_ = db.Close()
 		_, _ = s.Activity(context.Background(), a.ID)
-		if got := errorsOf(t, reg); got != 1 {
+		if got := testenv.Metric(t, reg, "seckill_db_errors_total", nil); got != 1 {
 			t.Fatalf("%v errors counted for a read on a closed pool, want 1", got)
 		}
 	})
-}
-
-// errorsOf is the sum of seckill_db_errors_total over its ops.
-func errorsOf(t *testing.T, reg *prometheus.Registry) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum float64
-	for _, mf := range mfs {
-		if mf.GetName() == "seckill_db_errors_total" {
-			for _, m := range mf.GetMetric() {
-				sum += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return sum
 }

@@ -13,7 +13,7 @@ import (
 func Example() {
 	ctx := context.Background()
 	// The embedded database; production passes a MySQL DSN instead.
-	s, err := order.Open(ctx, "sqlite::memory:")
+	s, err := order.Open(ctx, "sqlite::memory:", order.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return

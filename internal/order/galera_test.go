@@ -22,7 +22,7 @@ import (
 func TestCertificationConflictIsARollback(t *testing.T) {
 	g := testenv.GaleraCluster(t)
 	ctx := context.Background()
-	s, err := Open(ctx, g.Nodes[1])
+	s, err := Open(ctx, g.Nodes[1], Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

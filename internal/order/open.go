@@ -5,13 +5,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"github.com/XSAM/otelsql"
-	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
 	"strings"
 	"time"
 
+	"github.com/XSAM/otelsql"
 	"github.com/glebarez/sqlite"
 	"github.com/go-sql-driver/mysql"
+	"github.com/prometheus/client_golang/prometheus"
+	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
 	gormmysql "gorm.io/driver/mysql"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
@@ -43,6 +44,16 @@ const (
 // write (e.g. `seckill migrate` beside a running server) before failing.
 const sqliteBusyTimeout = 5 * time.Second
 
+// Options configure a Store beyond its DSN. The zero value is the default.
+type Options struct {
+	// Registry, when set, gets seckill_db_errors_total{op}: the store's
+	// failed database calls (errmetrics.go).
+	Registry prometheus.Registerer
+	// Tracing wraps the MySQL connections in otelsql: a span per statement
+	// under the global tracer provider. Off, statements cost no span.
+	Tracing bool
+}
+
 // Open connects to the database named by dsn, applies pending migrations and
 // returns a Store ready for use; Close releases it.
 //
@@ -55,8 +66,8 @@ const sqliteBusyTimeout = 5 * time.Second
 // The embedded database uses one connection, so concurrent requests queue in
 // the pool (bounded by their contexts) instead of failing with "database is
 // locked", and every request sees the same ":memory:" database.
-func Open(ctx context.Context, dsn string) (*Store, error) {
-	db, dialect, err := openSQL(dsn)
+func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
+	db, dialect, err := openSQL(dsn, opt.Tracing)
 	if err != nil {
 		return nil, err
 	}
@@ -81,13 +92,20 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("order: open: %w", err)
 	}
-	return New(gdb), nil
+	s := New(gdb)
+	if opt.Registry != nil {
+		if err := s.countErrors(opt.Registry); err != nil {
+			_ = db.Close()
+			return nil, err
+		}
+	}
+	return s, nil
 }
 
 // Migrate applies pending migrations to the database named by dsn (as in
 // Open) and closes its connection; `seckill migrate` runs it alone.
 func Migrate(ctx context.Context, dsn string) error {
-	db, dialect, err := openSQL(dsn)
+	db, dialect, err := openSQL(dsn, false)
 	if err != nil {
 		return err
 	}
@@ -98,28 +116,39 @@ func Migrate(ctx context.Context, dsn string) error {
 	return nil
 }
 
-// openSQL returns a pool for dsn, sized for its dialect, without connecting.
-func openSQL(dsn string) (*sql.DB, string, error) {
+// openSQL returns a pool for dsn, sized for its dialect, without connecting;
+// with spans per MySQL statement when tracing.
+func openSQL(dsn string, tracing bool) (*sql.DB, string, error) {
 	if dsn == "" {
 		dsn = SQLitePrefix + DefaultSQLiteFile
 	}
 	if path, ok := strings.CutPrefix(dsn, SQLitePrefix); ok {
-		if path == "" || strings.Contains(path, "?") {
-			return nil, "", errors.New(`order: open: want "sqlite:<file path>" or "sqlite::memory:"`)
-		}
-		db, err := sql.Open(sqlite.DriverName, path+"?"+sqliteParams(path))
-		if err != nil {
-			return nil, "", fmt.Errorf("order: open SQLite %s: %w", path, err)
-		}
-		db.SetMaxOpenConns(1)
-		// The one connection must never be closed while the Store lives: for
-		// ":memory:" it is the database.
-		db.SetMaxIdleConns(1)
-		db.SetConnMaxLifetime(0)
-		db.SetConnMaxIdleTime(0)
-		return db, migrations.SQLite, nil
+		return openSQLite(path)
 	}
+	return openMySQL(dsn, tracing)
+}
 
+// openSQLite returns the embedded database's one-connection pool.
+func openSQLite(path string) (*sql.DB, string, error) {
+	if path == "" || strings.Contains(path, "?") {
+		return nil, "", errors.New(`order: open: want "sqlite:<file path>" or "sqlite::memory:"`)
+	}
+	db, err := sql.Open(sqlite.DriverName, path+"?"+sqliteParams(path))
+	if err != nil {
+		return nil, "", fmt.Errorf("order: open SQLite %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	// The one connection must never be closed while the Store lives: for
+	// ":memory:" it is the database.
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	return db, migrations.SQLite, nil
+}
+
+// openMySQL returns a MySQL or MariaDB pool with the driver settings the
+// store relies on, whatever the DSN says.
+func openMySQL(dsn string, tracing bool) (*sql.DB, string, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return nil, "", fmt.Errorf("order: open: not a go-sql-driver/mysql DSN: %w", err)
@@ -154,8 +183,12 @@ func openSQL(dsn string) (*sql.DB, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("order: open MySQL at %s: %w", cfg.Addr, err)
 	}
-	// Spans per statement while a tracer provider is installed (tracing.Setup).
-	db := otelsql.OpenDB(conn, otelsql.WithAttributes(semconv.DBSystemNameMySQL))
+	var db *sql.DB
+	if tracing {
+		db = otelsql.OpenDB(conn, otelsql.WithAttributes(semconv.DBSystemNameMySQL))
+	} else {
+		db = sql.OpenDB(conn)
+	}
 	db.SetMaxOpenConns(maxOpenConns)
 	db.SetMaxIdleConns(maxOpenConns)
 	db.SetConnMaxLifetime(connMaxLifetime)

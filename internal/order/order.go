@@ -61,6 +61,8 @@ type Store struct {
 	// payWindow is how long a new order may stay unpaid; 0: payments are off
 	// and orders get no pay_by.
 	payWindow time.Duration
+	// statuses is StatusCounts' snapshot.
+	statuses statusSnapshot
 }
 
 // New returns a Store on db, whose schema must be migrated already (Open does
@@ -106,6 +108,7 @@ func (s *Store) CreateActivity(ctx context.Context, a seckill.Activity) (seckill
 		EndsAt:     storedTime(a.EndsAt),
 		CreatedAt:  now(),
 	}
+	row.PriceMinor, row.Currency = optionalPrice(a.PriceMinor, a.Currency)
 	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
 		return seckill.Activity{}, fmt.Errorf("order: create activity %q: %w", a.Name, err)
 	}
@@ -312,6 +315,8 @@ type activityRow struct {
 	CreatedAt  time.Time
 	Fence      int64
 	Sold       int64
+	PriceMinor *int64  // NULL: no price
+	Currency   *string // NULL: no price
 }
 
 func (activityRow) TableName() string { return "activities" }
@@ -324,7 +329,34 @@ func (r activityRow) activity() seckill.Activity {
 		StartsAt:   r.StartsAt.UTC(),
 		EndsAt:     r.EndsAt.UTC(),
 		CreatedAt:  r.CreatedAt.UTC(),
+		PriceMinor: deref(r.PriceMinor),
+		Currency:   deref(r.Currency),
 	}
+}
+
+// optionalPrice is a price as stored: NULL and NULL for none.
+func optionalPrice(priceMinor int64, currency string) (*int64, *string) {
+	if priceMinor == 0 && currency == "" {
+		return nil, nil
+	}
+	return &priceMinor, &currency
+}
+
+// optionalString is s as stored, or NULL for "".
+func optionalString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// deref is *p, or the zero value for NULL.
+func deref[T any](p *T) T {
+	var v T
+	if p != nil {
+		v = *p
+	}
+	return v
 }
 
 // orderRow is a row of the orders table. (queue_claim_until is only ever
@@ -340,6 +372,9 @@ type orderRow struct {
 	PayBy          *time.Time // NULL while payments are off
 	PaidAt         *time.Time
 	StatusFence    int64
+	PriceMinor     *int64  // the activity's price at the sale; NULL: none
+	Currency       *string // NULL: no price
+	RefundReason   *string // on refund_required and refunded orders
 }
 
 func (orderRow) TableName() string { return "orders" }
@@ -356,6 +391,8 @@ func (s *Store) newOrderRow(o seckill.Order) orderRow {
 		PayBy:      optionalTime(o.PayBy),
 		PaidAt:     optionalTime(o.PaidAt),
 	}
+	r.PriceMinor, r.Currency = optionalPrice(o.PriceMinor, o.Currency)
+	r.RefundReason = optionalString(o.RefundReason)
 	if r.PayBy == nil && s.payWindow > 0 {
 		r.PayBy = optionalTime(r.CreatedAt.Add(s.payWindow))
 	}
@@ -376,13 +413,16 @@ func optionalTime(t time.Time) *time.Time {
 
 func (r orderRow) order() seckill.Order {
 	o := seckill.Order{
-		ID:          r.ID,
-		ActivityID:  r.ActivityID,
-		UserID:      r.UserID,
-		Status:      r.Status,
-		Fence:       r.Fence,
-		CreatedAt:   r.CreatedAt.UTC(),
-		StatusFence: r.StatusFence,
+		ID:           r.ID,
+		ActivityID:   r.ActivityID,
+		UserID:       r.UserID,
+		Status:       r.Status,
+		Fence:        r.Fence,
+		CreatedAt:    r.CreatedAt.UTC(),
+		StatusFence:  r.StatusFence,
+		PriceMinor:   deref(r.PriceMinor),
+		Currency:     deref(r.Currency),
+		RefundReason: deref(r.RefundReason),
 	}
 	if r.PayBy != nil {
 		o.PayBy = r.PayBy.UTC()

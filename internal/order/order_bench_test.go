@@ -23,7 +23,7 @@ func BenchmarkCreateOrder(b *testing.B) {
 		{"mariadb", testenv.MySQLDSN(b)},
 		{"sqlite-file", "sqlite:" + filepath.Join(b.TempDir(), "bench.db")},
 	} {
-		s, err := Open(context.Background(), backend.dsn)
+		s, err := Open(context.Background(), backend.dsn, Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

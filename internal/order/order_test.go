@@ -15,8 +15,8 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/faultproxy"
 	"github.com/seckill-oss/seckill/internal/testenv"
+	"github.com/seckill-oss/seckill/internal/toxic"
 )
 
 // backends runs f against each database the service supports: a fresh
@@ -29,7 +29,7 @@ func backends(t *testing.T, f func(t *testing.T, s *Store)) {
 	}
 	for _, name := range []string{"mariadb", "sqlite-memory", "sqlite-file"} {
 		t.Run(name, func(t *testing.T) {
-			s, err := Open(context.Background(), dsns[name](t))
+			s, err := Open(context.Background(), dsns[name](t), Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -394,7 +394,7 @@ func TestMigrate(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		s, err := Open(ctx, dsn)
+		s, err := Open(ctx, dsn, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -407,7 +407,7 @@ func TestMigrate(t *testing.T) {
 
 func TestOpenRejectsBadDSN(t *testing.T) {
 	for _, dsn := range []string{"sqlite:", "sqlite:/tmp/x.db?mode=ro", "not a dsn"} {
-		if s, err := Open(context.Background(), dsn); err == nil {
+		if s, err := Open(context.Background(), dsn, Options{}); err == nil {
 			_ = s.Close()
 			t.Errorf("Open(%q) succeeded", dsn)
 		}
@@ -420,12 +420,12 @@ func TestOpenRejectsBadDSN(t *testing.T) {
 func TestCommitFailureIsUnknown(t *testing.T) {
 	ctx := context.Background()
 	dsn := testenv.MySQLDSN(t)
-	s, err := Open(ctx, dsn)
+	s, err := Open(ctx, dsn, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	killer, err := Open(ctx, dsn)
+	killer, err := Open(ctx, dsn, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -468,19 +468,19 @@ func TestCommitEndsWithTheLease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := faultproxy.New(cfg.Addr)
+	p, err := toxic.New(cfg.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
 	cfg.Addr = p.Addr()
-	s, err := Open(ctx, cfg.FormatDSN())
+	s, err := Open(ctx, cfg.FormatDSN(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	a := newActivity(t, s, 10)
-	err = s.db.Callback().Create().After("gorm:create").Register("test:stall_link", func(*gorm.DB) { p.SetDelay(5 * time.Second) })
+	err = s.db.Callback().Create().After("gorm:create").Register("test:stall_link", func(*gorm.DB) { p.SetReplyDelay(5 * time.Second) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -489,7 +489,7 @@ func TestCommitEndsWithTheLease(t *testing.T) {
 	start := time.Now()
 	_, err = s.CreateOrders(lease, a.ID, 1, batchOf(1))
 	took := time.Since(start)
-	p.SetDelay(0)
+	p.SetReplyDelay(0)
 	if took > 2*time.Second {
 		t.Fatalf("CreateOrders returned after %.1fs (%v); the lease was 500ms", took.Seconds(), err)
 	}

@@ -24,6 +24,9 @@ type StatusChange struct {
 	// PaidAt is the provider's time of payment, stored with To paid or
 	// refund_required.
 	PaidAt time.Time
+	// RefundReason is why, stored with To refund_required (a
+	// seckill.RefundReason value).
+	RefundReason string
 	// Fence of the per-order lock grant the change is made under.
 	Fence int64
 }
@@ -32,22 +35,25 @@ type StatusChange struct {
 // one and no grant as new as this one changed it before: a verification
 // whose lease ran out cannot write behind its successor's back, and a status
 // changes at most once from each value.
-const changeStatus = `UPDATE orders SET status = ?, paid_at = ?, status_fence = ?, queue_claim_until = NULL
+const changeStatus = `UPDATE orders SET status = ?, paid_at = ?, refund_reason = ?, status_fence = ?, queue_claim_until = NULL
 WHERE id = ? AND activity_id = ? AND status = ? AND status_fence < ?`
 
-// giveUnitBack takes an expired order's unit off the activity's sold count.
+// giveUnitBack takes the unit of an order that stops holding one (expired,
+// or refund_required straight from created) off the activity's sold count.
 const giveUnitBack = `UPDATE activities SET sold = sold - 1 WHERE id = ? AND sold > 0`
 
 // allowedChanges are the only status changes there are.
 var allowedChanges = map[[2]string]bool{
 	{seckill.OrderStatusCreated, seckill.OrderStatusPaid}:           true,
 	{seckill.OrderStatusCreated, seckill.OrderStatusExpired}:        true,
+	{seckill.OrderStatusCreated, seckill.OrderStatusRefundRequired}: true, // a payment that does not match
 	{seckill.OrderStatusExpired, seckill.OrderStatusRefundRequired}: true,
 }
 
-// ChangeStatus applies c in one transaction; created -> expired also takes
-// the unit off the activity's sold count in the same transaction, so the
-// database never counts an expired order's unit as sold nor loses it.
+// ChangeStatus applies c in one transaction; created -> expired and created
+// -> refund_required also take the unit off the activity's sold count in the
+// same transaction, so the database never counts the unit of an order that
+// holds none as sold nor loses it.
 //
 // Errors: ErrNotFound, ErrStatusChanged (the order's status is not c.From),
 // ErrStaleFence (a grant as new as c.Fence changed the status already); with
@@ -64,7 +70,7 @@ func (s *Store) ChangeStatus(ctx context.Context, c StatusChange) error {
 	}
 	defer tx.Rollback() // a no-op after Commit
 
-	expiry := c.From == seckill.OrderStatusCreated && c.To == seckill.OrderStatusExpired
+	expiry := c.From == seckill.OrderStatusCreated && !seckill.HoldsUnit(c.To)
 	if expiry {
 		// The activity's row before the order's, in the order a purchase
 		// batch takes them (its claim, then its insert, whose unique-key check
@@ -74,7 +80,7 @@ func (s *Store) ChangeStatus(ctx context.Context, c StatusChange) error {
 			return fmt.Errorf("%s: %w", what, activityErr(c.ActivityID, err))
 		}
 	}
-	res := tx.Exec(changeStatus, c.To, optionalTime(c.PaidAt), c.Fence, c.OrderID, c.ActivityID, c.From, c.Fence)
+	res := tx.Exec(changeStatus, c.To, optionalTime(c.PaidAt), optionalString(c.RefundReason), c.Fence, c.OrderID, c.ActivityID, c.From, c.Fence)
 	if res.Error != nil {
 		return fmt.Errorf("%s: %w", what, res.Error)
 	}

@@ -208,7 +208,7 @@ func TestClaimDueSharesTheQueue(t *testing.T) {
 // the unit taken off sold, not committed) while OrderLocked runs.
 func TestOrderLockedWaitsForAnExpiryInFlight(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, testenv.MySQLDSN(t))
+	s, err := Open(ctx, testenv.MySQLDSN(t), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestOrderLockedWaitsForAnExpiryInFlight(t *testing.T) {
 	if err := tx.Clauses(lockingRead(tx)...).Select("id").Take(&activityRow{}, a.ID).Error; err != nil {
 		t.Fatal(err)
 	}
-	if err := tx.Exec(changeStatus, seckill.OrderStatusExpired, nil, 5, o.ID, a.ID, seckill.OrderStatusCreated, 5).Error; err != nil {
+	if err := tx.Exec(changeStatus, seckill.OrderStatusExpired, nil, nil, 5, o.ID, a.ID, seckill.OrderStatusCreated, 5).Error; err != nil {
 		t.Fatal(err)
 	}
 	if err := tx.Exec(giveUnitBack, a.ID).Error; err != nil {
@@ -258,7 +258,7 @@ func TestOrderLockedWaitsForAnExpiryInFlight(t *testing.T) {
 // with it. ChangeStatus now takes the activity first.
 func TestExpiryAndRepurchaseDoNotDeadlock(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, testenv.MySQLDSN(t))
+	s, err := Open(ctx, testenv.MySQLDSN(t), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

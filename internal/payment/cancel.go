@@ -30,7 +30,7 @@ func (s *Service) Cancel(ctx context.Context, activityID, userID int64) (seckill
 	case errors.Is(err, order.ErrNotFound):
 		return seckill.Order{}, seckill.Errorf(seckill.EOrderNotFound, "you hold no order for activity %d", activityID)
 	case err != nil:
-		return seckill.Order{}, unavailable("the order database did not answer", err)
+		return seckill.Order{}, seckill.Unavailable("the order database did not answer", err)
 	}
 	if o.Status != seckill.OrderStatusCreated {
 		return o, notCancellable(o)
@@ -38,15 +38,15 @@ func (s *Service) Cancel(ctx context.Context, activityID, userID int64) (seckill
 	lk, err := s.locks.Obtain(ctx, s.lockKey(o), s.cfg.LockTTL, &lock.ObtainOptions{
 		Wait:      s.cfg.LockTTL,
 		AutoRenew: true,
-		FenceKey:  s.fenceLockKey(o.ActivityID) + ":fence",
+		FenceOf:   s.fenceLockKey(o.ActivityID),
 	})
 	switch {
 	case errors.Is(err, lock.ErrNotObtained):
 		s.m.verified(triggerCancel, outcomeBusy)
-		return o, unavailable("the order is being verified; try again", err)
+		return o, seckill.Unavailable("the order is being verified; try again", err)
 	case err != nil:
 		s.m.verified(triggerCancel, outcomeUnknown)
-		return o, unavailable("Redis did not answer", err)
+		return o, seckill.Unavailable("Redis did not answer", err)
 	}
 	defer func() {
 		if err := lk.Release(ctx); err != nil {
@@ -57,7 +57,7 @@ func (s *Service) Cancel(ctx context.Context, activityID, userID int64) (seckill
 	s.m.verified(triggerCancel, outcome)
 	switch {
 	case err != nil:
-		return v, unavailable("the order could not be cancelled now; nothing changed", err)
+		return v, seckill.Unavailable("the order could not be cancelled now; nothing changed", err)
 	case v.Status != seckill.OrderStatusExpired:
 		return v, notCancellable(v)
 	}
@@ -75,7 +75,7 @@ func (s *Service) cancelHolding(lk *lock.Lock, orderID string) (seckill.Order, s
 	if o.Status != seckill.OrderStatusCreated {
 		return o, outcomeSettled, nil
 	}
-	budget := min(s.cfg.ProviderTimeout, lk.Remaining()-writeReserve(s.cfg.LockTTL))
+	budget := lk.CallBudget(s.cfg.ProviderTimeout)
 	if budget <= 0 {
 		return o, outcomeUnknown, fmt.Errorf("payment: cancel order %s: the lease ran out before the provider could be asked: %w", o.ID, context.DeadlineExceeded)
 	}
@@ -88,8 +88,12 @@ func (s *Service) cancelHolding(lk *lock.Lock, orderID string) (seckill.Order, s
 	}
 	change := order.StatusChange{OrderID: o.ID, ActivityID: o.ActivityID, From: o.Status, Fence: lk.Fence()}
 	if p.Status == PaymentPaid {
-		change.To, change.PaidAt = seckill.OrderStatusPaid, p.PaidAt
-		return s.write(lease, o, change)
+		change.PaidAt = p.PaidAt
+		change.To, change.RefundReason = settle(o, p, s.cfg.MerchantID)
+		if change.To == seckill.OrderStatusPaid {
+			return s.write(lease, o, change)
+		}
+		return s.expire(lease, o, change) // a payment that does not match: refunded, the unit back
 	}
 	change.To = seckill.OrderStatusExpired
 	return s.expire(lease, o, change)

@@ -11,17 +11,22 @@ import (
 
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/order"
+
+	"github.com/seckill-oss/seckill/internal/promreg"
 )
 
 // Outcomes of one verification, the values of the outcome label.
 const (
 	outcomePaid           = "paid"            // created -> paid
 	outcomeExpired        = "expired"         // created -> expired, unit given back
-	outcomeRefundRequired = "refund_required" // expired -> refund_required
+	outcomeRefundRequired = "refund_required" // expired -> refund_required, or created -> refund_required (a payment that does not match; unit given back)
 	outcomeUnchanged      = "unchanged"       // the provider's answer changes nothing (pending before pay_by)
 	outcomeSettled        = "settled"         // the status was already final, or another trigger changed it first
 	outcomeUnknown        = "unknown"         // no answer from the provider, or the write failed: verified again later
 	outcomeBusy           = "busy"            // another trigger holds the order's lock
+	// A callback answered without asking the provider: a query that started
+	// after it arrived answered it, or the order expired long ago.
+	outcomeCoalesced = "coalesced"
 )
 
 // metrics are the payment flow's numbers. Every method works on a zero
@@ -37,6 +42,8 @@ type metrics struct {
 	log           *slog.Logger
 }
 
+// newMetrics is long because it is a flat list of collectors, each given
+// its series at 0, then registered.
 func newMetrics(reg prometheus.Registerer, log *slog.Logger) *metrics {
 	m := &metrics{
 		verifications: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -49,7 +56,7 @@ func newMetrics(reg prometheus.Registerer, log *slog.Logger) *metrics {
 		}),
 		refunds: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "seckill_refunds_required_total",
-			Help: "Expired orders found paid late by this process: the buyer must be refunded.",
+			Help: "Orders found paid late, or paid with an amount, currency or merchant that does not match, by this process: the buyer must be refunded.",
 		}),
 		returns: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "seckill_payment_unit_returns_total",
@@ -75,26 +82,38 @@ func newMetrics(reg prometheus.Registerer, log *slog.Logger) *metrics {
 		m.returns.WithLabelValues(r)
 	}
 	for _, t := range []string{triggerCallback, triggerResultPage, triggerDelayQueue, triggerCancel} {
-		for _, o := range []string{outcomePaid, outcomeExpired, outcomeRefundRequired, outcomeUnchanged, outcomeSettled, outcomeUnknown, outcomeBusy} {
+		for _, o := range []string{outcomePaid, outcomeExpired, outcomeRefundRequired, outcomeUnchanged, outcomeSettled, outcomeUnknown, outcomeBusy, outcomeCoalesced} {
 			m.verifications.WithLabelValues(t, o)
 		}
 	}
-	m.register(m.verifications, m.expirations, m.refunds, m.returns, m.provider, m.lag)
+	if m.reg != nil {
+		var errs [6]error
+		m.verifications, errs[0] = promreg.Register(m.reg, m.verifications)
+		m.expirations, errs[1] = promreg.Register(m.reg, m.expirations)
+		m.refunds, errs[2] = promreg.Register(m.reg, m.refunds)
+		m.returns, errs[3] = promreg.Register(m.reg, m.returns)
+		m.provider, errs[4] = promreg.Register(m.reg, m.provider)
+		m.lag, errs[5] = promreg.Register(m.reg, m.lag)
+		m.failed(errors.Join(errs[:]...))
+	}
 	return m
 }
 
-func (m *metrics) register(cs ...prometheus.Collector) {
+// failed logs metrics that could not be registered: they are not worth
+// refusing to verify payments over.
+func (m *metrics) failed(err error) {
+	if err != nil {
+		m.log.Error("payment: metrics not registered", "err", err)
+	}
+}
+
+// register registers c, a collector that reads its values at scrape time.
+func (m *metrics) register(c prometheus.Collector) {
 	if m.reg == nil {
 		return
 	}
-	var errs []error
-	for _, c := range cs {
-		errs = append(errs, m.reg.Register(c))
-	}
-	if err := errors.Join(errs...); err != nil {
-		// Metrics are not worth refusing to verify payments over.
-		m.log.Error("payment: metrics not registered", "err", err)
-	}
+	_, err := promreg.Register(m.reg, c)
+	m.failed(err)
 }
 
 func (m *metrics) breakerState(state func() float64) {
@@ -116,8 +135,10 @@ func (m *metrics) verified(trigger, outcome string) {
 	}
 }
 
-// ordersByStatus is the gauge seckill_orders{status}, read from the database
-// at scrape time through the (status, pay_by) index.
+// ordersByStatus is the gauge seckill_orders{status}, read from the order
+// store's snapshot (order.Store.StatusCounts): a scrape counts the orders
+// table only when the last count is older than
+// order.DefaultStatusCountMaxAge, and concurrent scrapes share one count.
 type ordersByStatus struct {
 	count func(ctx context.Context) (map[string]int64, error)
 	desc  *prometheus.Desc
@@ -130,8 +151,10 @@ const scrapeTimeout = 2 * time.Second
 func newOrdersByStatus(count func(ctx context.Context) (map[string]int64, error), log *slog.Logger) *ordersByStatus {
 	return &ordersByStatus{
 		count: count,
-		desc:  prometheus.NewDesc("seckill_orders", "Orders in the database by status.", []string{"status"}, nil),
-		log:   log,
+		desc: prometheus.NewDesc("seckill_orders",
+			fmt.Sprintf("Orders in the database by status, as counted up to %v ago.", order.DefaultStatusCountMaxAge),
+			[]string{"status"}, nil),
+		log: log,
 	}
 }
 

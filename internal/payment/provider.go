@@ -5,17 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/sony/gobreaker/v2"
 
-	"github.com/seckill-oss/seckill/internal/tracing"
+	"github.com/seckill-oss/seckill/internal/outbound"
 )
 
 // ErrUnknown is wrapped by every error Check returns: no answer that says
@@ -36,7 +33,16 @@ const (
 type Payment struct {
 	Status string    // PaymentPaid, PaymentPending, PaymentFailed or PaymentNone
 	PaidAt time.Time // with PaymentPaid
+	// AmountMinor, Currency and MerchantID are what was paid, in what, to
+	// whom, as the answer says (0 and "" when it leaves them out); a paid
+	// answer must match the order with them (match.go).
+	AmountMinor int64
+	Currency    string
+	MerchantID  string
 }
+
+// APIKeyHeader carries Config.APIKey to the provider.
+const APIKeyHeader = "X-Api-Key" //nolint:gosec // G101: a header name, not a credential
 
 // Provider answers what became of an order's payment.
 type Provider interface {
@@ -60,6 +66,7 @@ const (
 type Client struct {
 	base    *url.URL
 	baseErr error
+	apiKey  string // never logged
 	timeout time.Duration
 	http    *http.Client
 	breaker *gobreaker.CircuitBreaker[Payment]
@@ -69,15 +76,10 @@ type Client struct {
 // NewClient returns a Client of the provider at baseURL, each call bounded
 // by timeout. An unusable baseURL makes every Check fail with ErrUnknown.
 func NewClient(baseURL string, timeout time.Duration, log *slog.Logger, m *metrics) *Client {
-	c := &Client{timeout: timeout, m: m, http: &http.Client{Transport: tracing.Transport(&http.Transport{
-		Proxy:               http.ProxyFromEnvironment,
-		DialContext:         (&net.Dialer{Timeout: time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        64,
-		MaxIdleConnsPerHost: 64,
-		IdleConnTimeout:     90 * time.Second,
-		TLSHandshakeTimeout: 2 * time.Second,
-	})}} // traceparent and X-Request-ID
-	c.base, c.baseErr = parseBase(baseURL)
+	c := &Client{timeout: timeout, m: m, http: outbound.Client(64)}
+	if c.base, c.baseErr = outbound.ParseBase(baseURL); c.baseErr != nil {
+		c.baseErr = fmt.Errorf("payment: provider %w", c.baseErr)
+	}
 	c.breaker = gobreaker.NewCircuitBreaker[Payment](gobreaker.Settings{
 		Name:        "payment",
 		MaxRequests: 1,
@@ -91,17 +93,6 @@ func NewClient(baseURL string, timeout time.Duration, log *slog.Logger, m *metri
 	})
 	m.breakerState(func() float64 { return float64(c.breaker.State()) })
 	return c
-}
-
-func parseBase(raw string) (*url.URL, error) {
-	u, err := url.Parse(strings.TrimRight(raw, "/"))
-	if err != nil {
-		return nil, fmt.Errorf("payment: provider URL: %w", err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("payment: provider URL %q: want http(s)://host[:port][/path]", raw)
-	}
-	return u, nil
 }
 
 // Check asks the provider about the order's payment. Any error wraps
@@ -132,27 +123,18 @@ func (c *Client) call(ctx context.Context, orderID string) (Payment, error) {
 	u := *c.base
 	u.Path += "/v1/payments/" + orderID
 	u.RawPath = c.base.EscapedPath() + "/v1/payments/" + url.PathEscape(orderID)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return Payment{}, err
+	var header http.Header
+	if c.apiKey != "" {
+		header = http.Header{APIKeyHeader: {c.apiKey}}
 	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return Payment{}, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
-	if err != nil {
-		return Payment{}, fmt.Errorf("reading answer: %w", err)
-	}
+	status, body, err := outbound.Get(ctx, c.http, &u, header, maxAnswer)
 	switch {
-	case resp.StatusCode == http.StatusNotFound:
+	case err != nil:
+		return Payment{}, err
+	case status == http.StatusNotFound:
 		return Payment{Status: PaymentNone}, nil
-	case resp.StatusCode != http.StatusOK:
-		return Payment{}, fmt.Errorf("answer status %d", resp.StatusCode)
-	case len(body) > maxAnswer:
-		return Payment{}, fmt.Errorf("answer larger than %d bytes", maxAnswer)
+	case status != http.StatusOK:
+		return Payment{}, fmt.Errorf("answer status %d", status)
 	}
 	return parseAnswer(body, orderID)
 }
@@ -161,9 +143,12 @@ func (c *Client) call(ctx context.Context, orderID string) (Payment, error) {
 // this order is an error, never a status.
 func parseAnswer(body []byte, orderID string) (Payment, error) {
 	var a struct {
-		OrderID string `json:"order_id"`
-		Status  string `json:"status"`
-		PaidAt  string `json:"paid_at"`
+		OrderID     string `json:"order_id"`
+		Status      string `json:"status"`
+		PaidAt      string `json:"paid_at"`
+		AmountMinor int64  `json:"amount_minor"`
+		Currency    string `json:"currency"`
+		MerchantID  string `json:"merchant_id"`
 	}
 	if err := json.Unmarshal(body, &a); err != nil {
 		return Payment{}, fmt.Errorf("decoding answer: %w", err)
@@ -179,7 +164,7 @@ func parseAnswer(body []byte, orderID string) (Payment, error) {
 		if err != nil {
 			return Payment{}, fmt.Errorf("paid answer without a valid paid_at: %w", err)
 		}
-		return Payment{Status: PaymentPaid, PaidAt: at.UTC()}, nil
+		return Payment{Status: PaymentPaid, PaidAt: at.UTC(), AmountMinor: a.AmountMinor, Currency: a.Currency, MerchantID: a.MerchantID}, nil
 	}
 	return Payment{}, fmt.Errorf("answer has status %q", a.Status)
 }

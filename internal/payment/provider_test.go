@@ -93,3 +93,24 @@ func TestProviderBreakerOpens(t *testing.T) {
 		t.Errorf("Check with the breaker open: %v, want ErrOpenState", err)
 	}
 }
+
+// TestProviderErrorsNeverShowTheURLPassword: a password in
+// SECKILL_PAYMENT_URL never reaches an error (and so a log line): not when
+// the URL is unusable, not when it does not parse, not when the provider
+// does not answer.
+func TestProviderErrorsNeverShowTheURLPassword(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	for _, raw := range []string{
+		"ftp://user:s3cret@127.0.0.1:1",         // not http(s)
+		"http://user:s3cret@127.0.0.1:1?x=1",    // a query
+		"http://user:s3cret@127.0.0.1:notaport", // does not parse
+		"http://user:s3cret@127.0.0.1:1",        // nobody answers
+	} {
+		c := NewClient(raw, 200*time.Millisecond, log, newMetrics(nil, log))
+		_, err := c.Check(context.Background(), "o1")
+		if err == nil || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("Check with %s: %v; want an error without the password", raw, err)
+		}
+		c.Close()
+	}
+}

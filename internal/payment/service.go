@@ -23,9 +23,6 @@ package payment
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -36,6 +33,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/stock"
@@ -48,12 +46,22 @@ type Config struct {
 	ProviderURL string
 	// Secret is the HMAC-SHA256 key of callbacks. Required.
 	Secret []byte
+	// PreviousSecret, when set, is accepted besides Secret: the key being
+	// rotated out, while the provider still signs with it.
+	PreviousSecret []byte
 	// LockTTL is the lease of a per-order lock, renewed while the
 	// verification runs. Default 2s.
 	LockTTL time.Duration
 	// ProviderTimeout bounds one provider query; it is cut shorter when the
 	// lease has less left. Default LockTTL/2.
 	ProviderTimeout time.Duration
+	// MerchantID is this service's merchant at the provider: a paid answer
+	// must name it, or the order is refund_required. "": not checked.
+	MerchantID string
+	// APIKey, when set, is sent to the provider with every query
+	// (APIKeyHeader), so that no credential need live in ProviderURL. It is
+	// never logged.
+	APIKey string
 	// KeyPrefix is put before every Redis key.
 	KeyPrefix string
 	// PollInterval is how often the delay queue looks for due orders.
@@ -84,12 +92,9 @@ const (
 	DefaultPollInterval = 200 * time.Millisecond
 )
 
-// resultPageInterval is how often the result page may run a verification of
-// one order, across all instances.
+// resultPageInterval is how often the result page, and the callbacks, may
+// run a verification of one order, across all instances.
 const resultPageInterval = time.Second
-
-// retryAfter is what unavailable answers tell the client.
-const retryAfter = time.Second
 
 // Service verifies payments and expires unpaid orders. It is safe for
 // concurrent use. Start runs its delay queue; Close stops it.
@@ -153,61 +158,13 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		s.returned = func(int64) {}
 	}
 	s.m = newMetrics(deps.Registry, s.log)
-	s.m.register(newOrdersByStatus(func(ctx context.Context) (map[string]int64, error) {
-		return s.orders.CountByStatus(ctx, 0)
-	}, s.log))
+	s.m.register(newOrdersByStatus(s.orders.StatusCounts, s.log))
 	if s.provider == nil {
 		s.client = NewClient(cfg.ProviderURL, cfg.ProviderTimeout, s.log, s.m)
+		s.client.apiKey = cfg.APIKey
 		s.provider = s.client
 	}
 	return s, nil
-}
-
-// CheckSignature returns nil when signature is the callback signature of
-// body (see VerifySignature), else an EUnauthenticated *seckill.Error.
-func (s *Service) CheckSignature(body []byte, signature string) error {
-	return VerifySignature(s.cfg.Secret, body, signature)
-}
-
-// VerifySignature returns nil when signature is the hex (either case)
-// HMAC-SHA256 of body under secret, compared in constant time; otherwise an
-// EUnauthenticated *seckill.Error.
-func VerifySignature(secret, body []byte, signature string) error {
-	got, err := hex.DecodeString(signature)
-	if err != nil || len(got) != sha256.Size {
-		return seckill.Errorf(seckill.EUnauthenticated, "X-Signature must be the hex HMAC-SHA256 of the body")
-	}
-	if !hmac.Equal(got, Sign(secret, body)) {
-		return seckill.Errorf(seckill.EUnauthenticated, "X-Signature does not match the body")
-	}
-	return nil
-}
-
-// Sign returns the HMAC-SHA256 of body under secret: hex-encoded, the
-// X-Signature of a callback.
-func Sign(secret, body []byte) []byte {
-	mac := hmac.New(sha256.New, secret)
-	mac.Write(body)
-	return mac.Sum(nil)
-}
-
-// Callback runs the verification of the order a provider's callback names
-// and returns the order after it. The callback is only a hint: the provider
-// is asked. Errors: EOrderNotFound, EUnavailable (the provider or a store
-// did not answer, or another verification kept the order busy).
-func (s *Service) Callback(ctx context.Context, orderID string) (seckill.Order, error) {
-	o, err := s.orders.OrderByID(ctx, orderID)
-	switch {
-	case errors.Is(err, order.ErrNotFound):
-		return seckill.Order{}, seckill.Errorf(seckill.EOrderNotFound, "no order %q", orderID)
-	case err != nil:
-		return seckill.Order{}, unavailable("the order database did not answer", err)
-	}
-	v, err := s.verify(ctx, o, triggerCallback)
-	if err != nil {
-		return seckill.Order{}, unavailable("the payment could not be verified now; the order is verified again later", err)
-	}
-	return v, nil
 }
 
 // Refresh is the result page's trigger: for a created order it runs the
@@ -235,28 +192,25 @@ func (s *Service) Refresh(ctx context.Context, o seckill.Order) seckill.Order {
 func (s *Service) Counts(ctx context.Context, activityID int64) (expired, refundRequired int64, err error) {
 	counts, err := s.orders.CountByStatus(ctx, activityID)
 	if err != nil {
-		return 0, 0, unavailable("the order database did not answer", err)
+		return 0, 0, seckill.Unavailable("the order database did not answer", err)
 	}
 	return counts[seckill.OrderStatusExpired], counts[seckill.OrderStatusRefundRequired], nil
 }
 
 // lockKey is the order's lock: <prefix>seckill:{act:N}:pay:order:<id>.
 func (s *Service) lockKey(o seckill.Order) string {
-	return stock.ActivityKey(s.cfg.KeyPrefix, o.ActivityID, "pay:order:"+o.ID)
+	return keys.PaymentOrderLock(s.cfg.KeyPrefix, o.ActivityID, o.ID)
 }
 
 // fenceLockKey is the lock key whose own fence counter every order lock of
 // the activity shares (<prefix>seckill:{act:N}:pay:fence), so no counter is
 // left behind per order; SeedFence takes this key.
 func (s *Service) fenceLockKey(activityID int64) string {
-	return stock.ActivityKey(s.cfg.KeyPrefix, activityID, "pay")
+	return keys.PaymentFence(s.cfg.KeyPrefix, activityID)
 }
 
-// pollKey marks a result-page verification of the order in the last second.
+// pollKey marks a result-page or callback verification of the order in the
+// last second.
 func (s *Service) pollKey(o seckill.Order) string {
-	return stock.ActivityKey(s.cfg.KeyPrefix, o.ActivityID, "pay:polled:"+o.ID)
-}
-
-func unavailable(msg string, err error) *seckill.Error {
-	return &seckill.Error{Code: seckill.EUnavailable, Message: msg, RetryAfter: retryAfter, Err: err}
+	return keys.PaymentPolled(s.cfg.KeyPrefix, o.ActivityID, o.ID)
 }

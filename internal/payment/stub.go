@@ -3,7 +3,7 @@ package payment
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/seckill-oss/seckill/internal/stubhttp"
 )
 
 // StubConfig is the behaviour of a Stub that can change while it runs
@@ -44,12 +46,36 @@ type StubPayment struct {
 	Callbacks int `json:"callbacks,omitempty"`
 	// CallbackDelay is when they are sent (Go duration; "" at once).
 	CallbackDelay string `json:"callback_delay,omitempty"`
+	// AmountMinor, Currency and MerchantID, when set, are what the answer
+	// says was paid, in what, to whom. Unset, the answer says the order's
+	// price (from the Stub's PriceLookup) and the Stub's merchant.
+	AmountMinor *int64 `json:"amount_minor,omitempty"`
+	Currency    string `json:"currency,omitempty"`
+	MerchantID  string `json:"merchant_id,omitempty"`
+	// Wrong makes the answer wrong on purpose, a tampered payment:
+	// "amount" (one minor unit off the order's price), "currency" (XXX,
+	// ISO 4217's "no currency") or "merchant" (another merchant's id).
+	Wrong string `json:"wrong,omitempty"`
 }
+
+// What StubPayment.Wrong can get wrong.
+const (
+	WrongAmount   = "amount"
+	WrongCurrency = "currency"
+	WrongMerchant = "merchant"
+)
+
+// PriceLookup returns an order's price, for a Stub to answer with the
+// amount the order asks for: what a real provider knows because the app
+// started the payment with it. ok is false when the order has no price.
+type PriceLookup func(ctx context.Context, orderID string) (priceMinor int64, currency string, ok bool, err error)
 
 // Stub is an http.Handler that plays the payment provider of docs/API.md:
 //
 //	GET /v1/payments/{order_id}         the provider's query API (404: no payment)
-//	PUT /stub/payments/{order_id}       set the payment (StubPayment as JSON)
+//	PUT /stub/payments/{order_id}       set the payment (StubPayment as JSON:
+//	                                    what was paid, or a wrong amount,
+//	                                    currency or merchant on demand)
 //	GET /stub/config, PUT /stub/config  latency and failures
 //	GET /healthz
 //
@@ -69,6 +95,9 @@ type Stub struct {
 
 	mu          sync.Mutex // guards the fields below
 	callbackURL string
+	merchantID  string
+	prices      PriceLookup
+	apiKey      string
 	cfg         StubConfig
 	payments    map[string]stubState
 	inFlight    map[string]int
@@ -80,6 +109,7 @@ type Stub struct {
 type stubState struct {
 	status string
 	paidAt time.Time
+	answer StubPayment // AmountMinor, Currency, MerchantID, Wrong
 }
 
 // NewStub returns a Stub. callbackURL ("" for none) is the service's base
@@ -112,7 +142,7 @@ func NewStub(cfg StubConfig, callbackURL string, secret []byte, log *slog.Logger
 	s.mux.HandleFunc("GET /stub/config", s.handleGetConfig)
 	s.mux.HandleFunc("PUT /stub/config", s.handlePutConfig)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		stubhttp.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	return s, nil
 }
@@ -153,15 +183,67 @@ func (s *Stub) SetConfig(cfg StubConfig) error {
 	return nil
 }
 
-// SetPayment sets the order's payment status now (paid_at now when paid).
+// SetPayment sets the order's payment status now (paid_at now when paid),
+// paid as the order asks.
 func (s *Stub) SetPayment(orderID, status string) {
-	st := stubState{status: status}
-	if status == PaymentPaid {
+	s.setPayment(orderID, StubPayment{Status: status})
+}
+
+// SetPaymentAs sets the order's payment now as p says (its status and what
+// was paid; After and Callbacks are the HTTP PUT's).
+func (s *Stub) SetPaymentAs(orderID string, p StubPayment) error {
+	if err := p.validateAnswer(); err != nil {
+		return err
+	}
+	s.setPayment(orderID, p)
+	return nil
+}
+
+func (s *Stub) setPayment(orderID string, p StubPayment) {
+	st := stubState{status: p.Status, answer: p}
+	if p.Status == PaymentPaid {
 		st.paidAt = time.Now().UTC().Truncate(time.Microsecond)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.payments[orderID] = st
+}
+
+// SetMerchantID sets the merchant id every answer names, unless a payment
+// sets its own; "" names none.
+func (s *Stub) SetMerchantID(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.merchantID = id
+}
+
+// SetPriceLookup sets where the Stub learns an order's price; nil: it
+// does not, and an answer carries an amount only when its payment set one.
+func (s *Stub) SetPriceLookup(f PriceLookup) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.prices = f
+}
+
+// RequireAPIKey makes the query API answer 401 to a request without key in
+// APIKeyHeader; "" requires none.
+func (s *Stub) RequireAPIKey(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.apiKey = key
+}
+
+// validateAnswer checks what a payment says was paid.
+func (p StubPayment) validateAnswer() error {
+	switch {
+	case p.Status != PaymentPaid && p.Status != PaymentPending && p.Status != PaymentFailed:
+		return errors.New(`status must be "paid", "pending" or "failed"`)
+	case p.AmountMinor != nil && *p.AmountMinor < 0:
+		return errors.New("amount_minor must not be negative")
+	case p.Wrong != "" && p.Wrong != WrongAmount && p.Wrong != WrongCurrency && p.Wrong != WrongMerchant:
+		return errors.New(`wrong must be "amount", "currency" or "merchant"`)
+	}
+	return nil
 }
 
 // Requests reports how many queries the order's payment had.
@@ -180,6 +262,13 @@ func (s *Stub) MaxInFlight() int {
 
 func (s *Stub) handleQuery(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("order_id")
+	s.mu.Lock()
+	key := s.apiKey
+	s.mu.Unlock()
+	if key != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get(APIKeyHeader)), []byte(key)) != 1 {
+		stubhttp.WriteJSON(w, http.StatusUnauthorized, map[string]any{"error": map[string]string{"code": "unauthenticated", "message": "send the API key in " + APIKeyHeader}})
+		return
+	}
 	s.mu.Lock()
 	s.requests[id]++
 	s.inFlight[id]++
@@ -201,21 +290,67 @@ func (s *Stub) handleQuery(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if fail {
-		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": map[string]string{"code": "internal", "message": "stub: configured failure"}})
+		stubhttp.WriteJSON(w, http.StatusInternalServerError, map[string]any{"error": map[string]string{"code": "internal", "message": "stub: configured failure"}})
 		return
 	}
 	s.mu.Lock()
 	st, ok := s.payments[id]
 	s.mu.Unlock()
 	if !ok {
-		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]string{"code": "not_found", "message": "no payment for this order"}})
+		stubhttp.WriteJSON(w, http.StatusNotFound, map[string]any{"error": map[string]string{"code": "not_found", "message": "no payment for this order"}})
 		return
 	}
-	answer := map[string]string{"order_id": id, "status": st.status}
+	answer := map[string]any{"order_id": id, "status": st.status}
 	if !st.paidAt.IsZero() {
 		answer["paid_at"] = st.paidAt.Format(time.RFC3339Nano)
 	}
-	writeJSON(w, http.StatusOK, answer)
+	s.paidWith(r.Context(), id, st.answer, answer)
+	stubhttp.WriteJSON(w, http.StatusOK, answer)
+}
+
+// paidWith adds to answer what was paid, in what, to whom: as the payment
+// set it, else the order's price and the Stub's merchant, then made wrong
+// as the payment asks.
+func (s *Stub) paidWith(ctx context.Context, orderID string, p StubPayment, answer map[string]any) {
+	s.mu.Lock()
+	merchant, prices := s.merchantID, s.prices
+	s.mu.Unlock()
+	amount, currency := int64(0), p.Currency
+	if p.AmountMinor != nil {
+		amount = *p.AmountMinor
+	}
+	if p.AmountMinor == nil && p.Currency == "" && prices != nil {
+		lctx, cancel := context.WithTimeout(ctx, time.Second)
+		price, cur, ok, err := prices(lctx, orderID)
+		cancel()
+		switch {
+		case err != nil:
+			s.log.Warn("paystub: the order's price could not be read; answering without an amount", "order_id", orderID, "err", err)
+		case ok:
+			amount, currency = price, cur
+		}
+	}
+	if p.MerchantID != "" {
+		merchant = p.MerchantID
+	}
+	switch p.Wrong {
+	case WrongAmount:
+		if amount > 1 {
+			amount--
+		} else {
+			amount++
+		}
+	case WrongCurrency:
+		currency = "XXX"
+	case WrongMerchant:
+		merchant = "not-" + merchant
+	}
+	if amount != 0 || currency != "" {
+		answer["amount_minor"], answer["currency"] = amount, currency
+	}
+	if merchant != "" {
+		answer["merchant_id"] = merchant
+	}
 }
 
 func (s *Stub) handleSet(w http.ResponseWriter, r *http.Request) {
@@ -224,34 +359,35 @@ func (s *Stub) handleSet(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
-		writeStubError(w, "bad payment: "+err.Error())
+		stubhttp.WriteError(w, http.StatusBadRequest, "invalid_request", "bad payment: "+err.Error())
 		return
 	}
 	after, err1 := optionalDuration(p.After)
 	delay, err2 := optionalDuration(p.CallbackDelay)
-	switch {
-	case p.Status != PaymentPaid && p.Status != PaymentPending && p.Status != PaymentFailed:
-		writeStubError(w, `status must be "paid", "pending" or "failed"`)
+	if err := p.validateAnswer(); err != nil {
+		stubhttp.WriteError(w, http.StatusBadRequest, "invalid_request", err.Error())
 		return
+	}
+	switch {
 	case err1 != nil || err2 != nil:
-		writeStubError(w, "after and callback_delay must be Go durations such as 2s")
+		stubhttp.WriteError(w, http.StatusBadRequest, "invalid_request", "after and callback_delay must be Go durations such as 2s")
 		return
 	case p.Callbacks < 0 || p.Callbacks > 10:
-		writeStubError(w, "callbacks must be 0..10")
+		stubhttp.WriteError(w, http.StatusBadRequest, "invalid_request", "callbacks must be 0..10")
 		return
 	case p.Callbacks > 0 && s.callbackBase() == "":
-		writeStubError(w, "this stub has no callback URL (-callback-url)")
+		stubhttp.WriteError(w, http.StatusBadRequest, "invalid_request", "this stub has no callback URL (-callback-url)")
 		return
 	}
 	if after > 0 {
-		s.later(after, func() { s.SetPayment(id, p.Status) })
+		s.later(after, func() { s.setPayment(id, p) })
 	} else {
-		s.SetPayment(id, p.Status)
+		s.setPayment(id, p)
 	}
 	for range p.Callbacks {
 		s.later(delay, func() { s.sendCallback(id, p.Status) })
 	}
-	writeJSON(w, http.StatusAccepted, p)
+	stubhttp.WriteJSON(w, http.StatusAccepted, p)
 }
 
 // later runs f after d unless the Stub is closed first.
@@ -284,7 +420,10 @@ func (s *Stub) sendCallback(orderID, status string) {
 		return
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Signature", hex.EncodeToString(Sign(s.secret, body)))
+	// Signed with a timestamp, as docs/API.md asks of providers.
+	ts, sig := SignAt(s.secret, body, time.Now())
+	req.Header.Set("X-Signature-Timestamp", ts)
+	req.Header.Set("X-Signature", sig)
 	resp, err := s.client.Do(req)
 	if err != nil {
 		s.log.Warn("paystub: callback", "order_id", orderID, "err", err)
@@ -295,7 +434,7 @@ func (s *Stub) sendCallback(orderID, status string) {
 }
 
 func (s *Stub) handleGetConfig(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, s.wireConfig())
+	stubhttp.WriteJSON(w, http.StatusOK, s.wireConfig())
 }
 
 func (s *Stub) wireConfig() stubConfigJSON {
@@ -309,24 +448,24 @@ func (s *Stub) handlePutConfig(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&w0); err != nil {
-		writeStubError(w, "bad config: "+err.Error())
+		stubhttp.WriteError(w, http.StatusBadRequest, "invalid_request", "bad config: "+err.Error())
 		return
 	}
 	latency, err := time.ParseDuration(w0.Latency)
 	if err != nil {
-		writeStubError(w, "latency must be a Go duration such as 300ms")
+		stubhttp.WriteError(w, http.StatusBadRequest, "invalid_request", "latency must be a Go duration such as 300ms")
 		return
 	}
 	if w0.CallbackURL != "" && !strings.HasPrefix(w0.CallbackURL, "http://") && !strings.HasPrefix(w0.CallbackURL, "https://") {
-		writeStubError(w, "callback_url must be an http(s) URL")
+		stubhttp.WriteError(w, http.StatusBadRequest, "invalid_request", "callback_url must be an http(s) URL")
 		return
 	}
 	if w0.CallbackURL != "" && len(s.secret) == 0 {
-		writeStubError(w, "callbacks need a secret (SECKILL_PAYMENT_SECRET)")
+		stubhttp.WriteError(w, http.StatusBadRequest, "invalid_request", "callbacks need a secret (SECKILL_PAYMENT_SECRET)")
 		return
 	}
 	if err := s.SetConfig(StubConfig{Latency: latency, FailRate: w0.FailRate}); err != nil {
-		writeStubError(w, err.Error())
+		stubhttp.WriteError(w, http.StatusBadRequest, "invalid_request", err.Error())
 		return
 	}
 	s.SetCallbackURL(w0.CallbackURL)
@@ -342,14 +481,4 @@ func optionalDuration(v string) (time.Duration, error) {
 		err = fmt.Errorf("negative duration %s", v)
 	}
 	return d, err
-}
-
-func writeStubError(w http.ResponseWriter, msg string) {
-	writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]string{"code": "invalid_request", "message": msg}})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v) // the client may be gone; nothing to do about it
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sethvargo/go-retry"
+
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/crashpoint"
 	"github.com/seckill-oss/seckill/internal/lock"
@@ -22,10 +24,6 @@ const (
 
 // errBusy: another trigger holds the order's lock.
 var errBusy = errors.New("payment: another verification of the order is running")
-
-// detachedTimeout bounds the work that must finish after the caller has
-// gone: giving a unit back, reading back a commit of unknown outcome.
-const detachedTimeout = 2 * time.Second
 
 // verify runs the verification of o for trigger and returns the order after
 // it. An error means the order was left as it was and must be verified again
@@ -64,7 +62,7 @@ func (s *Service) verifyOnce(ctx context.Context, o seckill.Order, trigger strin
 	lk, err := s.locks.Obtain(ctx, s.lockKey(o), s.cfg.LockTTL, &lock.ObtainOptions{
 		Wait:      wait,
 		AutoRenew: true, // the watchdog: renewed until Release, whatever the outcome
-		FenceKey:  s.fenceLockKey(o.ActivityID) + ":fence",
+		FenceOf:   s.fenceLockKey(o.ActivityID),
 	})
 	switch {
 	case errors.Is(err, lock.ErrNotObtained):
@@ -94,10 +92,14 @@ func (s *Service) verifyHolding(lk *lock.Lock, orderID, trigger string) (seckill
 		return o, outcomeSettled, nil
 	}
 
-	budget := min(s.cfg.ProviderTimeout, lk.Remaining()-writeReserve(s.cfg.LockTTL))
+	budget := lk.CallBudget(s.cfg.ProviderTimeout)
 	if budget <= 0 {
 		return o, outcomeUnknown, fmt.Errorf("payment: order %s: the lease ran out before the provider could be asked: %w", o.ID, context.DeadlineExceeded)
 	}
+	// Counted before the query starts, under the lock: a callback that read a
+	// lower count when it arrived knows, once it holds the lock, that a query
+	// begun after it came has finished (callback.go).
+	s.countQuery(lease, o)
 	pctx, cancel := context.WithTimeout(lease, budget)
 	p, err := s.provider.Check(pctx, o.ID)
 	cancel()
@@ -105,26 +107,34 @@ func (s *Service) verifyHolding(lk *lock.Lock, orderID, trigger string) (seckill
 		return o, outcomeUnknown, err
 	}
 
-	// The provider's answer decides once per status the order is found in:
-	// when another writer moved the order meanwhile (a trigger whose lease
-	// ran out), the same answer decides again from where the order now is,
-	// so a payment that meets an expired order becomes refund_required
-	// instead of being acknowledged as expired.
+	return s.apply(lk, o, p)
+}
+
+// apply writes what the provider's answer p decides for o, under lk. The
+// answer decides once per status the order is found in: when another
+// writer moved the order meanwhile (a trigger whose lease ran out), the
+// same answer decides again from where the order now is, so a payment that
+// meets an expired order becomes refund_required instead of being
+// acknowledged as expired.
+func (s *Service) apply(lk *lock.Lock, o seckill.Order, p Payment) (seckill.Order, string, error) {
+	lease := lk.Context()
 	outcome := outcomeUnchanged
 	for range len(allowedFrom) + 1 {
-		to := decide(o, p, s.now())
+		to, reason := decide(o, p, s.now(), s.cfg.MerchantID)
 		if to == "" {
 			return o, outcome, nil
 		}
-		change := order.StatusChange{OrderID: o.ID, ActivityID: o.ActivityID, From: o.Status, To: to, Fence: lk.Fence()}
+		change := order.StatusChange{OrderID: o.ID, ActivityID: o.ActivityID, From: o.Status, To: to, RefundReason: reason, Fence: lk.Fence()}
+		if to != seckill.OrderStatusExpired {
+			change.PaidAt = p.PaidAt
+		}
 		var (
 			v   seckill.Order
 			err error
 		)
-		if to == seckill.OrderStatusExpired {
-			v, outcome, err = s.expire(lease, o, change)
+		if o.Status == seckill.OrderStatusCreated && !seckill.HoldsUnit(to) {
+			v, outcome, err = s.expire(lease, o, change) // the unit goes back
 		} else {
-			change.PaidAt = p.PaidAt
 			v, outcome, err = s.write(lease, o, change)
 		}
 		if !errors.Is(err, errMoved) {
@@ -144,25 +154,33 @@ var allowedFrom = []string{seckill.OrderStatusCreated, seckill.OrderStatusExpire
 var errMoved = errors.New("payment: the order's status moved since it was read")
 
 // decide is the verification's rule: what the provider's answer p makes of
-// order o at now, or "" for no change.
-func decide(o seckill.Order, p Payment, now time.Time) string {
+// order o at now, or "" for no change, and with refund_required why. A paid
+// answer that does not match the order (match.go) never makes it paid.
+func decide(o seckill.Order, p Payment, now time.Time, merchant string) (to, reason string) {
 	switch o.Status {
 	case seckill.OrderStatusCreated:
 		if p.Status == PaymentPaid {
-			return seckill.OrderStatusPaid
+			return settle(o, p, merchant)
 		}
 		if !o.PayBy.IsZero() && !now.Before(o.PayBy) {
-			return seckill.OrderStatusExpired // pending, failed or none, and the window is over
+			return seckill.OrderStatusExpired, "" // pending, failed or none, and the window is over
 		}
 	case seckill.OrderStatusExpired:
 		if p.Status == PaymentPaid {
-			return seckill.OrderStatusRefundRequired // paid late: the unit is not taken back
+			// Paid late: the unit is not taken back. A payment that also
+			// does not match says so.
+			if why := mismatch(o, p, merchant); why != "" {
+				return seckill.OrderStatusRefundRequired, why
+			}
+			return seckill.OrderStatusRefundRequired, seckill.RefundPaidLate
 		}
 	}
-	return ""
+	return "", ""
 }
 
-// expire writes created -> expired and gives the unit back to Redis.
+// expire writes a created order's change to a status that holds no unit
+// (expired; refund_required for a payment that does not match) and gives
+// the unit back to Redis.
 func (s *Service) expire(lease context.Context, o seckill.Order, change order.StatusChange) (seckill.Order, string, error) {
 	// The stock's epoch before the database forgets the unit: if the stock
 	// is reloaded after this point, the reload may count the unit as unsold
@@ -176,7 +194,7 @@ func (s *Service) expire(lease context.Context, o seckill.Order, change order.St
 		return o, outcomeUnknown, fmt.Errorf("payment: expire order %s: %w", o.ID, err)
 	}
 	v, outcome, err := s.write(lease, o, change)
-	if err != nil || outcome != outcomeExpired || !loaded {
+	if err != nil || outcome != change.To || !loaded {
 		return v, outcome, err
 	}
 	crashpoint.Hit(crashpoint.AfterExpiry)
@@ -192,14 +210,14 @@ func (s *Service) write(lease context.Context, o seckill.Order, change order.Sta
 	case errors.Is(err, order.ErrCommitUnknown):
 		// A locking read: a plain one misses a COMMIT still in flight,
 		// skips the give-back, and the unit is lost when it lands.
-		dctx, cancel := detached(lease)
+		dctx, cancel := lock.Detached(lease)
 		defer cancel()
 		got, rerr := s.orders.OrderLocked(dctx, o.ActivityID, o.ID)
 		if rerr != nil || got.StatusFence != change.Fence {
 			return o, outcomeUnknown, errors.Join(err, rerr)
 		}
 	case errors.Is(err, order.ErrStatusChanged):
-		dctx, cancel := detached(lease)
+		dctx, cancel := lock.Detached(lease)
 		defer cancel()
 		got, rerr := s.orders.OrderByID(dctx, o.ID)
 		if rerr != nil {
@@ -216,9 +234,12 @@ func (s *Service) write(lease context.Context, o seckill.Order, change order.Sta
 	default:
 		return o, outcomeUnknown, err
 	}
-	o.Status, o.StatusFence = change.To, change.Fence
+	o.Status, o.StatusFence, o.RefundReason = change.To, change.Fence, change.RefundReason
 	if !change.PaidAt.IsZero() {
 		o.PaidAt = change.PaidAt.UTC().Truncate(time.Microsecond)
+	}
+	if change.RefundReason != "" {
+		s.log.Warn("payment: order must be refunded", "order_id", o.ID, "activity_id", o.ActivityID, "from", change.From, "reason", change.RefundReason)
 	}
 	s.log.Info("payment: order status changed", "order_id", o.ID, "activity_id", o.ActivityID, "to", change.To)
 	return o, change.To, nil
@@ -229,44 +250,32 @@ func (s *Service) write(lease context.Context, o seckill.Order, change order.Sta
 // not answer is asked again; only when it never answers is the unit left to
 // reconciliation (the database already counts it as unsold).
 func (s *Service) giveBack(lease context.Context, o seckill.Order, epoch int64) {
-	var err error
-	for attempt := range 3 {
-		if attempt > 0 {
-			time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
+	err := lock.RetryDetached(lease, func(dctx context.Context) error {
+		_, err := s.stock.ReturnOrder(dctx, o.ActivityID, o.ID, epoch)
+		if err != nil && !errors.Is(err, stock.ErrOrderReturned) && !errors.Is(err, stock.ErrStale) && !errors.Is(err, stock.ErrNotLoaded) {
+			return retry.RetryableError(err)
 		}
-		dctx, cancel := detached(lease)
-		_, err = s.stock.ReturnOrder(dctx, o.ActivityID, o.ID, epoch)
-		cancel()
-		switch {
-		case err == nil:
-			s.m.returns.WithLabelValues("returned").Inc()
-			s.returned(o.ActivityID)
-			return
-		case errors.Is(err, stock.ErrOrderReturned):
-			// A retry after a reply that was lost: the first attempt landed.
-			s.m.returns.WithLabelValues("already").Inc()
-			s.returned(o.ActivityID)
-			return
-		case errors.Is(err, stock.ErrStale):
-			s.m.returns.WithLabelValues("stale").Inc()
-			s.log.Info("payment: unit not returned: the stock was reloaded since the order expired", "order_id", o.ID, "activity_id", o.ActivityID)
-			return
-		case errors.Is(err, stock.ErrNotLoaded):
-			s.m.returns.WithLabelValues("not_loaded").Inc()
-			return
-		}
+		return err
+	})
+	switch {
+	case err == nil:
+		s.m.returns.WithLabelValues("returned").Inc()
+		s.returned(o.ActivityID)
+		return
+	case errors.Is(err, stock.ErrOrderReturned):
+		// A retry after a reply that was lost: the first attempt landed.
+		s.m.returns.WithLabelValues("already").Inc()
+		s.returned(o.ActivityID)
+		return
+	case errors.Is(err, stock.ErrStale):
+		s.m.returns.WithLabelValues("stale").Inc()
+		s.log.Info("payment: unit not returned: the stock was reloaded since the order expired", "order_id", o.ID, "activity_id", o.ActivityID)
+		return
+	case errors.Is(err, stock.ErrNotLoaded):
+		s.m.returns.WithLabelValues("not_loaded").Inc()
+		return
 	}
 	s.m.returns.WithLabelValues("failed").Inc()
 	s.log.Error("payment: unit of an expired order could not be returned; reconcile the activity",
 		"order_id", o.ID, "activity_id", o.ActivityID, "err", err)
-}
-
-// writeReserve is the part of the lease kept back from the provider query
-// for the write that follows it.
-func writeReserve(ttl time.Duration) time.Duration { return max(ttl/4, 20*time.Millisecond) }
-
-// detached keeps ctx's values but not its cancellation, with its own
-// deadline: for work that must finish after the caller or the lease has gone.
-func detached(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), detachedTimeout)
 }

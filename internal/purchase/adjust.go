@@ -6,9 +6,9 @@ import (
 	"fmt"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
-	"github.com/seckill-oss/seckill/internal/stock"
 )
 
 // StockAdjustment reports what AdjustStock changed.
@@ -42,13 +42,13 @@ func (s *Service) AdjustStock(ctx context.Context, id, total int64) (StockAdjust
 	defer release()
 	lease := lk.Context()
 	if _, err := s.orders.ClaimFence(lease, id, lk.Fence()); err != nil {
-		return StockAdjustment{}, unavailable("could not claim the activity in the database", err)
+		return StockAdjustment{}, seckill.Unavailable("could not claim the activity in the database", err)
 	}
 	epoch := s.soldOut.epoch(id)
 	// Read under the claim: no other adjustment can change it until we are done.
 	a, err := s.orders.Activity(lease, id)
 	if err != nil {
-		return StockAdjustment{}, unavailable("the order database did not answer", err)
+		return StockAdjustment{}, seckill.Unavailable("the order database did not answer", err)
 	}
 	sold, err := s.orders.SetTotalStock(lease, id, lk.Fence(), total)
 	switch {
@@ -56,14 +56,14 @@ func (s *Service) AdjustStock(ctx context.Context, id, total int64) (StockAdjust
 		return StockAdjustment{}, &seckill.Error{Code: seckill.EInvalid,
 			Message: fmt.Sprintf("total_stock %d is below the %d units already sold", total, sold), Err: err}
 	case err != nil:
-		return StockAdjustment{}, unavailable("the order database did not change the stock", err)
+		return StockAdjustment{}, seckill.Unavailable("the order database did not change the stock", err)
 	}
 	before := a.TotalStock
 	a.TotalStock = total
-	s.activities.Store(id, a)
+	s.activities.put(a)
 	after := total - sold
 	if err := s.loadHeld(lease, lk, id, after, epoch); err != nil {
-		return StockAdjustment{}, unavailable("the total stock changed, but Redis was not loaded with it: reconcile the activity", err)
+		return StockAdjustment{}, seckill.Unavailable("the total stock changed, but Redis was not loaded with it: reconcile the activity", err)
 	}
 	s.log.InfoContext(ctx, "stock adjusted", "activity_id", id, "before", before, "total_stock", total, "sold", sold, "remaining", after)
 	return StockAdjustment{ActivityID: id, Before: before, TotalStock: total, Sold: sold, Remaining: after}, nil
@@ -73,39 +73,25 @@ func (s *Service) AdjustStock(ctx context.Context, id, total int64) (StockAdjust
 // counter seeded past the database's first (after Redis lost its data it
 // starts again from zero), then a renewed lease. release gives it back.
 func (s *Service) holdActivity(ctx context.Context, id int64) (lk *lock.Lock, release func(), err error) {
-	key := stock.LockKey(s.cfg.KeyPrefix, id)
+	key := keys.Lock(s.cfg.KeyPrefix, id)
 	dbFence, err := s.orders.Fence(ctx, id)
 	if err != nil {
-		return nil, nil, unavailable("the order database did not answer", err)
+		return nil, nil, seckill.Unavailable("the order database did not answer", err)
 	}
 	if err := s.locks.SeedFence(ctx, key, dbFence); err != nil {
-		return nil, nil, unavailable("Redis did not answer", err)
+		return nil, nil, seckill.Unavailable("Redis did not answer", err)
 	}
 	lk, err = s.locks.Obtain(ctx, key, s.cfg.LockTTL,
 		&lock.ObtainOptions{Wait: 2*s.cfg.LockTTL + s.cfg.LockWait, MaxBackoff: lockPoll, AutoRenew: true})
 	switch {
 	case errors.Is(err, lock.ErrNotObtained):
-		return nil, nil, busy("purchases kept the activity's lock busy; try again", err)
+		return nil, nil, seckill.Busy("purchases kept the activity's lock busy; try again", err)
 	case err != nil:
-		return nil, nil, unavailable("Redis did not answer", err)
+		return nil, nil, seckill.Unavailable("Redis did not answer", err)
 	}
 	return lk, func() {
 		if err := lk.Release(ctx); err != nil {
 			s.log.WarnContext(ctx, "lock release", "activity_id", id, "fence", lk.Fence(), "err", err)
 		}
 	}, nil
-}
-
-// freshActivity reads the activity from the database, not the cache, and
-// caches it: its total stock may have been adjusted by another instance.
-func (s *Service) freshActivity(ctx context.Context, id int64) (seckill.Activity, error) {
-	a, err := s.orders.Activity(ctx, id)
-	switch {
-	case errors.Is(err, order.ErrActivityNotFound):
-		return seckill.Activity{}, seckill.Errorf(seckill.EActivityNotFound, "no activity %d", id)
-	case err != nil:
-		return seckill.Activity{}, unavailable("the order database did not answer", err)
-	}
-	s.activities.Store(id, a)
-	return a, nil
 }

@@ -15,7 +15,7 @@ import (
 func (s *Service) ListActivities(ctx context.Context, afterID int64, limit int) ([]ActivityView, error) {
 	rows, err := s.orders.ListActivities(ctx, afterID, limit)
 	if err != nil {
-		return nil, unavailable("the order database did not answer", err)
+		return nil, seckill.Unavailable("the order database did not answer", err)
 	}
 	now := s.now()
 	out := make([]ActivityView, len(rows))
@@ -37,7 +37,7 @@ func (s *Service) ListOrders(ctx context.Context, activityID int64, status, afte
 	}
 	os, err := s.orders.ListOrders(ctx, activityID, status, afterID, limit)
 	if err != nil {
-		return nil, unavailable("the order database did not answer", err)
+		return nil, seckill.Unavailable("the order database did not answer", err)
 	}
 	return os, nil
 }
@@ -56,7 +56,7 @@ func (s *Service) MarkRefunded(ctx context.Context, orderID, who string) (order.
 	case errors.Is(err, order.ErrNotRefundRequired):
 		return o, &seckill.Error{Code: ERefundNotRequired, Message: "the order is " + o.Status + ", not refund_required", OrderID: o.ID, Err: err}
 	case err != nil:
-		return order.AdminOrder{}, unavailable("the order database did not answer", err)
+		return order.AdminOrder{}, seckill.Unavailable("the order database did not answer", err)
 	}
 	s.log.InfoContext(ctx, "refund marked done", "order_id", o.ID, "activity_id", o.ActivityID, "by", who)
 	return o, nil

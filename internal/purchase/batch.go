@@ -8,10 +8,8 @@ import (
 	"time"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/crashpoint"
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
-	"github.com/seckill-oss/seckill/internal/order"
-	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
 
@@ -20,6 +18,48 @@ import (
 // activity idle while this instance's buyers wait.
 const lockPoll = 5 * time.Millisecond
 
+// batch is what one lock grant serves: tickets of distinct buyers of one
+// activity, and the outcome each of them will be told, by index. The steps
+// of a grant (holders, verification, deduct, write) each narrow a list of
+// indexes still to be served and fail the others.
+type batch struct {
+	activity seckill.Activity
+	tickets  []*ticket
+	outs     []outcome
+}
+
+func newBatch(a seckill.Activity, tickets []*ticket) *batch {
+	return &batch{activity: a, tickets: tickets, outs: make([]outcome, len(tickets))}
+}
+
+// all returns the indexes of every buyer of the batch.
+func (b *batch) all() []int {
+	idx := make([]int, len(b.tickets))
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx
+}
+
+// fail makes err the outcome of the buyers at idx.
+func (b *batch) fail(idx []int, err error) {
+	for _, i := range idx {
+		b.outs[i].err = err
+	}
+}
+
+// req is the purchase request of the buyer at i.
+func (b *batch) req(i int) BuyRequest { return b.tickets[i].req }
+
+// users returns the user ids of the buyers at idx, in order.
+func (b *batch) users(idx []int) []int64 {
+	users := make([]int64, len(idx))
+	for k, i := range idx {
+		users[k] = b.tickets[i].req.UserID
+	}
+	return users
+}
+
 // runBatch serves the tickets with one lock grant and answers each of them.
 // A buyer who queued twice in one batch is served once: the repeat gets the
 // first request's outcome when it carries the same idempotency key, and
@@ -27,13 +67,14 @@ const lockPoll = 5 * time.Millisecond
 func (s *Service) runBatch(q *queue, tickets []*ticket) {
 	s.m.batchSize.Observe(float64(len(tickets)))
 	firsts, repeats := byUser(tickets)
-	outs := s.serve(q, firsts)
-	s.preferHolders(q.activity.ID, firsts, outs)
+	b := newBatch(q.activity, firsts)
+	s.sellUnderGrant(q, b)
+	s.preferHolders(b)
 	for i, t := range firsts {
-		t.answer(outs[i].order, outs[i].err)
+		t.answer(b.outs[i].order, b.outs[i].err)
 	}
 	for _, r := range repeats {
-		first, out := firsts[r.first], outs[r.first]
+		first, out := firsts[r.first], b.outs[r.first]
 		switch {
 		case r.t.req.IdempotencyKey != "" && r.t.req.IdempotencyKey == first.req.IdempotencyKey:
 			r.t.answer(out.order, out.err)
@@ -64,113 +105,92 @@ func byUser(tickets []*ticket) (firsts []*ticket, repeats []repeat) {
 	return firsts, repeats
 }
 
-// serve runs one lock grant for tickets of distinct users and returns each
-// one's outcome, in order.
-func (s *Service) serve(q *queue, tickets []*ticket) []outcome {
-	a := q.activity
-	outs := make([]outcome, len(tickets))
-	set := func(idx []int, err error) {
-		for _, i := range idx {
-			outs[i].err = err
-		}
-	}
+// sellUnderGrant serves the batch under one grant of the activity's lock:
+// holders are answered without it; the others, if the sale is still open,
+// are verified and sold to while the grant's lease lasts.
+func (s *Service) sellUnderGrant(q *queue, b *batch) {
+	a := b.activity
 	// Buyers who hold an order need no lock and take no unit.
-	pending := make([]int, len(tickets))
-	for i := range tickets {
-		pending[i] = i
-	}
-	pending = s.answerHolders(a.ID, tickets, pending, outs)
+	pending := s.answerHolders(b, b.all())
 	if len(pending) == 0 {
-		return outs
+		return
 	}
 	// The window is checked again here, not only when the buyer queued: a
 	// buyer who waited past the end must not be sold to.
 	if !s.now().Before(a.EndsAt) {
-		set(pending, ended(a))
-		return outs
+		b.fail(pending, ended(a))
+		return
 	}
 	if s.stillSoldOut(a.ID) {
 		s.m.batches.WithLabelValues("sold_out").Inc()
-		set(pending, soldOut())
-		return outs
+		b.fail(pending, soldOut())
+		return
 	}
 
-	// The lease context derives from this one: it must live as long as the
-	// grant can (the wait, then the TTL).
-	lctx, cancel := context.WithTimeout(context.Background(), s.cfg.LockWait+s.cfg.LockTTL)
-	defer cancel()
-	lk, err := s.locks.Obtain(lctx, stock.LockKey(s.cfg.KeyPrefix, a.ID), s.cfg.LockTTL,
-		&lock.ObtainOptions{Wait: s.cfg.LockWait, MaxBackoff: lockPoll})
-	switch {
-	case errors.Is(err, lock.ErrNotObtained) && !errors.Is(err, lock.ErrAcquireFailed):
-		s.m.batches.WithLabelValues("lock_busy").Inc()
-		set(pending, busy("the activity is too busy: another instance held its lock past the queue wait; nothing was sold", err))
-		return outs
-	case err != nil:
-		s.m.batches.WithLabelValues("unavailable").Inc()
-		e := unavailable("Redis did not answer; nothing was sold", err)
-		q.failing.Store(e)
-		set(pending, e)
-		return outs
+	start := time.Now()
+	lk, release, ok := s.grant(q, b, pending)
+	s.m.timeStep(stepGrant, start)
+	if !ok {
+		return
 	}
-	q.failing.Store(nil)
-	defer func() {
-		if err := lk.Release(context.Background()); err != nil {
-			s.log.Warn("lock release", "activity_id", a.ID, "fence", lk.Fence(), "err", err)
-		}
-	}()
-
+	defer release()
 	if e := s.replicated(lk.Context(), "grant", func(ctx context.Context) error {
 		return s.stock.WaitGrant(ctx, a.ID, lk.Value(), s.cfg.WaitReplicas, s.cfg.WaitTimeout)
 	}); e != nil {
 		q.failing.Store(e)
-		set(pending, e)
-		return outs
+		b.fail(pending, e)
+		return
 	}
-	approved := s.verify(lk, a.ID, tickets, pending, outs)
+	start = time.Now()
+	approved := s.verify(lk, b, pending)
+	s.m.timeStep(stepVerify, start)
 	if len(approved) == 0 {
 		s.m.batches.WithLabelValues("none_approved").Inc()
-		return outs
+		return
 	}
-	s.sell(lk, a.ID, tickets, approved, outs)
-	return outs
+	s.sell(lk, b, approved)
 }
 
-// stillSoldOut reports whether the activity is sold out, for everyone queued,
-// without the lock: from the sold-out mark while it is fresh, then from Redis
-// (which the atomic deduct would consult anyway), refreshing the mark. A
-// failed look-up says no; the deduct then reports what is wrong.
-func (s *Service) stillSoldOut(activityID int64) bool {
-	if _, marked := s.soldOut.seen(activityID); !marked {
-		return false
-	}
-	if s.soldOutFresh(activityID) {
-		return true
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), detachedTimeout)
-	defer cancel()
-	epoch := s.soldOut.epoch(activityID)
-	left, err := s.stock.Remaining(ctx, activityID)
+// grant obtains the activity's lock for the batch, waiting up to LockWait
+// for another instance's grant to end, and returns it with its release.
+// When it cannot, it fails the pending buyers and returns false.
+func (s *Service) grant(q *queue, b *batch, pending []int) (*lock.Lock, func(), bool) {
+	// The lease context derives from this one: it must live as long as the
+	// grant can (the wait, then the TTL).
+	lctx, cancel := context.WithTimeout(context.Background(), s.cfg.LockWait+s.cfg.LockTTL)
+	lk, err := s.locks.Obtain(lctx, keys.Lock(s.cfg.KeyPrefix, b.activity.ID), s.cfg.LockTTL,
+		&lock.ObtainOptions{Wait: s.cfg.LockWait, MaxBackoff: lockPoll})
 	switch {
+	case errors.Is(err, lock.ErrNotObtained) && !errors.Is(err, lock.ErrAcquireFailed):
+		cancel()
+		s.m.batches.WithLabelValues("lock_busy").Inc()
+		b.fail(pending, seckill.Busy("the activity is too busy: another instance held its lock past the queue wait; nothing was sold", err))
+		return nil, nil, false
 	case err != nil:
-		return false
-	case left <= 0:
-		s.markSoldOut(activityID, 0, epoch)
-		return true
+		cancel()
+		s.m.batches.WithLabelValues("unavailable").Inc()
+		e := seckill.Unavailable("Redis did not answer; nothing was sold", err)
+		q.failing.Store(e)
+		b.fail(pending, e)
+		return nil, nil, false
 	}
-	s.soldOut.clear(activityID)
-	return false
+	q.failing.Store(nil)
+	return lk, func() {
+		defer cancel()
+		defer s.m.timeStep(stepRelease, time.Now())
+		if err := lk.Release(context.Background()); err != nil {
+			s.log.Warn("lock release", "activity_id", b.activity.ID, "fence", lk.Fence(), "err", err)
+		}
+	}, true
 }
 
-// verify asks the user-verification service about the pending tickets' users
-// in parallel, each call within min(UserCheckTimeout, lease left - reserve),
-// sets the outcome of those not approved and returns the approved.
-func (s *Service) verify(lk *lock.Lock, activityID int64, tickets []*ticket, pending []int, outs []outcome) (approved []int) {
-	budget := min(s.cfg.UserCheckTimeout, lk.Remaining()-writeReserve(s.cfg.LockTTL))
+// verify asks the user-verification service about the pending buyers in
+// parallel, each call within min(UserCheckTimeout, lease left - reserve),
+// fails those not approved and returns the approved.
+func (s *Service) verify(lk *lock.Lock, b *batch, pending []int) (approved []int) {
+	budget := lk.CallBudget(s.cfg.UserCheckTimeout)
 	if budget <= 0 {
-		for _, i := range pending {
-			outs[i].err = unavailable("the activity's lease ran out before the user could be verified; nothing was sold", context.DeadlineExceeded)
-		}
+		b.fail(pending, seckill.Unavailable("the activity's lease ran out before the user could be verified; nothing was sold", context.DeadlineExceeded))
 		return nil
 	}
 	vctx, cancel := context.WithTimeout(lk.Context(), budget)
@@ -185,184 +205,23 @@ func (s *Service) verify(lk *lock.Lock, activityID int64, tickets []*ticket, pen
 					errs[k] = fmt.Errorf("user check panicked: %v", r)
 				}
 			}()
-			errs[k] = s.users.Verify(tickets[i].origin.Into(vctx), tickets[i].req.UserID, activityID)
+			errs[k] = s.users.Verify(b.tickets[i].origin.Into(vctx), b.req(i).UserID, b.activity.ID)
 		})
 	}
 	wg.Wait()
 	for k, i := range pending {
 		switch err := errs[k]; {
 		case errors.Is(err, usercheck.ErrRejected):
-			outs[i].err = &seckill.Error{Code: seckill.EUserRejected, Message: rejectedMessage(err), Err: err}
+			msg := rejectedMessage(err)
+			s.rejected.remember(buyer{b.activity.ID, b.req(i).UserID}, s.now(), msg)
+			b.outs[i].err = &seckill.Error{Code: seckill.EUserRejected, Message: msg, Err: err}
 		case err != nil:
-			e := unavailable("the user-verification service failed or timed out; nothing was sold", err)
+			e := seckill.Unavailable("the user-verification service failed or timed out; nothing was sold", err)
 			e.RetryAfter = max(e.RetryAfter, usercheck.RetryAfter(err)) // an open breaker says how long
-			outs[i].err = e
+			b.outs[i].err = e
 		default:
 			approved = append(approved, i)
 		}
 	}
 	return approved
-}
-
-// sell deducts the approved buyers' units in one step under the grant's
-// fence, writes their orders in one transaction, and settles the units of
-// orders not written.
-func (s *Service) sell(lk *lock.Lock, activityID int64, tickets []*ticket, approved []int, outs []outcome) {
-	lease, fence := lk.Context(), lk.Fence()
-	g := stock.Grant{Fence: fence, Token: lk.Value()}
-	users := make([]int64, len(approved))
-	for k, i := range approved {
-		users[k] = tickets[i].req.UserID
-	}
-	epoch := s.soldOut.epoch(activityID)
-	taken, remaining, err := s.stock.Deduct(lease, activityID, g, int64(len(approved)), users...)
-	switch {
-	case errors.Is(err, stock.ErrSoldOut):
-		s.markSoldOut(activityID, 0, epoch)
-		s.m.batches.WithLabelValues("sold_out").Inc()
-		for _, i := range approved {
-			outs[i].err = soldOut()
-		}
-		return
-	case errors.Is(err, stock.ErrNotLoaded):
-		s.m.batches.WithLabelValues("unavailable").Inc()
-		for _, i := range approved {
-			outs[i].err = unavailable("the activity's stock is not loaded; an operator must preload it", err)
-		}
-		return
-	case err != nil:
-		// A deduct whose reply was lost may have landed: settling at 0
-		// gives its units back if it did, and stops it if it lands later.
-		s.settle(lease, activityID, g, 0, int64(len(approved)), "deduct_failed")
-		s.m.batches.WithLabelValues("unavailable").Inc()
-		for _, i := range approved {
-			outs[i].err = unavailable("the stock store did not answer; nothing was sold", err)
-		}
-		return
-	}
-	if e := s.replicated(lease, "deduct", func(ctx context.Context) error {
-		return s.stock.WaitDeduct(ctx, activityID, g, s.cfg.WaitReplicas, s.cfg.WaitTimeout)
-	}); e != nil {
-		// Not sold: its units go back where the deduct still is, and a
-		// tombstone stops it where it is not.
-		s.settle(lease, activityID, g, 0, taken, "unreplicated")
-		for _, i := range approved {
-			outs[i].err = e
-		}
-		return
-	}
-	crashpoint.Hit(crashpoint.AfterDeduct)
-	s.m.remaining.WithLabelValues(itoa(activityID)).Set(float64(remaining))
-	s.markSoldOut(activityID, remaining, epoch)
-	for _, i := range approved[taken:] {
-		outs[i].err = soldOut()
-	}
-	approved = approved[:taken]
-
-	now := s.now().UTC()
-	orders := make([]seckill.Order, len(approved))
-	for k, i := range approved {
-		req := tickets[i].req
-		orders[k] = seckill.Order{
-			ID:             newOrderID(),
-			ActivityID:     activityID,
-			UserID:         req.UserID,
-			Status:         seckill.OrderStatusCreated,
-			IdempotencyKey: req.IdempotencyKey,
-			Fence:          fence,
-			CreatedAt:      now,
-		}
-	}
-	b, err := s.orders.CreateOrders(lease, activityID, fence, orders)
-	if err != nil {
-		s.m.batches.WithLabelValues("write_failed").Inc()
-		s.afterFailedWrite(lease, activityID, g, tickets, approved, orders, err, outs)
-		return
-	}
-	crashpoint.Hit(crashpoint.AfterCommit)
-	s.m.batches.WithLabelValues("written").Inc()
-	at := make(map[string]int, len(orders))
-	for k, o := range orders {
-		at[o.ID] = approved[k]
-	}
-	for _, o := range b.Written {
-		s.remember(o)
-		outs[at[o.ID]].order = o
-	}
-	for _, o := range b.Over {
-		outs[at[o.ID]].err = soldOut()
-	}
-	if len(b.Over) > 0 {
-		// The database holds every unit already: Redis had too many.
-		// Keeping those units deducted moves Redis towards the truth.
-		s.log.Warn("database refused units Redis had; reconcile the activity", "activity_id", activityID, "units", len(b.Over))
-		s.markSoldOut(activityID, 0, epoch)
-	}
-	if len(b.Taken) > 0 {
-		reqs := make([]BuyRequest, len(b.Taken))
-		for k, o := range b.Taken {
-			reqs[k] = tickets[at[o.ID]].req
-		}
-		for k, out := range s.explainTaken(lease, activityID, reqs) {
-			outs[at[b.Taken[k].ID]] = out
-		}
-	}
-	if keep := int64(len(b.Written) + len(b.Over)); keep < taken {
-		s.settle(lease, activityID, g, keep, taken-keep, "already_ordered")
-	}
-}
-
-// explainTaken answers the buyers whose orders a unique key kept out, in
-// order: each already holds an order of the activity (a repeat with the same
-// idempotency key gets that order again), or used the idempotency key for
-// another order. One query finds the holders, within the lease; only a
-// buyer who holds none (a key used elsewhere, rare) costs one more.
-func (s *Service) explainTaken(lease context.Context, activityID int64, reqs []BuyRequest) []outcome {
-	outs, none, err := s.keptOut(lease, activityID, reqs)
-	for k := range outs {
-		if err != nil || none[k] {
-			outs[k].err = unavailable("the order database did not answer; nothing was sold", err)
-		}
-	}
-	return outs
-}
-
-// keptOut learns why the orders of reqs were not written though their
-// batch's transaction committed: each buyer holds an order of the activity
-// (already_purchased, or that order again for a repeat of its idempotency
-// key), used the key for another order (the replay's answer), or neither
-// (none[k]: the database had no unit for it).
-func (s *Service) keptOut(ctx context.Context, activityID int64, reqs []BuyRequest) (outs []outcome, none []bool, err error) {
-	outs, none = make([]outcome, len(reqs)), make([]bool, len(reqs))
-	users := make([]int64, len(reqs))
-	for k, r := range reqs {
-		users[k] = r.UserID
-	}
-	held, err := s.orders.OrdersByUsers(ctx, activityID, users)
-	if err != nil {
-		return outs, none, err
-	}
-	for k, req := range reqs {
-		if existing, ok := held[req.UserID]; ok {
-			s.remember(existing)
-			if req.IdempotencyKey != "" && existing.IdempotencyKey == req.IdempotencyKey {
-				outs[k].order = existing
-			} else {
-				outs[k].err = holds(existing)
-			}
-			continue
-		}
-		if req.IdempotencyKey != "" {
-			first, err := s.orders.OrderByIdempotencyKey(ctx, req.UserID, req.IdempotencyKey)
-			switch {
-			case err == nil:
-				outs[k].order, outs[k].err = s.replay(first, req)
-				continue
-			case !errors.Is(err, order.ErrNotFound):
-				return outs, none, err
-			}
-		}
-		none[k] = true
-	}
-	return outs, none, nil
 }

@@ -28,9 +28,6 @@ type BuyRequest struct {
 // detached clean-up: LockWait in the queue (then 429 busy), LockWait for a
 // lock another process holds, and the batch itself, bounded by its lease.
 func (s *Service) Buy(ctx context.Context, req BuyRequest) (seckill.Order, error) {
-	if naive != nil {
-		return naive(ctx, s, req)
-	}
 	if req.ActivityID <= 0 {
 		return seckill.Order{}, seckill.Errorf(seckill.EInvalid, "activity id must be a positive integer")
 	}
@@ -41,26 +38,106 @@ func (s *Service) Buy(ctx context.Context, req BuyRequest) (seckill.Order, error
 	if err != nil {
 		return seckill.Order{}, err
 	}
-	now := s.now()
-	if now.Before(a.StartsAt) {
-		return seckill.Order{}, seckill.Errorf(seckill.ENotStarted, "the sale starts at %s", a.StartsAt.UTC().Format(time.RFC3339))
-	}
-	if !now.Before(a.EndsAt) {
-		return seckill.Order{}, s.holderOr(ctx, a.ID, req.UserID, ended(a))
-	}
-	if req.IdempotencyKey != "" {
-		o, err := s.orders.OrderByIdempotencyKey(ctx, req.UserID, req.IdempotencyKey)
-		switch {
-		case err == nil:
-			return s.replay(o, req)
-		case !errors.Is(err, order.ErrNotFound):
-			return seckill.Order{}, unavailable("the order database did not answer", err)
+	for {
+		if o, err, done := s.answerUnqueued(ctx, a, req); done {
+			return o, err
+		}
+		// One purchase per buyer in flight (issue 22): a user's concurrent
+		// repeats wait for it without a queue slot, then are answered as a
+		// repeat after it would be.
+		f, leader := s.inflight.join(buyer{a.ID, req.UserID}, req)
+		if leader {
+			return s.leadFlight(ctx, f, a, req)
+		}
+		select {
+		case <-f.done:
+			s.inflight.waited()
+		case <-ctx.Done():
+			s.inflight.waited()
+			return seckill.Order{}, seckill.Unavailable("the request ended while the same user's purchase of this activity was in flight; nothing was sold by this request", ctx.Err())
+		}
+		if o, err, ok := f.answerFor(req); ok {
+			return o, err
 		}
 	}
-	if _, ok := s.bought.Load(buyer{req.ActivityID, req.UserID}); ok || s.soldOutFresh(req.ActivityID) {
-		return seckill.Order{}, s.holderOr(ctx, a.ID, req.UserID, soldOut())
-	}
+}
 
+// answerUnqueued answers, when it can, without a queue slot: outside the
+// window, for a buyer this process saw buy or the user check rejected a
+// moment ago, for a repeat of an idempotency key, and while the activity is
+// fresh sold out. done is false when the buyer must queue.
+func (s *Service) answerUnqueued(ctx context.Context, a seckill.Activity, req BuyRequest) (o seckill.Order, err error, done bool) {
+	now := s.now()
+	if now.Before(a.StartsAt) {
+		return seckill.Order{}, seckill.Errorf(seckill.ENotStarted, "the sale starts at %s", a.StartsAt.UTC().Format(time.RFC3339)), true
+	}
+	if !now.Before(a.EndsAt) {
+		return seckill.Order{}, s.holderOr(ctx, a.ID, req.UserID, ended(a)), true
+	}
+	// Before the key's look-up: a buyer who spams fresh keys after buying
+	// costs no key look-up each (issue 22).
+	if _, ok := s.bought.orderOf(a.ID, req.UserID); ok {
+		if o, err, ok := s.answerBought(ctx, a.ID, req); ok {
+			return o, err, true
+		}
+	}
+	if e, ok := s.rejected.recent(buyer{a.ID, req.UserID}, now); ok {
+		return seckill.Order{}, e, true
+	}
+	if req.IdempotencyKey != "" {
+		o, err := s.orderByKey(ctx, req.UserID, req.IdempotencyKey)
+		switch {
+		case err == nil:
+			o, err := s.replay(o, req)
+			return o, err, true
+		case !errors.Is(err, order.ErrNotFound):
+			return seckill.Order{}, seckill.Unavailable("the order database did not answer", err), true
+		}
+	}
+	if s.soldOutFresh(a.ID) {
+		return seckill.Order{}, s.holderOr(ctx, a.ID, req.UserID, soldOut()), true
+	}
+	return seckill.Order{}, nil, false
+}
+
+// answerBought answers a buyer this process saw buy in the activity from
+// the order it holds, read by user (its status is the answer's): the order
+// again for a repeat of its idempotency key, already_purchased otherwise. It
+// makes no look-up by key. ok is false when the database holds no order of
+// the user after all; the buyer then goes the usual way.
+func (s *Service) answerBought(ctx context.Context, activityID int64, req BuyRequest) (o seckill.Order, err error, ok bool) {
+	held, err := s.orders.OrdersByUsers(ctx, activityID, []int64{req.UserID})
+	if err != nil {
+		if req.IdempotencyKey != "" {
+			// The key's order cannot be replayed without the database.
+			return seckill.Order{}, seckill.Unavailable("the order database did not answer", err), true
+		}
+		id, _ := s.bought.orderOf(activityID, req.UserID)
+		return seckill.Order{}, holds(seckill.Order{ID: id, ActivityID: activityID, UserID: req.UserID}), true
+	}
+	o, ok = held[req.UserID]
+	switch {
+	case !ok:
+		return seckill.Order{}, nil, false
+	case req.IdempotencyKey != "" && o.IdempotencyKey == req.IdempotencyKey:
+		return o, nil, true
+	}
+	return seckill.Order{}, holds(o), true
+}
+
+// leadFlight runs the buyer's purchase in flight and gives its outcome to
+// the requests waiting for it; should the purchase panic, they go on by
+// themselves rather than wait for their contexts to end.
+func (s *Service) leadFlight(ctx context.Context, f *flight, a seckill.Activity, req BuyRequest) (o seckill.Order, err error) {
+	err = seckill.Errorf(seckill.EInternal, "the purchase in flight did not finish")
+	defer func() { s.inflight.leave(f, o, err, ctx.Err() != nil) }()
+	return s.queueAndAwait(ctx, a, req)
+}
+
+// queueAndAwait queues the buyer and waits for its batch's answer.
+func (s *Service) queueAndAwait(ctx context.Context, a seckill.Activity, req BuyRequest) (seckill.Order, error) {
+	s.tickets.Add(1)
+	defer s.tickets.Add(-1)
 	t := newTicket(req)
 	t.origin = tracing.OriginOf(ctx)
 	if err := s.enqueue(a, t); err != nil {
@@ -85,12 +162,12 @@ func (s *Service) await(ctx context.Context, t *ticket) (seckill.Order, error) {
 			if e := t.q.failing.Load(); e != nil {
 				return seckill.Order{}, e
 			}
-			return seckill.Order{}, busy("the activity is too busy: no batch took this purchase within the queue wait; nothing was sold", nil)
+			return seckill.Order{}, seckill.Busy("the activity is too busy: no batch took this purchase within the queue wait; nothing was sold", nil)
 		}
 	case <-ctx.Done():
 		if t.abandon() {
 			s.m.abandoned.WithLabelValues("cancelled").Inc()
-			return seckill.Order{}, unavailable("the request ended before its purchase started; nothing was sold", ctx.Err())
+			return seckill.Order{}, seckill.Unavailable("the request ended before its purchase started; nothing was sold", ctx.Err())
 		}
 	}
 	out := <-t.done
@@ -106,32 +183,4 @@ func (s *Service) replay(o seckill.Order, req BuyRequest) (seckill.Order, error)
 		return seckill.Order{}, seckill.Errorf(seckill.EInvalid, "this Idempotency-Key was already used for activity %d", o.ActivityID)
 	}
 	return o, nil
-}
-
-func (s *Service) remember(o seckill.Order) {
-	if s.boughtCount.Load() >= boughtCap {
-		return
-	}
-	if _, loaded := s.bought.LoadOrStore(buyer{o.ActivityID, o.UserID}, o.ID); !loaded {
-		s.boughtCount.Add(1)
-	}
-}
-
-// soldOutFresh reports whether the activity was seen sold out less than
-// soldOutRecheck ago.
-func (s *Service) soldOutFresh(activityID int64) bool {
-	at, ok := s.soldOut.seen(activityID)
-	return ok && s.now().Sub(at) < soldOutRecheck
-}
-
-// ClearSoldOut forgets the activity's sold-out mark: a unit went back to its
-// stock outside the purchase path (an expired order), so it sells at once.
-func (s *Service) ClearSoldOut(activityID int64) { s.soldOut.clear(activityID) }
-
-// markSoldOut marks the activity sold out when remaining is none, unless a
-// unit went back since epoch (soldOutMarks.epoch) was read.
-func (s *Service) markSoldOut(activityID, remaining int64, epoch uint64) {
-	if remaining <= 0 {
-		s.soldOut.mark(activityID, s.now(), epoch)
-	}
 }

@@ -25,24 +25,24 @@ func finalNoOrder(err error) bool {
 	return errors.As(err, &e) && (e.Code == seckill.ESoldOut || e.Code == seckill.EEnded || e.Code == seckill.ENotStarted)
 }
 
-// preferHolders replaces, among the tickets' outcomes, each final "no order"
+// preferHolders replaces, among the batch's outcomes, each final "no order"
 // answer of a buyer who holds an order by already_purchased.
-func (s *Service) preferHolders(activityID int64, tickets []*ticket, outs []outcome) {
+func (s *Service) preferHolders(b *batch) {
 	var users []int64
-	for i, t := range tickets {
-		if finalNoOrder(outs[i].err) {
+	for i, t := range b.tickets {
+		if finalNoOrder(b.outs[i].err) {
 			users = append(users, t.req.UserID)
 		}
 	}
 	if len(users) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), detachedTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
 	defer cancel()
-	held := s.heldOrders(ctx, activityID, users)
-	for i, t := range tickets {
-		if o, ok := held[t.req.UserID]; ok && finalNoOrder(outs[i].err) {
-			outs[i] = outcome{err: holds(o)}
+	held := s.heldOrders(ctx, b.activity.ID, users)
+	for i, t := range b.tickets {
+		if o, ok := held[t.req.UserID]; ok && finalNoOrder(b.outs[i].err) {
+			b.outs[i] = outcome{err: holds(o)}
 		}
 	}
 }
@@ -53,27 +53,23 @@ func (s *Service) preferHolders(activityID int64, tickets []*ticket, outs []outc
 // holder would go back after the database's unique key refused the order,
 // while the batch might have told another buyer "sold out". It returns the
 // pending buyers left.
-func (s *Service) answerHolders(activityID int64, tickets []*ticket, pending []int, outs []outcome) []int {
-	users := make([]int64, len(pending))
-	for k, i := range pending {
-		users[k] = tickets[i].req.UserID
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), detachedTimeout)
+func (s *Service) answerHolders(b *batch, pending []int) []int {
+	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
 	defer cancel()
-	held := s.heldOrders(ctx, activityID, users)
+	held := s.heldOrders(ctx, b.activity.ID, b.users(pending))
 	if len(held) == 0 {
 		return pending
 	}
 	left := pending[:0:0]
 	for _, i := range pending {
-		o, ok := held[tickets[i].req.UserID]
+		o, ok := held[b.req(i).UserID]
 		switch {
 		case !ok:
 			left = append(left, i)
-		case o.IdempotencyKey != "" && o.IdempotencyKey == tickets[i].req.IdempotencyKey:
-			outs[i].order = o
+		case o.IdempotencyKey != "" && o.IdempotencyKey == b.req(i).IdempotencyKey:
+			b.outs[i].order = o
 		default:
-			outs[i].err = holds(o)
+			b.outs[i].err = holds(o)
 		}
 	}
 	return left
@@ -99,7 +95,7 @@ func (s *Service) heldOrders(ctx context.Context, activityID int64, users []int6
 	maybe := make([]int64, 0, len(users))
 	var unknown []int64
 	for _, u := range users {
-		if _, ok := s.bought.Load(buyer{activityID, u}); ok {
+		if _, ok := s.bought.orderOf(activityID, u); ok {
 			maybe = append(maybe, u)
 		} else {
 			unknown = append(unknown, u)
@@ -122,14 +118,14 @@ func (s *Service) heldOrders(ctx context.Context, activityID int64, users []int6
 	orders, err := s.orders.OrdersByUsers(ctx, activityID, maybe)
 	if err != nil {
 		for _, u := range maybe {
-			if id, ok := s.bought.Load(buyer{activityID, u}); ok {
-				held[u] = seckill.Order{ID: id.(string), ActivityID: activityID, UserID: u}
+			if id, ok := s.bought.orderOf(activityID, u); ok {
+				held[u] = seckill.Order{ID: id, ActivityID: activityID, UserID: u}
 			}
 		}
 		return held
 	}
 	for u, o := range orders {
-		s.remember(o)
+		s.bought.remember(o)
 		held[u] = o
 	}
 	return held

@@ -79,7 +79,7 @@ func (s *Service) answerBatch(batch []membershipQuestion) {
 	for _, q := range batch {
 		users[q.activityID] = append(users[q.activityID], q.userID)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), detachedTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
 	defer cancel()
 	in, err := s.stock.HoldersIn(ctx, users)
 	for _, q := range batch {

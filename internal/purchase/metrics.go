@@ -3,6 +3,7 @@ package purchase
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -18,7 +19,10 @@ type metrics struct {
 	reconciled prometheus.Counter
 	reseeded   prometheus.Counter
 	queueDepth *prometheus.GaugeVec
+	queued     prometheus.Gauge
 	batchSize  prometheus.Histogram
+	batchStep  *prometheus.HistogramVec
+	steps      [stepCount]prometheus.Observer // batchStep's children, resolved once
 	batches    *prometheus.CounterVec
 	abandoned  *prometheus.CounterVec
 	repaired   *prometheus.CounterVec
@@ -31,6 +35,9 @@ const (
 	repairNotLoaded = "not_loaded" // the stock was gone from Redis: loaded
 )
 
+// newMetrics defines the package's collectors and registers them with reg.
+// It is long because it is a flat list, one collector after another, with no
+// branch worth a function of its own.
 func newMetrics(reg prometheus.Registerer) (metrics, error) {
 	m := metrics{
 		remaining: prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -57,18 +64,28 @@ func newMetrics(reg prometheus.Registerer) (metrics, error) {
 			Name: "seckill_purchase_queue_depth",
 			Help: "Buyers waiting in this process's queue of the activity when its last batch formed.",
 		}, []string{"activity_id"}),
+		queued: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "seckill_purchase_queued_buyers",
+			Help: "Buyers waiting in all of this process's purchase queues (at most SECKILL_QUEUE_MAX_TOTAL).",
+		}),
 		batchSize: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "seckill_purchase_batch_size",
 			Help:    "Buyers served by one lock grant.",
 			Buckets: prometheus.ExponentialBuckets(1, 2, 10), // 1 .. 512
 		}),
+		batchStep: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "seckill_purchase_batch_step_seconds",
+			Help: "Where a batch's wall time goes, step by step: grant (lock obtain, with its wait), verify (user checks), deduct (Redis), write (the orders' transaction), release.",
+			// 100 µs .. 0.8 s: a step is a round trip or a few.
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 14),
+		}, []string{"step"}),
 		batches: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "seckill_purchase_batches_total",
 			Help: "Batches by how they ended: written, sold_out, lock_busy, unavailable, unreplicated, none_approved, write_failed.",
 		}, []string{"outcome"}),
 		abandoned: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "seckill_purchase_queue_left_total",
-			Help: "Buyers who left an activity's queue unserved, by why: queue_full, wait (SECKILL_LOCK_WAIT passed), cancelled.",
+			Help: "Buyers who left an activity's queue unserved, by why: queue_full (SECKILL_QUEUE_MAX), instance_full (SECKILL_QUEUE_MAX_TOTAL), wait (SECKILL_LOCK_WAIT passed), cancelled.",
 		}, []string{"reason"}),
 		repaired: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "seckill_books_repaired_units_total",
@@ -81,6 +98,7 @@ func newMetrics(reg prometheus.Registerer) (metrics, error) {
 		m.repaired.WithLabelValues(r)
 	}
 	if reg == nil {
+		m.resolveSteps()
 		return m, nil
 	}
 	var err error
@@ -102,7 +120,13 @@ func newMetrics(reg prometheus.Registerer) (metrics, error) {
 	if m.queueDepth, err = promreg.Register(reg, m.queueDepth); err != nil {
 		return metrics{}, fmt.Errorf("purchase: %w", err)
 	}
+	if m.queued, err = promreg.Register(reg, m.queued); err != nil {
+		return metrics{}, fmt.Errorf("purchase: %w", err)
+	}
 	if m.batchSize, err = promreg.Register(reg, m.batchSize); err != nil {
+		return metrics{}, fmt.Errorf("purchase: %w", err)
+	}
+	if m.batchStep, err = promreg.Register(reg, m.batchStep); err != nil {
 		return metrics{}, fmt.Errorf("purchase: %w", err)
 	}
 	if m.batches, err = promreg.Register(reg, m.batches); err != nil {
@@ -114,7 +138,36 @@ func newMetrics(reg prometheus.Registerer) (metrics, error) {
 	if m.repaired, err = promreg.Register(reg, m.repaired); err != nil {
 		return metrics{}, fmt.Errorf("purchase: %w", err)
 	}
+	m.resolveSteps()
 	return m, nil
+}
+
+// step is a step of a batch (seckill_purchase_batch_step_seconds).
+type step int
+
+const (
+	stepGrant step = iota
+	stepVerify
+	stepDeduct
+	stepWrite
+	stepRelease
+	stepCount
+)
+
+var stepNames = [stepCount]string{"grant", "verify", "deduct", "write", "release"}
+
+// resolveSteps looks up each step's histogram once, after registration (which
+// may hand back an already registered vector), so a batch's timing costs no
+// label lookup; every step is exported from start-up.
+func (m *metrics) resolveSteps() {
+	for st, name := range stepNames {
+		m.steps[st] = m.batchStep.WithLabelValues(name)
+	}
+}
+
+// timeStep observes the time since start as the batch's step.
+func (m metrics) timeStep(st step, start time.Time) {
+	m.steps[st].Observe(time.Since(start).Seconds())
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

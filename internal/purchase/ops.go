@@ -5,25 +5,11 @@ import (
 	"errors"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/stock"
 )
-
-func (s *Service) activity(ctx context.Context, id int64) (seckill.Activity, error) {
-	if a, ok := s.activities.Load(id); ok {
-		return a.(seckill.Activity), nil
-	}
-	a, err := s.orders.Activity(ctx, id)
-	switch {
-	case errors.Is(err, order.ErrActivityNotFound):
-		return seckill.Activity{}, seckill.Errorf(seckill.EActivityNotFound, "no activity %d", id)
-	case err != nil:
-		return seckill.Activity{}, unavailable("the order database did not answer", err)
-	}
-	s.activities.Store(id, a)
-	return a, nil
-}
 
 // ActivityView is an activity with its live stock.
 type ActivityView struct {
@@ -44,7 +30,7 @@ func (s *Service) Activity(ctx context.Context, id int64) (ActivityView, error) 
 	if err != nil {
 		n, cerr := s.orders.CountOrders(ctx, id)
 		if cerr != nil {
-			return ActivityView{}, unavailable("neither Redis nor the database answered", errors.Join(err, cerr))
+			return ActivityView{}, seckill.Unavailable("neither Redis nor the database answered", errors.Join(err, cerr))
 		}
 		remaining = max(a.TotalStock-n, 0)
 	}
@@ -61,7 +47,7 @@ func (s *Service) MyOrder(ctx context.Context, activityID, userID int64) (seckil
 	case errors.Is(err, order.ErrNotFound):
 		return seckill.Order{}, seckill.Errorf(seckill.EOrderNotFound, "you hold no order for activity %d", activityID)
 	case err != nil:
-		return seckill.Order{}, unavailable("the order database did not answer", err)
+		return seckill.Order{}, seckill.Unavailable("the order database did not answer", err)
 	}
 	return o, nil
 }
@@ -76,9 +62,9 @@ func (s *Service) CreateActivity(ctx context.Context, a seckill.Activity) (Activ
 	a.StartsAt, a.EndsAt = a.StartsAt.UTC(), a.EndsAt.UTC()
 	created, err := s.orders.CreateActivity(ctx, a)
 	if err != nil {
-		return ActivityView{}, unavailable("the order database failed; the activity was not created", err)
+		return ActivityView{}, seckill.Unavailable("the order database failed; the activity was not created", err)
 	}
-	s.activities.Store(created.ID, created)
+	s.activities.put(created)
 	if _, err := s.Reconcile(ctx, created.ID); err != nil {
 		s.log.WarnContext(ctx, "stock of new activity not loaded; preload it", "activity_id", created.ID, "err", err)
 	}
@@ -110,14 +96,14 @@ func (s *Service) Audit(ctx context.Context, id int64) (Audit, error) {
 	}
 	n, err := s.orders.CountOrders(ctx, id)
 	if err != nil {
-		return Audit{}, unavailable("the order database did not answer", err)
+		return Audit{}, seckill.Unavailable("the order database did not answer", err)
 	}
 	remaining, err := s.stock.Remaining(ctx, id)
 	switch {
 	case errors.Is(err, stock.ErrNotLoaded):
 		remaining = 0
 	case err != nil:
-		return Audit{}, unavailable("Redis did not answer", err)
+		return Audit{}, seckill.Unavailable("Redis did not answer", err)
 	}
 	return Audit{
 		ActivityID:     id,
@@ -160,26 +146,9 @@ func (s *Service) Reconcile(ctx context.Context, id int64) (Reconciliation, erro
 	if err != nil {
 		return Reconciliation{}, err
 	}
-	key := stock.LockKey(s.cfg.KeyPrefix, id)
-	// After Redis lost its data the fence counter starts again from zero;
-	// raising it past the database's keeps every new grant newer than any
-	// order already written.
-	dbFence, err := s.orders.Fence(ctx, id)
+	lk, err := s.reconcileGrant(ctx, id)
 	if err != nil {
-		return Reconciliation{}, unavailable("the order database did not answer", err)
-	}
-	if err := s.locks.SeedFence(ctx, key, dbFence); err != nil {
-		return Reconciliation{}, unavailable("Redis did not answer", err)
-	}
-	// Renewed while it works: a slow database must not let the lease run
-	// out under it.
-	lk, err := s.locks.Obtain(ctx, key, s.cfg.LockTTL,
-		&lock.ObtainOptions{Wait: 2*s.cfg.LockTTL + s.cfg.LockWait, MaxBackoff: lockPoll, AutoRenew: true})
-	switch {
-	case errors.Is(err, lock.ErrNotObtained):
-		return Reconciliation{}, busy("purchases kept the activity's lock busy; try again", err)
-	case err != nil:
-		return Reconciliation{}, unavailable("Redis did not answer", err)
+		return Reconciliation{}, err
 	}
 	defer func() {
 		if err := lk.Release(ctx); err != nil {
@@ -189,7 +158,7 @@ func (s *Service) Reconcile(ctx context.Context, id int64) (Reconciliation, erro
 	lease := lk.Context()
 	n, err := s.orders.ClaimFence(lease, id, lk.Fence())
 	if err != nil {
-		return Reconciliation{}, unavailable("could not claim the activity in the database", err)
+		return Reconciliation{}, seckill.Unavailable("could not claim the activity in the database", err)
 	}
 	// The total as of the claim: AdjustStock on another instance may have
 	// changed it since this one cached it, and only under a fence.
@@ -202,11 +171,11 @@ func (s *Service) Reconcile(ctx context.Context, id int64) (Reconciliation, erro
 	case errors.Is(err, stock.ErrNotLoaded):
 		before = -1
 	case err != nil:
-		return Reconciliation{}, unavailable("Redis did not answer", err)
+		return Reconciliation{}, seckill.Unavailable("Redis did not answer", err)
 	}
 	after := max(a.TotalStock-n, 0)
 	if err := s.loadHeld(lease, lk, id, after, epoch); err != nil {
-		return Reconciliation{}, unavailable("Redis did not answer, or the lease ended; stock not loaded", err)
+		return Reconciliation{}, seckill.Unavailable("Redis did not answer, or the lease ended; stock not loaded", err)
 	}
 	r := Reconciliation{ActivityID: id, TotalStock: a.TotalStock, Orders: n, Before: before, After: after, Changed: before != after, Fence: lk.Fence()}
 	if r.Changed {
@@ -214,6 +183,32 @@ func (s *Service) Reconcile(ctx context.Context, id int64) (Reconciliation, erro
 		s.log.InfoContext(ctx, "stock reconciled", "activity_id", id, "orders", n, "before", r.LoadedBefore(), "after", after) // null, as the API says, when nothing was loaded
 	}
 	return r, nil
+}
+
+// reconcileGrant obtains the activity's lock for a reconciliation, with a
+// fence newer than any order the database holds, renewed while it works: a
+// slow database must not let the lease run out under it.
+func (s *Service) reconcileGrant(ctx context.Context, id int64) (*lock.Lock, error) {
+	key := keys.Lock(s.cfg.KeyPrefix, id)
+	// After Redis lost its data the fence counter starts again from zero;
+	// raising it past the database's keeps every new grant newer than any
+	// order already written.
+	dbFence, err := s.orders.Fence(ctx, id)
+	if err != nil {
+		return nil, seckill.Unavailable("the order database did not answer", err)
+	}
+	if err := s.locks.SeedFence(ctx, key, dbFence); err != nil {
+		return nil, seckill.Unavailable("Redis did not answer", err)
+	}
+	lk, err := s.locks.Obtain(ctx, key, s.cfg.LockTTL,
+		&lock.ObtainOptions{Wait: 2*s.cfg.LockTTL + s.cfg.LockWait, MaxBackoff: lockPoll, AutoRenew: true})
+	switch {
+	case errors.Is(err, lock.ErrNotObtained):
+		return nil, seckill.Busy("purchases kept the activity's lock busy; try again", err)
+	case err != nil:
+		return nil, seckill.Unavailable("Redis did not answer", err)
+	}
+	return lk, nil
 }
 
 // loadHeld loads the activity's stock as remaining units under grant lk, and

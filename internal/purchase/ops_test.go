@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/purchase"
@@ -62,7 +63,7 @@ func TestReconcileOfTwoMillionOrders(t *testing.T) {
 
 	// Redis loses the stock; the operator preloads, through an instance
 	// whose database calls time out after 500 ms.
-	if err := testenv.Redis(t).Del(ctx, stock.Key(prefix, a.ID)).Err(); err != nil {
+	if err := testenv.Redis(t).Del(ctx, keys.Stock(prefix, a.ID)).Err(); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := mysql.ParseDSN(dsn)
@@ -107,7 +108,7 @@ func TestReconcileLoadLandingAfterItsLease(t *testing.T) {
 	}
 	stalled := redis.NewClient(opt)
 	t.Cleanup(func() { _ = stalled.Close() })
-	orders, err := order.Open(ctx, dsn)
+	orders, err := order.Open(ctx, dsn, order.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,8 +126,8 @@ func TestReconcileLoadLandingAfterItsLease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := stock.LockKey(prefix, a.ID)
-	hold := &loadHold{stockKey: stock.Key(prefix, a.ID), lockKey: key, held: make(chan struct{}), release: make(chan struct{}), landed: make(chan struct{})}
+	key := keys.Lock(prefix, a.ID)
+	hold := &loadHold{stockKey: keys.Stock(prefix, a.ID), lockKey: key, held: make(chan struct{}), release: make(chan struct{}), landed: make(chan struct{})}
 	stalled.AddHook(hold)
 	directLocks := lock.New(direct, nil)
 	defer directLocks.Close()

@@ -3,6 +3,7 @@ package purchase_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/purchase"
@@ -43,14 +45,20 @@ type fixture struct {
 
 func newFixture(t *testing.T) fixture {
 	t.Helper()
-	mr := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	t.Cleanup(func() { _ = rdb.Close() })
-	orders, err := order.Open(context.Background(), order.SQLitePrefix+":memory:")
+	orders, err := order.Open(context.Background(), order.SQLitePrefix+":memory:", order.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = orders.Close() })
+	return newFixtureOn(t, orders)
+}
+
+// newFixtureOn is newFixture on the given order store.
+func newFixtureOn(t *testing.T, orders *order.Store) fixture {
+	t.Helper()
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
 	locks := lock.New(rdb, nil)
 	t.Cleanup(func() { _ = locks.Close() })
 	c := &clock{now: time.Now()}
@@ -154,14 +162,14 @@ func TestSoldOutMarkIsRecheckedAfterASecond(t *testing.T) {
 	}
 	// Another process deducts the last unit, and this one sees the activity
 	// sold out and marks it.
-	if err := f.rdb.HSet(ctx, stock.Key("", act), "remaining", 0).Err(); err != nil {
+	if err := f.rdb.HSet(ctx, keys.Stock("", act), "remaining", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.svc.Buy(ctx, purchase.BuyRequest{ActivityID: act, UserID: 2}); code(err) != seckill.ESoldOut {
 		t.Fatalf("with no unit left: %v, want sold_out", err)
 	}
 	// The other process could not write its order and puts the unit back.
-	if err := f.rdb.HSet(ctx, stock.Key("", act), "remaining", 1).Err(); err != nil {
+	if err := f.rdb.HSet(ctx, keys.Stock("", act), "remaining", 1).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.svc.Buy(ctx, purchase.BuyRequest{ActivityID: act, UserID: 2}); code(err) != seckill.ESoldOut {
@@ -190,7 +198,7 @@ func newHeldService(t *testing.T, cfg purchase.Config) *heldService {
 	rdb := redis.NewClient(&redis.Options{Addr: h.mr.Addr()})
 	t.Cleanup(func() { _ = rdb.Close() })
 	var err error
-	h.orders, err = order.Open(context.Background(), order.SQLitePrefix+":memory:")
+	h.orders, err = order.Open(context.Background(), order.SQLitePrefix+":memory:", order.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -395,5 +403,78 @@ func TestQueuedPastTheEndIsNotSold(t *testing.T) {
 	}
 	if n, err := h.orders.CountOrders(context.Background(), h.act); err != nil || n != 1 {
 		t.Fatalf("%d orders, %v; want 1", n, err)
+	}
+}
+
+// All activities' queues of one process hold QueueMaxTotal buyers together;
+// one more is told busy, though its activity's own queue has room.
+func TestQueuedBuyersAreCappedAcrossActivities(t *testing.T) {
+	h := newHeldService(t, purchase.Config{QueueMaxTotal: 3, LockWait: time.Minute})
+	now := time.Now()
+	other, err := h.svc.CreateActivity(context.Background(), seckill.Activity{Name: "y", TotalStock: 100, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buyOther := func(user int64) <-chan bought {
+		c := make(chan bought, 1)
+		go func() {
+			o, err := h.svc.Buy(context.Background(), purchase.BuyRequest{ActivityID: other.ID, UserID: user})
+			c <- bought{user, o, err}
+		}()
+		return c
+	}
+	// User 1's batches hold both activities' leaders.
+	blockers := []<-chan bought{h.buy(1)}
+	<-h.entered
+	blockers = append(blockers, buyOther(1))
+	<-h.entered
+	waiting := []<-chan bought{h.buy(2), buyOther(3)}
+	for deadline := time.Now().Add(20 * time.Second); h.svc.Queued(h.act)+h.svc.Queued(other.ID) < 2; {
+		if time.Now().After(deadline) {
+			close(h.release)
+			t.Fatal("the two buyers did not queue")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	waiting = append(waiting, buyOther(4))
+	h.waitQueued(t, 1)
+	for deadline := time.Now().Add(20 * time.Second); h.svc.Queued(other.ID) < 2; {
+		if time.Now().After(deadline) {
+			close(h.release)
+			t.Fatal("the third buyer did not queue")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case b := <-h.buy(5):
+		if code(b.err) != seckill.EBusy {
+			t.Errorf("buyer past the process's cap: %v, want busy", b.err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Error("a buyer past the process's cap of 3 queued buyers was not refused")
+		close(h.release)
+		return
+	}
+	close(h.release)
+	for _, c := range append(blockers, waiting...) {
+		if b := <-c; b.err != nil {
+			t.Errorf("user %d: %v, want an order", b.user, b.err)
+		}
+	}
+}
+
+// A queue's memory follows its buyers, not its bound: an activity whose
+// queue may hold a million buyers costs no million-slot buffer for one.
+func TestQueueMemoryFollowsTheBuyers(t *testing.T) {
+	h := newHeldService(t, purchase.Config{QueueMax: 1_000_000})
+	close(h.release)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if b := <-h.buy(2); b.err != nil {
+		t.Fatal(b.err)
+	}
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > 4<<20 {
+		t.Errorf("one purchase allocated %d bytes, want far below the 8 MB of a million-slot queue", n)
 	}
 }

@@ -58,7 +58,12 @@ func (t *ticket) answer(o seckill.Order, err error) {
 // queue is one activity's buyers in this process, and its leader's state.
 type queue struct {
 	activity seckill.Activity
-	in       chan *ticket
+	// waiting are the buyers queued, oldest first, guarded by the Service's
+	// qmu. A slice, not a channel of QueueMax: memory follows the buyers
+	// actually waiting, not the bound (issue 22).
+	waiting []*ticket
+	// ready holds a token while buyers may be waiting: the leader's wake-up.
+	ready chan struct{}
 	// failing is the answer of the last batch that could not reach Redis,
 	// until a batch gets the lock again: a buyer whose wait runs out behind
 	// it is told the store is unavailable (503), not that the activity is
@@ -67,27 +72,42 @@ type queue struct {
 }
 
 // enqueue puts t in the activity's queue, starting the queue and its leader
-// if there is none.
+// if there is none. The activity's queue holds at most QueueMax buyers and
+// all queues of the process together QueueMaxTotal; one more is told busy.
 func (s *Service) enqueue(a seckill.Activity, t *ticket) error {
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
 	if s.closing {
-		return unavailable("the service is shutting down; nothing was sold", nil)
+		return seckill.Unavailable("the service is shutting down; nothing was sold", nil)
 	}
 	q := s.queues[a.ID]
 	if q == nil {
-		q = &queue{activity: a, in: make(chan *ticket, s.cfg.QueueMax)}
+		q = &queue{activity: a, ready: make(chan struct{}, 1)}
 		s.queues[a.ID] = q
 		s.leaders.Add(1)
 		go s.lead(q)
 	}
-	t.q = q
-	select {
-	case q.in <- t:
-		return nil
-	default:
+	switch {
+	case len(q.waiting) >= s.cfg.QueueMax:
 		s.m.abandoned.WithLabelValues("queue_full").Inc()
-		return busy("the activity is too busy: its queue is full; nothing was sold", nil)
+		return seckill.Busy("the activity is too busy: its queue is full; nothing was sold", nil)
+	case s.queued >= s.cfg.QueueMaxTotal:
+		s.m.abandoned.WithLabelValues("instance_full").Inc()
+		return seckill.Busy("the service is too busy: its purchase queues are full; nothing was sold", nil)
+	}
+	t.q = q
+	q.waiting = append(q.waiting, t)
+	s.queued++
+	s.m.queued.Set(float64(s.queued))
+	wake(q)
+	return nil
+}
+
+// wake gives q's leader its token, unless it has one.
+func wake(q *queue) {
+	select {
+	case q.ready <- struct{}{}:
+	default:
 	}
 }
 
@@ -103,9 +123,10 @@ func (s *Service) lead(q *queue) {
 	defer idle.Stop()
 	for {
 		select {
-		case first := <-q.in:
-			s.m.queueDepth.WithLabelValues(label).Set(float64(len(q.in) + 1))
-			if batch := collect(q, first); len(batch) > 0 {
+		case <-q.ready:
+			batch, depth := s.collect(q)
+			s.m.queueDepth.WithLabelValues(label).Set(float64(depth))
+			if len(batch) > 0 {
 				s.contain(q.activity.ID, batch, func() { s.runBatch(q, batch) })
 			}
 			idle.Reset(queueIdle)
@@ -137,7 +158,7 @@ func (s *Service) contain(activityID int64, batch []*ticket, run func()) {
 		s.m.batches.WithLabelValues("panic").Inc()
 		s.log.Error("purchase batch panicked; its buyers are told 503", "activity_id", activityID,
 			"buyers", len(batch), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-		e := unavailable("the purchase failed inside the service; if a unit was taken it is returned to the stock", fmt.Errorf("panic: %v", r))
+		e := seckill.Unavailable("the purchase failed inside the service; if a unit was taken it is returned to the stock", fmt.Errorf("panic: %v", r))
 		for _, t := range batch {
 			t.answer(seckill.Order{}, e)
 		}
@@ -145,24 +166,30 @@ func (s *Service) contain(activityID int64, batch []*ticket, run func()) {
 	run()
 }
 
-// collect takes first and whoever else is queued, up to maxBatch, skipping
-// buyers who left.
-func collect(q *queue, first *ticket) []*ticket {
-	batch := make([]*ticket, 0, min(len(q.in)+1, maxBatch))
-	if first.take() {
-		batch = append(batch, first)
-	}
-	for len(batch) < maxBatch {
-		select {
-		case t := <-q.in:
-			if t.take() {
-				batch = append(batch, t)
-			}
-		default:
-			return batch
+// collect takes the buyers queued, oldest first, up to maxBatch, skipping
+// buyers who left, and returns them with how many were waiting. When more
+// wait, the leader keeps its token for the next batch.
+func (s *Service) collect(q *queue) (batch []*ticket, depth int) {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	depth = len(q.waiting)
+	batch = make([]*ticket, 0, min(depth, maxBatch))
+	n := 0
+	for ; n < depth && len(batch) < maxBatch; n++ {
+		if t := q.waiting[n]; t.take() {
+			batch = append(batch, t)
 		}
+		q.waiting[n] = nil
 	}
-	return batch
+	q.waiting = q.waiting[n:]
+	if len(q.waiting) == 0 {
+		q.waiting = nil // the array of a crowd that is gone goes with it
+	} else {
+		wake(q)
+	}
+	s.queued -= n
+	s.m.queued.Set(float64(s.queued))
+	return batch, depth
 }
 
 // retire drops the queue if nobody is waiting in it; enqueue then starts a
@@ -170,7 +197,7 @@ func collect(q *queue, first *ticket) []*ticket {
 func (s *Service) retire(q *queue) bool {
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
-	if len(q.in) > 0 {
+	if len(q.waiting) > 0 {
 		return false
 	}
 	delete(s.queues, q.activity.ID)

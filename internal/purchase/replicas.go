@@ -26,9 +26,9 @@ func (s *Service) replicated(ctx context.Context, what string, wait func(context
 	case errors.Is(err, stock.ErrNotReplicated):
 		s.m.batches.WithLabelValues("unreplicated").Inc()
 		s.log.Warn("Redis replicas did not acknowledge in time; nothing sold", "write", what, "replicas", s.cfg.WaitReplicas, "timeout", s.cfg.WaitTimeout, "err", err)
-		return unavailable("Redis replicas did not acknowledge the sale in time; nothing was sold", err)
+		return seckill.Unavailable("Redis replicas did not acknowledge the sale in time; nothing was sold", err)
 	default:
 		s.m.batches.WithLabelValues("unavailable").Inc()
-		return unavailable("Redis did not answer; nothing was sold", err)
+		return seckill.Unavailable("Redis did not answer; nothing was sold", err)
 	}
 }

@@ -14,10 +14,23 @@
 // order written or goes back, and goes back only when its order is known not
 // to exist.
 //
-// Files: buy.go is a buyer's side (cheap rejections, queueing, waiting),
-// queue.go the per-activity queues and their leaders, batch.go what one lock
-// grant does, settle.go the units that go back and commits of unknown
-// outcome, ops.go preload, audit and reconcile.
+// Files, in the order a purchase meets them:
+//   - buy.go: a buyer's side (cheap rejections, queueing, waiting);
+//   - inflight.go: one purchase in flight per buyer, its repeats waiting;
+//   - queue.go: the per-activity queues and their leaders;
+//   - batch.go: the batch type and what one lock grant does (holders,
+//     window, lock, verification);
+//   - sell.go: the deduct, the orders' write and each buyer's answer;
+//   - settle.go: units that go back, and commits of unknown outcome;
+//   - holders.go, membership.go: already_purchased before any final "no";
+//   - replicas.go: the WAIT for Redis replicas; rejected.go: the verifier's
+//     reason shown to a rejected buyer.
+//
+// The caches, each in its own file with its whole API: activities.go (the
+// activities), soldout.go (the sold-out marks), bought.go (this process's
+// orders), rejectedmem.go (buyers the user check just rejected). The ops side: ops.go (create, preload, audit, reconcile),
+// adjust.go (total stock changes), admin.go (listings), sweep.go (the books'
+// repair without a command). metrics.go: the package's metrics.
 package purchase
 
 import (
@@ -48,6 +61,10 @@ const (
 	// DefaultQueueMax is how many buyers one activity's queue holds in one
 	// process.
 	DefaultQueueMax = 10_000
+	// DefaultQueueMaxTotal is how many buyers all activities' queues hold
+	// together in one process: a bound on the memory and goroutines that
+	// buyers waiting can take, however many activities are on sale.
+	DefaultQueueMaxTotal = 20_000
 )
 
 // maxBatch caps the buyers one lock grant serves: the verification calls it
@@ -70,6 +87,10 @@ type Config struct {
 	// QueueMax is how many buyers of one activity may wait in this process;
 	// one more is told 429 busy. 0 means DefaultQueueMax.
 	QueueMax int
+	// QueueMaxTotal is how many buyers of all activities together may wait
+	// in this process; one more is told 429 busy. 0 means
+	// DefaultQueueMaxTotal.
+	QueueMaxTotal int
 	// KeyPrefix is put before every Redis key, so several deployments or test
 	// runs can share one Redis.
 	KeyPrefix string
@@ -101,25 +122,12 @@ type Deps struct {
 	Registry prometheus.Registerer // nil: no metrics
 }
 
-// retryAfter is what busy and unavailable answers tell the client.
-const retryAfter = time.Second
-
-// writeReserve is the part of the lease kept back from the verification
-// calls for the deduct and the order write that follow them.
-func writeReserve(ttl time.Duration) time.Duration { return max(ttl/4, 20*time.Millisecond) }
-
-// detachedTimeout bounds the work done after the lease: putting units back,
-// finding out whether a commit landed.
-const detachedTimeout = 2 * time.Second
+// lookupTimeout bounds the look-ups a batch makes outside its lease (who
+// holds an order, whether the stock is still sold out).
+const lookupTimeout = 2 * time.Second
 
 // soldOutRecheck is how long a sold-out mark answers without asking Redis.
 const soldOutRecheck = time.Second
-
-// boughtCap bounds the in-process memory of who bought what: about 300 bytes
-// of heap a buyer (the soak measured RSS growing by that much per order), so
-// at most about 40 MB. Past it, a repeat buyer queues and the database's
-// unique key answers instead.
-const boughtCap = 1 << 17
 
 // Service runs purchases and the ops operations. It is safe for concurrent
 // use. Close stops its queues' leaders.
@@ -134,10 +142,7 @@ type Service struct {
 	log    *slog.Logger
 	m      metrics
 
-	// Activities are cached for the cheap rejections that must not cost a
-	// database round trip. Only the total stock changes (AdjustStock), and
-	// what depends on it for safety (reconcile, audit) reads it fresh.
-	activities sync.Map // int64 -> seckill.Activity
+	activities activityCache
 	// soldOut marks activities whose stock hit zero, with when, so the
 	// sold-out storm after the last unit costs no Redis round trip. Cleared
 	// when a unit goes back or stock is loaded here; trusted for
@@ -145,16 +150,22 @@ type Service struct {
 	// this one at most that much later. After that a batch asks Redis once
 	// for everyone queued, without the lock.
 	soldOut soldOutMarks
-	// bought remembers this process's orders, so a buyer who asks again is
-	// answered without queueing. The database's unique key is the
-	// guarantee; this is only a shortcut.
-	bought      sync.Map // buyer -> order id
-	boughtCount atomic.Int64
+	bought  boughtMemory
+	// rejected remembers buyers the user check rejected, for rejectedFor.
+	rejected rejectedMemory
+	// inflight holds each buyer's purchase in flight: one queue slot per
+	// (activity, user) at most.
+	inflight inflights
+	tickets  atomic.Int64 // buyers holding a ticket (queued or in a batch), for tests
+	// orderByKey is the look-up of a user's order by idempotency key
+	// (orders.OrderByIdempotencyKey); tests count its calls.
+	orderByKey func(ctx context.Context, userID int64, key string) (seckill.Order, error)
 
 	// queues holds one queue per activity with buyers waiting or a batch
 	// running; each has a leader goroutine, owned by the Service.
 	qmu     sync.Mutex
 	queues  map[int64]*queue
+	queued  int // buyers waiting in all queues
 	closing bool
 	stop    chan struct{} // closed by Close: leaders drain and exit
 	leaders sync.WaitGroup
@@ -163,33 +174,48 @@ type Service struct {
 	questions  chan membershipQuestion
 }
 
-type buyer struct{ activityID, userID int64 }
-
-// New checks cfg and returns a Service.
-func New(cfg Config, deps Deps) (*Service, error) {
+// checked returns cfg with its defaults filled in, or why it cannot work.
+func (cfg Config) checked() (Config, error) {
 	if cfg.LockTTL <= 0 {
-		return nil, fmt.Errorf("purchase: lock TTL must be positive, got %v", cfg.LockTTL)
+		return cfg, fmt.Errorf("purchase: lock TTL must be positive, got %v", cfg.LockTTL)
 	}
 	if cfg.UserCheckTimeout <= 0 || cfg.UserCheckTimeout >= cfg.LockTTL {
-		return nil, fmt.Errorf("purchase: user-check timeout %v must be positive and shorter than the lock TTL %v", cfg.UserCheckTimeout, cfg.LockTTL)
+		return cfg, fmt.Errorf("purchase: user-check timeout %v must be positive and shorter than the lock TTL %v", cfg.UserCheckTimeout, cfg.LockTTL)
 	}
 	if cfg.LockWait < 0 {
-		return nil, fmt.Errorf("purchase: lock wait must not be negative, got %v", cfg.LockWait)
+		return cfg, fmt.Errorf("purchase: lock wait must not be negative, got %v", cfg.LockWait)
 	}
 	if cfg.WaitReplicas < 0 || (cfg.WaitReplicas > 0 && cfg.WaitTimeout <= 0) {
-		return nil, fmt.Errorf("purchase: WAIT for %d replicas within %v: want 0 replicas, or a positive timeout", cfg.WaitReplicas, cfg.WaitTimeout)
+		return cfg, fmt.Errorf("purchase: WAIT for %d replicas within %v: want 0 replicas, or a positive timeout", cfg.WaitReplicas, cfg.WaitTimeout)
 	}
-	if cfg.QueueMax < 0 {
-		return nil, fmt.Errorf("purchase: queue size must not be negative, got %d", cfg.QueueMax)
+	// The WAITs of a batch run inside the part of the lease kept back for
+	// the write: a longer one would spend the lease the write needs.
+	if cfg.WaitReplicas > 0 && cfg.WaitTimeout >= lock.WriteReserve(cfg.LockTTL) {
+		return cfg, fmt.Errorf("purchase: WAIT timeout %v must be shorter than the lease's write reserve %v (a quarter of the lock TTL %v)", cfg.WaitTimeout, lock.WriteReserve(cfg.LockTTL), cfg.LockTTL)
 	}
-	if deps.Locks == nil || deps.Stock == nil || deps.Orders == nil || deps.Users == nil {
-		return nil, errors.New("purchase: Locks, Stock, Orders and Users are required")
+	if cfg.QueueMax < 0 || cfg.QueueMaxTotal < 0 {
+		return cfg, fmt.Errorf("purchase: queue sizes must not be negative, got %d per activity and %d in all", cfg.QueueMax, cfg.QueueMaxTotal)
 	}
 	if cfg.LockWait == 0 {
 		cfg.LockWait = DefaultLockWait
 	}
 	if cfg.QueueMax == 0 {
 		cfg.QueueMax = DefaultQueueMax
+	}
+	if cfg.QueueMaxTotal == 0 {
+		cfg.QueueMaxTotal = DefaultQueueMaxTotal
+	}
+	return cfg, nil
+}
+
+// New checks cfg and returns a Service.
+func New(cfg Config, deps Deps) (*Service, error) {
+	cfg, err := cfg.checked()
+	if err != nil {
+		return nil, err
+	}
+	if deps.Locks == nil || deps.Stock == nil || deps.Orders == nil || deps.Users == nil {
+		return nil, errors.New("purchase: Locks, Stock, Orders and Users are required")
 	}
 	s := &Service{
 		cfg:       cfg,
@@ -204,17 +230,16 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		stop:      make(chan struct{}),
 		questions: make(chan membershipQuestion, maxMembershipBatch),
 	}
+	s.orderByKey = deps.Orders.OrderByIdempotencyKey
 	if s.now == nil {
 		s.now = time.Now
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	m, err := newMetrics(deps.Registry)
-	if err != nil {
+	if s.m, err = newMetrics(deps.Registry); err != nil {
 		return nil, err
 	}
-	s.m = m
 	s.background.Add(1)
 	go s.answerMembership()
 	if cfg.BooksSweep > 0 {
@@ -244,28 +269,20 @@ func (s *Service) Close() error {
 func (s *Service) Ready(ctx context.Context) error {
 	if s.redis != nil {
 		if err := s.redis.Ping(ctx).Err(); err != nil {
-			return unavailable("Redis does not answer", err)
+			return seckill.Unavailable("Redis does not answer", err)
 		}
 	}
 	if err := s.orders.Ping(ctx); err != nil {
-		return unavailable("the order database does not answer", err)
+		return seckill.Unavailable("the order database does not answer", err)
 	}
 	return nil
-}
-
-func unavailable(msg string, err error) *seckill.Error {
-	return &seckill.Error{Code: seckill.EUnavailable, Message: msg, RetryAfter: retryAfter, Err: err}
 }
 
 // outcomeUnknown: the order write's outcome could not be learned; the order
 // may exist, and its unit stays deducted until the books are repaired.
 func outcomeUnknown(err error) *seckill.Error {
-	return &seckill.Error{Code: seckill.EOutcomeUnknown, RetryAfter: retryAfter, Err: err,
+	return &seckill.Error{Code: seckill.EOutcomeUnknown, RetryAfter: seckill.RetryAfter, Err: err,
 		Message: "the order database became unreachable during the order write; your order may exist: GET orders/mine (or a repeat with the same Idempotency-Key) tells"}
-}
-
-func busy(msg string, err error) *seckill.Error {
-	return &seckill.Error{Code: seckill.EBusy, Message: msg, RetryAfter: retryAfter, Err: err}
 }
 
 func soldOut() *seckill.Error {
@@ -274,12 +291,6 @@ func soldOut() *seckill.Error {
 
 func alreadyPurchased(orderID string) *seckill.Error {
 	return &seckill.Error{Code: seckill.EAlreadyPurchased, Message: "this user already holds an order for this activity", OrderID: orderID}
-}
-
-// detached keeps ctx's values but not its cancellation, with its own
-// deadline: for work that must finish after the lease or the caller has gone.
-func detached(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), detachedTimeout)
 }
 
 func newOrderID() string {

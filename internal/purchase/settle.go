@@ -3,34 +3,34 @@ package purchase
 import (
 	"context"
 	"errors"
-	"time"
+
+	"github.com/sethvargo/go-retry"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/keys"
+	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/stock"
 )
 
-// afterFailedWrite decides, for a batch whose order write failed after its
-// units were deducted, what each buyer is told and which units go back.
-func (s *Service) afterFailedWrite(ctx context.Context, activityID int64, g stock.Grant, tickets []*ticket, approved []int, orders []seckill.Order, err error, outs []outcome) {
-	all := func(e error) {
-		for _, i := range approved {
-			outs[i].err = e
-		}
-	}
+// afterFailedWrite decides, for a batch whose order write failed after the
+// units of the buyers at approved were deducted, what each of them is told
+// and which units go back.
+func (s *Service) afterFailedWrite(ctx context.Context, b *batch, g stock.Grant, approved []int, orders []seckill.Order, err error) {
+	a, n := b.activity.ID, int64(len(orders))
 	switch {
 	case errors.Is(err, order.ErrCommitUnknown):
-		s.resolveCommit(ctx, activityID, g, approved, orders, err, outs)
+		s.resolveCommit(ctx, b, g, approved, orders, err)
 	case errors.Is(err, order.ErrStaleFence):
-		s.settle(ctx, activityID, g, 0, int64(len(orders)), "stale_fence")
-		s.reseedFence(ctx, activityID)
-		all(unavailable("the batch's lease expired before its orders were written; nothing was sold", err))
+		s.settle(ctx, a, g, 0, n, "stale_fence")
+		s.reseedFence(ctx, a)
+		b.fail(approved, seckill.Unavailable("the batch's lease expired before its orders were written; nothing was sold", err))
 	case errors.Is(err, order.ErrActivityNotFound):
-		s.settle(ctx, activityID, g, 0, int64(len(orders)), "activity_missing")
-		all(seckill.Errorf(seckill.EActivityNotFound, "no activity %d", activityID))
+		s.settle(ctx, a, g, 0, n, "activity_missing")
+		b.fail(approved, seckill.Errorf(seckill.EActivityNotFound, "no activity %d", a))
 	default:
-		s.settle(ctx, activityID, g, 0, int64(len(orders)), "write_failed")
-		all(unavailable("the order database failed; nothing was sold", err))
+		s.settle(ctx, a, g, 0, n, "write_failed")
+		b.fail(approved, seckill.Unavailable("the order database failed; nothing was sold", err))
 	}
 }
 
@@ -44,11 +44,11 @@ func (s *Service) afterFailedWrite(ctx context.Context, activityID int64, g stoc
 // refused until an operator ran reconcile. The buyers of the refused batch
 // are still told 503; the next batch goes through.
 func (s *Service) reseedFence(ctx context.Context, activityID int64) {
-	dctx, cancel := detached(ctx)
+	dctx, cancel := lock.Detached(ctx)
 	defer cancel()
 	dbFence, err := s.orders.Fence(dctx, activityID)
 	if err == nil {
-		err = s.locks.SeedFence(dctx, stock.LockKey(s.cfg.KeyPrefix, activityID), dbFence)
+		err = s.locks.SeedFence(dctx, keys.Lock(s.cfg.KeyPrefix, activityID), dbFence)
 	}
 	if err != nil {
 		s.log.Warn("fence not reseeded after a stale grant; the next one reseeds it", "activity_id", activityID, "err", err)
@@ -62,78 +62,83 @@ func (s *Service) reseedFence(ctx context.Context, activityID int64) {
 // only for orders known to be absent: returning one whose order did commit
 // would sell it twice. When nothing can be learned, the units stay deducted
 // for reconciliation.
-func (s *Service) resolveCommit(ctx context.Context, activityID int64, g stock.Grant, approved []int, orders []seckill.Order, cause error, outs []outcome) {
-	dctx, cancel := detached(ctx)
+func (s *Service) resolveCommit(ctx context.Context, b *batch, g stock.Grant, approved []int, orders []seckill.Order, cause error) {
+	a := b.activity.ID
+	dctx, cancel := lock.Detached(ctx)
 	defer cancel()
-	ids := make([]string, len(orders))
-	for k, o := range orders {
-		ids[k] = o.ID
-	}
-	var (
-		written map[string]seckill.Order
-		err     error
-	)
-	for attempt := range 3 {
-		if attempt > 0 {
-			time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
-		}
-		if written, err = s.orders.Written(dctx, activityID, ids); err == nil {
-			break
-		}
-	}
+	written, err := s.writtenOf(ctx, a, orders)
 	if err != nil {
 		s.m.leaked.Add(float64(len(orders)))
 		s.log.Error("order commit outcome unknown; units held until the books are repaired",
-			"activity_id", activityID, "fence", g.Fence, "orders", len(orders), "err", errors.Join(cause, err))
-		for _, i := range approved {
-			outs[i].err = outcomeUnknown(errors.Join(cause, err))
-		}
+			"activity_id", a, "fence", g.Fence, "orders", len(orders), "err", errors.Join(cause, err))
+		b.fail(approved, outcomeUnknown(errors.Join(cause, err)))
 		return
 	}
 	if len(written) == 0 {
 		// The transaction did not commit: nothing was sold.
-		for _, i := range approved {
-			outs[i].err = unavailable("the order database failed; nothing was sold", cause)
-		}
-		s.settle(ctx, activityID, g, 0, int64(len(orders)), "commit_failed")
+		b.fail(approved, seckill.Unavailable("the order database failed; nothing was sold", cause))
+		s.settle(ctx, a, g, 0, int64(len(orders)), "commit_failed")
 		return
 	}
 	// It did commit: each order it left out was kept out by a unique key
 	// (the buyer holds an order, or used the key elsewhere) or had no unit
 	// left in the database, as in a batch whose COMMIT answered.
-	keep := int64(len(written))
+	keep := s.answerCommitted(dctx, b, approved, orders, written, cause)
+	s.settle(ctx, a, g, keep, int64(len(orders))-keep, "commit_failed")
+}
+
+// answerCommitted sets the outcomes of a batch whose COMMIT did land, from
+// the orders found written, and returns how many of its units stay
+// deducted: the written orders', and those of buyers the database had no
+// unit for or whose reason was not learned.
+func (s *Service) answerCommitted(ctx context.Context, b *batch, approved []int, orders []seckill.Order, written map[string]seckill.Order, cause error) (keep int64) {
+	keep = int64(len(written))
 	var (
 		left []int // indexes into orders
 		reqs []BuyRequest
 	)
 	for k, i := range approved {
 		if o, ok := written[orders[k].ID]; ok {
-			s.remember(o)
-			outs[i].order = o
+			s.bought.remember(o)
+			b.outs[i].order = o
 			continue
 		}
 		left = append(left, k)
-		reqs = append(reqs, BuyRequest{ActivityID: activityID, UserID: orders[k].UserID, IdempotencyKey: orders[k].IdempotencyKey})
+		reqs = append(reqs, BuyRequest{ActivityID: b.activity.ID, UserID: orders[k].UserID, IdempotencyKey: orders[k].IdempotencyKey})
 	}
-	explained, none, kerr := s.keptOut(dctx, activityID, reqs)
+	explained, none, kerr := s.keptOut(ctx, b.activity.ID, reqs)
 	for n, k := range left {
 		i := approved[k]
 		switch {
 		case kerr != nil:
 			// Not sold by this request, for a reason not learned: its unit
 			// stays deducted until the books are repaired.
-			outs[i].err = unavailable("the order database failed; nothing was sold", errors.Join(cause, kerr))
+			b.outs[i].err = seckill.Unavailable("the order database failed; nothing was sold", errors.Join(cause, kerr))
 			keep++
 		case none[n]:
 			// Over: the database had no unit for it. Its unit stays
 			// deducted, which moves Redis towards the truth.
-			outs[i].err = soldOut()
+			b.outs[i].err = soldOut()
 			keep++
 		default:
-			outs[i] = explained[n]
+			b.outs[i] = explained[n]
 		}
 	}
-	s.settle(ctx, activityID, g, keep, int64(len(orders))-keep, "commit_failed")
+	return keep
+}
+
+// writtenOf reads which of orders exist, with the locking read that waits
+// for a commit still in flight, asking up to three times.
+func (s *Service) writtenOf(ctx context.Context, activityID int64, orders []seckill.Order) (written map[string]seckill.Order, err error) {
+	ids := make([]string, len(orders))
+	for k, o := range orders {
+		ids[k] = o.ID
+	}
+	err = lock.RetryDetached(ctx, func(dctx context.Context) (err error) {
+		written, err = s.orders.Written(dctx, activityID, ids)
+		return retry.RetryableError(err)
+	})
+	return written, err
 }
 
 // settle gives back what grant g deducted beyond keep units: the units of
@@ -141,29 +146,27 @@ func (s *Service) resolveCommit(ctx context.Context, activityID int64, g stock.G
 // is asked again; only when it never answers are the units (at most atStake)
 // leaked to reconciliation.
 func (s *Service) settle(ctx context.Context, activityID int64, g stock.Grant, keep, atStake int64, why string) {
-	var err error
-	for attempt := range 3 {
-		if attempt > 0 {
-			time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
-		}
-		dctx, cancel := detached(ctx)
-		var remaining, returned int64
+	var remaining, returned int64
+	err := lock.RetryDetached(ctx, func(dctx context.Context) (err error) {
 		remaining, returned, err = s.stock.Settle(dctx, activityID, g, keep)
-		cancel()
-		switch {
-		case err == nil:
-			if returned > 0 {
-				s.m.returned.WithLabelValues(why).Add(float64(returned))
-				s.soldOut.clear(activityID)
-				s.m.remaining.WithLabelValues(itoa(activityID)).Set(float64(remaining))
-			}
-			return
-		case errors.Is(err, stock.ErrNoDeduct):
-			return
-		case errors.Is(err, stock.ErrStale), errors.Is(err, stock.ErrNotLoaded):
-			s.log.Info("units not returned: the stock was reloaded since the deduct", "activity_id", activityID, "reason", why)
-			return
+		if err != nil && !errors.Is(err, stock.ErrNoDeduct) && !errors.Is(err, stock.ErrStale) && !errors.Is(err, stock.ErrNotLoaded) {
+			return retry.RetryableError(err)
 		}
+		return err
+	})
+	switch {
+	case err == nil:
+		if returned > 0 {
+			s.m.returned.WithLabelValues(why).Add(float64(returned))
+			s.soldOut.clear(activityID)
+			s.m.remaining.WithLabelValues(itoa(activityID)).Set(float64(remaining))
+		}
+		return
+	case errors.Is(err, stock.ErrNoDeduct):
+		return
+	case errors.Is(err, stock.ErrStale), errors.Is(err, stock.ErrNotLoaded):
+		s.log.Info("units not returned: the stock was reloaded since the deduct", "activity_id", activityID, "reason", why)
+		return
 	}
 	s.m.leaked.Add(float64(atStake))
 	s.log.Error("units could not be returned; reconcile the activity", "activity_id", activityID, "fence", g.Fence, "keep", keep, "reason", why, "err", err)

@@ -9,30 +9,30 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/faultproxy"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testenv"
+	"github.com/seckill-oss/seckill/internal/toxic"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
 
 // resolveFixture is a service on the real Redis and MariaDB, the database
 // reached through a fault proxy, and an activity of total units.
-func resolveFixture(t *testing.T, total int64) (*Service, *faultproxy.Proxy, seckill.Activity) {
+func resolveFixture(t *testing.T, total int64) (*Service, *toxic.Proxy, seckill.Activity) {
 	t.Helper()
 	cfg, err := mysql.ParseDSN(testenv.MySQLDSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := faultproxy.New(cfg.Addr)
+	p, err := toxic.New(cfg.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.Close() })
 	cfg.Addr = p.Addr()
 	cfg.Timeout = 300 * time.Millisecond
-	orders, err := order.Open(context.Background(), cfg.FormatDSN())
+	orders, err := order.Open(context.Background(), cfg.FormatDSN(), order.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,19 +74,20 @@ func TestUnknownCommitThatLandedAnswersEachBuyer(t *testing.T) {
 	if taken, _, err := s.stock.Deduct(ctx, a.ID, g, 4); err != nil || taken != 4 {
 		t.Fatalf("deduct: %d, %v", taken, err)
 	}
-	batch := []seckill.Order{{ID: newOrderID(), UserID: 1}, {ID: newOrderID(), UserID: 2}, {ID: newOrderID(), UserID: 3}, {ID: newOrderID(), UserID: 4}}
-	b, err := s.orders.CreateOrders(ctx, a.ID, g.Fence, batch)
+	ords := []seckill.Order{{ID: newOrderID(), UserID: 1}, {ID: newOrderID(), UserID: 2}, {ID: newOrderID(), UserID: 3}, {ID: newOrderID(), UserID: 4}}
+	b, err := s.orders.CreateOrders(ctx, a.ID, g.Fence, ords)
 	if err != nil || len(b.Written) != 2 {
 		t.Fatalf("the batch's write: %+v, %v", b, err)
 	}
-	outs := make([]outcome, 4)
-	s.resolveCommit(ctx, a.ID, g, []int{0, 1, 2, 3}, batch, order.ErrCommitUnknown, outs)
+	rb := &batch{activity: a, outs: make([]outcome, 4)}
+	s.resolveCommit(ctx, rb, g, []int{0, 1, 2, 3}, ords, order.ErrCommitUnknown)
+	outs := rb.outs
 
 	for i, want := range []string{"", "", seckill.EAlreadyPurchased, seckill.ESoldOut} {
 		var e *seckill.Error
 		switch {
-		case want == "" && (outs[i].err != nil || outs[i].order.ID != batch[i].ID):
-			t.Errorf("user %d: %+v, want order %s", i+1, outs[i], batch[i].ID)
+		case want == "" && (outs[i].err != nil || outs[i].order.ID != ords[i].ID):
+			t.Errorf("user %d: %+v, want order %s", i+1, outs[i], ords[i].ID)
 		case want != "" && (!errors.As(outs[i].err, &e) || e.Code != want):
 			t.Errorf("user %d: %v, want %s", i+1, outs[i].err, want)
 		}
@@ -113,11 +114,16 @@ func TestUnknownCommitUnresolvedIsOutcomeUnknown(t *testing.T) {
 	if _, _, err := s.stock.Deduct(ctx, a.ID, g, 2); err != nil {
 		t.Fatal(err)
 	}
-	batch := []seckill.Order{{ID: newOrderID(), UserID: 1}, {ID: newOrderID(), UserID: 2}}
-	p.SetDown(true)
-	outs := make([]outcome, 2)
-	s.resolveCommit(ctx, a.ID, g, []int{0, 1}, batch, order.ErrCommitUnknown, outs)
-	p.SetDown(false)
+	ords := []seckill.Order{{ID: newOrderID(), UserID: 1}, {ID: newOrderID(), UserID: 2}}
+	if err := p.SetDown(true); err != nil {
+		t.Fatal(err)
+	}
+	rb := &batch{activity: a, outs: make([]outcome, 2)}
+	s.resolveCommit(ctx, rb, g, []int{0, 1}, ords, order.ErrCommitUnknown)
+	outs := rb.outs
+	if err := p.SetDown(false); err != nil {
+		t.Fatal(err)
+	}
 	for i, out := range outs {
 		var e *seckill.Error
 		if !errors.As(out.err, &e) || e.Code != seckill.EOutcomeUnknown {

@@ -1,6 +1,7 @@
 package purchase
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -57,4 +58,49 @@ func (m *soldOutMarks) seen(activityID int64) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return at.(time.Time), true
+}
+
+// soldOutFresh reports whether the activity was seen sold out less than
+// soldOutRecheck ago.
+func (s *Service) soldOutFresh(activityID int64) bool {
+	at, ok := s.soldOut.seen(activityID)
+	return ok && s.now().Sub(at) < soldOutRecheck
+}
+
+// ClearSoldOut forgets the activity's sold-out mark: a unit went back to its
+// stock outside the purchase path (an expired order), so it sells at once.
+func (s *Service) ClearSoldOut(activityID int64) { s.soldOut.clear(activityID) }
+
+// markSoldOut marks the activity sold out when remaining is none, unless a
+// unit went back since epoch (soldOutMarks.epoch) was read.
+func (s *Service) markSoldOut(activityID, remaining int64, epoch uint64) {
+	if remaining <= 0 {
+		s.soldOut.mark(activityID, s.now(), epoch)
+	}
+}
+
+// stillSoldOut reports whether the activity is sold out, for everyone queued,
+// without the lock: from the sold-out mark while it is fresh, then from Redis
+// (which the atomic deduct would consult anyway), refreshing the mark. A
+// failed look-up says no; the deduct then reports what is wrong.
+func (s *Service) stillSoldOut(activityID int64) bool {
+	if _, marked := s.soldOut.seen(activityID); !marked {
+		return false
+	}
+	if s.soldOutFresh(activityID) {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
+	defer cancel()
+	epoch := s.soldOut.epoch(activityID)
+	left, err := s.stock.Remaining(ctx, activityID)
+	switch {
+	case err != nil:
+		return false
+	case left <= 0:
+		s.markSoldOut(activityID, 0, epoch)
+		return true
+	}
+	s.soldOut.clear(activityID)
+	return false
 }

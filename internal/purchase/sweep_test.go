@@ -24,7 +24,7 @@ import (
 func TestBooksSweepReturnsWhatACrashLeftDeducted(t *testing.T) {
 	ctx := context.Background()
 	rdb, prefix, dsn := testenv.Redis(t), testenv.Prefix(t), testenv.MySQLDSN(t)
-	orders, err := order.Open(ctx, dsn)
+	orders, err := order.Open(ctx, dsn, order.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,30 +73,7 @@ func TestBooksSweepReturnsWhatACrashLeftDeducted(t *testing.T) {
 	if left, _ := st.Remaining(ctx, a.ID); left != 8 {
 		t.Fatalf("Redis remaining %d after more sweeps, want 8", left)
 	}
-	if got := counterOf(t, reg, "seckill_books_repaired_units_total", "redis_low"); got != 3 {
+	if got := testenv.Metric(t, reg, "seckill_books_repaired_units_total", map[string]string{"reason": "redis_low"}); got != 3 {
 		t.Errorf("repaired units counted %v, want 3", got)
 	}
-}
-
-// counterOf returns the value of the counter name{reason=reason} in reg.
-func counterOf(t *testing.T, reg *prometheus.Registry, name, reason string) float64 {
-	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "reason" && l.GetValue() == reason {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	t.Fatalf("%s{reason=%q} not found", name, reason)
-	return 0
 }

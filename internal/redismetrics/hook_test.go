@@ -85,25 +85,8 @@ func (timeoutErr) Temporary() bool { return true }
 func check(t *testing.T, reg *prometheus.Registry, want map[string]float64) {
 	t.Helper()
 	for kind, w := range want {
-		if got := value(t, reg, kind); got != w {
+		if got := testenv.Metric(t, reg, "seckill_redis_errors_total", map[string]string{"kind": kind}); got != w {
 			t.Errorf("seckill_redis_errors_total{kind=%q} = %v, want %v", kind, got, w)
 		}
 	}
-}
-
-func value(t *testing.T, reg *prometheus.Registry, kind string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		for _, m := range mf.GetMetric() {
-			if mf.GetName() == "seckill_redis_errors_total" && m.GetLabel()[0].GetValue() == kind {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	t.Fatalf("no series for kind %q", kind)
-	return 0
 }

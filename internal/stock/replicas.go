@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill-oss/seckill/internal/keys"
 )
 
 var (
@@ -34,7 +36,7 @@ const markerTTL = time.Minute
 // lock value is lockValue (lock.Lock.Value), or timeout passes: then
 // ErrNotReplicated. ErrWriteGone: the grant is not on the primary.
 func (s *Store) WaitGrant(ctx context.Context, activityID int64, lockValue string, replicas int, timeout time.Duration) error {
-	return s.waitReplicas(ctx, activityID, LockKey(s.prefix, activityID), lockValue, replicas, timeout)
+	return s.waitReplicas(ctx, activityID, keys.Lock(s.prefix, activityID), lockValue, replicas, timeout)
 }
 
 // WaitDeduct waits until at least replicas replicas hold the deduct of grant

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testenv"
 )
@@ -40,7 +41,7 @@ func TestWaitForReplicas(t *testing.T) {
 		t.Errorf("WAIT returned after %v, before its 50ms timeout", waited)
 	}
 	lockValue := "owner:7"
-	if err := rdb.Set(ctx, stock.LockKey(prefix, id), lockValue, time.Minute).Err(); err != nil {
+	if err := rdb.Set(ctx, keys.Lock(prefix, id), lockValue, time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.WaitGrant(ctx, id, lockValue, 0, 10*time.Millisecond); err != nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testenv"
 )
@@ -31,11 +32,11 @@ func TestReturnOrderOnceAfterLostReply(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	proxy.SetDelay(time.Second) // the script runs; its reply arrives too late
+	proxy.SetReplyDelay(time.Second) // the script runs; its reply arrives too late
 	if _, err := s.ReturnOrder(ctx, 1, "order-a", 7); err == nil {
 		t.Fatal("ReturnOrder through a 1 s reply delay with a 100 ms read timeout succeeded; the fault was not injected")
 	}
-	proxy.SetDelay(0)
+	proxy.SetReplyDelay(0)
 	for range 3 {
 		if _, err := s.ReturnOrder(ctx, 1, "order-a", 7); !errors.Is(err, stock.ErrOrderReturned) {
 			t.Errorf("retry of a return that landed: %v, want ErrOrderReturned", err)
@@ -59,7 +60,7 @@ func TestReturnOrderAfterReloadIsStale(t *testing.T) {
 	if _, err := s.ReturnOrder(ctx, 1, "order-a", 1); !errors.Is(err, stock.ErrNotLoaded) {
 		t.Errorf("ReturnOrder with no stock: %v, want ErrNotLoaded", err)
 	}
-	if n, _ := rdb.Exists(ctx, stock.Key(prefix, 1)).Result(); n != 0 {
+	if n, _ := rdb.Exists(ctx, keys.Stock(prefix, 1)).Result(); n != 0 {
 		t.Error("ReturnOrder created the stock key")
 	}
 	if err := s.Load(ctx, 1, 5, 3); err != nil {

@@ -52,6 +52,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/keys"
 )
 
 var (
@@ -59,7 +62,7 @@ var (
 	ErrSoldOut = errors.New("stock: sold out")
 	// ErrNotLoaded is returned when the activity's stock is not in Redis;
 	// nothing changed.
-	ErrNotLoaded = errors.New("stock: not loaded")
+	ErrNotLoaded = seckill.ErrStockNotLoaded
 	// ErrStale is returned by Settle when the stock was loaded again since the
 	// deduct; nothing changed.
 	ErrStale = errors.New("stock: reloaded since the deduct")
@@ -141,7 +144,7 @@ func (s *Store) LoadIfHeld(ctx context.Context, activityID, remaining, epoch int
 	if remaining < 0 {
 		return fmt.Errorf("stock: load activity %d: negative stock %d", activityID, remaining)
 	}
-	loaded, err := loadIfHeldScript.Run(ctx, s.rdb, []string{s.key(activityID), LockKey(s.prefix, activityID)},
+	loaded, err := loadIfHeldScript.Run(ctx, s.rdb, []string{s.key(activityID), keys.Lock(s.prefix, activityID)},
 		lockValue, remaining, epoch).Int64()
 	switch {
 	case err != nil:
@@ -312,7 +315,7 @@ func (s *Store) Remaining(ctx context.Context, activityID int64) (int64, error) 
 	return left, nil
 }
 
-func (s *Store) key(activityID int64) string { return Key(s.prefix, activityID) }
+func (s *Store) key(activityID int64) string { return keys.Stock(s.prefix, activityID) }
 
 // keys are the stock hash and the receipt of grant g, the scripts' KEYS.
 func (s *Store) keys(activityID int64, g Grant) []string {
@@ -339,17 +342,7 @@ func (s *Store) receipt(activityID int64, g Grant) string {
 	return activityKey(s.prefix, activityID, name)
 }
 
-// Key returns the name of the activity's stock hash (fields "remaining" and
-// "epoch"):
-// <prefix>seckill:{act:N}:stock.
-func Key(prefix string, activityID int64) string { return activityKey(prefix, activityID, "stock") }
-
-// LockKey returns the name of the activity's lock key,
-// <prefix>seckill:{act:N}:lock, in the same Cluster slot as its stock.
-func LockKey(prefix string, activityID int64) string { return activityKey(prefix, activityID, "lock") }
-
-// activityKey names one of the activity's keys, all under the hash tag
-// {act:N}: <prefix>seckill:{act:N}:<name>.
+// activityKey names one of the activity's keys (package keys).
 func activityKey(prefix string, activityID int64, name string) string {
-	return prefix + "seckill:{act:" + strconv.FormatInt(activityID, 10) + "}:" + name
+	return keys.Activity(prefix, activityID, name)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill/internal/faultproxy"
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testenv"
@@ -102,7 +103,7 @@ func TestDeductConcurrentSellsExactlyTheStock(t *testing.T) {
 // it must be caught overselling, which shows the race test can fail.
 func TestNaiveReadThenWriteOversells(t *testing.T) {
 	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
-	key := stock.Key(prefix, 1)
+	key := keys.Stock(prefix, 1)
 	ctx := context.Background()
 	naive := func(ctx context.Context) (int64, error) {
 		left, err := rdb.HGet(ctx, key, "remaining").Int64()
@@ -143,7 +144,7 @@ func TestNotLoaded(t *testing.T) {
 	if _, err := s.Remaining(ctx, 1); !errors.Is(err, stock.ErrNotLoaded) {
 		t.Errorf("Remaining: %v, want ErrNotLoaded", err)
 	}
-	assertNoKey(t, rdb, stock.Key(prefix, 1))
+	assertNoKey(t, rdb, keys.Stock(prefix, 1))
 }
 
 // TestSettleNeverResurrectsLostStock: after Redis lost the stock, a late
@@ -160,14 +161,14 @@ func TestSettleNeverResurrectsLostStock(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The stock is lost, its receipt not (yet): the worst case for Settle.
-	if err := rdb.Del(ctx, stock.Key(prefix, 1)).Err(); err != nil {
+	if err := rdb.Del(ctx, keys.Stock(prefix, 1)).Err(); err != nil {
 		t.Fatal(err)
 	}
 
 	if _, _, err := s.Settle(ctx, 1, stock.Grant{Fence: 7}, 1); !errors.Is(err, stock.ErrNotLoaded) {
 		t.Errorf("Settle after the key was lost: %v, want ErrNotLoaded", err)
 	}
-	assertNoKey(t, rdb, stock.Key(prefix, 1))
+	assertNoKey(t, rdb, keys.Stock(prefix, 1))
 }
 
 // TestSettleAfterReloadIsStale: units deducted before a reload (which counted
@@ -287,10 +288,10 @@ func TestLoadReplacesAndRejectsNegative(t *testing.T) {
 }
 
 func TestKeysShareTheActivitySlot(t *testing.T) {
-	if got, want := stock.Key("p:", 42), "p:seckill:{act:42}:stock"; got != want {
+	if got, want := keys.Stock("p:", 42), "p:seckill:{act:42}:stock"; got != want {
 		t.Errorf("Key = %q, want %q", got, want)
 	}
-	if got, want := stock.LockKey("p:", 42), "p:seckill:{act:42}:lock"; got != want {
+	if got, want := keys.Lock("p:", 42), "p:seckill:{act:42}:lock"; got != want {
 		t.Errorf("LockKey = %q, want %q", got, want)
 	}
 }
@@ -350,7 +351,7 @@ func TestDeductLandingAfterItsSettleTakesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	slow, proxy := testenv.ProxiedRedis(t, 0)
+	slow, proxy := testenv.DelayedRedis(t, 0)
 	const late = 500 * time.Millisecond
 	proxy.SetRequestDelay(late)
 	dctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
@@ -399,7 +400,7 @@ func TestLoadIfHeldOnlyUnderTheGrant(t *testing.T) {
 	locks := lock.New(rdb, nil)
 	defer locks.Close()
 	ctx := context.Background()
-	key := stock.LockKey(prefix, 1)
+	key := keys.Lock(prefix, 1)
 
 	l, err := locks.Obtain(ctx, key, 200*time.Millisecond, nil)
 	if err != nil {
@@ -434,7 +435,7 @@ func TestLoadIfHeldOnlyUnderTheGrant(t *testing.T) {
 	if err := s.LoadIfHeld(ctx, 2, 10, l.Fence(), l.Value()); !errors.Is(err, stock.ErrLockLost) {
 		t.Errorf("LoadIfHeld with no lock at all: %v, want ErrLockLost", err)
 	}
-	assertNoKey(t, rdb, stock.Key(prefix, 2))
+	assertNoKey(t, rdb, keys.Stock(prefix, 2))
 }
 
 func waitGone(t *testing.T, rdb redis.UniversalClient, key string) {

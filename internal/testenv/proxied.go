@@ -7,41 +7,68 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill/internal/faultproxy"
+	"github.com/seckill-oss/seckill/internal/toxic"
 )
 
-// ProxiedRedis returns a client that reaches the test Redis through a fault
-// proxy: one attempt per command (the test controls the faults), context
-// deadlines honoured, replies awaited at most readTimeout (0: go-redis's
-// default), and a connection already open, so a command sent under a fault
-// goes out at once instead of waiting in the handshake. Both close when the
-// test ends.
-func ProxiedRedis(t testing.TB, readTimeout time.Duration) (*redis.Client, *faultproxy.Proxy) {
+// ProxiedRedis returns a client that reaches the test Redis through
+// Toxiproxy (internal/toxic): one attempt per command (the test controls the
+// faults), context deadlines honoured, replies awaited at most readTimeout
+// (0: go-redis's default), and a connection already open, so a command sent
+// under a fault goes out at once instead of waiting in the handshake. Both
+// close when the test ends.
+func ProxiedRedis(t testing.TB, readTimeout time.Duration) (*redis.Client, *toxic.Proxy) {
+	t.Helper()
+	p, err := toxic.New(redisAddr(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	return proxiedClient(t, p.Addr(), readTimeout), p
+}
+
+// DelayedRedis is ProxiedRedis through internal/faultproxy, for the tests
+// that need what Toxiproxy does not do: commands already held keep their
+// delay when the delay is lifted, and Conns tells when every held command
+// has landed.
+func DelayedRedis(t testing.TB, readTimeout time.Duration) (*redis.Client, *faultproxy.Proxy) {
+	t.Helper()
+	p, err := faultproxy.New(redisAddr(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	return proxiedClient(t, p.Addr(), readTimeout), p
+}
+
+func redisAddr(t testing.TB) string {
 	t.Helper()
 	opt, err := redis.ParseURL(RedisURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := faultproxy.New(opt.Addr)
+	return opt.Addr
+}
+
+func proxiedClient(t testing.TB, addr string, readTimeout time.Duration) *redis.Client {
+	t.Helper()
+	opt, err := redis.ParseURL(RedisURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt.Addr, opt.MaxRetries, opt.ContextTimeoutEnabled = p.Addr(), -1, true
+	opt.Addr, opt.MaxRetries, opt.ContextTimeoutEnabled = addr, -1, true
 	if readTimeout > 0 {
 		opt.ReadTimeout = readTimeout
 	}
 	rdb := redis.NewClient(opt)
-	t.Cleanup(func() {
-		_ = rdb.Close()
-		_ = p.Close()
-	})
+	t.Cleanup(func() { _ = rdb.Close() })
 	// On a loaded machine a short read timeout can miss a healthy reply:
 	// that is setup, not the property under test, so try a few times.
 	for range 20 {
 		if err = rdb.Ping(t.Context()).Err(); err == nil {
-			return rdb, p
+			return rdb
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatal(err)
-	return nil, nil
+	return nil
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sony/gobreaker/v2"
+
+	"github.com/seckill-oss/seckill/internal/promreg"
 )
 
 // Values of the result label.
@@ -68,11 +70,11 @@ func newMetrics(reg prometheus.Registerer, state func() gobreaker.State, logger 
 	for _, r := range []string{resultEligible, resultRejected, resultUnavailable, resultCanceled} {
 		m.duration.WithLabelValues(r)
 	}
-	var errs []error
-	for _, c := range []prometheus.Collector{m.requests, m.duration, stateGauge} {
-		errs = append(errs, reg.Register(c))
-	}
-	if err := errors.Join(errs...); err != nil {
+	var err1, err2, err3 error
+	m.requests, err1 = promreg.Register(reg, m.requests)
+	m.duration, err2 = promreg.Register(reg, m.duration)
+	_, err3 = promreg.Register(reg, stateGauge)
+	if err := errors.Join(err1, err2, err3); err != nil {
 		// Metrics are not worth refusing to verify users over.
 		logger.Error("usercheck: metrics not registered", "err", err)
 	}

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/seckill-oss/seckill/internal/stubhttp"
 )
 
 // StubConfig is the behaviour of a Stub. As JSON (GET/PUT /stub/config) the
@@ -136,7 +138,7 @@ func NewStub(cfg StubConfig) (*Stub, error) {
 	s.mux.HandleFunc("GET /stub/config", s.handleGetConfig)
 	s.mux.HandleFunc("PUT /stub/config", s.handlePutConfig)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		stubhttp.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	return s, nil
 }
@@ -205,12 +207,12 @@ func (s *Stub) handleEligibility(w http.ResponseWriter, r *http.Request) {
 	s.requests.Add(1)
 	userID, err := strconv.ParseInt(r.PathValue("user_id"), 10, 64)
 	if err != nil || userID <= 0 {
-		writeStubError(w, http.StatusBadRequest, "invalid_request", "user_id must be a positive integer")
+		stubhttp.WriteError(w, http.StatusBadRequest, "invalid_request", "user_id must be a positive integer")
 		return
 	}
 	activityID, err := strconv.ParseInt(r.URL.Query().Get("activity_id"), 10, 64)
 	if err != nil || activityID <= 0 {
-		writeStubError(w, http.StatusBadRequest, "invalid_request", "activity_id must be a positive integer")
+		stubhttp.WriteError(w, http.StatusBadRequest, "invalid_request", "activity_id must be a positive integer")
 		return
 	}
 	a := s.decide(userID)
@@ -225,16 +227,16 @@ func (s *Stub) handleEligibility(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case a.fail:
-		writeStubError(w, http.StatusInternalServerError, "internal", "stub: configured failure")
+		stubhttp.WriteError(w, http.StatusInternalServerError, "internal", "stub: configured failure")
 	case a.reject:
-		writeJSON(w, http.StatusOK, map[string]any{"eligible": false, "reason": "stub: configured rejection"})
+		stubhttp.WriteJSON(w, http.StatusOK, map[string]any{"eligible": false, "reason": "stub: configured rejection"})
 	default:
-		writeJSON(w, http.StatusOK, map[string]any{"eligible": true})
+		stubhttp.WriteJSON(w, http.StatusOK, map[string]any{"eligible": true})
 	}
 }
 
 func (s *Stub) handleGetConfig(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, s.Config())
+	stubhttp.WriteJSON(w, http.StatusOK, s.Config())
 }
 
 func (s *Stub) handlePutConfig(w http.ResponseWriter, r *http.Request) {
@@ -242,23 +244,14 @@ func (s *Stub) handlePutConfig(w http.ResponseWriter, r *http.Request) {
 	cfg.Seed = 0 // only a seed in the body restarts the sequence
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
 	if err := dec.Decode(&cfg); err != nil { // StubConfig refuses unknown fields itself
-		writeStubError(w, http.StatusBadRequest, "invalid_request", "bad config: "+err.Error())
+		stubhttp.WriteError(w, http.StatusBadRequest, "invalid_request", "bad config: "+err.Error())
 		return
 	}
 	if err := s.SetConfig(cfg); err != nil {
-		writeStubError(w, http.StatusBadRequest, "invalid_request", err.Error())
+		stubhttp.WriteError(w, http.StatusBadRequest, "invalid_request", err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, s.Config())
+	stubhttp.WriteJSON(w, http.StatusOK, s.Config())
 }
 
 // writeStubError answers in the error shape of docs/API.md.
-func writeStubError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": msg}})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v) // the client may be gone; nothing to do about it
-}

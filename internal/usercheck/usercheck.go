@@ -19,19 +19,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sony/gobreaker/v2"
 
-	"github.com/seckill-oss/seckill/internal/tracing"
+	"github.com/seckill-oss/seckill/internal/outbound"
 )
 
 var (
@@ -96,7 +93,7 @@ type Config struct {
 	// OnStateChange, if set, is told each breaker transition. It runs under
 	// the breaker's lock: it must be quick and must not call the Client.
 	OnStateChange func(from, to gobreaker.State)
-	// Logger gets breaker transitions. Default slog.Default().
+	// Logger gets breaker transitions; nil: discarded.
 	Logger *slog.Logger
 	// Registry, if set, gets the client's metrics:
 	// seckill_usercheck_requests_total{result} (eligible, rejected,
@@ -146,20 +143,31 @@ type verdict struct {
 func New(cfg Config) *Client {
 	logger := cfg.Logger
 	if logger == nil {
-		logger = slog.Default()
+		logger = slog.New(slog.DiscardHandler)
 	}
 	c := &Client{timeout: cfg.Timeout, http: cfg.HTTPClient}
 	if c.timeout <= 0 {
 		c.timeout = DefaultTimeout
 	}
 	if c.http == nil {
-		c.http = &http.Client{Transport: tracing.Transport(newTransport())} // traceparent and X-Request-ID
+		c.http = outbound.Client(256) // a sale opens hundreds of calls to this one host at once
 	}
-	c.base, c.baseErr = parseBase(cfg.BaseURL)
+	if c.base, c.baseErr = outbound.ParseBase(cfg.BaseURL); c.baseErr != nil {
+		c.baseErr = fmt.Errorf("usercheck: %w", c.baseErr)
+	}
 	if c.baseErr != nil {
 		logger.Error("usercheck: unusable base URL, every verification will fail", "err", c.baseErr)
 	}
 
+	c.breaker, c.opened = newBreaker(cfg, logger)
+	c.metrics = newMetrics(cfg.Registry, c.State, logger)
+	return c
+}
+
+// newBreaker returns the client's breaker of cfg.Breaker (defaults filled
+// in) and the clock of its openings, which it tells of each transition, as
+// it tells logger and cfg.OnStateChange.
+func newBreaker(cfg Config, logger *slog.Logger) (*gobreaker.CircuitBreaker[verdict], *openClock) {
 	b := cfg.Breaker
 	if b.ConsecutiveFailures == 0 {
 		b.ConsecutiveFailures = DefaultConsecutiveFailures
@@ -170,15 +178,15 @@ func New(cfg Config) *Client {
 	if b.HalfOpenRequests == 0 {
 		b.HalfOpenRequests = DefaultHalfOpenRequests
 	}
-	c.opened = &openClock{timeout: b.OpenTimeout}
-	c.breaker = gobreaker.NewCircuitBreaker[verdict](gobreaker.Settings{
+	opened := &openClock{timeout: b.OpenTimeout}
+	return gobreaker.NewCircuitBreaker[verdict](gobreaker.Settings{
 		Name:        "usercheck",
 		MaxRequests: b.HalfOpenRequests,
 		Interval:    b.Interval,
 		Timeout:     b.OpenTimeout,
 		ReadyToTrip: func(n gobreaker.Counts) bool { return n.ConsecutiveFailures >= b.ConsecutiveFailures },
 		OnStateChange: func(_ string, from, to gobreaker.State) {
-			c.opened.transition(to)
+			opened.transition(to)
 			level := slog.LevelInfo
 			if to == gobreaker.StateOpen {
 				level = slog.LevelWarn
@@ -190,32 +198,7 @@ func New(cfg Config) *Client {
 		},
 		// The caller giving up says nothing about the service's health.
 		IsExcluded: func(err error) bool { return errors.Is(err, context.Canceled) },
-	})
-	c.metrics = newMetrics(cfg.Registry, c.State, logger)
-	return c
-}
-
-func parseBase(raw string) (*url.URL, error) {
-	u, err := url.Parse(strings.TrimRight(raw, "/"))
-	if err != nil {
-		return nil, fmt.Errorf("usercheck: base URL: %w", err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("usercheck: base URL %q: want http(s)://host[:port][/path]", raw)
-	}
-	return u, nil
-}
-
-func newTransport() *http.Transport {
-	return &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:          256,
-		MaxIdleConnsPerHost:   256, // a sale opens hundreds of calls to this one host at once
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   2 * time.Second,
-		ExpectContinueTimeout: time.Second,
-	}
+	}), opened
 }
 
 // Verify asks whether userID may buy in activityID. It returns nil when the
@@ -263,26 +246,12 @@ func (c *Client) call(ctx context.Context, userID, activityID int64) (verdict, e
 	u.Path += "/v1/users/" + strconv.FormatInt(userID, 10) + "/eligibility"
 	u.RawPath = ""
 	u.RawQuery = "activity_id=" + strconv.FormatInt(activityID, 10)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	status, body, err := outbound.Get(ctx, c.http, &u, nil, maxBody)
 	if err != nil {
 		return verdict{}, err
 	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return verdict{}, err
-	}
-	defer resp.Body.Close()
-	// One byte over the limit tells a huge answer from one that just fits.
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
-	if err != nil {
-		return verdict{}, fmt.Errorf("reading answer: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return verdict{}, fmt.Errorf("answer status %d", resp.StatusCode)
-	}
-	if len(body) > maxBody {
-		return verdict{}, fmt.Errorf("answer larger than %d bytes", maxBody)
+	if status != http.StatusOK {
+		return verdict{}, fmt.Errorf("answer status %d", status)
 	}
 	var answer struct {
 		Eligible *bool  `json:"eligible"`

@@ -15,6 +15,7 @@ import (
 	"github.com/sony/gobreaker/v2"
 	"go.uber.org/goleak"
 
+	"github.com/seckill-oss/seckill/internal/testenv"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
 
@@ -367,7 +368,7 @@ func TestMetrics(t *testing.T) {
 	c := newClient(t, usercheck.Config{BaseURL: srv.URL, Registry: reg, Breaker: usercheck.BreakerConfig{ConsecutiveFailures: 1}})
 	c.Verify(t.Context(), 1, 1) // eligible
 	c.Verify(t.Context(), 2, 1) // rejected
-	if got := gauge(t, reg, "seckill_usercheck_breaker_state", ""); got != 0 {
+	if got := testenv.Metric(t, reg, "seckill_usercheck_breaker_state", nil); got != 0 {
 		t.Errorf("breaker_state %v while closed, want 0", got)
 	}
 	c.Verify(t.Context(), 3, 1) // unavailable; opens
@@ -375,52 +376,16 @@ func TestMetrics(t *testing.T) {
 	c.Verify(t.Context(), 1, 1) // open
 
 	for result, want := range map[string]float64{"eligible": 1, "rejected": 1, "unavailable": 1, "open": 2, "canceled": 0} {
-		if got := gauge(t, reg, "seckill_usercheck_requests_total", result); got != want {
+		if got := testenv.Metric(t, reg, "seckill_usercheck_requests_total", map[string]string{"result": result}); got != want {
 			t.Errorf("requests_total{result=%q} = %v, want %v", result, got, want)
 		}
 	}
-	if got := gauge(t, reg, "seckill_usercheck_breaker_state", ""); got != 2 {
+	if got := testenv.Metric(t, reg, "seckill_usercheck_breaker_state", nil); got != 2 {
 		t.Errorf("breaker_state %v while open, want 2", got)
 	}
-	if got := gauge(t, reg, "seckill_usercheck_request_duration_seconds", "eligible"); got != 1 {
+	if got := testenv.Metric(t, reg, "seckill_usercheck_request_duration_seconds", map[string]string{"result": "eligible"}); got != 1 {
 		t.Errorf("duration histogram has %v eligible samples, want 1", got)
 	}
-}
-
-// gauge returns the value of name's series with result label result (""
-// for an unlabelled metric); for a histogram, its sample count.
-func gauge(t *testing.T, reg *prometheus.Registry, name, result string) float64 {
-	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			label := ""
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "result" {
-					label = l.GetValue()
-				}
-			}
-			if label != result {
-				continue
-			}
-			switch {
-			case m.Counter != nil:
-				return m.GetCounter().GetValue()
-			case m.Gauge != nil:
-				return m.GetGauge().GetValue()
-			case m.Histogram != nil:
-				return float64(m.GetHistogram().GetSampleCount())
-			}
-		}
-	}
-	t.Fatalf("no series %s{result=%q}", name, result)
-	return 0
 }
 
 func TestApproveAll(t *testing.T) {

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+)
+
+// TestPaymentURLMustBeHTTPS: the provider's answer decides what is paid and
+// its query carries the API key, so a plain http provider URL is refused at
+// start-up unless it is on loopback (a stub on this machine) or
+// SECKILL_PAYMENT_ALLOW_HTTP=true says a trusted sidecar carries it. The
+// user check, an internal service, is not held to it.
+func TestPaymentURLMustBeHTTPS(t *testing.T) {
+	for _, tc := range []struct {
+		url, allow string
+		want       string // "": accepted
+	}{
+		{"https://pay.example.com", "", ""},
+		{"https://pay.example.com:8443/base", "", ""},
+		{"http://127.0.0.1:8082", "", ""},
+		{"http://127.8.9.10:8082", "", ""},
+		{"http://[::1]:8082", "", ""},
+		{"http://localhost:8082", "", ""},
+		{"http://LOCALHOST:8082", "", ""},
+		{"http://paystub:8082", "true", ""},
+		{"http://10.0.0.5:8082", "1", ""},
+		{"http://paystub:8082", "", "SECKILL_PAYMENT_URL"},
+		{"http://paystub:8082", "false", "must be https://"},
+		{"http://10.0.0.5:8082", "", "must be https://"},
+		{"http://[::ffff:10.0.0.5]:8082", "", "must be https://"},
+		{"http://localhost.example.com:8082", "", "must be https://"},
+		{"http://127.0.0.1.nip.io:8082", "", "must be https://"},
+		{"http://user:s3cret@pay.example.com", "", "xxxxx"},
+		{"ftp://pay.example.com", "", "SECKILL_PAYMENT_URL"},
+		{"https://pay.example.com", "maybe", "SECKILL_PAYMENT_ALLOW_HTTP"},
+	} {
+		env := map[string]string{"SECKILL_PAYMENT_URL": tc.url, "SECKILL_PAYMENT_SECRET": "0123456789abcdef", "SECKILL_PAYMENT_ALLOW_HTTP": tc.allow}
+		_, err := loadConfig(func(k string) string { return env[k] })
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s (allow %q) refused: %v", tc.url, tc.allow, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s (allow %q): %v, want an error containing %q", tc.url, tc.allow, err, tc.want)
+		case err != nil && strings.Contains(err.Error(), "s3cret"):
+			t.Errorf("%s: the error shows the password: %v", tc.url, err)
+		}
+	}
+	env := map[string]string{"SECKILL_USERCHECK_URL": "http://userstub:8081"}
+	if _, err := loadConfig(func(k string) string { return env[k] }); err != nil {
+		t.Errorf("a plain http user check refused: %v", err)
+	}
+}
+
+// TestShortSecretsWarned: an admin token or payment secret shorter than 16
+// bytes is warned about at start-up, naming the variable and the minimum,
+// never the value; the service still starts (the contract sets no length).
+func TestShortSecretsWarned(t *testing.T) {
+	env := map[string]string{
+		"SECKILL_HTTP_ADDR":      "127.0.0.1:0",
+		"SECKILL_REDIS_URL":      "redis://127.0.0.1:1/0",
+		"SECKILL_MYSQL_DSN":      "u:p@tcp(127.0.0.1:1)/s",
+		"SECKILL_ADMIN_TOKEN":    "tok-short",
+		"SECKILL_PAYMENT_URL":    "http://127.0.0.1:1",
+		"SECKILL_PAYMENT_SECRET": "pay-short",
+	}
+	// Cancelled: serve logs the warnings, then stops at the first store.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stderr bytes.Buffer
+	_ = run(ctx, []string{"seckill", "serve"}, func(k string) string { return env[k] }, io.Discard, &stderr)
+	logs := stderr.String()
+	for _, name := range []string{"SECKILL_ADMIN_TOKEN", "SECKILL_PAYMENT_SECRET"} {
+		if !warned(logs, name) {
+			t.Errorf("no warning naming %s and the minimum of 16 bytes:\n%s", name, logs)
+		}
+	}
+	for _, secret := range []string{"tok-short", "pay-short"} {
+		if strings.Contains(logs, secret) {
+			t.Errorf("the log shows the secret %q:\n%s", secret, logs)
+		}
+	}
+
+	var buf bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&buf, nil))
+	warnShortSecrets(config{AdminToken: strings.Repeat("a", 16), PaymentSecret: strings.Repeat("p", 32)}, log)
+	warnShortSecrets(config{}, log) // unset: warned about elsewhere, or generated
+	if buf.Len() != 0 {
+		t.Errorf("warned about secrets of 16 bytes and more, or unset ones:\n%s", buf.String())
+	}
+}
+
+// warned reports whether logs hold a WARN line naming variable and the
+// minimum length.
+func warned(logs, variable string) bool {
+	for _, line := range strings.Split(logs, "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) != nil {
+			continue
+		}
+		if rec["level"] == "WARN" && rec["variable"] == variable && rec["min_bytes"] == 16.0 {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,472 @@
+// Package chaos is a randomized fault campaign against the real service, in
+// the manner of Jepsen: three `seckill serve` processes on a Redis of its
+// own (Sentinel or Cluster) and the order store (the Galera cluster behind
+// HAProxy, or a single MariaDB), with the user-check and payment stubs; a
+// seeded random schedule of concurrent faults, each healed after a random
+// time (instance SIGKILL and SIGSTOP, the Redis primary killed or paused,
+// a Galera node killed, Toxiproxy toxics on the service's links); a
+// workload whose every operation's invocation and completion go into a
+// history; and a checker that reads the history and the final database
+// and Redis state. e2e's TestChaos runs short campaigns, loadtest/chaos.sh
+// long ones.
+package chaos
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/seckill-oss/seckill/internal/payment"
+	"github.com/seckill-oss/seckill/internal/stock"
+	"github.com/seckill-oss/seckill/internal/toxic"
+	"github.com/seckill-oss/seckill/internal/usercheck"
+)
+
+// BalanceBound is how long after the faults' end the books must balance by
+// themselves.
+const BalanceBound = 30 * time.Second
+
+// Config is one campaign.
+type Config struct {
+	Seed     int64
+	Duration time.Duration // of the faults and the workload
+	// Redis is RedisSentinel or RedisCluster; RedisServer the redis-server
+	// binary ("redis-server" on PATH when empty).
+	Redis       string
+	RedisServer string
+	// Binary is the seckill binary the instances run.
+	Binary string
+	// Galera is the order store when set; else MySQLDSN (a DSN without a
+	// database) names a single MariaDB.
+	Galera   *Galera
+	MySQLDSN string
+	// Clients, Activities, Stock size the workload (defaults 6, 3, 12).
+	Clients    int
+	Activities int
+	Stock      int64
+	// PaymentWindow of the instances (default 4s).
+	PaymentWindow time.Duration
+	// Dir holds the instances' and Redis's logs and data (a temporary
+	// folder, removed afterwards, when empty).
+	Dir string
+	Log *slog.Logger
+
+	paymentSecret []byte
+	adminToken    string
+}
+
+// Result is what a campaign did and found.
+type Result struct {
+	Seed       int64
+	Faults     map[string]int // applied, by kind
+	Ops        int
+	Violations []Violation
+	// Balanced is the longest time an activity's books took to balance
+	// after the faults' end.
+	Balanced time.Duration
+}
+
+// Kinds is the number of distinct fault kinds applied.
+func (r Result) Kinds() int { return len(r.Faults) }
+
+// FaultCount is the number of faults applied.
+func (r Result) FaultCount() int {
+	n := 0
+	for _, c := range r.Faults {
+		n += c
+	}
+	return n
+}
+
+// Summary is the campaign's last line.
+func (r Result) Summary() string {
+	return fmt.Sprintf("CHAOS seed=%d faults=%d kinds=%d ops=%d violations=%d", r.Seed, r.FaultCount(), r.Kinds(), r.Ops, len(r.Violations))
+}
+
+// FaultTable lists the faults applied per kind.
+func (r Result) FaultTable() string { return strings.Join(kindsCount(r.Faults), " ") }
+
+// cluster is the system under test.
+type cluster struct {
+	cfg         Config
+	redis       *redisTopology
+	redisVictim *redisNode
+	galera      *Galera
+	db          *database
+	links       map[string][]*toxic.Proxy
+	instances   []*instance
+	userStub    *usercheck.Stub
+	payStub     *payment.Stub
+	servers     []*http.Server
+	prefix      string // of the instances' Redis keys
+}
+
+// Run runs one campaign: builds the cluster, runs the workload and the
+// fault schedule for cfg.Duration, heals every fault, waits up to
+// BalanceBound for the books, reads the final state and checks it. An
+// error means the campaign could not run (a violation is not an error).
+func Run(ctx context.Context, cfg Config) (res Result, err error) {
+	cfg = withDefaults(cfg)
+	res.Seed = cfg.Seed
+	log := cfg.Log
+	if cfg.Dir == "" {
+		if cfg.Dir, err = os.MkdirTemp("", "seckill-chaos-"); err != nil {
+			return res, fmt.Errorf("chaos: %w", err)
+		}
+		defer os.RemoveAll(cfg.Dir)
+	}
+	c := &cluster{cfg: cfg, galera: cfg.Galera, links: map[string][]*toxic.Proxy{}}
+	defer c.close()
+	if err := c.build(); err != nil {
+		return res, err
+	}
+	acts, err := c.createActivities(ctx)
+	if err != nil {
+		return res, err
+	}
+	links := []string{LinkDB, LinkUserCheck, LinkPayment}
+	if len(c.links[LinkRedis]) > 0 {
+		links = append([]string{LinkRedis}, links...)
+	}
+	var galeraNodes []int
+	if c.galera != nil {
+		galeraNodes = c.galera.Killable
+	}
+	faults := schedule(cfg.Seed, cfg.Duration, len(c.instances), links, galeraNodes, true)
+	log.Info("chaos: campaign starts", "seed", cfg.Seed, "duration", cfg.Duration, "redis", cfg.Redis,
+		"store", c.storeName(), "faults_scheduled", len(faults), "activities", acts, "dir", cfg.Dir)
+
+	h := NewHistory()
+	inj := &injector{c: c, h: h, applied: map[string]int{}, busy: map[string]bool{}}
+	w := &workload{c: c, h: h, activities: acts, nextID: map[int64]int64{},
+		client: &http.Client{Timeout: answerTimeout, Transport: &http.Transport{MaxIdleConnsPerHost: 16}}}
+	defer w.client.CloseIdleConnections()
+	runCtx, stop := context.WithTimeout(ctx, cfg.Duration)
+	var wg sync.WaitGroup
+	wg.Go(func() { inj.run(runCtx, faults) })
+	wg.Go(func() { w.run(runCtx, cfg.Seed, cfg.Clients) })
+	wg.Wait()
+	stop()
+	res.Faults = inj.applied
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	// Every fault is healed; the cluster is whole again before the clock
+	// of the books starts (a Galera node's rejoin, a Redis replica's sync).
+	// A heal that failed is done again here, as an operator would.
+	if c.galera != nil {
+		if err := c.galera.restart(5 * time.Minute); err != nil {
+			return res, fmt.Errorf("chaos: after the faults: %w", err)
+		}
+	}
+	for _, in := range c.instances {
+		if in.running() {
+			if err := in.waitReady(2 * time.Minute); err != nil {
+				return res, fmt.Errorf("chaos: after the faults: %w", err)
+			}
+		} else if err := in.restart(5 * time.Minute); err != nil {
+			return res, fmt.Errorf("chaos: after the faults: %w", err)
+		}
+	}
+	if err := waitFor(2*time.Minute, "Redis whole again", c.redis.settled); err != nil {
+		return res, fmt.Errorf("chaos: %w", err)
+	}
+	healed := time.Now()
+	log.Info("chaos: faults over, every fault healed; waiting for the books", "faults", res.FaultTable())
+	st, err := c.finalState(ctx, acts, healed)
+	if err != nil {
+		return res, err
+	}
+	ops := h.Ops()
+	res.Ops = len(ops)
+	for _, a := range st.activities {
+		res.Balanced = max(res.Balanced, a.Balanced)
+	}
+	res.Violations = check(h, ops, st)
+	return res, nil
+}
+
+func withDefaults(cfg Config) Config {
+	if cfg.Redis == "" {
+		cfg.Redis = RedisSentinel
+	}
+	if cfg.RedisServer == "" {
+		cfg.RedisServer = "redis-server"
+	}
+	if cfg.Clients == 0 {
+		cfg.Clients = 6
+	}
+	if cfg.Activities == 0 {
+		cfg.Activities = 3
+	}
+	if cfg.Stock == 0 {
+		cfg.Stock = 12
+	}
+	if cfg.PaymentWindow == 0 {
+		cfg.PaymentWindow = 4 * time.Second
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	cfg.paymentSecret = []byte("chaos-" + randomHex(8))
+	cfg.adminToken = "chaos-" + randomHex(8)
+	return cfg
+}
+
+func (c *cluster) storeName() string {
+	if c.galera != nil {
+		return "galera"
+	}
+	return "mariadb"
+}
+
+// serve serves h on a free loopback port.
+func (c *cluster) serve(h http.Handler) (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("chaos: listen: %w", err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	c.servers = append(c.servers, srv)
+	go func() { _ = srv.Serve(ln) }()
+	return ln.Addr().String(), nil
+}
+
+// proxy puts a Toxiproxy proxy on a link to target.
+func (c *cluster) proxy(link, target string) (string, error) {
+	p, err := toxic.New(target)
+	if err != nil {
+		return "", err
+	}
+	c.links[link] = append(c.links[link], p)
+	return p.Addr(), nil
+}
+
+func (c *cluster) build() (err error) {
+	cfg := c.cfg
+	if c.redis, err = startRedis(cfg.Redis, cfg.RedisServer, cfg.Dir); err != nil {
+		return fmt.Errorf("chaos: Redis %s: %w", cfg.Redis, err)
+	}
+	c.links[LinkRedis] = c.redis.proxies()
+
+	admin, causal := cfg.MySQLDSN, false
+	if c.galera != nil {
+		admin, causal = c.galera.DSN, true
+	}
+	if admin == "" {
+		return errors.New("chaos: no order store: neither Galera nor a MariaDB DSN")
+	}
+	if c.db, err = createDatabase(admin, causal); err != nil {
+		return err
+	}
+	dbAddr, err := c.proxy(LinkDB, c.db.addr())
+	if err != nil {
+		return err
+	}
+
+	if c.userStub, err = usercheck.NewStub(usercheck.StubConfig{Latency: 2 * time.Millisecond, RejectRate: 0.05, Seed: uint64(cfg.Seed) + 1}); err != nil {
+		return fmt.Errorf("chaos: %w", err)
+	}
+	userAddr, err := c.serve(c.userStub)
+	if err != nil {
+		return err
+	}
+	if userAddr, err = c.proxy(LinkUserCheck, userAddr); err != nil {
+		return err
+	}
+	if c.payStub, err = payment.NewStub(payment.StubConfig{}, "", cfg.paymentSecret, nil); err != nil {
+		return fmt.Errorf("chaos: %w", err)
+	}
+	payAddr, err := c.serve(c.payStub)
+	if err != nil {
+		return err
+	}
+	if payAddr, err = c.proxy(LinkPayment, payAddr); err != nil {
+		return err
+	}
+
+	prefix := "chaos:" + randomHex(4) + ":"
+	vars := map[string]string{
+		"SECKILL_REDIS_MODE":        cfg.Redis,
+		"SECKILL_REDIS_URL":         c.redis.URL(),
+		"SECKILL_MYSQL_DSN":         c.db.at(dbAddr),
+		"SECKILL_USERCHECK_URL":     "http://" + userAddr,
+		"SECKILL_PAYMENT_URL":       "http://" + payAddr,
+		"SECKILL_PAYMENT_SECRET":    string(cfg.paymentSecret),
+		"SECKILL_PAYMENT_WINDOW":    cfg.PaymentWindow.String(),
+		"SECKILL_ADMIN_TOKEN":       cfg.adminToken,
+		"SECKILL_KEY_PREFIX":        prefix,
+		"SECKILL_LOCK_TTL":          "2s",
+		"SECKILL_USERCHECK_TIMEOUT": "500ms",
+		"SECKILL_LOCK_WAIT":         "1s",
+		"SECKILL_SHUTDOWN_TIMEOUT":  "3s",
+		"SECKILL_LOG_LEVEL":         "warn",
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SECKILL_") && !strings.HasPrefix(kv, "OTEL_") {
+			env = append(env, kv)
+		}
+	}
+	for k, v := range vars {
+		env = append(env, k+"="+v)
+	}
+	for i := range 3 {
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		logf, err := os.Create(filepath.Join(cfg.Dir, fmt.Sprintf("instance-%d.log", i)))
+		if err != nil {
+			return fmt.Errorf("chaos: %w", err)
+		}
+		in := &instance{index: i, bin: cfg.Binary, log: logf, url: fmt.Sprintf("http://127.0.0.1:%d", port),
+			env: append(append([]string{}, env...), fmt.Sprintf("SECKILL_HTTP_ADDR=127.0.0.1:%d", port))}
+		c.instances = append(c.instances, in)
+	}
+	// Started as a supervisor would: again while the stores do not answer
+	// yet (the three apply the migrations at once, maybe during a Galera
+	// failover of another test).
+	for _, in := range c.instances {
+		if err := in.restart(2 * time.Minute); err != nil {
+			return fmt.Errorf("chaos: %w", err)
+		}
+	}
+	c.prefix = prefix
+	return nil
+}
+
+// createActivities creates the campaign's activities, on sale from now on.
+func (c *cluster) createActivities(ctx context.Context) ([]int64, error) {
+	client := &http.Client{Timeout: 10 * time.Second}
+	var ids []int64
+	now := time.Now().UTC()
+	for i := range c.cfg.Activities {
+		body := fmt.Sprintf(`{"name":"chaos %d","total_stock":%d,"starts_at":%q,"ends_at":%q}`, i, c.cfg.Stock,
+			now.Add(-time.Minute).Format(time.RFC3339), now.Add(24*time.Hour).Format(time.RFC3339))
+		req, _ := http.NewRequestWithContext(ctx, "POST", c.instances[0].url+"/admin/v1/activities", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+c.cfg.adminToken)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := client.Do(req)
+		if err != nil {
+			return nil, fmt.Errorf("chaos: create activity: %w", err)
+		}
+		var a struct {
+			ID int64 `json:"id"`
+		}
+		err = json.NewDecoder(res.Body).Decode(&a)
+		_ = res.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("chaos: create activity: %d: %w", res.StatusCode, err)
+		}
+		if res.StatusCode != http.StatusCreated {
+			return nil, fmt.Errorf("chaos: create activity: %d", res.StatusCode)
+		}
+		ids = append(ids, a.ID)
+	}
+	return ids, nil
+}
+
+// finalState waits up to BalanceBound from healed for each activity's books
+// to balance (Redis remaining + orders holding a unit == total), with no
+// command, then reads every order.
+func (c *cluster) finalState(ctx context.Context, acts []int64, healed time.Time) (finalState, error) {
+	var st finalState
+	db, err := sql.Open("mysql", c.db.dsn)
+	if err != nil {
+		return st, fmt.Errorf("chaos: %w", err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if c.db.causal {
+		if _, err := db.ExecContext(ctx, "SET SESSION wsrep_sync_wait = 1"); err != nil {
+			return st, fmt.Errorf("chaos: causal reads: %w", err)
+		}
+	}
+	rdb := c.redis.Client()
+	defer rdb.Close()
+	stocks := stock.New(rdb, c.prefix)
+	for _, id := range acts {
+		a := activityState{ID: id, Balanced: -1}
+		for {
+			if err := db.QueryRowContext(ctx, "SELECT total_stock FROM activities WHERE id = ?", id).Scan(&a.Total); err != nil {
+				return st, fmt.Errorf("chaos: read activity %d: %w", id, err)
+			}
+			remaining, rerr := stocks.Remaining(ctx, id)
+			if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM orders WHERE activity_id = ? AND status IN ('created', 'paid')", id).Scan(&a.LastHeld); err != nil {
+				return st, fmt.Errorf("chaos: count orders of %d: %w", id, err)
+			}
+			a.LastRemaining = remaining
+			if rerr == nil && remaining+a.LastHeld == a.Total {
+				a.Balanced = time.Since(healed)
+				break
+			}
+			if time.Since(healed) > BalanceBound {
+				break
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+		st.activities = append(st.activities, a)
+	}
+	// The rows and the sold counts from one snapshot: orders still created
+	// expire meanwhile, and an expiry changes both.
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	if err != nil {
+		return st, fmt.Errorf("chaos: snapshot: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }() // read-only: nothing to undo
+	st.readAt = time.Now()
+	for i := range st.activities {
+		if err := tx.QueryRowContext(ctx, "SELECT sold FROM activities WHERE id = ?", st.activities[i].ID).Scan(&st.activities[i].Sold); err != nil {
+			return st, fmt.Errorf("chaos: read activity %d: %w", st.activities[i].ID, err)
+		}
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT id, activity_id, user_id, status FROM orders")
+	if err != nil {
+		return st, fmt.Errorf("chaos: read orders: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r orderRow
+		if err := rows.Scan(&r.ID, &r.Activity, &r.User, &r.Status); err != nil {
+			return st, fmt.Errorf("chaos: read orders: %w", err)
+		}
+		st.orders = append(st.orders, r)
+	}
+	return st, rows.Err()
+}
+
+func (c *cluster) close() {
+	for _, in := range c.instances {
+		in.stop()
+		_ = in.log.Close()
+	}
+	for _, srv := range c.servers {
+		_ = srv.Close()
+	}
+	if c.payStub != nil {
+		c.payStub.Close()
+	}
+	for _, ps := range c.links {
+		for _, p := range ps {
+			_ = p.Close()
+		}
+	}
+	if c.redis != nil {
+		c.redis.close()
+	}
+	if c.db != nil {
+		c.db.drop()
+	}
+}

@@ -1,0 +1,227 @@
+package chaos
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// The invariants the checker holds the history and the final state to.
+const (
+	InvNoOversell    = "no unit sold twice"
+	InvRowFor201     = "every 201 has its row"
+	InvRowHasAnswer  = "a row only for a buyer told it may hold one"
+	InvOnePerBuyer   = "at most one order per buyer per activity"
+	InvStatusHistory = "every order's status history is legal"
+	InvExpiryOneUnit = "each expiry gave back exactly one unit"
+	InvBooksBalance  = "the books balance within 30 s of the faults' end, with no command"
+)
+
+// Violation is one broken invariant, with the history around it.
+type Violation struct {
+	Invariant string
+	What      string
+	History   string
+}
+
+func (v Violation) String() string {
+	return fmt.Sprintf("VIOLATION %s: %s\n%s", v.Invariant, v.What, v.History)
+}
+
+// orderRow is an order as the database holds it at the end.
+type orderRow struct {
+	ID       string
+	Activity int64
+	User     int64
+	Status   string
+}
+
+// activityState is an activity's books at the end.
+type activityState struct {
+	ID    int64
+	Total int64
+	Sold  int64 // the activities row's sold count
+	// Balanced: the time from the faults' end to the first look at which
+	// Redis's remaining stock plus the orders holding a unit equalled the
+	// total; negative when it never did within the bound.
+	Balanced time.Duration
+	// LastRemaining, LastHeld: the last look's numbers.
+	LastRemaining, LastHeld int64
+}
+
+// finalState is what the checker reads once the faults have stopped.
+type finalState struct {
+	orders     []orderRow
+	activities []activityState
+	readAt     time.Time
+}
+
+// holdsUnit: the statuses whose order holds a unit of the stock.
+func holdsUnit(status string) bool { return status == "created" || status == "paid" }
+
+// check holds the history and the final state to every invariant.
+func check(h *History, ops []Op, st finalState) []Violation {
+	var vs []Violation
+	add := func(inv, what string, match func(Op) bool) {
+		vs = append(vs, Violation{Invariant: inv, What: what, History: h.Around(ops, match)})
+	}
+	byID := map[string]orderRow{}
+	type buyer struct{ activity, user int64 }
+	rowsOf := map[buyer][]orderRow{}
+	heldBy := map[int64]int64{}
+	for _, r := range st.orders {
+		byID[r.ID] = r
+		b := buyer{r.Activity, r.User}
+		rowsOf[b] = append(rowsOf[b], r)
+		if holdsUnit(r.Status) {
+			heldBy[r.Activity]++
+		}
+	}
+	ofBuyer := func(b buyer) func(Op) bool {
+		return func(o Op) bool { return o.Activity == b.activity && o.User == b.user }
+	}
+
+	for _, a := range st.activities {
+		act := a.ID
+		ofActivity := func(o Op) bool { return o.Activity == act && (o.Kind == "audit" || o.Status == 201) }
+		if heldBy[act] > a.Total {
+			add(InvNoOversell, fmt.Sprintf("activity %d: %d orders hold a unit, total %d", act, heldBy[act], a.Total), ofActivity)
+		}
+		if a.Sold != heldBy[act] {
+			add(InvExpiryOneUnit, fmt.Sprintf("activity %d: sold %d in the activity row, %d orders hold a unit (an expiry gave back other than one unit, or a claim counted wrong)", act, a.Sold, heldBy[act]), ofActivity)
+		}
+		if a.Balanced < 0 {
+			add(InvBooksBalance, fmt.Sprintf("activity %d: last look %d in Redis + %d held != total %d", act, a.LastRemaining, a.LastHeld, a.Total), ofActivity)
+		}
+	}
+	for _, o := range ops {
+		if o.Kind == "audit" && o.Status == 200 && o.Detail != "" && strings.Contains(o.Detail, "oversold=true") {
+			id := o.ID
+			add(InvNoOversell, fmt.Sprintf("audit of activity %d said oversold", o.Activity), func(x Op) bool { return x.ID == id })
+		}
+	}
+
+	// Every 201 has its row; note who was told something may be theirs.
+	told := map[buyer]bool{}
+	for _, o := range ops {
+		if o.Kind != "buy" {
+			continue
+		}
+		b := buyer{o.Activity, o.User}
+		switch {
+		case o.Status == 201:
+			told[b] = true
+			r, ok := byID[o.Order]
+			if !ok || r.Activity != o.Activity || r.User != o.User {
+				add(InvRowFor201, fmt.Sprintf("201 with order %s for user %d of activity %d: row %+v (found %v)", o.Order, o.User, o.Activity, r, ok), ofBuyer(b))
+			}
+		case o.Code == "already_purchased", o.Code == "outcome_unknown", o.Unknown:
+			told[b] = true
+		}
+	}
+	var buyers []buyer
+	for b := range rowsOf {
+		buyers = append(buyers, b)
+	}
+	sort.Slice(buyers, func(i, j int) bool {
+		return buyers[i].activity < buyers[j].activity || buyers[i].activity == buyers[j].activity && buyers[i].user < buyers[j].user
+	})
+	for _, b := range buyers {
+		rows := rowsOf[b]
+		if len(rows) > 1 {
+			add(InvOnePerBuyer, fmt.Sprintf("user %d holds %d orders of activity %d: %+v", b.user, len(rows), b.activity, rows), ofBuyer(b))
+		}
+		if !told[b] {
+			add(InvRowHasAnswer, fmt.Sprintf("order %s of user %d, activity %d, exists, but every answer to the buyer said nothing was sold", rows[0].ID, b.user, b.activity), ofBuyer(b))
+		}
+	}
+
+	for _, v := range checkStatuses(ops, st) {
+		id := v.order
+		add(InvStatusHistory, v.what, func(o Op) bool { return o.Order == id })
+	}
+	return vs
+}
+
+// legalNext: the status changes there are. An order is created, then paid
+// or expired; an expired order paid late becomes refund_required.
+var legalNext = map[string][]string{
+	"created": {"paid", "expired"},
+	"expired": {"refund_required"},
+}
+
+// reachable reports whether status to can follow from (from itself
+// included); "" is before any observation.
+func reachable(from, to string) bool {
+	if from == "" || from == to {
+		return true
+	}
+	for _, n := range legalNext[from] {
+		if reachable(n, to) {
+			return true
+		}
+	}
+	return false
+}
+
+// statusModel is the porcupine model of one order's status: every
+// observation (a 201, an already_purchased, a result page, a callback's
+// answer, the final row) reads the status, and the service may move it
+// along a legal change between two reads. A history is linearizable when
+// the reads can be put in an order that respects real time and moves only
+// forward along legal changes.
+var statusModel = porcupine.Model{
+	Init: func() any { return "" },
+	Step: func(state, input, _ any) (bool, any) {
+		from, to := state.(string), input.(string)
+		if !reachable(from, to) {
+			return false, state
+		}
+		return true, to
+	},
+	DescribeOperation: func(input, _ any) string { return "read " + input.(string) },
+}
+
+type statusViolation struct{ order, what string }
+
+// checkStatuses checks each order's observed statuses with porcupine, the
+// final row read last.
+func checkStatuses(ops []Op, st finalState) []statusViolation {
+	perOrder := map[string][]porcupine.Operation{}
+	known := map[string]bool{"created": true, "paid": true, "expired": true, "refund_required": true}
+	var out []statusViolation
+	for _, o := range ops {
+		if o.Unknown || o.Order == "" || o.OrderStatus == "" {
+			continue
+		}
+		if !known[o.OrderStatus] {
+			out = append(out, statusViolation{o.Order, fmt.Sprintf("order %s answered with status %q", o.Order, o.OrderStatus)})
+			continue
+		}
+		perOrder[o.Order] = append(perOrder[o.Order], porcupine.Operation{
+			ClientId: o.Client, Input: o.OrderStatus, Call: o.Invoke.UnixNano(), Return: o.Complete.UnixNano(),
+		})
+	}
+	end := st.readAt.UnixNano()
+	for _, r := range st.orders {
+		if !known[r.Status] {
+			out = append(out, statusViolation{r.ID, fmt.Sprintf("order %s has status %q in the database", r.ID, r.Status)})
+			continue
+		}
+		perOrder[r.ID] = append(perOrder[r.ID], porcupine.Operation{ClientId: -1, Input: r.Status, Call: end, Return: end + 1})
+	}
+	ids := make([]string, 0, len(perOrder))
+	for id := range perOrder {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if porcupine.CheckOperationsTimeout(statusModel, perOrder[id], 10*time.Second) == porcupine.Illegal {
+			out = append(out, statusViolation{id, fmt.Sprintf("order %s: its observed statuses (final row last) follow no legal order of changes", id)})
+		}
+	}
+	return out
+}

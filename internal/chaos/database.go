@@ -1,0 +1,158 @@
+package chaos
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// Galera is the order store's Galera cluster behind HAProxy, as
+// scripts/services.sh galera runs it (SECKILL_TEST_GALERA_*): DSN through
+// HAProxy without a database, the nodes' SQL addresses, node 1 first, and
+// the cluster's folder (node N's pid file is Dir/nodeN/mysqld.pid).
+type Galera struct {
+	DSN   string
+	Nodes []string
+	Dir   string
+	// Killable are the nodes (1-based) the campaign may SIGKILL: a cluster
+	// that other tests use at the same time offers only node 1, the writer,
+	// which the Galera failover tests kill too.
+	Killable []int
+	// Restart brings every killed node back and returns once the cluster
+	// is Synced (bash scripts/services.sh galera, with the cluster's
+	// environment).
+	Restart func(ctx context.Context) error
+}
+
+// GaleraFromEnv reads the cluster from SECKILL_TEST_GALERA_DSN, _NODES and
+// _DIR (nil when they are unset), restarted with scripts/services.sh from
+// repo.
+func GaleraFromEnv(repo string, killable []int) *Galera {
+	dsn, nodes, dir := os.Getenv("SECKILL_TEST_GALERA_DSN"), os.Getenv("SECKILL_TEST_GALERA_NODES"), os.Getenv("SECKILL_TEST_GALERA_DIR")
+	if dsn == "" || nodes == "" || dir == "" {
+		return nil
+	}
+	g := &Galera{DSN: dsn, Nodes: strings.Split(nodes, ","), Dir: dir, Killable: killable}
+	g.Restart = func(ctx context.Context) error {
+		cmd := exec.CommandContext(ctx, "bash", filepath.Join(repo, "scripts", "services.sh"), "galera")
+		cmd.Env = os.Environ()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("restart Galera: %w\n%s", err, out)
+		}
+		return nil
+	}
+	return g
+}
+
+// nodePID is the process id of node n (1-based), from its pid file.
+func (g *Galera) nodePID(n int) (int, error) {
+	raw, err := os.ReadFile(filepath.Join(g.Dir, fmt.Sprintf("node%d", n), "mysqld.pid"))
+	if err != nil {
+		return 0, fmt.Errorf("galera node %d pid: %w", n, err)
+	}
+	return strconv.Atoi(strings.TrimSpace(string(raw)))
+}
+
+// restart runs Restart until it succeeds or within passes.
+func (g *Galera) restart(within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Until(deadline))
+		err := g.Restart(ctx)
+		cancel()
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+func (g *Galera) killNode(n int) error {
+	pid, err := g.nodePID(n)
+	if err != nil {
+		return err
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("kill galera node %d: %w", n, err)
+	}
+	return nil
+}
+
+// database is the campaign's own database on the order store.
+type database struct {
+	admin string // DSN without a database
+	name  string
+	dsn   string // DSN of the database, for the service and the checker
+	// causal makes the checker's reads wait for what the cluster committed
+	// (Galera's wsrep_sync_wait); plain MariaDB has no such variable.
+	causal bool
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// createDatabase makes a fresh database on the server of adminDSN.
+func createDatabase(adminDSN string, causal bool) (*database, error) {
+	cfg, err := mysql.ParseDSN(adminDSN)
+	if err != nil {
+		return nil, fmt.Errorf("chaos: DSN: %w", err)
+	}
+	cfg.DBName, cfg.ParseTime = "", true
+	d := &database{admin: cfg.FormatDSN(), name: "seckill_chaos_" + randomHex(5), causal: causal}
+	db, err := sql.Open("mysql", d.admin)
+	if err != nil {
+		return nil, fmt.Errorf("chaos: %w", err)
+	}
+	defer db.Close()
+	// A writer failover of another test may be running, or HAProxy still
+	// bringing its servers up: retry a while.
+	err = waitFor(3*time.Minute, "create the campaign's database", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+d.name+"` CHARACTER SET utf8mb4")
+		return err == nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	cfg.DBName = d.name
+	d.dsn = cfg.FormatDSN()
+	return d, nil
+}
+
+// at is the database's DSN with another address (a proxy's).
+func (d *database) at(addr string) string {
+	cfg, _ := mysql.ParseDSN(d.dsn)
+	cfg.Addr = addr
+	return cfg.FormatDSN()
+}
+
+func (d *database) addr() string {
+	cfg, _ := mysql.ParseDSN(d.dsn)
+	return cfg.Addr
+}
+
+func (d *database) drop() {
+	db, err := sql.Open("mysql", d.admin)
+	if err != nil {
+		return
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, _ = db.ExecContext(ctx, "DROP DATABASE IF EXISTS `"+d.name+"`")
+}

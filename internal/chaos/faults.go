@@ -1,0 +1,293 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/seckill-oss/seckill/internal/toxic"
+)
+
+// The kinds of fault a schedule draws from.
+const (
+	InstanceKill  = "instance-kill"  // SIGKILL a service instance; heal: start it again
+	InstancePause = "instance-pause" // SIGSTOP an instance (a GC pause, a stalled VM); heal: SIGCONT
+	RedisKill     = "redis-kill"     // SIGKILL the Redis primary; heal: start it again as a replica
+	RedisPause    = "redis-pause"    // SIGSTOP the Redis primary; heal: SIGCONT
+	GaleraKill    = "galera-kill"    // SIGKILL a Galera node; heal: start it again (IST)
+)
+
+// The links a toxic goes on: the service's connections to each dependency.
+const (
+	LinkRedis     = "redis"
+	LinkDB        = "db"
+	LinkUserCheck = "usercheck"
+	LinkPayment   = "payment"
+)
+
+// fault is one scheduled fault.
+type fault struct {
+	kind   string // one of the kinds above, or a toxic type
+	link   string // for a toxic
+	target int    // instance index or Galera node
+	at     time.Duration
+	dur    time.Duration
+	toxic  toxic.Toxic
+}
+
+// Kind is the fault's kind as counted: "instance-kill", "latency@redis", ...
+func (f fault) Kind() string {
+	if f.link != "" {
+		return f.kind + "@" + f.link
+	}
+	return f.kind
+}
+
+func (f fault) String() string {
+	switch f.kind {
+	case InstanceKill, InstancePause:
+		return fmt.Sprintf("%s i%d for %v", f.kind, f.target, f.dur.Round(time.Millisecond))
+	case GaleraKill:
+		return fmt.Sprintf("%s node%d for %v", f.kind, f.target, f.dur.Round(time.Millisecond))
+	case RedisKill, RedisPause:
+		return fmt.Sprintf("%s for %v", f.kind, f.dur.Round(time.Millisecond))
+	}
+	return fmt.Sprintf("%s %s %v for %v", f.Kind(), f.toxic.Stream, f.toxic.Attributes, f.dur.Round(time.Millisecond))
+}
+
+// resource is what the fault takes: two faults on one resource never run at
+// once (the later one is skipped).
+func (f fault) resource() string {
+	switch f.kind {
+	case InstanceKill, InstancePause:
+		return fmt.Sprintf("instance%d", f.target)
+	case RedisKill, RedisPause:
+		return "redis"
+	case GaleraKill:
+		return "galera"
+	}
+	return "link:" + f.link
+}
+
+// schedule draws the faults of a campaign from its seed: one starts every
+// 0.3-2.5 s, each lasting 0.5-8 s, so several overlap. links are the links
+// that have proxies; galeraNodes the Galera nodes that may be killed.
+func schedule(seed int64, d time.Duration, instances int, links []string, galeraNodes []int, redisFaults bool) []fault {
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x5ec1))
+	between := func(lo, hi time.Duration) time.Duration { return lo + time.Duration(rng.Int64N(int64(hi-lo))) }
+	kinds := []string{InstanceKill, InstancePause, InstancePause}
+	if redisFaults {
+		kinds = append(kinds, RedisKill, RedisPause)
+	}
+	if len(galeraNodes) > 0 {
+		kinds = append(kinds, GaleraKill)
+	}
+	toxics := []string{toxic.Latency, toxic.Bandwidth, toxic.Timeout, toxic.ResetPeer}
+	for range links {
+		kinds = append(kinds, "toxic", "toxic")
+	}
+	var out []fault
+	for at := between(time.Second, 2*time.Second); at < d; at += between(300*time.Millisecond, 2500*time.Millisecond) {
+		f := fault{kind: kinds[rng.IntN(len(kinds))], at: at}
+		switch f.kind {
+		case InstanceKill:
+			f.target, f.dur = rng.IntN(instances), between(500*time.Millisecond, 6*time.Second)
+		case InstancePause:
+			// Past the 2 s lease half the time: the holder wakes up with
+			// its lease gone.
+			f.target, f.dur = rng.IntN(instances), between(300*time.Millisecond, 4*time.Second)
+		case RedisKill:
+			f.dur = between(time.Second, 5*time.Second)
+		case RedisPause:
+			f.dur = between(500*time.Millisecond, 5*time.Second)
+		case GaleraKill:
+			f.target, f.dur = galeraNodes[rng.IntN(len(galeraNodes))], between(2*time.Second, 8*time.Second)
+		case "toxic":
+			f.link = links[rng.IntN(len(links))]
+			f.kind = toxics[rng.IntN(len(toxics))]
+			f.dur = between(500*time.Millisecond, 6*time.Second)
+			f.toxic = drawToxic(rng, f.kind)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func drawToxic(rng *rand.Rand, kind string) toxic.Toxic {
+	streams := []string{toxic.Upstream, toxic.Downstream}
+	t := toxic.Toxic{Name: "chaos", Type: kind, Stream: streams[rng.IntN(2)]}
+	switch kind {
+	case toxic.Latency:
+		t.Attributes = map[string]any{"latency": 20 + rng.IntN(1200), "jitter": rng.IntN(100)}
+	case toxic.Bandwidth:
+		t.Attributes = map[string]any{"rate": 1 + rng.IntN(64)}
+	case toxic.Timeout:
+		// 0: a black hole until healed; else the connection closes then.
+		t.Attributes = map[string]any{"timeout": []int{0, 200, 1000, 3000}[rng.IntN(4)]}
+	case toxic.ResetPeer:
+		t.Attributes = map[string]any{"timeout": rng.IntN(500)}
+	}
+	return t
+}
+
+// injector applies the schedule to the cluster and records every fault and
+// heal in the history.
+type injector struct {
+	c       *cluster
+	h       *History
+	applied map[string]int // by Kind
+
+	mu   sync.Mutex
+	busy map[string]bool
+	down int // instances killed or paused now
+}
+
+// run applies the faults at their times until ctx ends; every fault
+// applied is healed by the time run returns (at its time, or at once when
+// ctx ends).
+func (in *injector) run(ctx context.Context, faults []fault) {
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, f := range faults {
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Until(start.Add(f.at))):
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		if !in.take(f) {
+			continue
+		}
+		wg.Go(func() {
+			defer in.release(f)
+			if err := in.apply(f); err != nil {
+				// E.g. no primary to kill while the Sentinels fail over:
+				// the fault is not applied, nor counted.
+				in.c.cfg.Log.Warn("chaos: fault not applied", "fault", f.String(), "err", err)
+				in.uncount(f)
+				return
+			}
+			in.h.Fault(f.String(), false)
+			select {
+			case <-ctx.Done():
+			case <-time.After(f.dur):
+			}
+			// A heal that fails (a restart refused while another fault
+			// holds the database) is logged, not fatal: the cluster must
+			// be whole again after the faults (Run checks), as it must
+			// after any incident.
+			if err := in.heal(f); err != nil {
+				in.c.cfg.Log.Warn("chaos: heal failed", "fault", f.String(), "err", err)
+			}
+			in.h.Fault(f.String(), true)
+		})
+	}
+	wg.Wait()
+}
+
+func (in *injector) uncount(f fault) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.applied[f.Kind()]--
+	if in.applied[f.Kind()] == 0 {
+		delete(in.applied, f.Kind())
+	}
+}
+
+func (in *injector) take(f fault) bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	r := f.resource()
+	if in.busy[r] {
+		return false
+	}
+	instanceFault := f.kind == InstanceKill || f.kind == InstancePause
+	// One instance always serves: a sale with every instance down
+	// shows nothing the kills of two do not.
+	if instanceFault && in.down >= len(in.c.instances)-1 {
+		return false
+	}
+	in.busy[r] = true
+	if instanceFault {
+		in.down++
+	}
+	in.applied[f.Kind()]++
+	return true
+}
+
+func (in *injector) release(f fault) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	delete(in.busy, f.resource())
+	if f.kind == InstanceKill || f.kind == InstancePause {
+		in.down--
+	}
+}
+
+func (in *injector) apply(f fault) error {
+	c := in.c
+	switch f.kind {
+	case InstanceKill:
+		c.instances[f.target].kill()
+	case InstancePause:
+		c.instances[f.target].pause(true)
+	case RedisKill, RedisPause:
+		p, err := c.redis.primary()
+		if err != nil {
+			return err
+		}
+		c.redisVictim = p
+		if f.kind == RedisKill {
+			p.kill()
+		} else {
+			p.signal(syscall.SIGSTOP)
+		}
+	case GaleraKill:
+		return c.galera.killNode(f.target)
+	default:
+		for _, p := range c.links[f.link] {
+			if err := p.Add(f.toxic); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (in *injector) heal(f fault) error {
+	c := in.c
+	switch f.kind {
+	case InstanceKill:
+		return c.instances[f.target].restart(5 * time.Minute)
+	case InstancePause:
+		c.instances[f.target].pause(false)
+	case RedisKill:
+		return c.redis.restart(c.redisVictim)
+	case RedisPause:
+		c.redisVictim.signal(syscall.SIGCONT)
+	case GaleraKill:
+		return c.galera.restart(5 * time.Minute)
+	default:
+		for _, p := range c.links[f.link] {
+			if err := p.Remove(f.toxic.Name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// kindsCount returns the faults applied by kind, sorted by kind.
+func kindsCount(m map[string]int) []string {
+	var out []string
+	for k, n := range m {
+		out = append(out, fmt.Sprintf("%s=%d", k, n))
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,192 @@
+package chaos
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Op is one client operation of the campaign: its invocation and its
+// completion. An operation whose answer never came (a timeout, a cut
+// connection) completes as Unknown: it may or may not have taken effect.
+type Op struct {
+	ID       int
+	Client   int
+	Kind     string // buy, poll, callback, pay, preload, audit, reconcile
+	Instance int    // which service instance it was sent to (-1: none)
+	Activity int64
+	User     int64
+	Key      string // Idempotency-Key, if any
+	Order    string // order id sent (callback, pay) or answered
+	Invoke   time.Time
+	Complete time.Time
+
+	Status      int    // HTTP status; 0 when Unknown
+	Code        string // error code of a non-2xx answer
+	OrderStatus string // order status in the answer, if any
+	Unknown     bool
+	Err         string // transport error of an Unknown completion
+	Detail      string // anything else worth showing (audit numbers, payment set)
+}
+
+// Answer is how the operation completed, for people.
+func (o Op) Answer() string {
+	switch {
+	case o.Unknown:
+		return "unknown (" + o.Err + ")"
+	case o.Code != "":
+		return fmt.Sprintf("%d %s", o.Status, o.Code)
+	default:
+		return fmt.Sprintf("%d", o.Status)
+	}
+}
+
+func (o Op) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#%d c%d %s", o.ID, o.Client, o.Kind)
+	if o.Instance >= 0 {
+		fmt.Fprintf(&b, "@i%d", o.Instance)
+	}
+	if o.Activity != 0 {
+		fmt.Fprintf(&b, " act=%d", o.Activity)
+	}
+	if o.User != 0 {
+		fmt.Fprintf(&b, " user=%d", o.User)
+	}
+	if o.Key != "" {
+		fmt.Fprintf(&b, " key=%s", o.Key)
+	}
+	if o.Order != "" {
+		fmt.Fprintf(&b, " order=%s", o.Order)
+	}
+	fmt.Fprintf(&b, " -> %s", o.Answer())
+	if o.OrderStatus != "" {
+		fmt.Fprintf(&b, " status=%s", o.OrderStatus)
+	}
+	if o.Detail != "" {
+		fmt.Fprintf(&b, " %s", o.Detail)
+	}
+	return b.String()
+}
+
+// FaultEvent is a fault's start or its heal.
+type FaultEvent struct {
+	At    time.Time
+	Fault string // e.g. "instance-kill i1", "latency@redis 300ms"
+	Heal  bool
+}
+
+// History is every operation and fault event of a campaign. Its methods are
+// safe for concurrent use.
+type History struct {
+	start time.Time
+
+	mu     sync.Mutex
+	ops    []*Op
+	faults []FaultEvent
+}
+
+// NewHistory starts an empty history; times print relative to now.
+func NewHistory() *History { return &History{start: time.Now()} }
+
+// Invoke records an operation's invocation and returns it; Done records its
+// completion.
+func (h *History) Invoke(o Op) *Op {
+	o.Invoke = time.Now()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	o.ID = len(h.ops)
+	op := &o
+	h.ops = append(h.ops, op)
+	return op
+}
+
+// Done records the completion of op, which its caller filled in.
+func (h *History) Done(op *Op) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	op.Complete = time.Now()
+}
+
+// Fault records a fault event.
+func (h *History) Fault(name string, heal bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.faults = append(h.faults, FaultEvent{At: time.Now(), Fault: name, Heal: heal})
+}
+
+// Ops returns a copy of every completed operation, by invocation.
+func (h *History) Ops() []Op {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]Op, 0, len(h.ops))
+	for _, o := range h.ops {
+		if !o.Complete.IsZero() {
+			out = append(out, *o)
+		}
+	}
+	return out
+}
+
+// Faults returns a copy of the fault events.
+func (h *History) Faults() []FaultEvent {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]FaultEvent(nil), h.faults...)
+}
+
+// at formats t relative to the history's start.
+func (h *History) at(t time.Time) string {
+	return fmt.Sprintf("%8.3fs", t.Sub(h.start).Seconds())
+}
+
+// Around renders the operations for which match is true, and the fault
+// events from a second before the first of them to a second after the last,
+// merged in time order: the history around a violation.
+func (h *History) Around(ops []Op, match func(Op) bool) string {
+	type line struct {
+		t    time.Time
+		text string
+	}
+	var lines []line
+	var first, last time.Time
+	for _, o := range ops {
+		if !match(o) {
+			continue
+		}
+		if first.IsZero() || o.Invoke.Before(first) {
+			first = o.Invoke
+		}
+		if o.Complete.After(last) {
+			last = o.Complete
+		}
+		lines = append(lines, line{o.Invoke, fmt.Sprintf("  %s..%s %s", h.at(o.Invoke), h.at(o.Complete), o)})
+	}
+	if len(lines) == 0 {
+		return "  (no operation)\n"
+	}
+	for _, f := range h.Faults() {
+		if f.At.Before(first.Add(-time.Second)) || f.At.After(last.Add(time.Second)) {
+			continue
+		}
+		what := "fault"
+		if f.Heal {
+			what = "heal "
+		}
+		lines = append(lines, line{f.At, fmt.Sprintf("  %s           %s %s", h.at(f.At), what, f.Fault)})
+	}
+	sort.SliceStable(lines, func(i, j int) bool { return lines[i].t.Before(lines[j].t) })
+	const most = 60
+	var b strings.Builder
+	if len(lines) > most {
+		fmt.Fprintf(&b, "  (%d earlier lines left out)\n", len(lines)-most)
+		lines = lines[len(lines)-most:]
+	}
+	for _, l := range lines {
+		b.WriteString(l.text)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

@@ -1,0 +1,297 @@
+package chaos
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/seckill-oss/seckill/internal/payment"
+)
+
+// answerTimeout is how long a client waits for an answer before it counts
+// the operation as unknown.
+const answerTimeout = 6 * time.Second
+
+// workload is the campaign's clients: buyers with and without
+// Idempotency-Key retrying as docs/API.md says, repeats, result-page
+// polls, payments with signed callbacks (late, doubled, out of order), and
+// now and then an operator's preload, audit or reconcile.
+type workload struct {
+	c          *cluster
+	h          *History
+	activities []int64
+	client     *http.Client
+
+	mu     sync.Mutex
+	held   []holding // buyers who were told they hold an order
+	nextID map[int64]int64
+}
+
+// holding is a buyer the history says holds an order.
+type holding struct {
+	activity, user int64
+	order          string
+}
+
+// run starts n clients and returns when ctx ends and each has finished
+// its operation in flight.
+func (w *workload) run(ctx context.Context, seed int64, n int) {
+	var wg sync.WaitGroup
+	for i := range n {
+		rng := rand.New(rand.NewPCG(uint64(seed), uint64(i)+1))
+		wg.Go(func() { w.client1(ctx, i, rng) })
+	}
+	wg.Wait()
+}
+
+func (w *workload) client1(ctx context.Context, id int, rng *rand.Rand) {
+	for ctx.Err() == nil {
+		switch p := rng.IntN(100); {
+		case p < 50:
+			w.purchase(ctx, id, rng, w.newBuyer(rng))
+		case p < 60:
+			if h, ok := w.someHolder(rng); ok {
+				w.purchase(ctx, id, rng, h)
+			}
+		case p < 75:
+			if h, ok := w.someHolder(rng); ok {
+				w.poll(id, rng, h)
+			}
+		case p < 95:
+			if h, ok := w.someHolder(rng); ok {
+				w.pay(ctx, id, rng, h)
+			}
+		default:
+			w.operate(id, rng)
+		}
+		sleep(ctx, time.Duration(10+rng.IntN(60))*time.Millisecond)
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+func (w *workload) newBuyer(rng *rand.Rand) holding {
+	a := w.activities[rng.IntN(len(w.activities))]
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.nextID[a]++
+	return holding{activity: a, user: a*1_000_000 + w.nextID[a]}
+}
+
+func (w *workload) someHolder(rng *rand.Rand) (holding, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.held) == 0 {
+		return holding{}, false
+	}
+	return w.held[rng.IntN(len(w.held))], true
+}
+
+func (w *workload) remember(h holding) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.held = append(w.held, h)
+}
+
+// purchase buys one unit for the buyer, retrying 429, 503 unavailable and
+// transport errors after Retry-After plus jitter (with the same
+// Idempotency-Key, when it sends one), at most four times; a 503
+// outcome_unknown is followed by a look at orders/mine, as the contract
+// says.
+func (w *workload) purchase(ctx context.Context, client int, rng *rand.Rand, b holding) {
+	key := ""
+	if rng.IntN(10) < 7 {
+		key = "k" + strconv.FormatInt(b.user, 36) + "-" + strconv.Itoa(rng.IntN(1000))
+	}
+	for try := 0; try < 4 && ctx.Err() == nil; try++ {
+		op := w.send(client, rng, Op{Kind: "buy", Activity: b.activity, User: b.user, Key: key},
+			"POST", fmt.Sprintf("/api/v1/activities/%d/orders", b.activity), nil)
+		switch {
+		case op.Status == http.StatusCreated || op.Code == "already_purchased":
+			w.remember(holding{activity: b.activity, user: b.user, order: op.Order})
+			return
+		case op.Code == "outcome_unknown" || op.Unknown:
+			w.poll(client, rng, b)
+		case op.Status == http.StatusTooManyRequests, op.Code == "unavailable", op.Code == "refused", op.Status >= 500:
+		default:
+			return // a final answer: sold_out, user_rejected, ...
+		}
+		sleep(ctx, op.retryAfter+time.Duration(rng.IntN(400))*time.Millisecond)
+	}
+}
+
+// poll asks for the buyer's order (the result page), which verifies a
+// created one with the payment provider.
+func (w *workload) poll(client int, rng *rand.Rand, b holding) {
+	op := w.send(client, rng, Op{Kind: "poll", Activity: b.activity, User: b.user}, "GET", fmt.Sprintf("/api/v1/activities/%d/orders/mine", b.activity), nil)
+	if op.Status == http.StatusOK {
+		w.remember(holding{activity: b.activity, user: b.user, order: op.Order})
+	}
+}
+
+// pay plays the buyer paying and the provider's callbacks: paid in time
+// with one or two callbacks at once, a callback before the payment (out
+// of order), a payment after the window (late: refund_required), or a
+// failed one.
+func (w *workload) pay(ctx context.Context, client int, rng *rand.Rand, b holding) {
+	if b.order == "" {
+		return
+	}
+	set := func(status string) {
+		op := w.h.Invoke(Op{Client: client, Kind: "pay", Instance: -1, Activity: b.activity, User: b.user, Order: b.order, Detail: "provider " + status})
+		w.c.payStub.SetPayment(b.order, status)
+		op.Status = http.StatusOK
+		w.h.Done(op)
+	}
+	switch rng.IntN(5) {
+	case 0: // paid, one callback
+		set(payment.PaymentPaid)
+		w.callback(client, rng, b)
+	case 1: // paid, the callback twice at once
+		set(payment.PaymentPaid)
+		// A generator each: a rand.Rand is not safe for concurrent use.
+		r1 := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
+		r2 := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
+		var wg sync.WaitGroup
+		wg.Go(func() { w.callback(client, r1, b) })
+		wg.Go(func() { w.callback(client, r2, b) })
+		wg.Wait()
+	case 2: // the callback before the payment, then again after it
+		w.callback(client, rng, b)
+		sleep(ctx, time.Duration(rng.IntN(500))*time.Millisecond)
+		set(payment.PaymentPaid)
+		w.callback(client, rng, b)
+	case 3: // paid after the window: late
+		sleep(ctx, w.c.cfg.PaymentWindow+time.Duration(rng.IntN(1000))*time.Millisecond)
+		set(payment.PaymentPaid)
+		w.callback(client, rng, b)
+	default: // the payment failed
+		set(payment.PaymentFailed)
+		w.callback(client, rng, b)
+	}
+}
+
+func (w *workload) callback(client int, rng *rand.Rand, b holding) {
+	body, _ := json.Marshal(map[string]string{"order_id": b.order})
+	sig := hex.EncodeToString(payment.Sign(w.c.cfg.paymentSecret, body))
+	w.send(client, rng, Op{Kind: "callback", Activity: b.activity, User: b.user, Order: b.order}, "POST", "/api/v1/payments/callback", body, "X-Signature", sig)
+}
+
+// operate is an operator's preload, audit or reconcile of an activity.
+func (w *workload) operate(client int, rng *rand.Rand) {
+	a := w.activities[rng.IntN(len(w.activities))]
+	kind, method, path := "audit", "GET", fmt.Sprintf("/admin/v1/activities/%d/audit", a)
+	switch rng.IntN(5) {
+	case 0:
+		kind, method, path = "preload", "POST", fmt.Sprintf("/admin/v1/activities/%d/preload", a)
+	case 1:
+		kind, method, path = "reconcile", "POST", fmt.Sprintf("/admin/v1/activities/%d/reconcile", a)
+	}
+	w.send(client, rng, Op{Kind: kind, Activity: a}, method, path, nil, "Authorization", "Bearer "+w.c.cfg.adminToken)
+}
+
+// sent is an operation as sent, with what the client needs next.
+type sent struct {
+	*Op
+	retryAfter time.Duration
+}
+
+// send sends one request to a random instance and records it in the
+// history. A refused connection is an answer (nothing reached the
+// service); any other transport error, or no answer within
+// answerTimeout, is unknown.
+func (w *workload) send(client int, rng *rand.Rand, o Op, method, path string, body []byte, header ...string) sent {
+	o.Client, o.Instance = client, rng.IntN(len(w.c.instances))
+	in := w.c.instances[o.Instance]
+	req, err := http.NewRequest(method, in.url+path, bytes.NewReader(body))
+	if err != nil {
+		panic(err) // the campaign's own paths and methods
+	}
+	if o.User != 0 {
+		req.Header.Set("X-User-ID", strconv.FormatInt(o.User, 10))
+	}
+	if o.Key != "" {
+		req.Header.Set("Idempotency-Key", o.Key)
+	}
+	if len(body) > 0 {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	op := w.h.Invoke(o)
+	res, err := w.client.Do(req)
+	s := sent{Op: op, retryAfter: 0}
+	if err != nil {
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			op.Code = "refused"
+			s.retryAfter = 200 * time.Millisecond
+		} else {
+			op.Unknown, op.Err = true, shortErr(err)
+			s.retryAfter = time.Second
+		}
+		w.h.Done(op)
+		return s
+	}
+	raw, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+	_ = res.Body.Close()
+	if err != nil {
+		op.Unknown, op.Err = true, "reading the answer: "+shortErr(err)
+		w.h.Done(op)
+		s.retryAfter = time.Second
+		return s
+	}
+	op.Status = res.StatusCode
+	var a struct {
+		OrderID     string `json:"order_id"`
+		Status      string `json:"status"`
+		OrderStatus string `json:"order_status"`
+		Error       struct {
+			Code string `json:"code"`
+		} `json:"error"`
+		Orders         int64 `json:"orders"`
+		RedisRemaining int64 `json:"redis_remaining"`
+		Oversold       bool  `json:"oversold"`
+	}
+	_ = json.Unmarshal(raw, &a)
+	op.Code = a.Error.Code
+	if a.OrderID != "" {
+		op.Order = a.OrderID
+	}
+	switch {
+	case o.Kind == "audit" && res.StatusCode == http.StatusOK:
+		op.Detail = fmt.Sprintf("orders=%d redis=%d oversold=%v", a.Orders, a.RedisRemaining, a.Oversold)
+	case a.OrderStatus != "":
+		op.OrderStatus = a.OrderStatus
+	case res.StatusCode < 300 && o.Kind != "preload" && o.Kind != "reconcile":
+		op.OrderStatus = a.Status
+	}
+	if secs, err := strconv.Atoi(res.Header.Get("Retry-After")); err == nil {
+		s.retryAfter = min(time.Duration(secs)*time.Second, 3*time.Second)
+	}
+	w.h.Done(op)
+	return s
+}
+
+func shortErr(err error) string {
+	msg := err.Error()
+	if len(msg) > 120 {
+		msg = msg[len(msg)-120:]
+	}
+	return msg
+}

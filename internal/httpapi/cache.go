@@ -1,0 +1,35 @@
+package httpapi
+
+import "github.com/gin-gonic/gin"
+
+// Cache-Control of the answers (docs/API.md "Caching"). A shared cache
+// between the app and the service (a CDN, a corporate proxy) must never hand
+// one buyer's order to another, nor keep an error; a public activity read
+// may be reused for a second, which takes a refresh storm off the service
+// without showing a stock that is more than a second old.
+const (
+	cacheNoStore = "no-store"
+	// cachePublicShort is the public activity read's: one second.
+	cachePublicShort = "public, max-age=1"
+)
+
+// noStoreByDefault marks every answer no-store before the handler runs; the
+// few handlers whose answer may be cached (cachePublic) replace it.
+func noStoreByDefault() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		c.Header("Cache-Control", cacheNoStore)
+		c.Next()
+	}
+}
+
+// markPerUser marks an answer that depends on the caller's X-User-ID (the
+// 201 and 409 of a purchase, orders/mine, cancel, and their 401s): never
+// stored, and, for a cache that ignores no-store, keyed by the header.
+func markPerUser(c *gin.Context) {
+	c.Header("Cache-Control", cacheNoStore)
+	c.Header("Vary", "X-User-ID")
+}
+
+// cachePublic lets shared caches keep a successful public read for a
+// second. It is called on success only: an error keeps noStoreByDefault's.
+func cachePublic(c *gin.Context) { c.Header("Cache-Control", cachePublicShort) }

@@ -1,0 +1,47 @@
+// Package keys names the service's Redis keys, in one place, so no package
+// spells another's keys.
+//
+// Every key of an activity carries the hash tag {act:N}: under Redis Cluster
+// they all live in one slot, so the scripts that touch an activity's stock,
+// lock, fence, receipts and payment locks together run on one node.
+package keys
+
+import "strconv"
+
+// Activity names one of the activity's keys: <prefix>seckill:{act:N}:<name>.
+func Activity(prefix string, activityID int64, name string) string {
+	return prefix + "seckill:{act:" + strconv.FormatInt(activityID, 10) + "}:" + name
+}
+
+// Stock is the activity's stock hash (fields "remaining" and "epoch"):
+// <prefix>seckill:{act:N}:stock.
+func Stock(prefix string, activityID int64) string { return Activity(prefix, activityID, "stock") }
+
+// Lock is the activity's purchase lock, <prefix>seckill:{act:N}:lock; its
+// fence counter is the lock package's to name.
+func Lock(prefix string, activityID int64) string { return Activity(prefix, activityID, "lock") }
+
+// PaymentOrderLock is the lock of one order's payment verification:
+// <prefix>seckill:{act:N}:pay:order:<id>.
+func PaymentOrderLock(prefix string, activityID int64, orderID string) string {
+	return Activity(prefix, activityID, "pay:order:"+orderID)
+}
+
+// PaymentFence is the lock key whose fence counter every payment lock of the
+// activity shares (<prefix>seckill:{act:N}:pay), so no counter is left
+// behind per order.
+func PaymentFence(prefix string, activityID int64) string {
+	return Activity(prefix, activityID, "pay")
+}
+
+// PaymentQueries counts the provider queries of the order's payment:
+// <prefix>seckill:{act:N}:pay:queries:<id>.
+func PaymentQueries(prefix string, activityID int64, orderID string) string {
+	return Activity(prefix, activityID, "pay:queries:"+orderID)
+}
+
+// PaymentPolled marks a result-page verification of the order in the last
+// second: <prefix>seckill:{act:N}:pay:polled:<id>.
+func PaymentPolled(prefix string, activityID int64, orderID string) string {
+	return Activity(prefix, activityID, "pay:polled:"+orderID)
+}

@@ -1,0 +1,24 @@
+package keys_test
+
+import (
+	"testing"
+
+	"github.com/seckill-oss/seckill/internal/keys"
+)
+
+// The names are part of what operators see in Redis and what runbooks quote:
+// they must not move.
+func TestNames(t *testing.T) {
+	for got, want := range map[string]string{
+		keys.Stock("t:", 7):                "t:seckill:{act:7}:stock",
+		keys.Lock("", 7):                   "seckill:{act:7}:lock",
+		keys.PaymentOrderLock("", 7, "o1"): "seckill:{act:7}:pay:order:o1",
+		keys.PaymentFence("", 7):           "seckill:{act:7}:pay",
+		keys.PaymentPolled("", 7, "o1"):    "seckill:{act:7}:pay:polled:o1",
+		keys.Activity("p:", 12, "buyers"):  "p:seckill:{act:12}:buyers",
+	} {
+		if got != want {
+			t.Errorf("%q, want %q", got, want)
+		}
+	}
+}

@@ -1,0 +1,171 @@
+package payment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/keys"
+	"github.com/seckill-oss/seckill/internal/lock"
+	"github.com/seckill-oss/seckill/internal/order"
+)
+
+// A callback is a hint that anyone holding a signed one can replay, so the
+// provider is asked at most once a second per order (the result page's
+// gate, shared), and never for an order whose window closed long ago. But a
+// genuine callback says the payment changed just now, so one is never
+// answered from a query that began before it arrived: a callback that finds
+// the order queried within the last second waits for that second to end,
+// and the callbacks that waited together share the one query made then.
+// Thus every callback is followed by a query that starts after it arrived,
+// and 20 callbacks within a second cost at most two queries.
+
+// expiredLongAgo is how long after its pay_by an expired order stops being
+// worth a provider query on a callback: a late payment is looked for within
+// a day; an older callback is a replay, or the operator's to reconcile.
+const expiredLongAgo = 24 * time.Hour
+
+// queriesTTL keeps an order's query count while callbacks may wait for it;
+// a count that expired reads 0, which only makes a callback ask again.
+const queriesTTL = time.Minute
+
+// Callback runs the verification of the order a provider's callback names
+// and returns the order after it. The callback is only a hint: the provider
+// is asked (see above for when it is not). Errors: EOrderNotFound,
+// EUnavailable (the provider or a store did not answer, or another
+// verification kept the order busy).
+func (s *Service) Callback(ctx context.Context, orderID string) (seckill.Order, error) {
+	o, err := s.orders.OrderByID(ctx, orderID)
+	switch {
+	case errors.Is(err, order.ErrNotFound):
+		return seckill.Order{}, seckill.Errorf(seckill.EOrderNotFound, "no order %q", orderID)
+	case err != nil:
+		return seckill.Order{}, seckill.Unavailable("the order database did not answer", err)
+	}
+	if s.expiredLongAgo(o) {
+		s.m.verified(triggerCallback, outcomeCoalesced)
+		return o, nil
+	}
+	v, err := s.verifyCallback(ctx, o)
+	if err != nil {
+		return seckill.Order{}, seckill.Unavailable("the payment could not be verified now; the order is verified again later", err)
+	}
+	return v, nil
+}
+
+// expiredLongAgo reports whether o expired and its window closed more than
+// expiredLongAgo ago.
+func (s *Service) expiredLongAgo(o seckill.Order) bool {
+	return o.Status == seckill.OrderStatusExpired && !o.PayBy.IsZero() && s.now().Sub(o.PayBy) > expiredLongAgo
+}
+
+// verifyCallback is a callback's verification: it returns the order after
+// a provider query that started after the callback arrived, made by this
+// callback or by another trigger.
+func (s *Service) verifyCallback(ctx context.Context, o seckill.Order) (seckill.Order, error) {
+	if !wants(o, triggerCallback) {
+		s.m.verified(triggerCallback, outcomeSettled)
+		return o, nil
+	}
+	arrived, err := s.queries(ctx, o)
+	if err != nil {
+		s.m.verified(triggerCallback, outcomeUnknown)
+		return o, err
+	}
+	for {
+		v, outcome, wait, err := s.callbackOnce(ctx, o, arrived)
+		if wait <= 0 {
+			s.m.verified(triggerCallback, outcome)
+			return v, err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			s.m.verified(triggerCallback, outcomeUnknown)
+			return o, fmt.Errorf("payment: callback of order %s waited for the provider's next query: %w", o.ID, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// callbackOnce takes the order's lock and, under it: answers the order as
+// it is when a query started after the callback arrived (the count moved
+// past arrived), asks to wait (wait > 0) when the order was queried less
+// than a second ago, else queries.
+func (s *Service) callbackOnce(ctx context.Context, o seckill.Order, arrived int64) (_ seckill.Order, outcome string, wait time.Duration, _ error) {
+	lk, err := s.locks.Obtain(ctx, s.lockKey(o), s.cfg.LockTTL, &lock.ObtainOptions{
+		Wait:      s.cfg.LockTTL, // the holder is about to write the answer
+		AutoRenew: true,
+		FenceOf:   s.fenceLockKey(o.ActivityID),
+	})
+	switch {
+	case errors.Is(err, lock.ErrNotObtained):
+		return o, outcomeBusy, 0, fmt.Errorf("%w: order %s: %w", errBusy, o.ID, err)
+	case err != nil:
+		return o, outcomeUnknown, 0, fmt.Errorf("payment: lock order %s: %w", o.ID, err)
+	}
+	defer func() {
+		if err := lk.Release(ctx); err != nil {
+			s.log.WarnContext(ctx, "payment: order lock release", "order_id", o.ID, "fence", lk.Fence(), "err", err)
+		}
+	}()
+	lease := lk.Context()
+	n, err := s.queries(lease, o)
+	if err != nil {
+		return o, outcomeUnknown, 0, err
+	}
+	if n > arrived {
+		cur, err := s.orders.OrderByID(lease, o.ID)
+		if err != nil {
+			return o, outcomeUnknown, 0, fmt.Errorf("payment: read order %s: %w", o.ID, err)
+		}
+		return cur, outcomeCoalesced, 0, nil
+	}
+	first, err := s.redis.SetNX(lease, s.pollKey(o), 1, resultPageInterval).Result()
+	if err != nil {
+		return o, outcomeUnknown, 0, fmt.Errorf("payment: order %s: %w", o.ID, err)
+	}
+	if !first {
+		left, err := s.redis.PTTL(lease, s.pollKey(o)).Result()
+		if err != nil {
+			return o, outcomeUnknown, 0, fmt.Errorf("payment: order %s: %w", o.ID, err)
+		}
+		// A key without a TTL (-1) or gone (-2) since the SETNX: try again soon.
+		return o, "", max(left, 10*time.Millisecond), nil
+	}
+	v, outcome, err := s.verifyHolding(lk, o.ID, triggerCallback)
+	return v, outcome, 0, err
+}
+
+// queries returns how many provider queries of o's payment have started
+// (within queriesTTL of the last).
+func (s *Service) queries(ctx context.Context, o seckill.Order) (int64, error) {
+	n, err := s.redis.Get(ctx, s.queriesKey(o)).Int64()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("payment: order %s: query count: %w", o.ID, err)
+	}
+	return n, nil
+}
+
+// countQuery counts a provider query of o's payment about to start. A
+// failure is logged only: the callbacks waiting for it then ask again.
+func (s *Service) countQuery(ctx context.Context, o seckill.Order) {
+	pipe := s.redis.TxPipeline()
+	pipe.Incr(ctx, s.queriesKey(o))
+	pipe.PExpire(ctx, s.queriesKey(o), queriesTTL)
+	if _, err := pipe.Exec(ctx); err != nil {
+		s.log.InfoContext(ctx, "payment: provider query not counted", "order_id", o.ID, "err", err)
+	}
+}
+
+func (s *Service) queriesKey(o seckill.Order) string {
+	return keys.PaymentQueries(s.cfg.KeyPrefix, o.ActivityID, o.ID)
+}

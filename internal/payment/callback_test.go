@@ -1,0 +1,95 @@
+package payment_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/payment"
+)
+
+// TestCallbacksAskTheProviderAtMostOnceASecond: 20 callbacks for one order
+// within a second (a provider retrying, or a replay) cost two provider
+// queries, not 20: the first callback's, and one a second later that
+// answers the 19 that came in between. A payment that lands among them is
+// not lost: those 19 were answered by a query made after they arrived.
+func TestCallbacksAskTheProviderAtMostOnceASecond(t *testing.T) {
+	w := newWorld(t, time.Hour, 1)
+	in := w.instance(instanceOptions{})
+	o := w.buy(1)
+	w.stub.SetPayment(o.ID, payment.PaymentPending)
+	ctx := context.Background()
+
+	start := time.Now()
+	first, err := in.svc.Callback(ctx, o.ID)
+	if err != nil || first.Status != seckill.OrderStatusCreated {
+		t.Fatalf("first callback: %+v, %v; want created", first, err)
+	}
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		answers []string
+	)
+	for i := range 19 {
+		if i == 5 {
+			w.stub.SetPayment(o.ID, payment.PaymentPaid) // the payment lands mid-burst
+		}
+		wg.Go(func() {
+			v, err := in.svc.Callback(ctx, o.ID)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				t.Errorf("callback: %v", err)
+			}
+			answers = append(answers, v.Status)
+		})
+		time.Sleep(20 * time.Millisecond)
+	}
+	wg.Wait()
+	if n := w.stub.Requests(o.ID); n != 2 {
+		t.Errorf("20 callbacks within a second: %d provider queries, want 2 (one a second)", n)
+	}
+	if took := time.Since(start); took < 900*time.Millisecond {
+		t.Errorf("the second query came %v after the first, want about a second", took)
+	}
+	for _, s := range answers {
+		if s != seckill.OrderStatusPaid {
+			t.Errorf("answers after the payment landed: %v, want all paid", answers)
+			break
+		}
+	}
+	if got := in.counter(t, "seckill_payment_verifications_total", map[string]string{"trigger": "callback", "outcome": "coalesced"}); got != 18 {
+		t.Errorf("coalesced callbacks: %v, want 18", got)
+	}
+}
+
+// TestCallbackOfAnOrderExpiredLongAgo: a callback for an order whose window
+// closed more than a day ago answers the order without asking the provider
+// (a replay, or the operator's to reconcile), even when it would find a
+// payment.
+func TestCallbackOfAnOrderExpiredLongAgo(t *testing.T) {
+	w := newWorld(t, time.Hour, 1)
+	o := w.buy(1)
+	w.stub.SetPayment(o.ID, payment.PaymentPending)
+	ctx := context.Background()
+	// Just after pay_by, a callback expires the order.
+	soon := w.instance(instanceOptions{now: func() time.Time { return o.PayBy.Add(time.Minute) }})
+	if v, err := soon.svc.Callback(ctx, o.ID); err != nil || v.Status != seckill.OrderStatusExpired {
+		t.Fatalf("callback after pay_by: %+v, %v; want expired", v, err)
+	}
+	w.stub.SetPayment(o.ID, payment.PaymentPaid)
+	asked := w.stub.Requests(o.ID)
+	later := w.instance(instanceOptions{now: func() time.Time { return o.PayBy.Add(24*time.Hour + time.Minute) }})
+	v, err := later.svc.Callback(ctx, o.ID)
+	if err != nil || v.Status != seckill.OrderStatusExpired {
+		t.Errorf("callback a day after pay_by: %+v, %v; want the order as it is, expired", v, err)
+	}
+	if n := w.stub.Requests(o.ID); n != asked {
+		t.Errorf("callback a day after pay_by asked the provider (%d queries, want %d)", n, asked)
+	}
+	if s := statusOf(t, w.orders, o.ID); s != seckill.OrderStatusExpired {
+		t.Errorf("order %s, want expired", s)
+	}
+}

@@ -1,0 +1,37 @@
+package payment
+
+import "github.com/seckill-oss/seckill"
+
+// A paid answer proves the order paid only when it paid the order's price,
+// in the order's currency, to this service's merchant (docs/API.md
+// "Payments and expiry"): a tampered app that pays 0.01 against a real
+// order, or pays another merchant, gets a refund, not the unit.
+
+// mismatch returns why the paid answer p does not pay for o, as a
+// seckill.RefundReason value, or "" when it does. merchant is the service's
+// merchant id ("": not checked); an order without a price (its activity had
+// none) is not checked against an amount or currency. A paid answer that
+// leaves out a field that is checked does not match.
+func mismatch(o seckill.Order, p Payment, merchant string) string {
+	switch {
+	case merchant != "" && p.MerchantID != merchant:
+		return seckill.RefundMerchantMismatch
+	case o.PriceMinor == 0 && o.Currency == "":
+		return ""
+	case p.Currency != o.Currency:
+		return seckill.RefundCurrencyMismatch
+	case p.AmountMinor != o.PriceMinor:
+		return seckill.RefundAmountMismatch
+	}
+	return ""
+}
+
+// settle is what a paid answer makes of a created order: paid when it
+// matches, otherwise refund_required with the reason (the payment must go
+// back, and the unit with it, as if the order had expired).
+func settle(o seckill.Order, p Payment, merchant string) (to, reason string) {
+	if why := mismatch(o, p, merchant); why != "" {
+		return seckill.OrderStatusRefundRequired, why
+	}
+	return seckill.OrderStatusPaid, ""
+}

@@ -1,0 +1,31 @@
+package purchase
+
+import (
+	"context"
+	"errors"
+
+	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/order"
+)
+
+// SetPrice changes the activity's price (docs/API.md "Prices") for the
+// units sold from then on; orders keep the price of their sale, which the
+// database copies onto each order in the transaction that sells its unit,
+// so no cache here decides a price. 0 and "" remove the price. This
+// instance shows the new price at once; another one from its next read of
+// the activity (reconcile, audit, stock change or restart).
+func (s *Service) SetPrice(ctx context.Context, id, priceMinor int64, currency string) (ActivityView, error) {
+	if err := seckill.ValidPrice(priceMinor, currency); err != nil {
+		return ActivityView{}, err
+	}
+	a, err := s.orders.SetPrice(ctx, id, priceMinor, currency)
+	switch {
+	case errors.Is(err, order.ErrActivityNotFound):
+		return ActivityView{}, seckill.Errorf(seckill.EActivityNotFound, "no activity %d", id)
+	case err != nil:
+		return ActivityView{}, seckill.Unavailable("the order database did not answer; the price is unchanged", err)
+	}
+	s.activities.put(a)
+	s.log.InfoContext(ctx, "activity price changed", "activity_id", id, "price_minor", priceMinor, "currency", currency)
+	return s.Activity(ctx, id)
+}
