@@ -185,11 +185,14 @@ _svc_wait() { # _svc_wait SECONDS WHAT COMMAND...
 	return 1
 }
 
-# _svc_cluster_ok: the cluster serves every slot and each primary has its
-# replica in sync (a node restarted after a test killed it syncs first).
+# _svc_cluster_ok: the cluster serves every slot, every node agrees on who
+# serves which (a killed primary restarts believing it still owns its slots
+# until gossip tells it otherwise; a client that asks it meanwhile is sent
+# round in MOVED), and each primary has its replica in sync.
 _svc_cluster_ok() {
 	local p info
 	_svc_rcli -p "${SECKILL_CLUSTER_PORTS[0]}" cluster info 2>/dev/null | grep -q '^cluster_state:ok' || return 1
+	timeout 5 redis-cli --cluster check "127.0.0.1:${SECKILL_CLUSTER_PORTS[0]}" >/dev/null 2>&1 || return 1
 	for p in "${SECKILL_CLUSTER_PORTS[@]}"; do
 		info=$(_svc_rcli -p "$p" info replication 2>/dev/null) || return 1
 		if grep -q '^role:master' <<<"$info"; then
@@ -207,8 +210,22 @@ _svc_all_alive() {
 # is 2 s, so a killed primary's replica takes over in about 3 s; full
 # coverage is not required, so only the dead primary's slots stop meanwhile.
 services_cluster() {
-	local dir p fresh=1
+	local dir
 	dir="$(_svc_topology_dir)/cluster"
+	[ -d "$dir" ] || { _svc_cluster_start "$dir"; return; }
+	_svc_cluster_start "$dir" && return 0
+	# A cluster left by an earlier run (nodes killed, paused or restarted by
+	# tests; a machine restarted with nodes.conf still in /tmp) may never be
+	# whole again. The tests need a whole cluster, not that one: build it
+	# afresh, once.
+	_svc_log "the cluster left by an earlier run is not whole: building it afresh"
+	_svc_stop_ports "${SECKILL_CLUSTER_PORTS[@]}" || return 1
+	rm -rf "$dir"
+	_svc_cluster_start "$dir"
+}
+
+_svc_cluster_start() {
+	local dir=$1 p fresh=1
 	mkdir -p "$dir"
 	for p in "${SECKILL_CLUSTER_PORTS[@]}"; do
 		[ -f "$dir/nodes-$p.conf" ] && fresh=0
@@ -221,10 +238,7 @@ services_cluster() {
 		timeout 60 redis-cli --cluster create $(printf '127.0.0.1:%s ' "${SECKILL_CLUSTER_PORTS[@]}") \
 			--cluster-replicas 1 --cluster-yes >&2 || return 1
 	fi
-	_svc_wait 30 "Redis Cluster (cluster_state:ok, replicas in sync)" _svc_cluster_ok || {
-		_svc_log "run: bash scripts/services.sh stop-topologies, then again"
-		return 1
-	}
+	_svc_wait 30 "Redis Cluster (cluster_state:ok, replicas in sync)" _svc_cluster_ok || return 1
 	_svc_log "Redis Cluster is up on 127.0.0.1:${SECKILL_CLUSTER_PORTS[0]}-${SECKILL_CLUSTER_PORTS[5]}"
 	local q=""
 	for p in "${SECKILL_CLUSTER_PORTS[@]:1}"; do q="$q${q:+&}addr=127.0.0.1:$p"; done
@@ -244,6 +258,14 @@ _svc_sentinel_ok() {
 # (quorum 2, primary down after 2 s). A data node that is down is started
 # again as a replica of whichever node the Sentinels now call the primary.
 services_sentinel() {
+	_svc_sentinel_start && return 0
+	_svc_log "the Sentinel setup left by an earlier run is not whole: building it afresh"
+	_svc_stop_ports "${SECKILL_SENTINEL_PORTS[@]}" "${SECKILL_SENTINEL_DATA_PORTS[@]}" || return 1
+	rm -rf "$(_svc_topology_dir)/sentinel"
+	_svc_sentinel_start
+}
+
+_svc_sentinel_start() {
 	local dir p s master=""
 	dir="$(_svc_topology_dir)/sentinel"
 	for s in "${SECKILL_SENTINEL_PORTS[@]}"; do
@@ -285,12 +307,23 @@ services_topologies() {
 	services_cluster && services_sentinel
 }
 
+# _svc_stop_ports PORT...: stops the Redis nodes on these ports, a paused
+# (SIGSTOP) one too, and waits until each port is free.
+_svc_stop_ports() {
+	local p pid
+	for p in "$@"; do
+		_svc_alive "$p" && _svc_rcli -p "$p" shutdown nosave >/dev/null 2>&1
+		pid=$(pgrep -f "redis-server.*:$p\b" || true)
+		[ -z "$pid" ] || { kill -CONT $pid; kill -KILL $pid; } 2>/dev/null || true
+	done
+	for p in "$@"; do
+		_svc_wait 10 "port $p to be free" eval "! _svc_port_taken $p" || return 1
+	done
+}
+
 # services_stop_topologies stops every node of both and removes their data.
 services_stop_topologies() {
-	local p
-	for p in "${SECKILL_SENTINEL_PORTS[@]}" "${SECKILL_SENTINEL_DATA_PORTS[@]}" "${SECKILL_CLUSTER_PORTS[@]}"; do
-		_svc_alive "$p" && _svc_rcli -p "$p" shutdown nosave >/dev/null 2>&1
-	done
+	_svc_stop_ports "${SECKILL_SENTINEL_PORTS[@]}" "${SECKILL_SENTINEL_DATA_PORTS[@]}" "${SECKILL_CLUSTER_PORTS[@]}"
 	rm -rf "$(_svc_topology_dir)"
 	_svc_log "Redis Cluster and Sentinel stopped"
 	services_stop_galera
