@@ -4,7 +4,8 @@
 // HAProxy, or a single MariaDB), with the user-check and payment stubs; a
 // seeded random schedule of concurrent faults, each healed after a random
 // time (instance SIGKILL and SIGSTOP, the Redis primary killed or paused,
-// a Galera node killed, Toxiproxy toxics on the service's links); a
+// a Galera node killed, Toxiproxy toxics on the service's links, COMMITs
+// held past their writer's deadline); a
 // workload whose every operation's invocation and completion go into a
 // history; and a checker that reads the history and the final database
 // and Redis state. e2e's TestChaos runs short campaigns, loadtest/chaos.sh
@@ -27,6 +28,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/seckill-oss/seckill/internal/faultproxy"
 	"github.com/seckill-oss/seckill/internal/payment"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/toxic"
@@ -105,6 +109,7 @@ type cluster struct {
 	galera      *Galera
 	db          *database
 	links       map[string][]*toxic.Proxy
+	late        *faultproxy.Proxy // between the database link's toxics and the database: holds COMMITs
 	instances   []*instance
 	userStub    *usercheck.Stub
 	payStub     *payment.Stub
@@ -143,7 +148,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if c.galera != nil {
 		galeraNodes = c.galera.Killable
 	}
-	faults := schedule(cfg.Seed, cfg.Duration, len(c.instances), links, galeraNodes, true)
+	faults := schedule(cfg.Seed, cfg.Duration, len(c.instances), links, galeraNodes, true, true)
 	log.Info("chaos: campaign starts", "seed", cfg.Seed, "duration", cfg.Duration, "redis", cfg.Redis,
 		"store", c.storeName(), "faults_scheduled", len(faults), "activities", acts, "dir", cfg.Dir)
 
@@ -180,6 +185,11 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		}
 	}
 	if err := waitFor(2*time.Minute, "Redis whole again", c.redis.settled); err != nil {
+		return res, fmt.Errorf("chaos: %w", err)
+	}
+	// A COMMIT held by a late-commit lands up to 16 s after its fault
+	// healed: the books' clock starts once it has.
+	if err := waitFor(time.Minute, "every held COMMIT delivered", func() bool { return c.late.Holding() == 0 }); err != nil {
 		return res, fmt.Errorf("chaos: %w", err)
 	}
 	healed := time.Now()
@@ -270,7 +280,11 @@ func (c *cluster) build() (err error) {
 	if c.db, err = createDatabase(admin, causal); err != nil {
 		return err
 	}
-	dbAddr, err := c.proxy(LinkDB, c.db.addr())
+	if c.late, err = faultproxy.New(c.db.addr()); err != nil {
+		return fmt.Errorf("chaos: %w", err)
+	}
+	c.late.SetRequestMatch(isCommit)
+	dbAddr, err := c.proxy(LinkDB, c.late.Addr())
 	if err != nil {
 		return err
 	}
@@ -383,7 +397,12 @@ func (c *cluster) createActivities(ctx context.Context) ([]int64, error) {
 // command, then reads every order.
 func (c *cluster) finalState(ctx context.Context, acts []int64, healed time.Time) (finalState, error) {
 	var st finalState
-	db, err := sql.Open("mysql", c.db.dsn)
+	dsn, err := mysql.ParseDSN(c.db.dsn)
+	if err != nil {
+		return st, fmt.Errorf("chaos: %w", err)
+	}
+	dsn.ParseTime = true // created_at
+	db, err := sql.Open("mysql", dsn.FormatDSN())
 	if err != nil {
 		return st, fmt.Errorf("chaos: %w", err)
 	}
@@ -432,14 +451,14 @@ func (c *cluster) finalState(ctx context.Context, acts []int64, healed time.Time
 			return st, fmt.Errorf("chaos: read activity %d: %w", st.activities[i].ID, err)
 		}
 	}
-	rows, err := tx.QueryContext(ctx, "SELECT id, activity_id, user_id, status FROM orders")
+	rows, err := tx.QueryContext(ctx, "SELECT id, activity_id, user_id, status, created_at FROM orders")
 	if err != nil {
 		return st, fmt.Errorf("chaos: read orders: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var r orderRow
-		if err := rows.Scan(&r.ID, &r.Activity, &r.User, &r.Status); err != nil {
+		if err := rows.Scan(&r.ID, &r.Activity, &r.User, &r.Status, &r.Created); err != nil {
 			return st, fmt.Errorf("chaos: read orders: %w", err)
 		}
 		st.orders = append(st.orders, r)
@@ -462,6 +481,9 @@ func (c *cluster) close() {
 		for _, p := range ps {
 			_ = p.Close()
 		}
+	}
+	if c.late != nil {
+		_ = c.late.Close()
 	}
 	if c.redis != nil {
 		c.redis.close()

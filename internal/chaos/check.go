@@ -14,6 +14,7 @@ const (
 	InvNoOversell    = "no unit sold twice"
 	InvRowFor201     = "every 201 has its row"
 	InvRowHasAnswer  = "a row only for a buyer told it may hold one"
+	InvAnswerTrue    = "no order made during a request that answered nothing was sold"
 	InvOnePerBuyer   = "at most one order per buyer per activity"
 	InvStatusHistory = "every order's status history is legal"
 	InvExpiryOneUnit = "each expiry gave back exactly one unit"
@@ -37,6 +38,7 @@ type orderRow struct {
 	Activity int64
 	User     int64
 	Status   string
+	Created  time.Time // set by the service when it formed the order's batch
 }
 
 // activityState is an activity's books at the end.
@@ -139,6 +141,10 @@ func check(h *History, ops []Op, st finalState) []Violation {
 		}
 	}
 
+	for _, v := range checkMadeIn(ops, st) {
+		add(InvAnswerTrue, v.what, ofBuyer(buyer{v.activity, v.user}))
+	}
+
 	for _, v := range checkStatuses(ops, st) {
 		id := v.order
 		add(InvStatusHistory, v.what, func(o Op) bool { return o.Order == id })
@@ -221,6 +227,61 @@ func checkStatuses(ops []Op, st finalState) []statusViolation {
 	for _, id := range ids {
 		if porcupine.CheckOperationsTimeout(statusModel, perOrder[id], 10*time.Second) == porcupine.Illegal {
 			out = append(out, statusViolation{id, fmt.Sprintf("order %s: its observed statuses (final row last) follow no legal order of changes", id)})
+		}
+	}
+	return out
+}
+
+// saidNothingSold reports whether a purchase's answer said that nothing was
+// sold: any answer but a 201, already_purchased, outcome_unknown or none.
+func saidNothingSold(o Op) bool {
+	return !o.Unknown && o.Status != 201 && o.Code != "already_purchased" && o.Code != "outcome_unknown"
+}
+
+type madeInViolation struct {
+	activity, user int64
+	what           string
+}
+
+// checkMadeIn finds the orders made during a purchase request (the
+// service's time of the order's batch lies between the request's invoke
+// and its completion; a buyer's requests never overlap) that answered that
+// nothing was sold. A request whose outcome the buyer did not learn
+// (unknown, outcome_unknown) may still make an order later, during another
+// request: a buyer with such a request before the order is left alone.
+// already_purchased after a false "nothing sold" does not excuse it: the
+// buyer was told something untrue, and a buyer who stops retrying keeps
+// an order it does not know of.
+func checkMadeIn(ops []Op, st finalState) []madeInViolation {
+	type buyer struct{ activity, user int64 }
+	buys := map[buyer][]Op{}
+	for _, o := range ops {
+		if o.Kind == "buy" {
+			b := buyer{o.Activity, o.User}
+			buys[b] = append(buys[b], o)
+		}
+	}
+	var out []madeInViolation
+	for _, r := range st.orders {
+		if r.Created.IsZero() {
+			continue
+		}
+		for _, o := range buys[buyer{r.Activity, r.User}] { // in invoke order
+			if o.Unknown || o.Code == "outcome_unknown" {
+				if o.Invoke.Before(r.Created) {
+					break
+				}
+				continue
+			}
+			if r.Created.Before(o.Invoke) || r.Created.After(o.Complete) {
+				continue
+			}
+			if saidNothingSold(o) {
+				out = append(out, madeInViolation{r.Activity, r.User, fmt.Sprintf(
+					"order %s of user %d, activity %d, was made at %s, during request #%d, which answered %s",
+					r.ID, r.User, r.Activity, r.Created.Format("15:04:05.000000"), o.ID, o.Answer())})
+			}
+			break
 		}
 	}
 	return out

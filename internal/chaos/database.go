@@ -156,3 +156,19 @@ func (d *database) drop() {
 	defer cancel()
 	_, _ = db.ExecContext(ctx, "DROP DATABASE IF EXISTS `"+d.name+"`")
 }
+
+// isCommit reports whether b is a MySQL COM_QUERY packet whose statement is
+// COMMIT: a 3-byte little-endian length, a sequence number, the command
+// byte 0x03, then the statement. The driver sends one packet per write and
+// waits for its reply, so a packet arrives as one chunk.
+func isCommit(b []byte) bool {
+	const header = 4
+	if len(b) < header+1 || b[header] != 0x03 {
+		return false
+	}
+	n := int(b[0]) | int(b[1])<<8 | int(b[2])<<16
+	if n != len(b)-header {
+		return false
+	}
+	return strings.EqualFold(strings.TrimSpace(string(b[header+1:])), "COMMIT")
+}

@@ -19,6 +19,18 @@ const (
 	RedisKill     = "redis-kill"     // SIGKILL the Redis primary; heal: start it again as a replica
 	RedisPause    = "redis-pause"    // SIGSTOP the Redis primary; heal: SIGCONT
 	GaleraKill    = "galera-kill"    // SIGKILL a Galera node; heal: start it again (IST)
+	// LateCommit holds every COMMIT sent to the database for longer than
+	// the lease, so its sender gives up and closes the connection, and
+	// delivers it then: the transaction commits after its writer was told
+	// nothing (the reply lost with the connection), while reads sent after
+	// the fault pass it. Heal: COMMITs pass at once again (those held keep
+	// their delay). Half of them hold a COMMIT 3-4.5 s, past the 2 s
+	// lease that bounds a purchase batch; the other half 13-16 s, past the
+	// database driver's 10 s read timeout and the 2 s locking read after
+	// it, which bound a payment verification (its lease is renewed while it
+	// waits): that verification then gives the order's lock up, and another
+	// instance's verification reads and decides before the COMMIT lands.
+	LateCommit = "late-commit"
 )
 
 // The links a toxic goes on: the service's connections to each dependency.
@@ -37,6 +49,7 @@ type fault struct {
 	at     time.Duration
 	dur    time.Duration
 	toxic  toxic.Toxic
+	delay  time.Duration // of a LateCommit
 }
 
 // Kind is the fault's kind as counted: "instance-kill", "latency@redis", ...
@@ -55,6 +68,8 @@ func (f fault) String() string {
 		return fmt.Sprintf("%s node%d for %v", f.kind, f.target, f.dur.Round(time.Millisecond))
 	case RedisKill, RedisPause:
 		return fmt.Sprintf("%s for %v", f.kind, f.dur.Round(time.Millisecond))
+	case LateCommit:
+		return fmt.Sprintf("%s by %v for %v", f.kind, f.delay.Round(time.Millisecond), f.dur.Round(time.Millisecond))
 	}
 	return fmt.Sprintf("%s %s %v for %v", f.Kind(), f.toxic.Stream, f.toxic.Attributes, f.dur.Round(time.Millisecond))
 }
@@ -69,14 +84,17 @@ func (f fault) resource() string {
 		return "redis"
 	case GaleraKill:
 		return "galera"
+	case LateCommit:
+		return LateCommit
 	}
 	return "link:" + f.link
 }
 
 // schedule draws the faults of a campaign from its seed: one starts every
 // 0.3-2.5 s, each lasting 0.5-8 s, so several overlap. links are the links
-// that have proxies; galeraNodes the Galera nodes that may be killed.
-func schedule(seed int64, d time.Duration, instances int, links []string, galeraNodes []int, redisFaults bool) []fault {
+// that have proxies; galeraNodes the Galera nodes that may be killed;
+// lateCommits whether the database link can hold COMMITs.
+func schedule(seed int64, d time.Duration, instances int, links []string, galeraNodes []int, redisFaults, lateCommits bool) []fault {
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x5ec1))
 	between := func(lo, hi time.Duration) time.Duration { return lo + time.Duration(rng.Int64N(int64(hi-lo))) }
 	kinds := []string{InstanceKill, InstancePause, InstancePause}
@@ -85,6 +103,9 @@ func schedule(seed int64, d time.Duration, instances int, links []string, galera
 	}
 	if len(galeraNodes) > 0 {
 		kinds = append(kinds, GaleraKill)
+	}
+	if lateCommits {
+		kinds = append(kinds, LateCommit, LateCommit, LateCommit)
 	}
 	toxics := []string{toxic.Latency, toxic.Bandwidth, toxic.Timeout, toxic.ResetPeer}
 	for range links {
@@ -106,6 +127,14 @@ func schedule(seed int64, d time.Duration, instances int, links []string, galera
 			f.dur = between(500*time.Millisecond, 5*time.Second)
 		case GaleraKill:
 			f.target, f.dur = galeraNodes[rng.IntN(len(galeraNodes))], between(2*time.Second, 8*time.Second)
+		case LateCommit:
+			// On for long enough to catch several batches' COMMITs.
+			f.dur = between(500*time.Millisecond, 2500*time.Millisecond)
+			if rng.IntN(2) == 0 {
+				f.delay = between(3*time.Second, 4500*time.Millisecond)
+			} else {
+				f.delay = between(13*time.Second, 16*time.Second)
+			}
 		case "toxic":
 			f.link = links[rng.IntN(len(links))]
 			f.kind = toxics[rng.IntN(len(toxics))]
@@ -249,6 +278,8 @@ func (in *injector) apply(f fault) error {
 		}
 	case GaleraKill:
 		return c.galera.killNode(f.target)
+	case LateCommit:
+		c.late.SetRequestDelay(f.delay)
 	default:
 		for _, p := range c.links[f.link] {
 			if err := p.Add(f.toxic); err != nil {
@@ -272,6 +303,9 @@ func (in *injector) heal(f fault) error {
 		c.redisVictim.signal(syscall.SIGCONT)
 	case GaleraKill:
 		return c.galera.restart(5 * time.Minute)
+	case LateCommit:
+		c.late.SetRequestDelay(0)
+		c.cfg.Log.Info("chaos: late-commit healed", "commits_held_so_far", c.late.Held())
 	default:
 		for _, p := range c.links[f.link] {
 			if err := p.Remove(f.toxic.Name); err != nil {

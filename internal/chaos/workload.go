@@ -10,8 +10,10 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -234,11 +236,19 @@ func (w *workload) send(client int, rng *rand.Rand, o Op, method, path string, b
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
+	// A request with an Idempotency-Key is one Go's Transport sends again
+	// on a new connection when the first fails: the last error can be a
+	// refused connection although an earlier attempt reached the service.
+	// Only a request never written is known to have done nothing.
+	var wrote atomic.Bool
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(true) },
+	}))
 	op := w.h.Invoke(o)
 	res, err := w.client.Do(req)
 	s := sent{Op: op, retryAfter: 0}
 	if err != nil {
-		if errors.Is(err, syscall.ECONNREFUSED) {
+		if errors.Is(err, syscall.ECONNREFUSED) && !wrote.Load() {
 			op.Code = "refused"
 			s.retryAfter = 200 * time.Millisecond
 		} else {

@@ -37,6 +37,9 @@ type Proxy struct {
 	mu           sync.Mutex
 	replyDelay   time.Duration
 	requestDelay time.Duration
+	requestMatch func([]byte) bool
+	held         int64 // requests held so far
+	holding      int64 // chunks held and not yet delivered or dropped
 	closed       bool
 	conns        map[*link]struct{}
 }
@@ -104,6 +107,54 @@ func (p *Proxy) RequestDelay() time.Duration {
 	defer p.mu.Unlock()
 	return p.requestDelay
 }
+
+// SetRequestMatch makes the request delay hold only the chunks (one read
+// from the client each, a whole command for a client that waits for each
+// reply) for which match is true; nil holds every chunk. A chunk that is not
+// held still waits behind those held before it on its connection. Toxiproxy
+// cannot choose what it delays: this is how a fault hits one command, such
+// as a COMMIT, and nothing around it.
+func (p *Proxy) SetRequestMatch(match func([]byte) bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.requestMatch = match
+}
+
+// requestDelayOf is the delay for a chunk read from the client now.
+func (p *Proxy) requestDelayOf(b []byte) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.requestDelay == 0 || p.requestMatch != nil && !p.requestMatch(b) {
+		return 0
+	}
+	p.held++
+	return p.requestDelay
+}
+
+// Holding returns how many chunks, either way, the proxy holds now: 0 when
+// every delayed command and reply has been delivered (or dropped with its
+// connection).
+func (p *Proxy) Holding() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.holding
+}
+
+func (p *Proxy) addHolding(n int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.holding += n
+}
+
+// Held returns how many requests (chunks) a request delay has held so far.
+func (p *Proxy) Held() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.held
+}
+
+// replyDelayOf is the delay for a chunk read from the server now.
+func (p *Proxy) replyDelayOf([]byte) time.Duration { return p.ReplyDelay() }
 
 // Conns returns the number of proxied connections still open. A connection
 // whose client has gone stays open until its delayed requests are delivered
@@ -184,11 +235,11 @@ func (p *Proxy) serve(k *link) {
 		defer both.Done()
 		// The client is gone: deliver what it sent, then tell the server
 		// there is no more, so it closes its end and the replies side ends.
-		p.pipe(k, k.client, k.server, p.RequestDelay, func() { closeWrite(k.server) })
+		p.pipe(k, k.client, k.server, p.requestDelayOf, func() { closeWrite(k.server) })
 	}()
 	go func() {
 		defer both.Done()
-		p.pipe(k, k.server, k.client, p.ReplyDelay, k.shut)
+		p.pipe(k, k.server, k.client, p.replyDelayOf, k.shut)
 	}()
 	both.Wait()
 	k.shut()
@@ -199,14 +250,15 @@ func (p *Proxy) serve(k *link) {
 
 // chunk is a piece of a byte stream and the time it may be passed on.
 type chunk struct {
-	data []byte
-	due  time.Time
+	data    []byte
+	due     time.Time
+	delayed bool // counted in holding
 }
 
 // pipe copies src to dst, holding each chunk for the delay in force when it
 // was read. When src ends, it delivers what it holds (unless the link is
 // shut meanwhile) and then calls ended. A failed write to dst drops the rest.
-func (p *Proxy) pipe(k *link, src, dst net.Conn, delay func() time.Duration, ended func()) {
+func (p *Proxy) pipe(k *link, src, dst net.Conn, delay func([]byte) time.Duration, ended func()) {
 	held := make(chan chunk, 256)
 	written := make(chan struct{})
 	go func() {
@@ -215,31 +267,25 @@ func (p *Proxy) pipe(k *link, src, dst net.Conn, delay func() time.Duration, end
 		defer timer.Stop()
 		failed := false
 		for c := range held {
-			if failed {
-				continue // drain so the reader never blocks
-			}
-			if wait := time.Until(c.due); wait > 0 {
-				timer.Reset(wait)
-				select {
-				case <-timer.C:
-				case <-k.done:
-					failed = true
-					continue
-				}
-			}
-			if _, err := dst.Write(c.data); err != nil {
-				failed = true
-			}
+			p.deliver(k, c, dst, timer, &failed)
 		}
 	}()
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
-			c := chunk{data: bytes.Clone(buf[:n]), due: time.Now().Add(delay())}
+			data := bytes.Clone(buf[:n])
+			d := delay(data)
+			c := chunk{data: data, due: time.Now().Add(d), delayed: d > 0}
+			if c.delayed {
+				p.addHolding(1)
+			}
 			select {
 			case held <- c:
 			case <-k.done:
+				if c.delayed {
+					p.addHolding(-1)
+				}
 			}
 		}
 		if err != nil {
@@ -249,6 +295,29 @@ func (p *Proxy) pipe(k *link, src, dst net.Conn, delay func() time.Duration, end
 	close(held)
 	<-written
 	ended()
+}
+
+// deliver writes c to dst at its due time, unless the link failed or is shut
+// first.
+func (p *Proxy) deliver(k *link, c chunk, dst net.Conn, timer *time.Timer, failed *bool) {
+	if c.delayed {
+		defer p.addHolding(-1)
+	}
+	if *failed {
+		return // drain so the reader never blocks
+	}
+	if wait := time.Until(c.due); wait > 0 {
+		timer.Reset(wait)
+		select {
+		case <-timer.C:
+		case <-k.done:
+			*failed = true
+			return
+		}
+	}
+	if _, err := dst.Write(c.data); err != nil {
+		*failed = true
+	}
 }
 
 // closeWrite half-closes c where it can, and closes it otherwise.

@@ -3,6 +3,7 @@ package faultproxy_test
 import (
 	"io"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,6 +97,9 @@ func TestProxy(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(50 * time.Millisecond) // the proxy has read it
+		if n := p.Holding(); n != 1 {
+			t.Errorf("Holding() = %d while one request is held, want 1", n)
+		}
 		p.SetRequestDelay(0)
 		// A request sent now passes the held one: Toxiproxy would deliver
 		// the held one first, at the moment the delay is lifted.
@@ -107,6 +111,37 @@ func TestProxy(t *testing.T) {
 		}
 		if landed := (<-arrived).Sub(sent); landed < delay {
 			t.Errorf("the held request landed after %v; want its own %v", landed, delay)
+		}
+		// The count drops once the proxy's write returns, just after the
+		// server has read it.
+		for deadline := time.Now().Add(5 * time.Second); p.Holding() != 0; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("Holding() = %d after the held request landed, want 0", p.Holding())
+			}
+		}
+	})
+
+	t.Run("a request match holds only what it matches", func(t *testing.T) {
+		const delay = 400 * time.Millisecond
+		p.SetRequestMatch(func(b []byte) bool { return strings.HasPrefix(string(b), "commit") })
+		p.SetRequestDelay(delay)
+		defer func() { p.SetRequestDelay(0); p.SetRequestMatch(nil) }()
+		sent := time.Now()
+		if got, err := testenv.EchoRoundTrip(c, "insert"); err != nil || got != "insert\n" {
+			t.Fatalf("unmatched round trip: %q, %v", got, err)
+		}
+		if landed := (<-arrived).Sub(sent); landed >= delay/2 {
+			t.Errorf("an unmatched request landed after %v; want at once", landed)
+		}
+		sent = time.Now()
+		if got, err := testenv.EchoRoundTrip(c, "commit"); err != nil || got != "commit\n" {
+			t.Fatalf("matched round trip: %q, %v", got, err)
+		}
+		if landed := (<-arrived).Sub(sent); landed < delay {
+			t.Errorf("a matched request landed after %v; want at least %v", landed, delay)
+		}
+		if p.Held() == 0 {
+			t.Error("Held() = 0 after a request was held")
 		}
 	})
 

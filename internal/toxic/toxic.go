@@ -5,7 +5,8 @@
 // service and Redis, the database, the user check and the payment provider.
 //
 // What Toxiproxy does not do, internal/faultproxy still does: a delay whose
-// bytes already held keep their delay when the delay is lifted.
+// bytes already held keep their delay when the delay is lifted, and a delay
+// of chosen commands only (the chaos campaign's held COMMITs).
 package toxic
 
 import (
