@@ -42,7 +42,7 @@ func chaosMode(seed int64) string {
 // interleaving). loadtest/chaos.sh runs long campaigns.
 //
 // Can fail: with the locking read after an unknown COMMIT taken away,
-// seed 100 prints "no order made during a request that answered nothing
+// seed 104 prints "no order made during a request that answered nothing
 // was sold" (docs/FAULTS.md, "The chaos campaign", guards taken away).
 func TestChaos(t *testing.T) {
 	if _, err := exec.LookPath("redis-server"); err != nil {

@@ -110,6 +110,7 @@ type cluster struct {
 	db          *database
 	links       map[string][]*toxic.Proxy
 	late        *faultproxy.Proxy // between the database link's toxics and the database: holds COMMITs
+	hold        commitHold        // which COMMITs late holds
 	instances   []*instance
 	userStub    *usercheck.Stub
 	payStub     *payment.Stub
@@ -283,7 +284,7 @@ func (c *cluster) build() (err error) {
 	if c.late, err = faultproxy.New(c.db.addr()); err != nil {
 		return fmt.Errorf("chaos: %w", err)
 	}
-	c.late.SetRequestMatch(isCommit)
+	c.late.SetRequestMatch(c.hold.newMatch)
 	dbAddr, err := c.proxy(LinkDB, c.late.Addr())
 	if err != nil {
 		return err

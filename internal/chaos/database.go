@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -157,18 +158,54 @@ func (d *database) drop() {
 	_, _ = db.ExecContext(ctx, "DROP DATABASE IF EXISTS `"+d.name+"`")
 }
 
-// isCommit reports whether b is a MySQL COM_QUERY packet whose statement is
-// COMMIT: a 3-byte little-endian length, a sequence number, the command
+// commitHold chooses the COMMITs a late-commit holds: every one, or only
+// those of transactions that changed an order's status (a payment
+// verification's, and nothing of a purchase batch's).
+type commitHold struct {
+	statusOnly atomic.Bool
+}
+
+// newMatch is the database link's per-connection match (faultproxy
+// SetRequestMatch): it follows the connection's transaction, and says which
+// COMMIT to hold. The service interpolates its parameters, so every
+// statement arrives as the text of a COM_QUERY.
+func (h *commitHold) newMatch() func([]byte) bool {
+	changedStatus := false
+	return func(b []byte) bool {
+		q, ok := mysqlQuery(b)
+		if !ok {
+			return false
+		}
+		switch {
+		case strings.EqualFold(q, "COMMIT"):
+			hold := changedStatus || !h.statusOnly.Load()
+			changedStatus = false
+			return hold
+		case strings.EqualFold(q, "ROLLBACK"):
+			changedStatus = false
+		case hasPrefixFold(q, "UPDATE orders SET status"):
+			changedStatus = true
+		}
+		return false
+	}
+}
+
+// mysqlQuery returns the statement of b when b is one whole MySQL COM_QUERY
+// packet: a 3-byte little-endian length, a sequence number, the command
 // byte 0x03, then the statement. The driver sends one packet per write and
 // waits for its reply, so a packet arrives as one chunk.
-func isCommit(b []byte) bool {
+func mysqlQuery(b []byte) (string, bool) {
 	const header = 4
 	if len(b) < header+1 || b[header] != 0x03 {
-		return false
+		return "", false
 	}
 	n := int(b[0]) | int(b[1])<<8 | int(b[2])<<16
 	if n != len(b)-header {
-		return false
+		return "", false
 	}
-	return strings.EqualFold(strings.TrimSpace(string(b[header+1:])), "COMMIT")
+	return strings.TrimSpace(string(b[header+1:])), true
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }

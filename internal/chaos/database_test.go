@@ -2,25 +2,48 @@ package chaos
 
 import "testing"
 
-func TestIsCommit(t *testing.T) {
-	packet := func(seq byte, cmd byte, stmt string) []byte {
+func TestCommitHold(t *testing.T) {
+	packet := func(cmd byte, stmt string) []byte {
 		n := 1 + len(stmt)
-		return append([]byte{byte(n), byte(n >> 8), byte(n >> 16), seq, cmd}, stmt...)
+		return append([]byte{byte(n), byte(n >> 8), byte(n >> 16), 0, cmd}, stmt...)
 	}
+	var h commitHold
+	all := h.newMatch()
 	for _, c := range []struct {
 		name string
 		b    []byte
 		want bool
 	}{
-		{"COMMIT", packet(0, 0x03, "COMMIT"), true},
-		{"lower case", packet(0, 0x03, "commit"), true},
-		{"an insert", packet(0, 0x03, "INSERT INTO orders VALUES (1)"), false},
-		{"a prepared statement's execute", packet(0, 0x17, "COMMIT"), false},
-		{"length not the chunk's", append(packet(0, 0x03, "COMMIT"), 0), false},
+		{"COMMIT", packet(0x03, "COMMIT"), true},
+		{"lower case", packet(0x03, "commit"), true},
+		{"an insert", packet(0x03, "INSERT INTO orders VALUES (1)"), false},
+		{"a prepared statement's execute", packet(0x17, "COMMIT"), false},
+		{"length not the chunk's", append(packet(0x03, "COMMIT"), 0), false},
 		{"too short", []byte{1, 0, 0}, false},
 	} {
-		if got := isCommit(c.b); got != c.want {
-			t.Errorf("%s: isCommit = %v, want %v", c.name, got, c.want)
+		if got := all(c.b); got != c.want {
+			t.Errorf("every COMMIT: %s: hold = %v, want %v", c.name, got, c.want)
+		}
+	}
+
+	h.statusOnly.Store(true)
+	conn := h.newMatch()
+	for _, c := range []struct {
+		stmt string
+		want bool
+	}{
+		{"UPDATE activities SET sold = sold + 2, fence = 9 WHERE id = 1", false},
+		{"COMMIT", false}, // a batch's
+		{"UPDATE orders SET status = 'expired', paid_at = NULL WHERE id = 'o1'", false},
+		{"UPDATE activities SET sold = sold - 1 WHERE id = 1 AND sold > 0", false},
+		{"COMMIT", true}, // the status change's
+		{"COMMIT", false},
+		{"UPDATE orders SET status = 'paid' WHERE id = 'o2'", false},
+		{"ROLLBACK", false},
+		{"COMMIT", false},
+	} {
+		if got := conn(packet(0x03, c.stmt)); got != c.want {
+			t.Errorf("status changes only: %q: hold = %v, want %v", c.stmt, got, c.want)
 		}
 	}
 }

@@ -19,18 +19,22 @@ const (
 	RedisKill     = "redis-kill"     // SIGKILL the Redis primary; heal: start it again as a replica
 	RedisPause    = "redis-pause"    // SIGSTOP the Redis primary; heal: SIGCONT
 	GaleraKill    = "galera-kill"    // SIGKILL a Galera node; heal: start it again (IST)
-	// LateCommit holds every COMMIT sent to the database for longer than
-	// the lease, so its sender gives up and closes the connection, and
-	// delivers it then: the transaction commits after its writer was told
-	// nothing (the reply lost with the connection), while reads sent after
-	// the fault pass it. Heal: COMMITs pass at once again (those held keep
-	// their delay). Half of them hold a COMMIT 3-4.5 s, past the 2 s
-	// lease that bounds a purchase batch; the other half 13-16 s, past the
-	// database driver's 10 s read timeout and the 2 s locking read after
-	// it, which bound a payment verification (its lease is renewed while it
-	// waits): that verification then gives the order's lock up, and another
-	// instance's verification reads and decides before the COMMIT lands.
+	// LateCommit holds every COMMIT sent to the database 3-4.5 s, past
+	// the 2 s lease that bounds a purchase batch, so its sender gives up
+	// and closes the connection, and delivers it then: the transaction
+	// commits after its writer was told nothing (the reply lost with the
+	// connection), while reads sent after the fault pass it. Heal: COMMITs
+	// pass at once again (those held keep their delay).
 	LateCommit = "late-commit"
+	// LateStatusCommit holds the COMMITs of order status changes only,
+	// 13-16 s: past the database driver's 10 s read timeout and the 2 s
+	// locking read after it, which bound a payment verification (its lease
+	// is renewed while it waits). That verification then gives the
+	// order's lock up, and another instance's verification reads and
+	// decides before the COMMIT lands. Holding every COMMIT that long
+	// would hold the activity's row behind a batch's, and no status change
+	// would get as far as its own COMMIT.
+	LateStatusCommit = "late-status-commit"
 )
 
 // The links a toxic goes on: the service's connections to each dependency.
@@ -68,7 +72,7 @@ func (f fault) String() string {
 		return fmt.Sprintf("%s node%d for %v", f.kind, f.target, f.dur.Round(time.Millisecond))
 	case RedisKill, RedisPause:
 		return fmt.Sprintf("%s for %v", f.kind, f.dur.Round(time.Millisecond))
-	case LateCommit:
+	case LateCommit, LateStatusCommit:
 		return fmt.Sprintf("%s by %v for %v", f.kind, f.delay.Round(time.Millisecond), f.dur.Round(time.Millisecond))
 	}
 	return fmt.Sprintf("%s %s %v for %v", f.Kind(), f.toxic.Stream, f.toxic.Attributes, f.dur.Round(time.Millisecond))
@@ -84,8 +88,8 @@ func (f fault) resource() string {
 		return "redis"
 	case GaleraKill:
 		return "galera"
-	case LateCommit:
-		return LateCommit
+	case LateCommit, LateStatusCommit:
+		return LateCommit // one proxy holds both
 	}
 	return "link:" + f.link
 }
@@ -105,7 +109,7 @@ func schedule(seed int64, d time.Duration, instances int, links []string, galera
 		kinds = append(kinds, GaleraKill)
 	}
 	if lateCommits {
-		kinds = append(kinds, LateCommit, LateCommit, LateCommit)
+		kinds = append(kinds, LateCommit, LateCommit, LateStatusCommit)
 	}
 	toxics := []string{toxic.Latency, toxic.Bandwidth, toxic.Timeout, toxic.ResetPeer}
 	for range links {
@@ -129,12 +133,9 @@ func schedule(seed int64, d time.Duration, instances int, links []string, galera
 			f.target, f.dur = galeraNodes[rng.IntN(len(galeraNodes))], between(2*time.Second, 8*time.Second)
 		case LateCommit:
 			// On for long enough to catch several batches' COMMITs.
-			f.dur = between(500*time.Millisecond, 2500*time.Millisecond)
-			if rng.IntN(2) == 0 {
-				f.delay = between(3*time.Second, 4500*time.Millisecond)
-			} else {
-				f.delay = between(13*time.Second, 16*time.Second)
-			}
+			f.delay, f.dur = between(3*time.Second, 4500*time.Millisecond), between(500*time.Millisecond, 2500*time.Millisecond)
+		case LateStatusCommit:
+			f.delay, f.dur = between(13*time.Second, 16*time.Second), between(1*time.Second, 4*time.Second)
 		case "toxic":
 			f.link = links[rng.IntN(len(links))]
 			f.kind = toxics[rng.IntN(len(toxics))]
@@ -278,7 +279,8 @@ func (in *injector) apply(f fault) error {
 		}
 	case GaleraKill:
 		return c.galera.killNode(f.target)
-	case LateCommit:
+	case LateCommit, LateStatusCommit:
+		c.hold.statusOnly.Store(f.kind == LateStatusCommit)
 		c.late.SetRequestDelay(f.delay)
 	default:
 		for _, p := range c.links[f.link] {
@@ -303,7 +305,7 @@ func (in *injector) heal(f fault) error {
 		c.redisVictim.signal(syscall.SIGCONT)
 	case GaleraKill:
 		return c.galera.restart(5 * time.Minute)
-	case LateCommit:
+	case LateCommit, LateStatusCommit:
 		c.late.SetRequestDelay(0)
 		c.cfg.Log.Info("chaos: late-commit healed", "commits_held_so_far", c.late.Held())
 	default:

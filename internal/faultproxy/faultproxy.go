@@ -37,7 +37,7 @@ type Proxy struct {
 	mu           sync.Mutex
 	replyDelay   time.Duration
 	requestDelay time.Duration
-	requestMatch func([]byte) bool
+	newMatch     func() func([]byte) bool
 	held         int64 // requests held so far
 	holding      int64 // chunks held and not yet delivered or dropped
 	closed       bool
@@ -49,6 +49,7 @@ type link struct {
 	client, server net.Conn
 	done           chan struct{} // closed by shut
 	once           sync.Once
+	match          func([]byte) bool // from SetRequestMatch; nil holds every chunk
 }
 
 func (k *link) shut() {
@@ -110,21 +111,25 @@ func (p *Proxy) RequestDelay() time.Duration {
 
 // SetRequestMatch makes the request delay hold only the chunks (one read
 // from the client each, a whole command for a client that waits for each
-// reply) for which match is true; nil holds every chunk. A chunk that is not
-// held still waits behind those held before it on its connection. Toxiproxy
-// cannot choose what it delays: this is how a fault hits one command, such
-// as a COMMIT, and nothing around it.
-func (p *Proxy) SetRequestMatch(match func([]byte) bool) {
+// reply) that a match says to; nil holds every chunk. newMatch gives each
+// connection accepted afterwards its own match, which sees every chunk the
+// client sends on it, held or not, in order: it can follow the connection's
+// state (the statements of a transaction before its COMMIT). A chunk that is
+// not held still waits behind those held before it on its connection.
+// Toxiproxy cannot choose what it delays: this is how a fault hits one
+// command, such as a COMMIT, and nothing around it.
+func (p *Proxy) SetRequestMatch(newMatch func() func([]byte) bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.requestMatch = match
+	p.newMatch = newMatch
 }
 
-// requestDelayOf is the delay for a chunk read from the client now.
-func (p *Proxy) requestDelayOf(b []byte) time.Duration {
+// requestDelayOf is the delay for a chunk read from k's client now.
+func (p *Proxy) requestDelayOf(k *link, b []byte) time.Duration {
+	matched := k.match == nil || k.match(b) // always: the match follows the connection
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.requestDelay == 0 || p.requestMatch != nil && !p.requestMatch(b) {
+	if p.requestDelay == 0 || !matched {
 		return 0
 	}
 	p.held++
@@ -213,6 +218,11 @@ func (p *Proxy) accept() {
 		}
 		k := &link{client: client, server: server, done: make(chan struct{})}
 		p.mu.Lock()
+		if p.newMatch != nil {
+			k.match = p.newMatch()
+		}
+		p.mu.Unlock()
+		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()
 			k.shut()
@@ -235,7 +245,7 @@ func (p *Proxy) serve(k *link) {
 		defer both.Done()
 		// The client is gone: deliver what it sent, then tell the server
 		// there is no more, so it closes its end and the replies side ends.
-		p.pipe(k, k.client, k.server, p.requestDelayOf, func() { closeWrite(k.server) })
+		p.pipe(k, k.client, k.server, func(b []byte) time.Duration { return p.requestDelayOf(k, b) }, func() { closeWrite(k.server) })
 	}()
 	go func() {
 		defer both.Done()

@@ -123,7 +123,27 @@ func TestProxy(t *testing.T) {
 
 	t.Run("a request match holds only what it matches", func(t *testing.T) {
 		const delay = 400 * time.Millisecond
-		p.SetRequestMatch(func(b []byte) bool { return strings.HasPrefix(string(b), "commit") })
+		// A match per connection that follows it: only a commit after an
+		// update is held.
+		p.SetRequestMatch(func() func([]byte) bool {
+			updated := false
+			return func(b []byte) bool {
+				switch {
+				case strings.HasPrefix(string(b), "update"):
+					updated = true
+				case strings.HasPrefix(string(b), "commit"):
+					held := updated
+					updated = false
+					return held
+				}
+				return false
+			}
+		})
+		c, err := net.Dial("tcp", p.Addr()) // accepted after the match was set
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
 		p.SetRequestDelay(delay)
 		defer func() { p.SetRequestDelay(0); p.SetRequestMatch(nil) }()
 		sent := time.Now()
@@ -133,6 +153,17 @@ func TestProxy(t *testing.T) {
 		if landed := (<-arrived).Sub(sent); landed >= delay/2 {
 			t.Errorf("an unmatched request landed after %v; want at once", landed)
 		}
+		sent = time.Now()
+		if got, err := testenv.EchoRoundTrip(c, "commit"); err != nil || got != "commit\n" {
+			t.Fatalf("round trip of a commit after no update: %q, %v", got, err)
+		}
+		if landed := (<-arrived).Sub(sent); landed >= delay/2 {
+			t.Errorf("a commit after no update landed after %v; want at once", landed)
+		}
+		if _, err := testenv.EchoRoundTrip(c, "update"); err != nil {
+			t.Fatal(err)
+		}
+		<-arrived
 		sent = time.Now()
 		if got, err := testenv.EchoRoundTrip(c, "commit"); err != nil || got != "commit\n" {
 			t.Fatalf("matched round trip: %q, %v", got, err)
