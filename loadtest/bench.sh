@@ -181,6 +181,10 @@ steps() {
 			match($0, /step="[a-z]+"/); st = substr($0, RSTART + 6, RLENGTH - 7)
 			if ($1 ~ /_sum\{/) sum[st] = $2; else cnt[st] = $2
 		}
+		/^seckill_purchase_write_group_activities_sum / { sum["group"] = $2 }
+		/^seckill_purchase_write_group_activities_count / { cnt["group"] = $2 }
+		/^seckill_purchase_write_group_seconds_sum / { sum["gtx"] = $2 }
+		/^seckill_purchase_write_group_seconds_count / { cnt["gtx"] = $2 }
 		END { printf "%d %d", n, size; for (st in sum) printf " %s:%s:%s", st, sum[st], cnt[st]; print "" }'
 }
 # timeline before after: mean batch size and each step's mean ms over the run.
@@ -194,6 +198,10 @@ timeline() {
 		for (i = 3; i <= nb; i++) { split(y[i], f, ":"); s1[f[1]] = f[2]; c1[f[1]] = f[3] }
 		for (k = 1; k <= 5; k++) { st = order[k]; dc = c1[st] - c0[st]
 			out = out sprintf(" %s_ms=%s", st, dc > 0 ? sprintf("%.2f", 1000 * (s1[st] - s0[st]) / dc) : "-") }
+		dc = c1["group"] - c0["group"]
+		out = out sprintf(" write_groups=%d mean_group=%s", dc, dc > 0 ? sprintf("%.1f", (s1["group"] - s0["group"]) / dc) : "-")
+		dc = c1["gtx"] - c0["gtx"]
+		out = out sprintf(" group_ms=%s", dc > 0 ? sprintf("%.2f", 1000 * (s1["gtx"] - s0["gtx"]) / dc) : "-")
 		print out }'
 }
 
@@ -268,7 +276,7 @@ for c in $conns; do
 			[ -n "${one_inst[$c/$n]:-}" ] && [ "${one_inst[$c/$n]}" -gt 0 ] && vs_inst=$(awk -v a="$ops" -v b="${one_inst[$c/$n]}" 'BEGIN { printf "%.2f", a / b }')
 			[ -n "$floor_aps" ] && [ "$floor_aps" -gt 0 ] && vs_floor=$(awk -v a="$ops" -v b="$floor_aps" 'BEGIN { printf "%.2f", a / b }')
 			rows+=("| $c | $ni | $n | $aps | **$ops** | $vs_one | $vs_inst | ${floor_aps:--} | $vs_floor | $share201% | ${c409:-0} | $share429% | $share503% | $(kv p50_ms "$line") | $(kv p99_ms "$line") | $rss |")
-			steps_rows+=("| $c | $ni | $n | $(kv batches "x $tl") | $(kv mean_batch "x $tl") | $(kv grant_ms "x $tl") | $(kv verify_ms "x $tl") | $(kv deduct_ms "x $tl") | $(kv write_ms "x $tl") | $(kv release_ms "x $tl") |")
+			steps_rows+=("| $c | $ni | $n | $(kv batches "x $tl") | $(kv mean_batch "x $tl") | $(kv grant_ms "x $tl") | $(kv verify_ms "x $tl") | $(kv deduct_ms "x $tl") | $(kv write_ms "x $tl") | $(kv release_ms "x $tl") | $(kv write_groups "x $tl") | $(kv mean_group "x $tl") | $(kv group_ms "x $tl") |")
 			log "c=$c instances=$ni activities=$n: $line orders_db=$orders rss=${rss}MB $tl"
 			echo "BENCH_RATIO conns=$c instances=$ni activities=$n orders_per_s=$ops vs_one_activity=$vs_one vs_one_instance=$vs_inst healthz_per_s=${floor_aps:--} vs_healthz=$vs_floor" >&2
 			echo "BENCH_STEPS conns=$c instances=$ni activities=$n $tl" >&2
@@ -300,10 +308,10 @@ echo "| connections | instances | activities | answers/s | durable orders/s (SQL
 echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 printf '%s\n' "${rows[@]}"
 echo
-echo "Batch timeline of the first instance (seckill_purchase_batch_step_seconds, mean ms per batch; verify includes the user checks, write the orders' transaction):"
+echo "Batch timeline of the first instance (seckill_purchase_batch_step_seconds, mean ms per batch; verify includes the user checks, write the orders' transaction; write groups are the shared transactions, each carrying the batches of that many activities on average):"
 echo
-echo "| connections | instances | activities | batches | buyers per batch | grant | verify | deduct | write | release |"
-echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+echo "| connections | instances | activities | batches | buyers per batch | grant | verify | deduct | write | release | write groups | activities per group | group ms |"
+echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 printf '%s\n' "${steps_rows[@]}"
 echo
 echo "Crowd of $crowd buyers for $crowd_stock units, one press each: $(jq -r '"\(.final_first_answers) final first answers (\(.final_share * 100 | floor)%), answers \(.codes | tostring), p50 \(.p50_ms) ms, p99 \(.p99_ms) ms"' <<<"$crowd_line")"

@@ -2,7 +2,6 @@ package order
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"gorm.io/gorm"
@@ -10,16 +9,6 @@ import (
 
 	"github.com/seckill-oss/seckill"
 )
-
-// claimUnits takes k units of the activity for a lock grant's batch; it
-// changes no row when the activity is missing, has fewer than k units left,
-// or was already written by this or a newer grant.
-const claimUnits = `UPDATE activities SET sold = sold + ?, fence = ?
-WHERE id = ? AND fence < ? AND sold + ? <= total_stock`
-
-// unclaimUnits gives back, in the same transaction, the units of orders that
-// a unique key kept out.
-const unclaimUnits = `UPDATE activities SET sold = sold - ? WHERE id = ?`
 
 // Batch is what CreateOrders did with each order of a batch.
 type Batch struct {
@@ -35,84 +24,21 @@ type Batch struct {
 }
 
 // CreateOrders writes a lock grant's batch of orders for one activity in one
-// transaction: one fenced claim of the batch's units (the grant's fence must
-// be newer than every grant that wrote before, and the units must not
-// exceed the total), one multi-row insert, and the units of orders a unique
-// key kept out given back. Orders are filled in as by CreateOrder, and all
-// carry fence and the activity's price as the claim found it.
+// transaction, as a group of one (CreateOrderGroup): the grant's fence must
+// be newer than every grant that wrote before, the units must not exceed the
+// total, and orders a unique key keeps out take no unit. Orders are filled
+// in as by CreateOrder, and all carry fence and the activity's price as the
+// claim found it.
 //
 // With fewer units left than orders, the first ones get them and the rest
-// are Over. A batch that writes no order changes nothing. Errors: ErrActivityNotFound, ErrStaleFence (an order was written
-// under fence or a newer one); with these or any other error nothing was
-// written, except ErrCommitUnknown: COMMIT failed, and the orders may exist;
-// Written (with a locking read) tells.
+// are Over. A batch that writes no order changes nothing. Errors:
+// ErrActivityNotFound, ErrStaleFence (an order was written under fence or a
+// newer one); with these or any other error nothing was written, except
+// ErrCommitUnknown: COMMIT failed, and the orders may exist; Written (with a
+// locking read) tells.
 func (s *Store) CreateOrders(ctx context.Context, activityID, fence int64, orders []seckill.Order) (Batch, error) {
-	rows := make([]orderRow, len(orders))
-	for i, o := range orders {
-		o.ActivityID, o.Fence = activityID, fence
-		filled, err := fill(o)
-		if err != nil {
-			return Batch{}, err
-		}
-		rows[i] = s.newOrderRow(filled)
-	}
-	if len(rows) == 0 {
-		return Batch{}, nil
-	}
-
-	tx := s.db.WithContext(ctx).Begin()
-	if tx.Error != nil {
-		return Batch{}, fmt.Errorf("order: create %d orders in activity %d: begin: %w", len(rows), activityID, tx.Error)
-	}
-	// After a successful Commit this is a no-op; on every other path it undoes
-	// the claimed units, also if something below panics.
-	defer tx.Rollback()
-
-	b, err := writeBatch(tx, activityID, fence, rows)
-	if err != nil {
-		return Batch{}, fmt.Errorf("order: create %d orders in activity %d: %w", len(rows), activityID, err)
-	}
-	if len(b.Written) == 0 {
-		// Nothing to keep, not even the fence claim: a batch that wrote no
-		// order changes nothing (the deferred Rollback).
-		return b, nil
-	}
-	if err := commit(tx); err != nil {
-		return Batch{}, fmt.Errorf("order: create %d orders in activity %d: %w", len(orders), activityID, err)
-	}
-	return b, nil
-}
-
-// writeBatch claims units for rows under fence in tx and inserts the rows
-// that got one, skipping those a unique key keeps out.
-func writeBatch(tx *gorm.DB, activityID, fence int64, rows []orderRow) (Batch, error) {
-	var b Batch
-	claimed, err := claimBatch(tx, activityID, fence, int64(len(rows)))
-	if err != nil {
-		return Batch{}, err
-	}
-	for _, r := range rows[claimed:] {
-		b.Over = append(b.Over, r.order())
-	}
-	rows = rows[:claimed]
-	if len(rows) == 0 {
-		return b, nil
-	}
-	if err := priceOrders(tx, activityID, rows); err != nil {
-		return Batch{}, err
-	}
-	written, err := insertIgnoringTaken(tx, activityID, rows)
-	if err != nil {
-		return Batch{}, err
-	}
-	for _, r := range rows {
-		if written[r.ID] {
-			b.Written = append(b.Written, r.order())
-		} else {
-			b.Taken = append(b.Taken, r.order())
-		}
-	}
-	return b, nil
+	r := s.CreateOrderGroup(ctx, []Write{{ActivityID: activityID, Fence: fence, Orders: orders}})
+	return r[0].Batch, r[0].Err
 }
 
 // commit commits tx within its context, the caller's lease. database/sql's
@@ -140,75 +66,6 @@ func commit(tx *gorm.DB) error {
 		return fmt.Errorf("%w: %w", ErrCommitUnknown, err)
 	}
 	return nil
-}
-
-// claimBatch claims up to k units for the grant and returns how many: k, or
-// what the activity has left when that is fewer.
-func claimBatch(tx *gorm.DB, activityID, fence, k int64) (int64, error) {
-	res := tx.Exec(claimUnits, k, fence, activityID, fence, k)
-	if res.Error != nil {
-		return 0, fmt.Errorf("claim %d units: %w", k, res.Error)
-	}
-	if res.RowsAffected == 1 {
-		return k, nil
-	}
-	// Refused: read the row under lock to learn why, and take what is left
-	// when that is the reason.
-	var a activityRow
-	err := tx.Clauses(lockingRead(tx)...).Select("fence", "sold", "total_stock").Take(&a, activityID).Error
-	switch {
-	case errors.Is(err, gorm.ErrRecordNotFound):
-		return 0, ErrActivityNotFound
-	case err != nil:
-		return 0, fmt.Errorf("read activity after a refused claim: %w", err)
-	case a.Fence >= fence:
-		return 0, fmt.Errorf("%w: fence %d, activity written under %d", ErrStaleFence, fence, a.Fence)
-	case a.Sold >= a.TotalStock:
-		return 0, nil
-	}
-	left := min(k, a.TotalStock-a.Sold)
-	res = tx.Exec(claimUnits, left, fence, activityID, fence, left)
-	switch {
-	case res.Error != nil:
-		return 0, fmt.Errorf("claim %d units: %w", left, res.Error)
-	case res.RowsAffected != 1:
-		return 0, fmt.Errorf("claim of %d units refused under a row lock: fence %d, sold %d of %d", left, a.Fence, a.Sold, a.TotalStock)
-	}
-	return left, nil
-}
-
-// insertIgnoringTaken inserts rows in one statement, skipping those a unique
-// key (user per activity, idempotency key per user) keeps out, gives their
-// claimed units back, and returns the ids written.
-func insertIgnoringTaken(tx *gorm.DB, activityID int64, rows []orderRow) (map[string]bool, error) {
-	res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&rows)
-	if res.Error != nil {
-		return nil, fmt.Errorf("insert: %w", res.Error)
-	}
-	written := make(map[string]bool, len(rows))
-	if res.RowsAffected == int64(len(rows)) {
-		for _, r := range rows {
-			written[r.ID] = true
-		}
-		return written, nil
-	}
-	ids := make([]string, len(rows))
-	for i, r := range rows {
-		ids[i] = r.ID
-	}
-	var found []string
-	if err := tx.Model(&orderRow{}).Where("id IN ?", ids).Pluck("id", &found).Error; err != nil {
-		return nil, fmt.Errorf("find the orders written: %w", err)
-	}
-	for _, id := range found {
-		written[id] = true
-	}
-	if taken := len(rows) - len(found); taken > 0 {
-		if err := tx.Exec(unclaimUnits, taken, activityID).Error; err != nil {
-			return nil, fmt.Errorf("give back %d units: %w", taken, err)
-		}
-	}
-	return written, nil
 }
 
 // Written returns, of the orders with the given ids, those stored, by id.

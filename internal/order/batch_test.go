@@ -125,10 +125,11 @@ func TestWrittenWaitsForACommitInFlight(t *testing.T) {
 	}
 	tx := s.db.Begin()
 	defer tx.Rollback() // a no-op after the Commit below
-	if _, err := claimBatch(tx, a.ID, 1, 1); err != nil {
+	parts := []*part{{activityID: a.ID, fence: 1, rows: []orderRow{s.newOrderRow(o)}}}
+	if err := claimGroup(tx, parts); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := insertIgnoringTaken(tx, a.ID, []orderRow{s.newOrderRow(o)}); err != nil {
+	if _, err := insertGroup(tx, parts); err != nil {
 		t.Fatal(err)
 	}
 

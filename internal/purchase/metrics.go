@@ -21,6 +21,8 @@ type metrics struct {
 	queueDepth *prometheus.GaugeVec
 	queued     prometheus.Gauge
 	batchSize  prometheus.Histogram
+	groupSize  prometheus.Histogram
+	groupTime  prometheus.Histogram
 	batchStep  *prometheus.HistogramVec
 	steps      [stepCount]prometheus.Observer // batchStep's children, resolved once
 	batches    *prometheus.CounterVec
@@ -73,6 +75,16 @@ func newMetrics(reg prometheus.Registerer) (metrics, error) {
 			Help:    "Buyers served by one lock grant.",
 			Buckets: prometheus.ExponentialBuckets(1, 2, 10), // 1 .. 512
 		}),
+		groupSize: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "seckill_purchase_write_group_activities",
+			Help:    "Activities whose batches one shared order transaction wrote (group commit across activities).",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 9), // 1 .. 256
+		}),
+		groupTime: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "seckill_purchase_write_group_seconds",
+			Help:    "How long one shared order transaction took, from BEGIN to COMMIT; a batch's write step adds the wait for its group to start.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 14),
+		}),
 		batchStep: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "seckill_purchase_batch_step_seconds",
 			Help: "Where a batch's wall time goes, step by step: grant (lock obtain, with its wait), verify (user checks), deduct (Redis), write (the orders' transaction), release.",
@@ -124,6 +136,12 @@ func newMetrics(reg prometheus.Registerer) (metrics, error) {
 		return metrics{}, fmt.Errorf("purchase: %w", err)
 	}
 	if m.batchSize, err = promreg.Register(reg, m.batchSize); err != nil {
+		return metrics{}, fmt.Errorf("purchase: %w", err)
+	}
+	if m.groupSize, err = promreg.Register(reg, m.groupSize); err != nil {
+		return metrics{}, fmt.Errorf("purchase: %w", err)
+	}
+	if m.groupTime, err = promreg.Register(reg, m.groupTime); err != nil {
 		return metrics{}, fmt.Errorf("purchase: %w", err)
 	}
 	if m.batchStep, err = promreg.Register(reg, m.batchStep); err != nil {

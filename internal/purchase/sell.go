@@ -30,7 +30,7 @@ func (s *Service) sell(lk *lock.Lock, b *batch, approved []int) {
 
 	orders := s.newOrders(b, g.Fence, approved)
 	start = time.Now()
-	w, err := s.orders.CreateOrders(lease, b.activity.ID, g.Fence, orders)
+	w, err := s.writes.CreateOrders(lease, b.activity.ID, g.Fence, orders)
 	s.m.timeStep(stepWrite, start)
 	if err != nil {
 		s.m.batches.WithLabelValues("write_failed").Inc()

@@ -138,6 +138,9 @@ type Service struct {
 	locks  *lock.Client
 	stock  *stock.Store
 	orders *order.Store
+	// writes writes the batches' orders, the batches of all activities
+	// waiting at once in one transaction (group commit).
+	writes *order.Committer
 	users  usercheck.Verifier
 	log    *slog.Logger
 	m      metrics
@@ -240,6 +243,10 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if s.m, err = newMetrics(deps.Registry); err != nil {
 		return nil, err
 	}
+	s.writes = deps.Orders.NewCommitter(func(n int, took time.Duration) {
+		s.m.groupSize.Observe(float64(n))
+		s.m.groupTime.Observe(took.Seconds())
+	})
 	s.background.Add(1)
 	go s.answerMembership()
 	if cfg.BooksSweep > 0 {
@@ -262,6 +269,7 @@ func (s *Service) Close() error {
 	s.qmu.Unlock()
 	s.leaders.Wait()
 	s.background.Wait()
+	s.writes.Close()
 	return nil
 }
 
