@@ -164,3 +164,25 @@ func TestGroupLocksOnlyItsActivities(t *testing.T) {
 		}
 	}
 }
+
+// A panic in a group's write answers its members (the outcome of their
+// COMMIT unknown, so they look it up) and leaves the committer writing the
+// next groups.
+func TestCommitterSurvivesAPanic(t *testing.T) {
+	s, err := Open(context.Background(), "sqlite::memory:", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var once sync.Once
+	c := s.NewCommitter(func(int, time.Duration) { once.Do(func() { panic("boom") }) })
+	defer c.Close()
+	a := newActivity(t, s, 10)
+	if _, err := c.CreateOrders(context.Background(), a.ID, 1, batchOf(1)); !errors.Is(err, ErrCommitUnknown) {
+		t.Errorf("write whose group panicked: %v, want ErrCommitUnknown", err)
+	}
+	b, err := c.CreateOrders(context.Background(), a.ID, 2, batchOf(2))
+	if err != nil || len(b.Written) != 1 {
+		t.Errorf("write after the panic: %+v, %v; want it written", b, err)
+	}
+}

@@ -130,6 +130,19 @@ func (c *Committer) write(group []*pendingWrite) {
 		stop := context.AfterFunc(p.ctx, func() { cancel(context.Cause(p.ctx)) })
 		defer stop()
 	}
+	// A panic in the write fails the group, not the committer: its members
+	// are answered, and the next groups are written. Where it struck is not
+	// known, so neither is whether COMMIT ran: the members look up their
+	// orders as after any COMMIT of unknown outcome.
+	answered := 0
+	defer func() {
+		if r := recover(); r != nil {
+			for _, p := range live[answered:] {
+				p.res.Err = fmt.Errorf("order: create %d orders in activity %d: %w: the group's write panicked: %v", len(p.w.Orders), p.w.ActivityID, ErrCommitUnknown, r)
+				close(p.done)
+			}
+		}
+	}()
 	start := time.Now()
 	results := c.store.CreateOrderGroup(ctx, writes)
 	if c.observe != nil {
@@ -138,5 +151,6 @@ func (c *Committer) write(group []*pendingWrite) {
 	for i, r := range results {
 		live[i].res = r
 		close(live[i].done)
+		answered++
 	}
 }

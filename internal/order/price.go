@@ -39,17 +39,3 @@ func (s *Store) SetPrice(ctx context.Context, activityID, priceMinor int64, curr
 	}
 	return a.activity(), nil
 }
-
-// priceOrders gives rows the activity's price, read in tx after the units
-// were claimed: the claim holds the activity's row lock, so a SetPrice is
-// either wholly before this batch or wholly after it.
-func priceOrders(tx *gorm.DB, activityID int64, rows []orderRow) error {
-	var a activityRow
-	if err := tx.Select("price_minor", "currency").Take(&a, activityID).Error; err != nil {
-		return fmt.Errorf("read the activity's price: %w", activityErr(activityID, err))
-	}
-	for i := range rows {
-		rows[i].PriceMinor, rows[i].Currency = a.PriceMinor, a.Currency
-	}
-	return nil
-}

@@ -7,7 +7,8 @@
 // batch ran, verifies them in parallel within a deadline shorter than the
 // lease, deducts the batch's units in Redis in one atomic step under the
 // grant's fence, writes all their orders in one database transaction that
-// checks that fence, releases, and answers each buyer. The lock orders the
+// checks that fence (shared with other activities' batches writing at the
+// same time: order.Committer), releases, and answers each buyer. The lock orders the
 // writers and sheds load from the verification service; what keeps the count
 // right is the atomic deduct in Redis and, behind it, the database refusing a
 // stale fence or a unit past the total. Every unit deducted either gets its
