@@ -74,11 +74,12 @@ func (s *Store) CreateOrderGroup(ctx context.Context, writes []Write) []WriteRes
 	}
 	err := writeGroup(s.db.WithContext(ctx), parts)
 	for _, p := range parts {
+		n := len(writes[p.index].Orders)
 		switch {
 		case p.err != nil:
-			res[p.index].Err = fmt.Errorf("order: create %d orders in activity %d: %w", len(p.rows), p.activityID, p.err)
+			res[p.index].Err = fmt.Errorf("order: create %d orders in activity %d: %w", n, p.activityID, p.err)
 		case err != nil:
-			res[p.index].Err = fmt.Errorf("order: create %d orders in activity %d: %w", len(p.rows), p.activityID, err)
+			res[p.index].Err = fmt.Errorf("order: create %d orders in activity %d: %w", n, p.activityID, err)
 		default:
 			res[p.index].Batch = p.batch
 		}
