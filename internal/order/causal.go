@@ -30,10 +30,7 @@ func causal(db *gorm.DB, query string) string {
 // locking read (FOR UPDATE where the dialect has it; SQLite's transactions
 // hold its one writer lock already). ErrActivityNotFound when there is none.
 func lockActivity(tx *gorm.DB, activityID int64, cols string, dest *activityRow) error {
-	q := "SELECT " + cols + " FROM activities WHERE id = ?"
-	if tx.Dialector.Name() != "sqlite" {
-		q += " FOR UPDATE"
-	}
+	q := "SELECT " + cols + " FROM activities WHERE id = ?" + forUpdate(tx)
 	res := tx.Raw(causal(tx, q), activityID).Scan(dest)
 	switch {
 	case res.Error != nil:
@@ -42,6 +39,15 @@ func lockActivity(tx *gorm.DB, activityID int64, cols string, dest *activityRow)
 		return activityErr(activityID, gorm.ErrRecordNotFound)
 	}
 	return nil
+}
+
+// forUpdate is the suffix of a raw locking read: " FOR UPDATE", or nothing
+// on SQLite (as lockingRead).
+func forUpdate(tx *gorm.DB) string {
+	if tx.Dialector.Name() == "sqlite" {
+		return ""
+	}
+	return " FOR UPDATE"
 }
 
 // ErrConflict: the cluster refused the transaction's write set (a

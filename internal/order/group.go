@@ -2,6 +2,7 @@ package order
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -57,14 +58,14 @@ func (s *Store) CreateOrderGroup(ctx context.Context, writes []Write) []WriteRes
 	seen := make(map[int64]bool, len(writes))
 	for i, w := range writes {
 		if seen[w.ActivityID] {
-			res[i].Err = fmt.Errorf("order: create %d orders in activity %d: the activity is in the group twice", len(w.Orders), w.ActivityID)
+			res[i].Err = createErr(len(w.Orders), w.ActivityID, errTwiceInGroup)
 			continue
 		}
 		seen[w.ActivityID] = true
 		p, err := s.newPart(i, w)
 		switch {
 		case err != nil:
-			res[i].Err = fmt.Errorf("order: create %d orders in activity %d: %w", len(w.Orders), w.ActivityID, err)
+			res[i].Err = createErr(len(w.Orders), w.ActivityID, err)
 		case len(p.rows) > 0:
 			parts = append(parts, p)
 		}
@@ -77,14 +78,22 @@ func (s *Store) CreateOrderGroup(ctx context.Context, writes []Write) []WriteRes
 		n := len(writes[p.index].Orders)
 		switch {
 		case p.err != nil:
-			res[p.index].Err = fmt.Errorf("order: create %d orders in activity %d: %w", n, p.activityID, p.err)
+			res[p.index].Err = createErr(n, p.activityID, p.err)
 		case err != nil:
-			res[p.index].Err = fmt.Errorf("order: create %d orders in activity %d: %w", n, p.activityID, err)
+			res[p.index].Err = createErr(n, p.activityID, err)
 		default:
 			res[p.index].Batch = p.batch
 		}
 	}
 	return res
+}
+
+// errTwiceInGroup: a group may hold one write per activity.
+var errTwiceInGroup = errors.New("the activity is in the group twice")
+
+// createErr is err as a write of n orders in the activity reports it.
+func createErr(n int, activityID int64, err error) error {
+	return fmt.Errorf("order: create %d orders in activity %d: %w", n, activityID, err)
 }
 
 // part is one write of a group, and what the group's transaction did with it.
@@ -155,10 +164,8 @@ func claimGroup(tx *gorm.DB, parts []*part) error {
 	}
 	slices.Sort(ids)
 	var rows []activityRow
-	q := "SELECT id, fence, sold, total_stock, price_minor, currency FROM activities" + primaryKeyOnly(tx) + " WHERE id IN ? ORDER BY id"
-	if tx.Dialector.Name() != "sqlite" {
-		q += " FOR UPDATE"
-	}
+	q := "SELECT id, fence, sold, total_stock, price_minor, currency FROM activities" + primaryKeyOnly(tx) +
+		" WHERE id IN ? ORDER BY id" + forUpdate(tx)
 	if err := tx.Raw(q, ids).Scan(&rows).Error; err != nil {
 		return fmt.Errorf("lock the activities: %w", err)
 	}
@@ -169,7 +176,6 @@ func claimGroup(tx *gorm.DB, parts []*part) error {
 	var set, where strings.Builder
 	var soldArgs, fenceArgs, whereArgs []any
 	var claiming []int64
-	n := 0
 	for _, p := range parts {
 		a, ok := byID[p.activityID]
 		switch {
@@ -192,7 +198,7 @@ func claimGroup(tx *gorm.DB, parts []*part) error {
 		for i := range p.rows {
 			p.rows[i].PriceMinor, p.rows[i].Currency = a.PriceMinor, a.Currency
 		}
-		if n > 0 {
+		if len(claiming) > 0 {
 			where.WriteString(" OR ")
 		}
 		set.WriteString(" WHEN ? THEN ?")
@@ -201,8 +207,8 @@ func claimGroup(tx *gorm.DB, parts []*part) error {
 		where.WriteString("(id = ? AND fence < ? AND sold + ? <= total_stock)")
 		claiming = append(claiming, p.activityID)
 		whereArgs = append(whereArgs, p.activityID, p.fence, p.claimed)
-		n++
 	}
+	n := len(claiming)
 	if n == 0 {
 		return nil
 	}

@@ -60,7 +60,7 @@ func (c *Committer) CreateOrders(ctx context.Context, activityID, fence int64, o
 		<-p.done
 		return p.res.Batch, p.res.Err
 	case <-ctx.Done():
-		return Batch{}, fmt.Errorf("order: create %d orders in activity %d: %w", len(orders), activityID, context.Cause(ctx))
+		return Batch{}, createErr(len(orders), activityID, context.Cause(ctx))
 	case <-c.stop:
 		return c.store.CreateOrders(ctx, activityID, fence, orders)
 	}
@@ -113,7 +113,7 @@ func (c *Committer) write(group []*pendingWrite) {
 	live := group[:0:0]
 	for _, p := range group {
 		if err := p.ctx.Err(); err != nil {
-			p.res.Err = fmt.Errorf("order: create %d orders in activity %d: %w", len(p.w.Orders), p.w.ActivityID, context.Cause(p.ctx))
+			p.res.Err = createErr(len(p.w.Orders), p.w.ActivityID, context.Cause(p.ctx))
 			close(p.done)
 			continue
 		}
@@ -138,7 +138,7 @@ func (c *Committer) write(group []*pendingWrite) {
 	defer func() {
 		if r := recover(); r != nil {
 			for _, p := range live[answered:] {
-				p.res.Err = fmt.Errorf("order: create %d orders in activity %d: %w: the group's write panicked: %v", len(p.w.Orders), p.w.ActivityID, ErrCommitUnknown, r)
+				p.res.Err = createErr(len(p.w.Orders), p.w.ActivityID, fmt.Errorf("%w: the group's write panicked: %v", ErrCommitUnknown, r))
 				close(p.done)
 			}
 		}
