@@ -188,7 +188,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if err := waitFor(2*time.Minute, "Redis whole again", c.redis.settled); err != nil {
 		return res, fmt.Errorf("chaos: %w", err)
 	}
-	// A COMMIT held by a late-commit lands up to 16 s after its fault
+	// A COMMIT held by a late-status-commit lands up to 28 s after its fault
 	// healed: the books' clock starts once it has.
 	if err := waitFor(time.Minute, "every held COMMIT delivered", func() bool { return c.late.Holding() == 0 }); err != nil {
 		return res, fmt.Errorf("chaos: %w", err)

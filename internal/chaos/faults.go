@@ -27,11 +27,15 @@ const (
 	// pass at once again (those held keep their delay).
 	LateCommit = "late-commit"
 	// LateStatusCommit holds the COMMITs of order status changes only,
-	// 13-16 s: past the database driver's 10 s read timeout and the 2 s
+	// 20-28 s: past the database driver's 10 s read timeout and the 2 s
 	// locking read after it, which bound a payment verification (its lease
-	// is renewed while it waits). That verification then gives the
-	// order's lock up, and another instance's verification reads and
-	// decides before the COMMIT lands. Holding every COMMIT that long
+	// is renewed while it waits), and past a result page's 6 s answer
+	// timeout. That verification then gives the order's lock up, and
+	// another's (a result page's, watch) reads the order as it was and
+	// decides; its expiry then waits for the activity's row, which the held
+	// transaction keeps, and writes once the COMMIT lands. With holds of
+	// 13-16 s no second verification wrote before the COMMIT landed, in 51
+	// minutes of campaigns. Holding every COMMIT that long
 	// would hold the activity's row behind a batch's, and no status change
 	// would get as far as its own COMMIT.
 	LateStatusCommit = "late-status-commit"
@@ -109,7 +113,7 @@ func schedule(seed int64, d time.Duration, instances int, links []string, galera
 		kinds = append(kinds, GaleraKill)
 	}
 	if lateCommits {
-		kinds = append(kinds, LateCommit, LateCommit, LateStatusCommit)
+		kinds = append(kinds, LateCommit, LateCommit, LateStatusCommit, LateStatusCommit)
 	}
 	toxics := []string{toxic.Latency, toxic.Bandwidth, toxic.Timeout, toxic.ResetPeer}
 	for range links {
@@ -135,7 +139,7 @@ func schedule(seed int64, d time.Duration, instances int, links []string, galera
 			// On for long enough to catch several batches' COMMITs.
 			f.delay, f.dur = between(3*time.Second, 4500*time.Millisecond), between(500*time.Millisecond, 2500*time.Millisecond)
 		case LateStatusCommit:
-			f.delay, f.dur = between(13*time.Second, 16*time.Second), between(1*time.Second, 4*time.Second)
+			f.delay, f.dur = between(20*time.Second, 28*time.Second), between(1*time.Second, 4*time.Second)
 		case "toxic":
 			f.link = links[rng.IntN(len(links))]
 			f.kind = toxics[rng.IntN(len(toxics))]

@@ -37,6 +37,11 @@ type workload struct {
 	mu     sync.Mutex
 	held   []holding // buyers who were told they hold an order
 	nextID map[int64]int64
+
+	// watchers are the result pages open now (watch), at most
+	// cap(watching) at once.
+	watchers sync.WaitGroup
+	watching chan struct{}
 }
 
 // holding is a buyer the history says holds an order.
@@ -45,15 +50,20 @@ type holding struct {
 	order          string
 }
 
+// maxWatchers bounds the result pages open at once (watch).
+const maxWatchers = 4
+
 // run starts n clients and returns when ctx ends and each has finished
-// its operation in flight.
+// its operation in flight, and every result page it opened has closed.
 func (w *workload) run(ctx context.Context, seed int64, n int) {
+	w.watching = make(chan struct{}, maxWatchers)
 	var wg sync.WaitGroup
 	for i := range n {
 		rng := rand.New(rand.NewPCG(uint64(seed), uint64(i)+1))
 		wg.Go(func() { w.client1(ctx, i, rng) })
 	}
 	wg.Wait()
+	w.watchers.Wait()
 }
 
 func (w *workload) client1(ctx context.Context, id int, rng *rand.Rand) {
@@ -182,10 +192,44 @@ func (w *workload) pay(ctx context.Context, client int, rng *rand.Rand, b holdin
 		sleep(ctx, w.c.cfg.PaymentWindow+time.Duration(rng.IntN(1000))*time.Millisecond)
 		set(payment.PaymentPaid)
 		w.callback(client, rng, b)
-	default: // the payment failed
+	default: // the payment failed: the buyer stays on the result page
 		set(payment.PaymentFailed)
 		w.callback(client, rng, b)
+		w.watch(ctx, client, rng, b)
 	}
+}
+
+// watchFor is how long a result page stays open: past the longest hold of
+// a late-status-commit (faults.go), so a page is still polling when a
+// verification that gave up on a held COMMIT has let the order's lock go.
+const watchFor = 40 * time.Second
+
+// watch opens the buyer's result page, as the app does after a payment that
+// failed: it polls about once a second until the order leaves created (it
+// expires at its deadline) or watchFor passes. Each poll may run a
+// verification, so these polls are the second verification that meets one
+// whose COMMIT a late-status-commit holds. The page polls beside the
+// client's next operations, as a buyer's phone would; when maxWatchers
+// pages are open already it is not opened.
+func (w *workload) watch(ctx context.Context, client int, rng *rand.Rand, b holding) {
+	select {
+	case w.watching <- struct{}{}:
+	default:
+		return
+	}
+	// A generator of its own: a rand.Rand is not safe for concurrent use.
+	r := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
+	w.watchers.Go(func() {
+		defer func() { <-w.watching }()
+		path := fmt.Sprintf("/api/v1/activities/%d/orders/mine", b.activity)
+		for end := time.Now().Add(watchFor); ctx.Err() == nil && time.Now().Before(end); {
+			op := w.send(client, r, Op{Kind: "poll", Activity: b.activity, User: b.user}, "GET", path, nil)
+			if op.Status == http.StatusOK && op.OrderStatus != "" && op.OrderStatus != "created" {
+				return
+			}
+			sleep(ctx, time.Duration(500+r.IntN(500))*time.Millisecond)
+		}
+	})
 }
 
 func (w *workload) callback(client int, rng *rand.Rand, b holding) {
