@@ -150,10 +150,15 @@ func (w *workload) purchase(ctx context.Context, client int, rng *rand.Rand, b h
 // poll asks for the buyer's order (the result page), which verifies a
 // created one with the payment provider.
 func (w *workload) poll(client int, rng *rand.Rand, b holding) {
-	op := w.send(client, rng, Op{Kind: "poll", Activity: b.activity, User: b.user}, "GET", fmt.Sprintf("/api/v1/activities/%d/orders/mine", b.activity), nil)
+	op := w.viewMine(client, rng, b)
 	if op.Status == http.StatusOK {
 		w.remember(holding{activity: b.activity, user: b.user, order: op.Order})
 	}
+}
+
+// viewMine is one view of the buyer's result page (orders/mine).
+func (w *workload) viewMine(client int, rng *rand.Rand, b holding) sent {
+	return w.send(client, rng, Op{Kind: "poll", Activity: b.activity, User: b.user}, "GET", fmt.Sprintf("/api/v1/activities/%d/orders/mine", b.activity), nil)
 }
 
 // pay plays the buyer paying and the provider's callbacks: paid in time
@@ -221,9 +226,8 @@ func (w *workload) watch(ctx context.Context, client int, rng *rand.Rand, b hold
 	r := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
 	w.watchers.Go(func() {
 		defer func() { <-w.watching }()
-		path := fmt.Sprintf("/api/v1/activities/%d/orders/mine", b.activity)
 		for end := time.Now().Add(watchFor); ctx.Err() == nil && time.Now().Before(end); {
-			op := w.send(client, r, Op{Kind: "poll", Activity: b.activity, User: b.user}, "GET", path, nil)
+			op := w.viewMine(client, r, b)
 			if op.Status == http.StatusOK && op.OrderStatus != "" && op.OrderStatus != "created" {
 				return
 			}
