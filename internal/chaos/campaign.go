@@ -149,7 +149,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if c.galera != nil {
 		galeraNodes = c.galera.Killable
 	}
-	faults := schedule(cfg.Seed, cfg.Duration, len(c.instances), links, galeraNodes, true, true)
+	faults := schedule(cfg.Seed, cfg.Duration, len(c.instances), links, galeraNodes, true, true, len(c.links[LinkRedis]) > 0)
 	log.Info("chaos: campaign starts", "seed", cfg.Seed, "duration", cfg.Duration, "redis", cfg.Redis,
 		"store", c.storeName(), "faults_scheduled", len(faults), "activities", acts, "dir", cfg.Dir)
 
@@ -158,6 +158,23 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	w := &workload{c: c, h: h, activities: acts, nextID: map[int64]int64{},
 		client: &http.Client{Timeout: answerTimeout, Transport: &http.Transport{MaxIdleConnsPerHost: 16}}}
 	defer w.client.CloseIdleConnections()
+	rdb := c.redis.Client()
+	defer rdb.Close()
+	db, err := c.checkerDB()
+	if err != nil {
+		return res, err
+	}
+	defer db.Close()
+	stocks := stock.New(rdb, c.prefix)
+	lw, fw := newLedgerWatch(stocks, acts), newFenceWatch(db)
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	var watching sync.WaitGroup
+	watching.Go(func() { lw.run(watchCtx) })
+	watching.Go(func() { fw.run(watchCtx) })
+	defer func() {
+		stopWatch()
+		watching.Wait()
+	}()
 	runCtx, stop := context.WithTimeout(ctx, cfg.Duration)
 	var wg sync.WaitGroup
 	wg.Go(func() { inj.run(runCtx, faults) })
@@ -190,15 +207,24 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	}
 	// A COMMIT held by a late-status-commit lands up to 28 s after its fault
 	// healed: the books' clock starts once it has.
-	if err := waitFor(time.Minute, "every held COMMIT delivered", func() bool { return c.late.Holding() == 0 }); err != nil {
+	if err := waitFor(time.Minute, "every held COMMIT and deduct delivered", func() bool {
+		_, deducts := c.redis.deductsHeld()
+		return c.late.Holding() == 0 && deducts == 0
+	}); err != nil {
 		return res, fmt.Errorf("chaos: %w", err)
 	}
 	healed := time.Now()
 	log.Info("chaos: faults over, every fault healed; waiting for the books", "faults", res.FaultTable())
-	st, err := c.finalState(ctx, acts, healed)
+	st, err := c.finalState(ctx, acts, healed, db, stocks)
 	if err != nil {
 		return res, err
 	}
+	stopWatch()
+	watching.Wait()
+	lw.readAll(ctx)
+	fw.read(ctx)
+	st.ledger, st.fences = lw.breaks(), fw.wentBack()
+	log.Info("chaos: watched all through", "ledger_reads", lw.reads, "fence_reads", fw.reads)
 	ops := h.Ops()
 	res.Ops = len(ops)
 	for _, a := range st.activities {
@@ -396,27 +422,8 @@ func (c *cluster) createActivities(ctx context.Context) ([]int64, error) {
 // finalState waits up to BalanceBound from healed for each activity's books
 // to balance (Redis remaining + orders holding a unit == total), with no
 // command, then reads every order.
-func (c *cluster) finalState(ctx context.Context, acts []int64, healed time.Time) (finalState, error) {
+func (c *cluster) finalState(ctx context.Context, acts []int64, healed time.Time, db *sql.DB, stocks *stock.Store) (finalState, error) {
 	var st finalState
-	dsn, err := mysql.ParseDSN(c.db.dsn)
-	if err != nil {
-		return st, fmt.Errorf("chaos: %w", err)
-	}
-	dsn.ParseTime = true // created_at
-	db, err := sql.Open("mysql", dsn.FormatDSN())
-	if err != nil {
-		return st, fmt.Errorf("chaos: %w", err)
-	}
-	defer db.Close()
-	db.SetMaxOpenConns(1)
-	if c.db.causal {
-		if _, err := db.ExecContext(ctx, "SET SESSION wsrep_sync_wait = 1"); err != nil {
-			return st, fmt.Errorf("chaos: causal reads: %w", err)
-		}
-	}
-	rdb := c.redis.Client()
-	defer rdb.Close()
-	stocks := stock.New(rdb, c.prefix)
 	for _, id := range acts {
 		a := activityState{ID: id, Balanced: -1}
 		for {
@@ -465,6 +472,29 @@ func (c *cluster) finalState(ctx context.Context, acts []int64, healed time.Time
 		st.orders = append(st.orders, r)
 	}
 	return st, rows.Err()
+}
+
+// checkerDB opens the checker's own connection to the order store, past
+// the service's link and its faults. On Galera every read waits for what the
+// cluster committed (wsrep_sync_wait, set on each connection the pool opens).
+func (c *cluster) checkerDB() (*sql.DB, error) {
+	dsn, err := mysql.ParseDSN(c.db.dsn)
+	if err != nil {
+		return nil, fmt.Errorf("chaos: %w", err)
+	}
+	dsn.ParseTime = true // created_at
+	if c.db.causal {
+		if dsn.Params == nil {
+			dsn.Params = map[string]string{}
+		}
+		dsn.Params["wsrep_sync_wait"] = "1"
+	}
+	db, err := sql.Open("mysql", dsn.FormatDSN())
+	if err != nil {
+		return nil, fmt.Errorf("chaos: %w", err)
+	}
+	db.SetMaxOpenConns(2) // the fence watch's reads beside the final state's snapshot
+	return db, nil
 }
 
 func (c *cluster) close() {

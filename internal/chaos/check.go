@@ -19,6 +19,8 @@ const (
 	InvStatusHistory = "every order's status history is legal"
 	InvExpiryOneUnit = "each expiry gave back exactly one unit"
 	InvBooksBalance  = "the books balance within 30 s of the faults' end, with no command"
+	InvLedger        = "every unit out of Redis's stock is in one receipt"
+	InvFenceForward  = "the database's fence of an activity never goes back"
 )
 
 // Violation is one broken invariant, with the history around it.
@@ -59,6 +61,8 @@ type finalState struct {
 	orders     []orderRow
 	activities []activityState
 	readAt     time.Time
+	ledger     []ledgerBreak // read all through the campaign (ledgerWatch)
+	fences     []fenceBack   // read all through the campaign (fenceWatch)
 }
 
 // holdsUnit: the statuses whose order holds a unit of the stock.
@@ -98,6 +102,18 @@ func check(h *History, ops []Op, st finalState) []Violation {
 		if a.Balanced < 0 {
 			add(InvBooksBalance, fmt.Sprintf("activity %d: last look %d in Redis + %d held != total %d", act, a.LastRemaining, a.LastHeld, a.Total), ofActivity)
 		}
+	}
+	for _, b := range st.ledger {
+		add(InvLedger, fmt.Sprintf("activity %d, stock epoch %d, at %s: %s: off by %d", b.activity, b.epoch, h.at(b.at), b.ledger, b.off),
+			func(o Op) bool {
+				return o.Activity == b.activity && o.Kind == "buy" && o.Complete.After(b.at.Add(-10*time.Second)) && o.Invoke.Before(b.at)
+			})
+	}
+	for _, b := range st.fences {
+		add(InvFenceForward, fmt.Sprintf("activity %d: fence %d at %s, then %d at %s", b.activity, b.from.fence, h.at(b.from.at), b.to.fence, h.at(b.to.at)),
+			func(o Op) bool {
+				return o.Activity == b.activity && o.Kind == "buy" && o.Complete.After(b.from.at.Add(-5*time.Second)) && o.Invoke.Before(b.to.at)
+			})
 	}
 	for _, o := range ops {
 		if o.Kind == "audit" && o.Status == 200 && o.Detail != "" && strings.Contains(o.Detail, "oversold=true") {

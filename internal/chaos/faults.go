@@ -39,6 +39,14 @@ const (
 	// would hold the activity's row behind a batch's, and no status change
 	// would get as far as its own COMMIT.
 	LateStatusCommit = "late-status-commit"
+	// LateDeduct holds every purchase batch's deduct sent to Redis (Sentinel
+	// mode: the data nodes are proxied) 2.5-4 s, past the batch's 2 s lease
+	// and go-redis's resends after each 500 ms read timeout, which are held
+	// too. The batch gives up and settles at 0 (a tombstone receipt), and
+	// then the deduct and its resends land: what deduct.lua's receipt check
+	// is for. A toxic cannot do it: it would hold the settle as well. Heal:
+	// deducts pass at once again (those held keep their delay).
+	LateDeduct = "late-deduct"
 )
 
 // The links a toxic goes on: the service's connections to each dependency.
@@ -76,7 +84,7 @@ func (f fault) String() string {
 		return fmt.Sprintf("%s node%d for %v", f.kind, f.target, f.dur.Round(time.Millisecond))
 	case RedisKill, RedisPause:
 		return fmt.Sprintf("%s for %v", f.kind, f.dur.Round(time.Millisecond))
-	case LateCommit, LateStatusCommit:
+	case LateCommit, LateStatusCommit, LateDeduct:
 		return fmt.Sprintf("%s by %v for %v", f.kind, f.delay.Round(time.Millisecond), f.dur.Round(time.Millisecond))
 	}
 	return fmt.Sprintf("%s %s %v for %v", f.Kind(), f.toxic.Stream, f.toxic.Attributes, f.dur.Round(time.Millisecond))
@@ -94,6 +102,8 @@ func (f fault) resource() string {
 		return "galera"
 	case LateCommit, LateStatusCommit:
 		return LateCommit // one proxy holds both
+	case LateDeduct:
+		return LateDeduct
 	}
 	return "link:" + f.link
 }
@@ -101,8 +111,11 @@ func (f fault) resource() string {
 // schedule draws the faults of a campaign from its seed: one starts every
 // 0.3-2.5 s, each lasting 0.5-8 s, so several overlap. links are the links
 // that have proxies; galeraNodes the Galera nodes that may be killed;
-// lateCommits whether the database link can hold COMMITs.
-func schedule(seed int64, d time.Duration, instances int, links []string, galeraNodes []int, redisFaults, lateCommits bool) []fault {
+// lateCommits whether the database link can hold COMMITs; lateDeducts
+// whether the Redis link can hold deducts. The late-deducts come from a
+// stream of their own, one every 5-15 s, so a seed's other faults are
+// those it drew before they existed.
+func schedule(seed int64, d time.Duration, instances int, links []string, galeraNodes []int, redisFaults, lateCommits, lateDeducts bool) []fault {
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x5ec1))
 	between := func(lo, hi time.Duration) time.Duration { return lo + time.Duration(rng.Int64N(int64(hi-lo))) }
 	kinds := []string{InstanceKill, InstancePause, InstancePause}
@@ -148,6 +161,15 @@ func schedule(seed int64, d time.Duration, instances int, links []string, galera
 		}
 		out = append(out, f)
 	}
+	if !lateDeducts {
+		return out
+	}
+	rng = rand.New(rand.NewPCG(uint64(seed), 0xded0c7))
+	for at := between(2*time.Second, 8*time.Second); at < d; at += between(5*time.Second, 15*time.Second) {
+		out = append(out, fault{kind: LateDeduct, at: at, delay: between(2500*time.Millisecond, 4*time.Second),
+			dur: between(500*time.Millisecond, 2*time.Second)})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].at < out[j].at })
 	return out
 }
 
@@ -286,6 +308,8 @@ func (in *injector) apply(f fault) error {
 	case LateCommit, LateStatusCommit:
 		c.hold.statusOnly.Store(f.kind == LateStatusCommit)
 		c.late.SetRequestDelay(f.delay)
+	case LateDeduct:
+		c.redis.setDeductDelay(f.delay)
 	default:
 		for _, p := range c.links[f.link] {
 			if err := p.Add(f.toxic); err != nil {
@@ -312,6 +336,10 @@ func (in *injector) heal(f fault) error {
 	case LateCommit, LateStatusCommit:
 		c.late.SetRequestDelay(0)
 		c.cfg.Log.Info("chaos: late-commit healed", "commits_held_so_far", c.late.Held())
+	case LateDeduct:
+		c.redis.setDeductDelay(0)
+		held, _ := c.redis.deductsHeld()
+		c.cfg.Log.Info("chaos: late-deduct healed", "deducts_held_so_far", held)
 	default:
 		for _, p := range c.links[f.link] {
 			if err := p.Remove(f.toxic.Name); err != nil {

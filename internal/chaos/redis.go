@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seckill-oss/seckill/internal/faultproxy"
 	"github.com/seckill-oss/seckill/internal/toxic"
 )
 
@@ -30,9 +32,12 @@ const sentinelMaster = "chaos"
 type redisNode struct {
 	port  int
 	proxy *toxic.Proxy // clients reach the node here (nil: directly)
-	cmd   *exec.Cmd
-	done  chan struct{}
-	args  []string
+	// hold is between proxy and the node: a late-deduct holds the
+	// purchase path's deducts in it.
+	hold *faultproxy.Proxy
+	cmd  *exec.Cmd
+	done chan struct{}
+	args []string
 }
 
 // addr is where clients reach the node.
@@ -116,7 +121,12 @@ func newRedisNode(dir string, proxied bool, extra ...string) (*redisNode, error)
 	}
 	n := &redisNode{port: port}
 	if proxied {
-		if n.proxy, err = toxic.New(fmt.Sprintf("127.0.0.1:%d", port)); err != nil {
+		if n.hold, err = faultproxy.New(fmt.Sprintf("127.0.0.1:%d", port)); err != nil {
+			return nil, err
+		}
+		n.hold.SetRequestMatch(func() func([]byte) bool { return isDeduct })
+		if n.proxy, err = toxic.New(n.hold.Addr()); err != nil {
+			_ = n.hold.Close()
 			return nil, err
 		}
 	}
@@ -408,5 +418,38 @@ func (t *redisTopology) close() {
 		if n.proxy != nil {
 			_ = n.proxy.Close()
 		}
+		if n.hold != nil {
+			_ = n.hold.Close()
+		}
 	}
+}
+
+// isDeduct says whether a command the service sent is a purchase batch's
+// deduct (internal/stock deduct.lua, by EVALSHA or EVAL): the only script
+// whose keys are a grant's receipt and the activity's buyer set. go-redis
+// writes each command whole, in one write, so a command is one chunk.
+func isDeduct(b []byte) bool {
+	return bytes.Contains(b, []byte("}:deduct:")) && bytes.Contains(b, []byte("}:buyers"))
+}
+
+// setDeductDelay holds the deducts sent to any data node from now on by d
+// (0: they pass again; those held keep their delay).
+func (t *redisTopology) setDeductDelay(d time.Duration) {
+	for _, n := range t.data {
+		if n.hold != nil {
+			n.hold.SetRequestDelay(d)
+		}
+	}
+}
+
+// deductsHeld returns how many deducts the nodes' holds have held so far, and
+// how many they hold now.
+func (t *redisTopology) deductsHeld() (sofar, now int64) {
+	for _, n := range t.data {
+		if n.hold != nil {
+			sofar += n.hold.Held()
+			now += n.hold.Holding()
+		}
+	}
+	return sofar, now
 }

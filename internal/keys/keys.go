@@ -13,7 +13,7 @@ func Activity(prefix string, activityID int64, name string) string {
 	return prefix + "seckill:{act:" + strconv.FormatInt(activityID, 10) + "}:" + name
 }
 
-// Stock is the activity's stock hash (fields "remaining" and "epoch"):
+// Stock is the activity's stock hash (fields "remaining", "epoch" and "loaded"):
 // <prefix>seckill:{act:N}:stock.
 func Stock(prefix string, activityID int64) string { return Activity(prefix, activityID, "stock") }
 

@@ -6,8 +6,10 @@
 -- ARGV[1]: the lock's value for this grant, "<token>:<fence>";
 -- ARGV[2]: the units to load; ARGV[3]: the epoch to stamp.
 -- Returns 1 loaded, 0 the lock is not this grant's (nothing changed).
+-- "loaded" keeps what the epoch started with, for the stock's ledger
+-- (package doc).
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then
   return 0
 end
-redis.call('HSET', KEYS[1], 'remaining', ARGV[2], 'epoch', ARGV[3])
+redis.call('HSET', KEYS[1], 'remaining', ARGV[2], 'epoch', ARGV[3], 'loaded', ARGV[2])
 return 1

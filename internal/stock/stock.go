@@ -37,6 +37,22 @@
 // settle is not covered; go-redis resends and TCP retransmits arrive within
 // seconds.
 //
+// # The ledger
+//
+// Every unit out of the stock is in exactly one receipt. A load records what
+// it put in (field "loaded") beside the epoch, and from then on, after every
+// script (each is one atomic step):
+//
+//	loaded == remaining + units held by the epoch's deduct receipts
+//	                    - the epoch's order-return receipts
+//
+// A deduct moves units from remaining into its receipt, a settle moves them
+// back, an expired order's return adds one unit and leaves its receipt. A
+// deduct that took units its receipt does not record (a resend taking them
+// again) breaks it, though the books sweep later hides the loss by reloading.
+// The chaos campaign (internal/chaos, ledger.lua) checks the ledger
+// throughout.
+//
 // A missing stock key means "not loaded" (never loaded, or Redis lost its
 // data), which is not the same as sold out: Deduct and Settle then change
 // nothing and report ErrNotLoaded, and the operator reloads the stock from the
@@ -88,8 +104,9 @@ const ReceiptTTL = 5 * time.Minute
 
 // Fields of the stock hash.
 const (
-	field      = "remaining"
-	epochField = "epoch"
+	field       = "remaining"
+	epochField  = "epoch"
+	loadedField = "loaded" // what the epoch's load put in: the ledger's start
 )
 
 var (
@@ -129,7 +146,7 @@ func (s *Store) Load(ctx context.Context, activityID, remaining, epoch int64) er
 	if remaining < 0 {
 		return fmt.Errorf("stock: load activity %d: negative stock %d", activityID, remaining)
 	}
-	if err := s.rdb.HSet(ctx, s.key(activityID), field, remaining, epochField, epoch).Err(); err != nil {
+	if err := s.rdb.HSet(ctx, s.key(activityID), field, remaining, epochField, epoch, loadedField, remaining).Err(); err != nil {
 		return fmt.Errorf("stock: load activity %d: %w", activityID, err)
 	}
 	return nil
