@@ -225,6 +225,10 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	fw.read(ctx)
 	st.ledger, st.fences = lw.breaks(), fw.wentBack()
 	log.Info("chaos: watched all through", "ledger_reads", lw.reads, "fence_reads", fw.reads)
+	if lw.reads == 0 || fw.reads == 0 {
+		// A watch that never read would pass whatever happened.
+		return res, fmt.Errorf("chaos: the checker never read the ledger (%d reads) or the fences (%d)", lw.reads, fw.reads)
+	}
 	ops := h.Ops()
 	res.Ops = len(ops)
 	for _, a := range st.activities {
