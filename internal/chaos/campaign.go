@@ -169,8 +169,8 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	lw, fw := newLedgerWatch(stocks, acts), newFenceWatch(db)
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	var watching sync.WaitGroup
-	watching.Go(func() { lw.run(watchCtx) })
-	watching.Go(func() { fw.run(watchCtx) })
+	watching.Go(func() { every(watchCtx, ledgerEvery, lw.readAll) })
+	watching.Go(func() { every(watchCtx, fenceEvery, fw.read) })
 	defer func() {
 		stopWatch()
 		watching.Wait()

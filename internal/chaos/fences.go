@@ -43,19 +43,6 @@ func newFenceWatch(db *sql.DB) *fenceWatch {
 	return &fenceWatch{db: db, highest: map[int64]fenceRead{}, back: map[int64]fenceBack{}}
 }
 
-func (fw *fenceWatch) run(ctx context.Context) {
-	t := time.NewTicker(fenceEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		fw.read(ctx)
-	}
-}
-
 // read reads the fences once; a read that fails (a Galera node down, the
 // database slow) is skipped.
 func (fw *fenceWatch) read(ctx context.Context) {

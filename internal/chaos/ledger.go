@@ -52,9 +52,9 @@ func newLedgerWatch(stocks *stock.Store, acts []int64) *ledgerWatch {
 		gone: map[int64]map[string]stock.Receipt{}, broken: map[ledgerEpoch]ledgerBreak{}}
 }
 
-// run reads every ledger each ledgerEvery until ctx ends.
-func (lw *ledgerWatch) run(ctx context.Context) {
-	t := time.NewTicker(ledgerEvery)
+// every runs read every d until ctx ends: the watches' loop.
+func every(ctx context.Context, d time.Duration, read func(context.Context)) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
@@ -62,7 +62,7 @@ func (lw *ledgerWatch) run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		lw.readAll(ctx)
+		read(ctx)
 	}
 }
 
@@ -120,20 +120,8 @@ func (lw *ledgerWatch) account(a int64, l stock.Ledger, now time.Time) {
 	if _, seen := lw.broken[e]; off == 0 || seen {
 		return
 	}
-	held := int64(0)
-	for _, r := range withGone.Deducts {
-		if r.Epoch == l.Epoch {
-			held += r.Units
-		}
-	}
-	returned := 0
-	for _, ep := range l.Returns {
-		if ep == l.Epoch {
-			returned++
-		}
-	}
 	lw.broken[e] = ledgerBreak{activity: a, epoch: l.Epoch, off: off, at: now,
-		ledger: fmt.Sprintf("loaded %d, remaining %d, %d units in the epoch's deduct receipts, %d returned", l.Loaded, l.Remaining, held, returned)}
+		ledger: fmt.Sprintf("loaded %d, remaining %d, %d units in the epoch's deduct receipts, %d returned", l.Loaded, l.Remaining, withGone.Held(), l.Returned())}
 }
 
 // breaks returns the epochs found off, in the order they were found.

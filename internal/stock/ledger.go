@@ -38,21 +38,30 @@ type Receipt struct {
 	TTL          time.Duration // left to live when read
 }
 
-// Off is loaded - remaining - the units the epoch's deduct receipts hold +
-// the epoch's returns: 0 while every unit out of the stock is in one receipt.
-func (l Ledger) Off() int64 {
-	off := l.Loaded - l.Remaining
+// Off is loaded - remaining - Held + Returned: 0 while every unit out of the
+// stock is in one receipt.
+func (l Ledger) Off() int64 { return l.Loaded - l.Remaining - l.Held() + l.Returned() }
+
+// Held is the units the epoch's deduct receipts hold.
+func (l Ledger) Held() int64 {
+	var n int64
 	for _, r := range l.Deducts {
 		if r.Epoch == l.Epoch {
-			off -= r.Units
+			n += r.Units
 		}
 	}
+	return n
+}
+
+// Returned is the units the epoch's order returns put back.
+func (l Ledger) Returned() int64 {
+	var n int64
 	for _, e := range l.Returns {
 		if e == l.Epoch {
-			off++
+			n++
 		}
 	}
-	return off
+	return n
 }
 
 // Ledger reads the activity's ledger, or ErrNotLoaded, or ErrNoLedger. It
