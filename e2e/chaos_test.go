@@ -15,8 +15,8 @@ import (
 )
 
 var (
-	chaosSeed     = flag.Int64("seed", 0, "TestChaos: replay the campaign of this seed (0: two new seeds)")
-	chaosDuration = flag.Duration("chaos.duration", 15*time.Second, "TestChaos: how long each campaign's faults run")
+	chaosSeed     = flag.Int64("seed", 0, "TestChaos: replay the campaign of this seed (0: three new seeds)")
+	chaosDuration = flag.Duration("chaos.duration", 20*time.Second, "TestChaos: how long each campaign's faults run")
 )
 
 // chaosMode is the Redis mode of a seed's campaign: even seeds run on
@@ -34,19 +34,22 @@ func chaosMode(seed int64) string {
 // (a single MariaDB when SECKILL_TEST_GALERA_DSN is unset; no node is
 // killed here: the cluster is shared with other packages' tests running at
 // the same time, and loadtest/chaos.sh kills nodes of a cluster of its
-// own), 15 s of
-// concurrent faults (-chaos.duration) drawn from the seed under a small workload, then the
-// checker over the history and the final database and Redis state. Each
-// campaign logs its seed; `go test ./e2e -run TestChaos -seed=N` replays one
-// (the fault schedule and every client's choices; not the exact
-// interleaving). loadtest/chaos.sh runs long campaigns.
+// own). Three seeds (Sentinel, Cluster, Sentinel), each with 20 s of
+// concurrent faults (-chaos.duration) drawn from the seed under a small
+// workload, then the checker over the history and the final database and
+// Redis state: about a minute of faults in all. Each campaign logs its
+// seed; `go test ./e2e -run TestChaos -seed=N` replays one (the fault
+// schedule and every client's choices; not the exact interleaving).
+// loadtest/chaos.sh runs long campaigns.
 //
-// Can fail: with the locking read after an unknown COMMIT taken away,
-// seeds 106 and 107 print "no order made during a request that answered
-// nothing was sold" (-chaos.duration=60s); with the expiry's status
-// condition taken away, seed 312 (-chaos.duration=5m) prints "no unit sold
-// twice: audit of activity 3 said oversold" (docs/FAULTS.md, "The chaos
-// campaign", guards taken away).
+// Can fail (docs/FAULTS.md, "Guards taken away"): with the deduct receipt
+// or the claim's fence check taken away, seeds 318 and 322
+// (-chaos.duration=3m) fail the ledger's or the fence's watch; with the
+// locking read after an unknown COMMIT taken away, seeds 107 and 108
+// (-chaos.duration=60s) print "no order made during a request that
+// answered nothing was sold"; with the expiry's status condition taken
+// away, seed 320 (-chaos.duration=5m) prints "each expiry gave back
+// exactly one unit".
 func TestChaos(t *testing.T) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("redis-server is not installed: the campaign runs a Redis of its own (scripts/test.sh installs it)")
@@ -54,7 +57,7 @@ func TestChaos(t *testing.T) {
 	seeds := []int64{*chaosSeed}
 	if *chaosSeed == 0 {
 		s := time.Now().UnixNano() % 1_000_000
-		seeds = []int64{s - s%2, s - s%2 + 1}
+		seeds = []int64{s - s%2, s - s%2 + 1, s - s%2 + 2}
 	}
 	bin := seckillBinary(t)
 	for _, seed := range seeds {
