@@ -24,7 +24,8 @@ type Batch struct {
 }
 
 // CreateOrders writes a lock grant's batch of orders for one activity in one
-// transaction, as a group of one (CreateOrderGroup): the grant's fence must
+// transaction, as a group of one (CreateOrderGroup) that waits for its
+// activity's row within ctx: the grant's fence must
 // be newer than every grant that wrote before, the units must not exceed the
 // total, and orders a unique key keeps out take no unit. Orders are filled
 // in as by CreateOrder, and all carry fence and the activity's price as the
@@ -37,7 +38,7 @@ type Batch struct {
 // ErrCommitUnknown: COMMIT failed, and the orders may exist; Written (with a
 // locking read) tells.
 func (s *Store) CreateOrders(ctx context.Context, activityID, fence int64, orders []seckill.Order) (Batch, error) {
-	r := s.CreateOrderGroup(ctx, []Write{{ActivityID: activityID, Fence: fence, Orders: orders}})
+	r := s.createGroup(ctx, []Write{{ActivityID: activityID, Fence: fence, Orders: orders}}, false)
 	return r[0].Batch, r[0].Err
 }
 

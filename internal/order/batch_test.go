@@ -126,7 +126,7 @@ func TestWrittenWaitsForACommitInFlight(t *testing.T) {
 	tx := s.db.Begin()
 	defer tx.Rollback() // a no-op after the Commit below
 	parts := []*part{{activityID: a.ID, fence: 1, rows: []orderRow{s.newOrderRow(o)}}}
-	if err := claimGroup(tx, parts); err != nil {
+	if err := claimGroup(tx, parts, false); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := insertGroup(tx, parts); err != nil {

@@ -2,8 +2,10 @@ package order
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/seckill-oss/seckill"
@@ -50,14 +52,20 @@ func (c *Committer) Close() {
 }
 
 // CreateOrders is Store.CreateOrders, written in a group with the writes of
-// other callers waiting at the same time. The group's transaction ends when
-// ctx or any other member's context ends: no order is written after its
-// caller's context (a lock grant's lease) is over.
+// other callers waiting at the same time. A write claims nothing once ctx
+// (its lock grant's lease) has ended, but one member's lease ending after
+// the claim does not end the others': the group's transaction ends only
+// when every member's context has. A write whose activity's row another
+// transaction holds leaves the group (ErrRowBusy) and is written alone, here,
+// waiting for its row within ctx while the committer writes the others.
 func (c *Committer) CreateOrders(ctx context.Context, activityID, fence int64, orders []seckill.Order) (Batch, error) {
-	p := &pendingWrite{ctx: ctx, w: Write{ActivityID: activityID, Fence: fence, Orders: orders}, done: make(chan struct{})}
+	p := &pendingWrite{ctx: ctx, w: Write{ActivityID: activityID, Fence: fence, Orders: orders, Lease: ctx}, done: make(chan struct{})}
 	select {
 	case c.writes <- p:
 		<-p.done
+		if errors.Is(p.res.Err, ErrRowBusy) {
+			return c.store.CreateOrders(ctx, activityID, fence, orders)
+		}
 		return p.res.Batch, p.res.Err
 	case <-ctx.Done():
 		return Batch{}, createErr(len(orders), activityID, context.Cause(ctx))
@@ -107,7 +115,7 @@ func (c *Committer) run() {
 	}
 }
 
-// write writes the group under a context that ends when any member's does,
+// write writes the group under a context that ends when every member's has,
 // and answers each member.
 func (c *Committer) write(group []*pendingWrite) {
 	live := group[:0:0]
@@ -125,9 +133,15 @@ func (c *Committer) write(group []*pendingWrite) {
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(live[0].ctx))
 	defer cancel(nil)
 	writes := make([]Write, len(live))
+	var running atomic.Int64
+	running.Store(int64(len(live)))
 	for i, p := range live {
 		writes[i] = p.w
-		stop := context.AfterFunc(p.ctx, func() { cancel(context.Cause(p.ctx)) })
+		stop := context.AfterFunc(p.ctx, func() {
+			if running.Add(-1) == 0 {
+				cancel(context.Cause(p.ctx))
+			}
+		})
 		defer stop()
 	}
 	// A panic in the write fails the group, not the committer: its members
