@@ -32,7 +32,17 @@ type Write struct {
 	ActivityID int64
 	Fence      int64
 	Orders     []seckill.Order
+	// Lease, when set, is the grant's lease: a write whose lease has ended by
+	// the time its row is locked claims nothing and gets the lease's cause.
+	// A lease that ends later does not stop the group: the fence, checked
+	// under the row lock, is what keeps a late write from selling twice.
+	Lease context.Context
 }
+
+// ErrRowBusy: another transaction held the activity's row when a group was to
+// lock it; the write claimed and wrote nothing. Write it alone (CreateOrders),
+// which waits for the row within its own context.
+var ErrRowBusy = errors.New("order: the activity's row is held by another transaction")
 
 // WriteResult is what CreateOrderGroup did with one Write, as CreateOrders
 // would report it alone.
@@ -48,11 +58,18 @@ const maxGroupRows = 2048
 
 // CreateOrderGroup writes the writes, at most one per activity, in one
 // transaction, and returns what became of each, by index, with the errors
-// CreateOrders documents. A write refused on its own (ErrActivityNotFound,
-// ErrStaleFence, a malformed order) changes nothing; a failure of the
-// transaction is every write's, and only ErrCommitUnknown leaves their
-// orders possibly written.
+// CreateOrders documents and ErrRowBusy. A write refused on its own
+// (ErrActivityNotFound, ErrStaleFence, ErrRowBusy, an ended lease, a
+// malformed order) changes nothing; a failure of the transaction is every
+// write's that wrote something, and only ErrCommitUnknown leaves their orders
+// possibly written.
 func (s *Store) CreateOrderGroup(ctx context.Context, writes []Write) []WriteResult {
+	return s.createGroup(ctx, writes, true)
+}
+
+// createGroup is CreateOrderGroup; a write whose row is busy waits for it
+// when skipBusy is false (a write alone).
+func (s *Store) createGroup(ctx context.Context, writes []Write, skipBusy bool) []WriteResult {
 	res := make([]WriteResult, len(writes))
 	parts := make([]*part, 0, len(writes))
 	seen := make(map[int64]bool, len(writes))
@@ -73,19 +90,45 @@ func (s *Store) CreateOrderGroup(ctx context.Context, writes []Write) []WriteRes
 	if len(parts) == 0 {
 		return res
 	}
-	err := writeGroup(s.db.WithContext(ctx), parts)
+	err := writeGroup(s.db.WithContext(ctx), parts, skipBusy)
 	for _, p := range parts {
 		n := len(writes[p.index].Orders)
 		switch {
 		case p.err != nil:
 			res[p.index].Err = createErr(n, p.activityID, p.err)
-		case err != nil:
+		case err != nil && !(errors.Is(err, ErrCommitUnknown) && p.wroteNothing(parts)):
 			res[p.index].Err = createErr(n, p.activityID, err)
 		default:
 			res[p.index].Batch = p.batch
 		}
 	}
 	return res
+}
+
+// wroteNothing reports whether p, whose rows were all claimed or refused and
+// inserted or kept out before the group's COMMIT, wrote no order in a way
+// that holds whether that COMMIT landed or not. Every row over the total
+// found the total in the row it locked, and every row a unique key kept out
+// met an order committed before, unless the key it met is a sibling's row of
+// this very transaction: a buyer's idempotency key reused in another
+// activity of the group, which exists only if the COMMIT landed.
+func (p *part) wroteNothing(parts []*part) bool {
+	if len(p.batch.Written) > 0 {
+		return false
+	}
+	for _, t := range p.batch.Taken {
+		if t.IdempotencyKey == "" {
+			continue
+		}
+		for _, q := range parts {
+			for _, w := range q.batch.Written {
+				if q != p && w.UserID == t.UserID && w.IdempotencyKey == t.IdempotencyKey {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // errTwiceInGroup: a group may hold one write per activity.
@@ -101,6 +144,7 @@ type part struct {
 	index      int
 	activityID int64
 	fence      int64
+	lease      context.Context // nil: none
 	rows       []orderRow
 	// claimed is how many of rows got a unit, the first ones; oldFence is the
 	// activity's fence before the claim.
@@ -111,7 +155,7 @@ type part struct {
 }
 
 func (s *Store) newPart(index int, w Write) (*part, error) {
-	p := &part{index: index, activityID: w.ActivityID, fence: w.Fence, rows: make([]orderRow, len(w.Orders))}
+	p := &part{index: index, activityID: w.ActivityID, fence: w.Fence, lease: w.Lease, rows: make([]orderRow, len(w.Orders))}
 	for i, o := range w.Orders {
 		o.ActivityID, o.Fence = w.ActivityID, w.Fence
 		filled, err := fill(o)
@@ -126,7 +170,7 @@ func (s *Store) newPart(index int, w Write) (*part, error) {
 // writeGroup claims, inserts and commits the parts' orders in one
 // transaction. A group that writes no order changes nothing, not even a
 // fence (the deferred Rollback).
-func writeGroup(db *gorm.DB, parts []*part) error {
+func writeGroup(db *gorm.DB, parts []*part, skipBusy bool) error {
 	tx := db.Begin()
 	if tx.Error != nil {
 		return fmt.Errorf("begin: %w", tx.Error)
@@ -135,7 +179,7 @@ func writeGroup(db *gorm.DB, parts []*part) error {
 	// the claimed units, also if something below panics.
 	defer tx.Rollback()
 
-	if err := claimGroup(tx, parts); err != nil {
+	if err := claimGroup(tx, parts, skipBusy); err != nil {
 		return err
 	}
 	claimed := slices.DeleteFunc(slices.Clone(parts), func(p *part) bool { return p.claimed == 0 })
@@ -156,22 +200,12 @@ func writeGroup(db *gorm.DB, parts []*part) error {
 // on two instances then lock shared activities in the same order, and cannot
 // deadlock on them), decides what each part may claim, claims it in one
 // statement, and prices the rows that got a unit. Parts whose grant the
-// database refuses get their err and claim nothing.
-func claimGroup(tx *gorm.DB, parts []*part) error {
-	ids := make([]int64, len(parts))
-	for i, p := range parts {
-		ids[i] = p.activityID
-	}
-	slices.Sort(ids)
-	var rows []activityRow
-	q := "SELECT id, fence, sold, total_stock, price_minor, currency FROM activities" + primaryKeyOnly(tx) +
-		" WHERE id IN ? ORDER BY id" + forUpdate(tx)
-	if err := tx.Raw(q, ids).Scan(&rows).Error; err != nil {
-		return fmt.Errorf("lock the activities: %w", err)
-	}
-	byID := make(map[int64]activityRow, len(rows))
-	for _, a := range rows {
-		byID[a.ID] = a
+// database refuses, whose row is busy (with skipBusy) or whose lease has
+// ended get their err and claim nothing.
+func claimGroup(tx *gorm.DB, parts []*part, skipBusy bool) error {
+	byID, err := lockActivities(tx, parts, skipBusy)
+	if err != nil {
+		return err
 	}
 	var set, where strings.Builder
 	var soldArgs, fenceArgs, whereArgs []any
@@ -181,6 +215,12 @@ func claimGroup(tx *gorm.DB, parts []*part) error {
 		switch {
 		case !ok:
 			p.err = ErrActivityNotFound
+			continue
+		case a.busy:
+			p.err = ErrRowBusy
+			continue
+		case p.lease != nil && p.lease.Err() != nil:
+			p.err = fmt.Errorf("the lease ended before the claim: %w", context.Cause(p.lease))
 			continue
 		case a.Fence >= p.fence:
 			p.err = fmt.Errorf("%w: fence %d, activity written under %d", ErrStaleFence, p.fence, a.Fence)
@@ -215,7 +255,7 @@ func claimGroup(tx *gorm.DB, parts []*part) error {
 	// One statement claims for every part; its guards repeat what the locking
 	// read decided, so it can only fail to match a row under a bug.
 	cases := set.String()
-	q = "UPDATE activities" + primaryKeyOnly(tx) + " SET sold = sold + CASE id" + cases + " END, fence = CASE id" + cases +
+	q := "UPDATE activities" + primaryKeyOnly(tx) + " SET sold = sold + CASE id" + cases + " END, fence = CASE id" + cases +
 		" END WHERE id IN ? AND (" + where.String() + ")"
 	res := tx.Exec(q, slices.Concat(soldArgs, fenceArgs, []any{claiming}, whereArgs)...)
 	switch {
@@ -225,6 +265,51 @@ func claimGroup(tx *gorm.DB, parts []*part) error {
 		return fmt.Errorf("claim of the units of %d activities refused under their row locks (%d claimed)", n, res.RowsAffected)
 	}
 	return nil
+}
+
+// lockedActivity is an activity's row as a group's locking read found it;
+// busy marks an id whose row exists but another transaction held.
+type lockedActivity struct {
+	activityRow
+	busy bool
+}
+
+// lockActivities reads the parts' activities under lock, by id. With
+// skipBusy, rows another transaction holds are skipped, not waited for; the
+// ids missing then are told apart (busy, or no such activity) by a plain
+// read, which waits for no lock.
+func lockActivities(tx *gorm.DB, parts []*part, skipBusy bool) (map[int64]lockedActivity, error) {
+	ids := make([]int64, len(parts))
+	for i, p := range parts {
+		ids[i] = p.activityID
+	}
+	slices.Sort(ids)
+	lockClause := forUpdate(tx)
+	if skipBusy && lockClause != "" {
+		lockClause += " SKIP LOCKED"
+	}
+	var rows []activityRow
+	q := "SELECT id, fence, sold, total_stock, price_minor, currency FROM activities" + primaryKeyOnly(tx) +
+		" WHERE id IN ? ORDER BY id" + lockClause
+	if err := tx.Raw(q, ids).Scan(&rows).Error; err != nil {
+		return nil, fmt.Errorf("lock the activities: %w", err)
+	}
+	byID := make(map[int64]lockedActivity, len(ids))
+	for _, a := range rows {
+		byID[a.ID] = lockedActivity{activityRow: a}
+	}
+	if len(rows) == len(ids) || !skipBusy {
+		return byID, nil
+	}
+	missing := slices.DeleteFunc(ids, func(id int64) bool { _, ok := byID[id]; return ok })
+	var exist []int64
+	if err := tx.Raw("SELECT id FROM activities"+primaryKeyOnly(tx)+" WHERE id IN ?", missing).Scan(&exist).Error; err != nil {
+		return nil, fmt.Errorf("tell busy activities from missing ones: %w", err)
+	}
+	for _, id := range exist {
+		byID[id] = lockedActivity{busy: true}
+	}
+	return byID, nil
 }
 
 // insertGroup inserts the parts' claimed rows in one statement, skipping
