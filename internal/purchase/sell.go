@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/sethvargo/go-retry"
+
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/crashpoint"
 	"github.com/seckill-oss/seckill/internal/lock"
@@ -140,16 +142,29 @@ func (s *Service) answerWritten(lease context.Context, b *batch, approved []int,
 // explainTaken answers the buyers whose orders a unique key kept out, in
 // order: each already holds an order of the activity (a repeat with the same
 // idempotency key gets that order again), or used the idempotency key for
-// another order. One query finds the holders, within the lease; only a
-// buyer who holds none (a key used elsewhere, rare) costs one more.
+// another order. One query finds the holders; only a buyer who holds none (a
+// key used elsewhere, rare) costs one more.
 func (s *Service) explainTaken(lease context.Context, activityID int64, reqs []BuyRequest) []outcome {
-	outs, none, err := s.keptOut(lease, activityID, reqs)
+	outs, none, err := s.keptOutAfter(lease, activityID, reqs)
 	for k := range outs {
 		if err != nil || none[k] {
 			outs[k].err = seckill.Unavailable("the order database did not answer; nothing was sold", err)
 		}
 	}
 	return outs
+}
+
+// keptOutAfter is keptOut after a batch's write, which may have ended late
+// in the lease or after it (a COMMIT that landed late, a look-up that waited
+// for it): it reads on detached contexts of its own, asking up to three
+// times, since an answer from a context already over would tell buyers the
+// database did not answer and give back units their orders may hold.
+func (s *Service) keptOutAfter(ctx context.Context, activityID int64, reqs []BuyRequest) (outs []outcome, none []bool, err error) {
+	err = lock.RetryDetached(ctx, func(dctx context.Context) (err error) {
+		outs, none, err = s.keptOut(dctx, activityID, reqs)
+		return retry.RetryableError(err)
+	})
+	return outs, none, err
 }
 
 // keptOut learns why the orders of reqs were not written though their

@@ -64,8 +64,6 @@ func (s *Service) reseedFence(ctx context.Context, activityID int64) {
 // for reconciliation.
 func (s *Service) resolveCommit(ctx context.Context, b *batch, g stock.Grant, approved []int, orders []seckill.Order, cause error) {
 	a := b.activity.ID
-	dctx, cancel := lock.Detached(ctx)
-	defer cancel()
 	written, err := s.writtenOf(ctx, a, orders)
 	if err != nil {
 		s.m.leaked.Add(float64(len(orders)))
@@ -83,7 +81,7 @@ func (s *Service) resolveCommit(ctx context.Context, b *batch, g stock.Grant, ap
 	// It did commit: each order it left out was kept out by a unique key
 	// (the buyer holds an order, or used the key elsewhere) or had no unit
 	// left in the database, as in a batch whose COMMIT answered.
-	keep := s.answerCommitted(dctx, b, approved, orders, written, cause)
+	keep := s.answerCommitted(ctx, b, approved, orders, written, cause)
 	s.settle(ctx, a, g, keep, int64(len(orders))-keep, "commit_failed")
 }
 
@@ -106,7 +104,7 @@ func (s *Service) answerCommitted(ctx context.Context, b *batch, approved []int,
 		left = append(left, k)
 		reqs = append(reqs, BuyRequest{ActivityID: b.activity.ID, UserID: orders[k].UserID, IdempotencyKey: orders[k].IdempotencyKey})
 	}
-	explained, none, kerr := s.keptOut(ctx, b.activity.ID, reqs)
+	explained, none, kerr := s.keptOutAfter(ctx, b.activity.ID, reqs)
 	for n, k := range left {
 		i := approved[k]
 		switch {

@@ -2,6 +2,7 @@ package purchase
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"testing"
 	"time"
@@ -21,7 +22,16 @@ import (
 // reached through a fault proxy, and an activity of total units.
 func resolveFixture(t *testing.T, total int64) (*Service, *toxic.Proxy, seckill.Activity) {
 	t.Helper()
-	cfg, err := mysql.ParseDSN(testenv.MySQLDSN(t))
+	s, p, a, _ := resolveFixtureDSN(t, total)
+	return s, p, a
+}
+
+// resolveFixtureDSN is resolveFixture, and the database's DSN without the
+// proxy.
+func resolveFixtureDSN(t *testing.T, total int64) (*Service, *toxic.Proxy, seckill.Activity, string) {
+	t.Helper()
+	dsn := testenv.MySQLDSN(t)
+	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +61,7 @@ func resolveFixture(t *testing.T, total int64) (*Service, *toxic.Proxy, seckill.
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s, p, a
+	return s, p, a, dsn
 }
 
 // A batch's COMMIT answered with an error, but it had committed: each buyer
@@ -132,5 +142,90 @@ func TestUnknownCommitUnresolvedIsOutcomeUnknown(t *testing.T) {
 	}
 	if left, _ := s.stock.Remaining(ctx, a.ID); left != 1 {
 		t.Errorf("Redis remaining %d, want 1: the units stay deducted until the outcome is known", left)
+	}
+}
+
+// holdActivityRow locks the activity's row from another connection for d,
+// as a transaction whose COMMIT is slow would.
+func holdActivityRow(t *testing.T, dsn string, activityID int64, d time.Duration) {
+	t.Helper()
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec("SELECT id FROM activities WHERE id = ? FOR UPDATE", activityID); err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(d, func() { _ = tx.Rollback() })
+}
+
+// A batch whose COMMIT answered with an error had committed, and learning it
+// took longer than one detached look-up (2 s): the activity's row was held
+// 2.5 s, as by a COMMIT that lands late. The buyers its orders left out are
+// still answered exactly: user 3, who holds an order, already_purchased;
+// user 4, for whom the database had no unit, sold_out.
+//
+// Can fail: with the answers read on the context made before the look-up,
+// users 3 and 4 are told "the order database failed; nothing was sold".
+func TestUnknownCommitLearnedLateAnswersEachBuyer(t *testing.T) {
+	s, _, a, dsn := resolveFixtureDSN(t, 3)
+	ctx := context.Background()
+	if err := s.stock.Load(ctx, a.ID, 5, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.orders.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: 3, Fence: 1}); err != nil {
+		t.Fatal(err)
+	}
+	g := stock.Grant{Fence: 2, Token: "t"}
+	if taken, _, err := s.stock.Deduct(ctx, a.ID, g, 4); err != nil || taken != 4 {
+		t.Fatalf("deduct: %d, %v", taken, err)
+	}
+	ords := []seckill.Order{{ID: newOrderID(), UserID: 1}, {ID: newOrderID(), UserID: 2}, {ID: newOrderID(), UserID: 3}, {ID: newOrderID(), UserID: 4}}
+	if b, err := s.orders.CreateOrders(ctx, a.ID, g.Fence, ords); err != nil || len(b.Written) != 2 {
+		t.Fatalf("the batch's write: %+v, %v", b, err)
+	}
+	holdActivityRow(t, dsn, a.ID, lock.DetachedTimeout+500*time.Millisecond)
+	rb := &batch{activity: a, outs: make([]outcome, 4)}
+	s.resolveCommit(ctx, rb, g, []int{0, 1, 2, 3}, ords, order.ErrCommitUnknown)
+	for i, want := range []string{"", "", seckill.EAlreadyPurchased, seckill.ESoldOut} {
+		var e *seckill.Error
+		out := rb.outs[i]
+		switch {
+		case want == "" && (out.err != nil || out.order.ID != ords[i].ID):
+			t.Errorf("user %d: %+v, want order %s", i+1, out, ords[i].ID)
+		case want != "" && (!errors.As(out.err, &e) || e.Code != want):
+			t.Errorf("user %d: %v, want %s", i+1, out.err, want)
+		}
+	}
+	if left, _ := s.stock.Remaining(ctx, a.ID); left != 2 {
+		t.Errorf("Redis remaining %d, want 2 (5 - 4 + user 3's unit back)", left)
+	}
+}
+
+// A batch's COMMIT answered at the very end of its lease: the buyer a
+// unique key kept out is still told why (already_purchased), not 503.
+//
+// Can fail: with the look-up made on the lease, "the order database did not
+// answer; nothing was sold".
+func TestCommitAtTheLeasesEndExplainsTheKeptOut(t *testing.T) {
+	s, _, a := resolveFixture(t, 3)
+	ctx := context.Background()
+	held, err := s.orders.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: 3, Fence: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := seckill.Order{ID: newOrderID(), ActivityID: a.ID, UserID: 3}
+	b := newBatch(a, []*ticket{newTicket(BuyRequest{ActivityID: a.ID, UserID: 3})})
+	lease, cancel := context.WithCancel(ctx)
+	cancel() // the lease is over when the answer is looked up
+	s.answerWritten(lease, b, []int{0}, []seckill.Order{kept}, order.Batch{Taken: []seckill.Order{kept}}, 0)
+	var e *seckill.Error
+	if !errors.As(b.outs[0].err, &e) || e.Code != seckill.EAlreadyPurchased || e.OrderID != held.ID {
+		t.Errorf("kept-out buyer: %+v, want already_purchased of %s", b.outs[0], held.ID)
 	}
 }
