@@ -40,6 +40,13 @@ func PaymentQueries(prefix string, activityID int64, orderID string) string {
 	return Activity(prefix, activityID, "pay:queries:"+orderID)
 }
 
+// PaymentAnswered holds the number (its count in PaymentQueries) of the
+// last provider query of the order's payment whose answer was written:
+// <prefix>seckill:{act:N}:pay:answered:<id>.
+func PaymentAnswered(prefix string, activityID int64, orderID string) string {
+	return Activity(prefix, activityID, "pay:answered:"+orderID)
+}
+
 // PaymentPolled marks a result-page verification of the order in the last
 // second: <prefix>seckill:{act:N}:pay:polled:<id>.
 func PaymentPolled(prefix string, activityID int64, orderID string) string {

@@ -18,11 +18,12 @@ import (
 // provider is asked at most once a second per order (the result page's
 // gate, shared), and never for an order whose window closed long ago. But a
 // genuine callback says the payment changed just now, so one is never
-// answered from a query that began before it arrived: a callback that finds
-// the order queried within the last second waits for that second to end,
-// and the callbacks that waited together share the one query made then.
-// Thus every callback is followed by a query that starts after it arrived,
-// and 20 callbacks within a second cost at most two queries.
+// answered from a query that began before it arrived, nor from one that
+// failed: a callback that finds the order queried within the last second
+// waits for that second to end, and the callbacks that waited together share
+// the one query made then. Thus every callback is answered after a query
+// that started after it arrived and whose answer was written, or 503, and 20
+// callbacks within a second cost at most two queries.
 
 // expiredLongAgo is how long after its pay_by an expired order stops being
 // worth a provider query on a callback: a late payment is looked for within
@@ -94,9 +95,10 @@ func (s *Service) verifyCallback(ctx context.Context, o seckill.Order) (seckill.
 }
 
 // callbackOnce takes the order's lock and, under it: answers the order as
-// it is when a query started after the callback arrived (the count moved
-// past arrived), asks to wait (wait > 0) when the order was queried less
-// than a second ago, else queries.
+// it is when a query started after the callback arrived was answered (the
+// answered number moved past arrived; a query counted but failed does not
+// move it), asks to wait (wait > 0) when the order was queried less than a
+// second ago, else queries.
 func (s *Service) callbackOnce(ctx context.Context, o seckill.Order, arrived int64) (_ seckill.Order, outcome string, wait time.Duration, _ error) {
 	lk, err := s.locks.Obtain(ctx, s.lockKey(o), s.cfg.LockTTL, &lock.ObtainOptions{
 		Wait:      s.cfg.LockTTL, // the holder is about to write the answer
@@ -115,7 +117,7 @@ func (s *Service) callbackOnce(ctx context.Context, o seckill.Order, arrived int
 		}
 	}()
 	lease := lk.Context()
-	n, err := s.queries(lease, o)
+	n, err := s.answered(lease, o)
 	if err != nil {
 		return o, outcomeUnknown, 0, err
 	}
@@ -145,27 +147,56 @@ func (s *Service) callbackOnce(ctx context.Context, o seckill.Order, arrived int
 // queries returns how many provider queries of o's payment have started
 // (within queriesTTL of the last).
 func (s *Service) queries(ctx context.Context, o seckill.Order) (int64, error) {
-	n, err := s.redis.Get(ctx, s.queriesKey(o)).Int64()
+	return s.readCount(ctx, o, s.queriesKey(o), "query count")
+}
+
+// answered returns the number of the last query of o's payment whose
+// answer was written (0: none within queriesTTL).
+func (s *Service) answered(ctx context.Context, o seckill.Order) (int64, error) {
+	return s.readCount(ctx, o, s.answeredKey(o), "answered query")
+}
+
+func (s *Service) readCount(ctx context.Context, o seckill.Order, key, what string) (int64, error) {
+	n, err := s.redis.Get(ctx, key).Int64()
 	if errors.Is(err, redis.Nil) {
 		return 0, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("payment: order %s: query count: %w", o.ID, err)
+		return 0, fmt.Errorf("payment: order %s: %s: %w", o.ID, what, err)
 	}
 	return n, nil
 }
 
-// countQuery counts a provider query of o's payment about to start. A
-// failure is logged only: the callbacks waiting for it then ask again.
-func (s *Service) countQuery(ctx context.Context, o seckill.Order) {
+// countQuery counts a provider query of o's payment about to start and
+// returns its number, 0 when it could not be counted. A failure is logged
+// only: the callbacks waiting for it then ask again.
+func (s *Service) countQuery(ctx context.Context, o seckill.Order) int64 {
 	pipe := s.redis.TxPipeline()
-	pipe.Incr(ctx, s.queriesKey(o))
+	n := pipe.Incr(ctx, s.queriesKey(o))
 	pipe.PExpire(ctx, s.queriesKey(o), queriesTTL)
 	if _, err := pipe.Exec(ctx); err != nil {
 		s.log.InfoContext(ctx, "payment: provider query not counted", "order_id", o.ID, "err", err)
+		return 0
+	}
+	return n.Val()
+}
+
+// markAnswered records that query n of o's payment was answered and its
+// answer written. A failure is logged only: the callbacks waiting for it
+// then ask again.
+func (s *Service) markAnswered(ctx context.Context, o seckill.Order, n int64) {
+	if n == 0 {
+		return
+	}
+	if err := s.redis.Set(ctx, s.answeredKey(o), n, queriesTTL).Err(); err != nil {
+		s.log.InfoContext(ctx, "payment: provider answer not marked", "order_id", o.ID, "err", err)
 	}
 }
 
 func (s *Service) queriesKey(o seckill.Order) string {
 	return keys.PaymentQueries(s.cfg.KeyPrefix, o.ActivityID, o.ID)
+}
+
+func (s *Service) answeredKey(o seckill.Order) string {
+	return keys.PaymentAnswered(s.cfg.KeyPrefix, o.ActivityID, o.ID)
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/keys"
+	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/payment"
 )
 
@@ -91,5 +93,54 @@ func TestCallbackOfAnOrderExpiredLongAgo(t *testing.T) {
 	}
 	if s := statusOf(t, w.orders, o.ID); s != seckill.OrderStatusExpired {
 		t.Errorf("order %s, want expired", s)
+	}
+}
+
+// A callback is answered after a query that started after it arrived and
+// succeeded, never from one that failed. Here the callback arrives, then,
+// while it waits for the order's lock, another trigger counts a query and
+// fails (no answer from the provider): the callback must still query, and
+// finds the payment.
+//
+// Can fail: acknowledged from the moved count alone, the callback answers
+// 200 with the order still created, and the provider stops resending.
+func TestCallbackIsNotAnsweredByAFailedQuery(t *testing.T) {
+	w := newWorld(t, time.Hour, 1)
+	in := w.instance(instanceOptions{lockTTL: 3 * time.Second})
+	o := w.buy(1)
+	w.stub.SetPayment(o.ID, payment.PaymentPaid)
+	ctx := context.Background()
+
+	// Another trigger's verification holds the order's lock.
+	locks := lock.New(w.rdb, nil)
+	defer locks.Close()
+	other, err := locks.Obtain(ctx, keys.PaymentOrderLock(w.prefix, o.ActivityID, o.ID), 3*time.Second,
+		&lock.ObtainOptions{FenceOf: keys.PaymentFence(w.prefix, o.ActivityID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		o   seckill.Order
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		v, err := in.svc.Callback(ctx, o.ID)
+		done <- answer{v, err}
+	}()
+	time.Sleep(time.Second) // the callback arrived and waits for the lock
+	// The holder counts its query, which then fails, and releases.
+	if err := w.rdb.Incr(ctx, keys.PaymentQueries(w.prefix, o.ActivityID, o.ID)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := <-done
+	if got.err == nil && got.o.Status != seckill.OrderStatusPaid {
+		t.Fatalf("callback answered %s without error; want paid, or an error (503) so the provider sends it again", got.o.Status)
+	}
+	if got.err != nil {
+		t.Logf("callback: %v", got.err)
 	}
 }

@@ -96,18 +96,23 @@ func (s *Service) verifyHolding(lk *lock.Lock, orderID, trigger string) (seckill
 	if budget <= 0 {
 		return o, outcomeUnknown, fmt.Errorf("payment: order %s: the lease ran out before the provider could be asked: %w", o.ID, context.DeadlineExceeded)
 	}
-	// Counted before the query starts, under the lock: a callback that read a
-	// lower count when it arrived knows, once it holds the lock, that a query
-	// begun after it came has finished (callback.go).
-	s.countQuery(lease, o)
+	// Counted before the query starts, under the lock, and marked answered
+	// once its answer is written: a callback that read a lower count when it
+	// arrived knows, once it holds the lock and finds a higher number
+	// answered, that a query begun after it came has decided the order
+	// (callback.go). A query that failed decides nothing.
+	n := s.countQuery(lease, o)
 	pctx, cancel := context.WithTimeout(lease, budget)
 	p, err := s.provider.Check(pctx, o.ID)
 	cancel()
 	if err != nil {
 		return o, outcomeUnknown, err
 	}
-
-	return s.apply(lk, o, p)
+	v, outcome, err := s.apply(lk, o, p)
+	if err == nil {
+		s.markAnswered(lease, o, n)
+	}
+	return v, outcome, err
 }
 
 // apply writes what the provider's answer p decides for o, under lk. The
