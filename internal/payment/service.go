@@ -99,17 +99,20 @@ const resultPageInterval = time.Second
 // Service verifies payments and expires unpaid orders. It is safe for
 // concurrent use. Start runs its delay queue; Close stops it.
 type Service struct {
-	cfg      Config
-	now      func() time.Time
-	redis    redis.UniversalClient
-	locks    *lock.Client
-	stock    *stock.Store
-	orders   *order.Store
-	provider Provider
-	client   *Client // nil when Deps.Provider was given
-	returned func(activityID int64)
-	log      *slog.Logger
-	m        *metrics
+	cfg    Config
+	now    func() time.Time
+	redis  redis.UniversalClient
+	locks  *lock.Client
+	stock  *stock.Store
+	orders *order.Store
+	// changeStatus is orders.ChangeStatus; tests stand in a COMMIT whose
+	// reply was lost.
+	changeStatus func(context.Context, order.StatusChange) error
+	provider     Provider
+	client       *Client // nil when Deps.Provider was given
+	returned     func(activityID int64)
+	log          *slog.Logger
+	m            *metrics
 
 	startOnce sync.Once
 	stop      context.CancelFunc
@@ -138,15 +141,16 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		cfg.PollInterval = DefaultPollInterval
 	}
 	s := &Service{
-		cfg:      cfg,
-		now:      cfg.Now,
-		redis:    deps.Redis,
-		locks:    deps.Locks,
-		stock:    deps.Stock,
-		orders:   deps.Orders,
-		provider: deps.Provider,
-		returned: deps.OnUnitReturned,
-		log:      deps.Logger,
+		cfg:          cfg,
+		now:          cfg.Now,
+		redis:        deps.Redis,
+		locks:        deps.Locks,
+		stock:        deps.Stock,
+		orders:       deps.Orders,
+		provider:     deps.Provider,
+		changeStatus: deps.Orders.ChangeStatus,
+		returned:     deps.OnUnitReturned,
+		log:          deps.Logger,
 	}
 	if s.now == nil {
 		s.now = time.Now

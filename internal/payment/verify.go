@@ -209,15 +209,21 @@ func (s *Service) expire(lease context.Context, o seckill.Order, change order.St
 
 // write applies change and returns the order after it.
 func (s *Service) write(lease context.Context, o seckill.Order, change order.StatusChange) (seckill.Order, string, error) {
-	err := s.orders.ChangeStatus(lease, change)
+	err := s.changeStatus(lease, change)
 	switch {
 	case err == nil:
 	case errors.Is(err, order.ErrCommitUnknown):
 		// A locking read: a plain one misses a COMMIT still in flight,
-		// skips the give-back, and the unit is lost when it lands.
-		dctx, cancel := lock.Detached(lease)
-		defer cancel()
-		got, rerr := s.orders.OrderLocked(dctx, o.ActivityID, o.ID)
+		// skips the give-back, and the unit is lost when it lands. It waits
+		// behind every transaction on the activity's row (other expiries),
+		// so it is asked up to three times, each with a fresh deadline: a
+		// change that landed but was not learned is neither counted nor,
+		// for an expiry, given back.
+		var got seckill.Order
+		rerr := lock.RetryDetached(lease, func(dctx context.Context) (err error) {
+			got, err = s.orders.OrderLocked(dctx, o.ActivityID, o.ID)
+			return retry.RetryableError(err)
+		})
 		if rerr != nil || got.StatusFence != change.Fence {
 			return o, outcomeUnknown, errors.Join(err, rerr)
 		}
