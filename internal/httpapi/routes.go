@@ -71,7 +71,7 @@ func addPublicRoutes(r *gin.Engine, e *edge) {
 func addAdminRoutes(r *gin.Engine, e *edge) {
 	svc, pay := e.svc, e.pay
 	admin := r.Group("/admin/v1")
-	admin.POST("/activities", handleCreateActivity(svc, e.cfg.now))
+	admin.POST("/activities", handleCreateActivity(svc))
 	admin.POST("/activities/:id/preload", handlePreload(svc))
 	admin.GET("/activities/:id/audit", handleAudit(svc, pay))
 	admin.POST("/activities/:id/reconcile", handleReconcile(svc))

@@ -92,8 +92,8 @@ type Config struct {
 	// context is still carried to the outgoing calls, without spans.
 	Tracing bool
 
-	// Now is the clock that refuses activities which already ended at
-	// creation, and of the identity signature's window; nil means time.Now.
+	// Now is the clock of the identity signature's window; nil means
+	// time.Now.
 	Now func() time.Time
 }
 
