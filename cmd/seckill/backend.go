@@ -33,6 +33,9 @@ type backend struct {
 	orders  *order.Store
 	locks   *lock.Client
 	service *purchase.Service
+	// stopClock stops the goroutine that moves the embedded Redis's TTLs
+	// with real time; nil unless Redis is embedded.
+	stopClock func()
 }
 
 // openBackend connects to Redis and the database (starting the embedded ones
@@ -95,6 +98,7 @@ func (b *backend) openRedis(ctx context.Context, cfg config, reg prometheus.Regi
 		if b.mini, err = miniredis.Run(); err != nil {
 			return fmt.Errorf("start embedded Redis: %w", err)
 		}
+		b.stopClock = runClock(b.mini, clockTick)
 		if topology, err = parseRedis(redisSingle, "redis://"+b.mini.Addr()); err != nil {
 			return err
 		}
@@ -162,6 +166,9 @@ func (b *backend) Close() error {
 	if b.orders != nil {
 		errs = append(errs, b.orders.Close())
 	}
+	if b.stopClock != nil {
+		b.stopClock()
+	}
 	if b.mini != nil {
 		b.mini.Close()
 	}
@@ -181,3 +188,36 @@ type driverLog struct{ log *slog.Logger }
 
 // Print logs the driver's message as a warning.
 func (d driverLog) Print(v ...any) { d.log.Warn("mysql driver", "msg", fmt.Sprint(v...)) }
+
+// clockTick is how often the embedded Redis's TTLs are moved on: keys
+// expire at most this late.
+const clockTick = 20 * time.Millisecond
+
+// runClock counts the embedded Redis's TTLs down with real time until the
+// returned stop is called: miniredis only expires keys when told to
+// (FastForward), and without this a lock, a release marker or the "provider
+// queried in the last second" mark would live for ever, and a payment
+// callback would wait for it in vain. A ticker rather than miniredis's
+// ClockTTL, which would sort every key on every command.
+func runClock(mr *miniredis.Miniredis, tick time.Duration) (stop func()) {
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(tick)
+		defer t.Stop()
+		last := time.Now()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-t.C:
+				mr.FastForward(now.Sub(last))
+				last = now
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
+}

@@ -62,7 +62,7 @@ func addPublicRoutes(r *gin.Engine, e *edge) {
 	buyer.GET("/activities/:id/orders/mine", requireUser(e.cfg), handleMyOrder(svc, pay))
 	addCancelRoute(buyer, e.cancel, requireUser(e.cfg))
 	if pay != nil {
-		buyer.POST("/payments/callback", handlePaymentCallback(pay))
+		buyer.POST("/payments/callback", handlePaymentCallback(pay, e.cfg.callbackWait()))
 	}
 }
 
