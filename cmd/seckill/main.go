@@ -8,6 +8,7 @@
 //	seckill paystub [flags]      run a stub of the payment provider
 //	seckill healthcheck          exit 0 when the local /readyz answers 200
 //	seckill version              print the version
+//	seckill help                 print the commands
 //
 // Configuration comes from the environment (see README.md). With no command
 // and neither SECKILL_REDIS_URL nor SECKILL_MYSQL_DSN set, seckill runs the
@@ -64,7 +65,9 @@ commands:
   reconcile -activity N  set the activity's Redis stock to total - orders, print the change as JSON
   userstub [flags]       run a stub of the user-verification service (seckill userstub -h)
   paystub [flags]        run a stub of the payment provider (seckill paystub -h)
+  healthcheck [flags]    exit 0 when the local /readyz answers 200, for a container's HEALTHCHECK (seckill healthcheck -h)
   version                print the version
+  help                   print this text
 
 Configuration is read from SECKILL_* environment variables: see README.md.
 `
