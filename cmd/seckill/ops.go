@@ -31,7 +31,7 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	log := newLogger(cfg, stderr)
 	if err := order.Migrate(ctx, cfg.MySQLDSN); err != nil {
-		return fmt.Errorf("migrate: %w", err)
+		return fmt.Errorf("migrate: %w", explainDBError(cfg.MySQLDSN, err))
 	}
 	log.Info("migrations applied")
 	fmt.Fprintln(stdout, "migrations applied")

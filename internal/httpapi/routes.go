@@ -32,7 +32,9 @@ func (e *edge) useCommon(r *gin.Engine, guardAdmin bool) {
 		mw = append(mw, requireAdminUnder(adminPrefix, e.cfg.AdminToken))
 	}
 	r.Use(append(mw, limitBody(MaxBodyBytes))...)
-	r.NoRoute(handleNotFound())
+	// Without the admin guard this is the public listener of NewServers:
+	// the ops paths are on the admin listener.
+	r.NoRoute(handleNotFound(!guardAdmin))
 	r.NoMethod(handleMethodNotAllowed())
 }
 
