@@ -32,6 +32,7 @@ type backend struct {
 	mini    *miniredis.Miniredis // nil unless Redis is embedded
 	rdb     redis.UniversalClient
 	dbDir   string // temp dir of the embedded database; "" when external
+	dsn     string // SECKILL_MYSQL_DSN; "" when embedded
 	orders  *order.Store
 	locks   *lock.Client
 	service *purchase.Service
@@ -44,7 +45,7 @@ type backend struct {
 // where no address is configured), applies pending migrations, and builds the
 // purchase service. On error, whatever it opened is closed again.
 func openBackend(ctx context.Context, cfg config, users usercheck.Verifier, log *slog.Logger, reg prometheus.Registerer) (_ *backend, err error) {
-	b := &backend{log: log}
+	b := &backend{log: log, dsn: cfg.MySQLDSN}
 	// The MySQL driver reports dropped connections with its own log.Printf
 	// lines; route them into the structured log.
 	_ = mysql.SetLogger(driverLog{log})

@@ -54,14 +54,16 @@ func dispatched(t *testing.T) []string {
 }
 
 // listed are the commands `seckill help` lists: the first word of each
-// line of its commands block.
+// command's line in its commands block.
 func listed(help string) []string {
 	_, block, _ := strings.Cut(help, "commands:\n")
 	block, _, _ = strings.Cut(block, "\n\n")
 	var names []string
 	for _, l := range strings.Split(block, "\n") {
-		if f := strings.Fields(l); len(f) > 0 {
-			names = append(names, f[0])
+		// A command starts its line after two spaces; its description
+		// may go on, indented further, on the lines after it.
+		if rest, ok := strings.CutPrefix(l, "  "); ok && rest != "" && rest[0] != ' ' {
+			names = append(names, strings.Fields(rest)[0])
 		}
 	}
 	slices.Sort(names)
