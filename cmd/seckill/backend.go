@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -30,19 +32,26 @@ type backend struct {
 	mini    *miniredis.Miniredis // nil unless Redis is embedded
 	rdb     redis.UniversalClient
 	dbDir   string // temp dir of the embedded database; "" when external
+	dsn     string // SECKILL_MYSQL_DSN; "" when embedded
 	orders  *order.Store
 	locks   *lock.Client
 	service *purchase.Service
+	// stopClock stops the goroutine that moves the embedded Redis's TTLs
+	// with real time; nil unless Redis is embedded.
+	stopClock func()
 }
 
 // openBackend connects to Redis and the database (starting the embedded ones
 // where no address is configured), applies pending migrations, and builds the
 // purchase service. On error, whatever it opened is closed again.
 func openBackend(ctx context.Context, cfg config, users usercheck.Verifier, log *slog.Logger, reg prometheus.Registerer) (_ *backend, err error) {
-	b := &backend{log: log}
+	b := &backend{log: log, dsn: cfg.MySQLDSN}
 	// The MySQL driver reports dropped connections with its own log.Printf
 	// lines; route them into the structured log.
 	_ = mysql.SetLogger(driverLog{log})
+	// go-redis prints its pool and Sentinel lines with the standard
+	// logger, as plain text in the JSON log: route them there too.
+	redis.SetLogger(redisLog{log})
 	defer func() {
 		if err != nil {
 			b.Close()
@@ -95,6 +104,7 @@ func (b *backend) openRedis(ctx context.Context, cfg config, reg prometheus.Regi
 		if b.mini, err = miniredis.Run(); err != nil {
 			return fmt.Errorf("start embedded Redis: %w", err)
 		}
+		b.stopClock = runClock(b.mini, clockTick)
 		if topology, err = parseRedis(redisSingle, "redis://"+b.mini.Addr()); err != nil {
 			return err
 		}
@@ -117,7 +127,7 @@ func (b *backend) openRedis(ctx context.Context, cfg config, reg prometheus.Regi
 	err = b.rdb.Ping(pingCtx).Err()
 	cancel()
 	if err != nil {
-		return fmt.Errorf("redis (%s, %s) does not answer: %w", topology.mode, topology.addrs(), err)
+		return redisError(cfg.RedisURL == "", topology, err)
 	}
 	b.log.Info("redis", "mode", topology.mode, "servers", topology.addrs(), "wait_replicas", cfg.WaitReplicas)
 	return nil
@@ -137,7 +147,7 @@ func (b *backend) openOrders(ctx context.Context, cfg config, reg prometheus.Reg
 		b.log.Warn("SECKILL_MYSQL_DSN is unset: using an embedded SQLite database; orders are lost on exit")
 	}
 	if b.orders, err = order.Open(ctx, dsn, order.Options{Registry: reg, Tracing: cfg.Tracing}); err != nil {
-		return fmt.Errorf("open database: %w", err)
+		return fmt.Errorf("open database: %w", explainDBError(cfg.MySQLDSN, err))
 	}
 	if err = b.orders.SetMaxConns(cfg.MySQLMaxConns); err != nil {
 		return err
@@ -162,6 +172,9 @@ func (b *backend) Close() error {
 	if b.orders != nil {
 		errs = append(errs, b.orders.Close())
 	}
+	if b.stopClock != nil {
+		b.stopClock()
+	}
 	if b.mini != nil {
 		b.mini.Close()
 	}
@@ -181,3 +194,89 @@ type driverLog struct{ log *slog.Logger }
 
 // Print logs the driver's message as a warning.
 func (d driverLog) Print(v ...any) { d.log.Warn("mysql driver", "msg", fmt.Sprint(v...)) }
+
+// clockTick is how often the embedded Redis's TTLs are moved on: keys
+// expire at most this late.
+const clockTick = 20 * time.Millisecond
+
+// runClock counts the embedded Redis's TTLs down with real time until the
+// returned stop is called: miniredis only expires keys when told to
+// (FastForward), and without this a lock, a release marker or the "provider
+// queried in the last second" mark would live for ever, and a payment
+// callback would wait for it in vain. A ticker rather than miniredis's
+// ClockTTL, which would sort every key on every command.
+func runClock(mr *miniredis.Miniredis, tick time.Duration) (stop func()) {
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(tick)
+		defer t.Stop()
+		last := time.Now()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-t.C:
+				mr.FastForward(now.Sub(last))
+				last = now
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
+}
+
+// redisLog adapts go-redis's logger (redis.SetLogger) to slog.
+type redisLog struct{ log *slog.Logger }
+
+// Printf logs go-redis's message as a warning.
+func (r redisLog) Printf(ctx context.Context, format string, v ...any) {
+	r.log.WarnContext(ctx, "redis client", "detail", strings.TrimSpace(fmt.Sprintf(format, v...)))
+}
+
+// redisError is openRedis's error when Redis does not answer: it names
+// SECKILL_REDIS_URL, and when nothing listens at the address, says so.
+func redisError(embedded bool, t redisTopology, err error) error {
+	switch {
+	case embedded:
+		return fmt.Errorf("embedded redis (%s) does not answer: %w", t.addrs(), err)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Errorf("SECKILL_REDIS_URL: nothing answers at %s (connection refused): is Redis running there, and are the host and port right?: %w", t.addrs(), err)
+	}
+	return fmt.Errorf("SECKILL_REDIS_URL: redis (%s, %s) does not answer: %w", t.mode, t.addrs(), err)
+}
+
+// explainDBError names SECKILL_MYSQL_DSN in an error of the database's and
+// says what to do when the database it names does not exist or nothing
+// answers at its address. dsn "" is the embedded database: err as it is.
+func explainDBError(dsn string, err error) error {
+	if dsn == "" || strings.HasPrefix(dsn, order.SQLitePrefix) {
+		return err
+	}
+	cfg, perr := mysql.ParseDSN(dsn)
+	if perr != nil {
+		return fmt.Errorf("SECKILL_MYSQL_DSN: %w", err)
+	}
+	var me *mysql.MySQLError
+	switch {
+	case errors.As(err, &me) && me.Number == 1049: // ER_BAD_DB_ERROR
+		return fmt.Errorf("SECKILL_MYSQL_DSN names the database %q, which does not exist at %s: create it (CREATE DATABASE %s) or fix the DSN: %w",
+			cfg.DBName, cfg.Addr, quoteIdent(cfg.DBName), err)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Errorf("SECKILL_MYSQL_DSN: nothing answers at %s (connection refused): is MySQL or MariaDB running there, and are the host and port right?: %w", cfg.Addr, err)
+	}
+	return fmt.Errorf("SECKILL_MYSQL_DSN (%s): %w", cfg.Addr, err)
+}
+
+// quoteIdent is name as an SQL identifier, back-quoted when it is not
+// plain letters, digits and underscores.
+func quoteIdent(name string) string {
+	for _, r := range name {
+		if !(r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return "`" + strings.ReplaceAll(name, "`", "``") + "`"
+		}
+	}
+	return name
+}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
+
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/outbound"
 	"github.com/seckill-oss/seckill/internal/purchase"
@@ -143,6 +145,18 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if strings.ContainsAny(c.KeyPrefix, "{}") {
 		errs = append(errs, fmt.Errorf("SECKILL_KEY_PREFIX=%q: must not contain { or }: it would move activities' keys to other Cluster slots", c.KeyPrefix))
 	}
+	if c.MySQLDSN != "" {
+		if err := checkMySQLDSN(c.MySQLDSN); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, a := range []struct{ name, value string }{{"SECKILL_HTTP_ADDR", c.HTTPAddr}, {"SECKILL_ADMIN_ADDR", c.AdminAddr}} {
+		if a.value != "" {
+			if err := checkListenAddr(a.name, a.value); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
 	waitReplicas := envOr(getenv, "SECKILL_REDIS_WAIT_REPLICAS", "0")
 	if n, err := strconv.Atoi(waitReplicas); err != nil || n < 0 || n > maxWaitReplicas {
 		errs = append(errs, fmt.Errorf("SECKILL_REDIS_WAIT_REPLICAS=%q: must be a number of replicas from 0 (no WAIT) to %d", waitReplicas, maxWaitReplicas))
@@ -248,6 +262,42 @@ func checkPaymentURL(raw string, allowHTTP bool) error {
 		return nil
 	}
 	return fmt.Errorf("SECKILL_PAYMENT_URL=%q: the payment provider must be https:// (plain http only on a loopback host, or with SECKILL_PAYMENT_ALLOW_HTTP=true for a provider reached through a trusted sidecar)", u.Redacted())
+}
+
+// mysqlDSNForm is the form of SECKILL_MYSQL_DSN, for messages.
+const mysqlDSNForm = "user:pass@tcp(host:3306)/db?parseTime=true"
+
+// checkMySQLDSN refuses a DSN the MySQL driver cannot read, saying what it
+// should look like: a URL (mysql://...) is the usual mistake, and the
+// driver's own words for it ("default addr for network ... unknown") do not
+// say so. The DSN itself is never shown: it holds the password.
+func checkMySQLDSN(dsn string) error {
+	if strings.HasPrefix(dsn, order.SQLitePrefix) {
+		return nil
+	}
+	if strings.Contains(dsn, "://") {
+		return fmt.Errorf("SECKILL_MYSQL_DSN: a URL (scheme://) is not a MySQL DSN: write %s (the go-sql-driver/mysql form)", mysqlDSNForm)
+	}
+	cfg, err := mysql.ParseDSN(dsn)
+	if err == nil {
+		_, err = mysql.NewConnector(cfg)
+	}
+	if err != nil {
+		return fmt.Errorf("SECKILL_MYSQL_DSN: not a MySQL DSN (%v): write %s", err, mysqlDSNForm)
+	}
+	return nil
+}
+
+// checkListenAddr refuses a listen address that is not host:port, and for
+// a bare port ("8080") says to write ":8080".
+func checkListenAddr(name, addr string) error {
+	if _, _, err := net.SplitHostPort(addr); err == nil {
+		return nil
+	}
+	if _, err := strconv.ParseUint(addr, 10, 16); err == nil {
+		return fmt.Errorf("%s=%q: a port alone is not an address: write %q to listen on port %s on every interface, or \"127.0.0.1:%s\" for this machine only", name, addr, ":"+addr, addr, addr)
+	}
+	return fmt.Errorf("%s=%q: not host:port, such as :8080 or 127.0.0.1:8080", name, addr)
 }
 
 // isLoopbackHost reports whether host (a URL's Hostname) is this machine:

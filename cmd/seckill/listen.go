@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/seckill-oss/seckill/internal/httpapi"
@@ -32,19 +33,28 @@ func listen(ctx context.Context, cfg config, apiCfg httpapi.Config, deps httpapi
 	}
 	ln, err := lc.Listen(ctx, "tcp", cfg.HTTPAddr)
 	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
+		return nil, listenError("SECKILL_HTTP_ADDR", cfg.HTTPAddr, err)
 	}
 	l.ln = ln
 	l.srv = newHTTPServer(public, 15*time.Second+cfg.LockWait+cfg.LockTTL, log)
 	if ops != nil {
 		if l.adminLn, err = lc.Listen(ctx, "tcp", cfg.AdminAddr); err != nil {
 			_ = ln.Close()
-			return nil, fmt.Errorf("listen on SECKILL_ADMIN_ADDR %s: %w", cfg.AdminAddr, err)
+			return nil, listenError("SECKILL_ADMIN_ADDR", cfg.AdminAddr, err)
 		}
 		// Long enough for a CPU profile or trace of up to a minute.
 		l.admin = newHTTPServer(ops, 75*time.Second, log)
 	}
 	return l, nil
+}
+
+// listenError says which variable's address could not be listened on, and
+// when its port is taken, that it is.
+func listenError(name, addr string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("%s=%q: the port is taken: another process already listens on %s; stop it, or set %s to another port: %w", name, addr, addr, name, err)
+	}
+	return fmt.Errorf("%s=%q: cannot listen: %w", name, addr, err)
 }
 
 func newHTTPServer(h http.Handler, writeTimeout time.Duration, log *slog.Logger) *http.Server {

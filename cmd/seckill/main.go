@@ -3,11 +3,12 @@
 //	seckill [demo]               the in-process demo on 127.0.0.1 (the default with no store configured)
 //	seckill serve                serve the HTTP API on SECKILL_REDIS_URL and SECKILL_MYSQL_DSN
 //	seckill migrate              apply pending migrations to SECKILL_MYSQL_DSN and exit
-//	seckill reconcile -activity N  set an activity's Redis stock to total - orders
+//	seckill reconcile -activity N [-force]  set an activity's Redis stock to total - orders
 //	seckill userstub [flags]     run a stub of the user-verification service
 //	seckill paystub [flags]      run a stub of the payment provider
 //	seckill healthcheck          exit 0 when the local /readyz answers 200
 //	seckill version              print the version
+//	seckill help                 print the commands
 //
 // Configuration comes from the environment (see README.md). With no command
 // and neither SECKILL_REDIS_URL nor SECKILL_MYSQL_DSN set, seckill runs the
@@ -61,10 +62,15 @@ commands:
   demo                   the in-process demo on 127.0.0.1 (default when no store is configured)
   serve                  serve the HTTP API on SECKILL_REDIS_URL and SECKILL_MYSQL_DSN (default otherwise)
   migrate                apply pending migrations to SECKILL_MYSQL_DSN and exit
-  reconcile -activity N  set the activity's Redis stock to total - orders, print the change as JSON
+  reconcile -activity N [-force]
+                         set the activity's Redis stock to total - orders, print the change as JSON;
+                         refused when the activity has orders and no stock under SECKILL_KEY_PREFIX
+                         (a forgotten prefix) unless -force (Redis lost it)
   userstub [flags]       run a stub of the user-verification service (seckill userstub -h)
   paystub [flags]        run a stub of the payment provider (seckill paystub -h)
+  healthcheck [flags]    exit 0 when the local /readyz answers 200, for a container's HEALTHCHECK (seckill healthcheck -h)
   version                print the version
+  help                   print this text
 
 Configuration is read from SECKILL_* environment variables: see README.md.
 `

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
@@ -31,7 +32,7 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	log := newLogger(cfg, stderr)
 	if err := order.Migrate(ctx, cfg.MySQLDSN); err != nil {
-		return fmt.Errorf("migrate: %w", err)
+		return fmt.Errorf("migrate: %w", explainDBError(cfg.MySQLDSN, err))
 	}
 	log.Info("migrations applied")
 	fmt.Fprintln(stdout, "migrations applied")
@@ -44,6 +45,7 @@ func reconcile(ctx context.Context, args []string, getenv func(string) string, s
 	fs := flag.NewFlagSet("reconcile", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	id := fs.Int64("activity", 0, "id of the activity to reconcile (required)")
+	force := fs.Bool("force", false, "load the stock even when none is under SECKILL_KEY_PREFIX for an activity with orders (Redis lost it)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -67,6 +69,11 @@ func reconcile(ctx context.Context, args []string, getenv func(string) string, s
 		return fmt.Errorf("reconcile: %w", err)
 	}
 	defer b.Close()
+	if !*force {
+		if err := checkStockPrefix(ctx, b, cfg.KeyPrefix, *id); err != nil {
+			return err
+		}
+	}
 	r, err := b.service.Reconcile(ctx, *id)
 	if err != nil {
 		return fmt.Errorf("reconcile activity %d: %w", *id, err)
@@ -83,6 +90,35 @@ func reconcile(ctx context.Context, args []string, getenv func(string) string, s
 		Changed:    r.Changed,
 	}
 	return enc.Encode(out)
+}
+
+// checkStockPrefix refuses to reconcile an activity that has orders but no
+// stock key under prefix: most likely SECKILL_KEY_PREFIX is not the
+// service's (forgotten, or another deployment's), and the stock would be
+// written where no instance reads it while the real one stays as it was.
+// After Redis really lost the activity's data, -force goes on.
+func checkStockPrefix(ctx context.Context, b *backend, prefix string, id int64) error {
+	key := keys.Stock(prefix, id)
+	n, err := b.rdb.Exists(ctx, key).Result()
+	if err != nil {
+		return fmt.Errorf("reconcile activity %d: Redis did not answer: %w", id, err)
+	}
+	if n > 0 {
+		return nil
+	}
+	counts, err := b.orders.CountByStatus(ctx, id)
+	if err != nil {
+		return fmt.Errorf("reconcile activity %d: the order database did not answer: %w", id, explainDBError(b.dsn, err))
+	}
+	var orders int64
+	for _, c := range counts {
+		orders += c
+	}
+	if orders == 0 {
+		return nil
+	}
+	return fmt.Errorf("reconcile activity %d: it has %d orders but Redis holds no stock for it under SECKILL_KEY_PREFIX=%q (no key %s): "+
+		"check that SECKILL_KEY_PREFIX is the one the service runs with; if Redis lost the activity's data, run again with -force", id, orders, prefix, key)
 }
 
 // reconcileOutput is what reconcile prints: the same fields as

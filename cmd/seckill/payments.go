@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,6 +18,7 @@ import (
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/payment"
 	"github.com/seckill-oss/seckill/internal/stock"
+	"github.com/seckill-oss/seckill/internal/stubhttp"
 )
 
 // payments is the payment flow of a serve process, with the payment stub it
@@ -106,7 +109,10 @@ func (p *payments) startStub(cfg config, b *backend, log *slog.Logger) error {
 		return fmt.Errorf("payment stub: %w", err)
 	}
 	p.stub, p.stubURL, p.stubErr = stub, "http://"+ln.Addr().String(), make(chan error, 1)
-	p.stubSrv = &http.Server{Handler: stub, ReadHeaderTimeout: 5 * time.Second}
+	mux := http.NewServeMux()
+	mux.Handle("/", stub)
+	mux.Handle("PUT /stub/activities/{activity}/users/{user}/payment", payUsersOrder(b.orders, stub))
+	p.stubSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { p.stubErr <- p.stubSrv.Serve(ln) }()
 	log.Warn("SECKILL_PAYMENT_URL is unset: using an in-process payment stub", "url", p.stubURL)
 	return nil
@@ -133,9 +139,10 @@ func (p *payments) printDemo(stdout io.Writer, base string, activityID int64, wi
 		return
 	}
 	fmt.Fprintf(stdout, "Payments: an order must be paid within %s or its unit goes back on sale. To pay user 42's order\n", window)
-	fmt.Fprintf(stdout, "(ORDER_ID from the purchase's answer) through the in-process payment stub, with a signed callback:\n\n")
-	fmt.Fprintf(stdout, "  curl -s -X PUT -d '{\"status\":\"paid\",\"callbacks\":1}' %s/stub/payments/ORDER_ID\n", p.stubURL)
-	fmt.Fprintf(stdout, "  curl -s -H 'X-User-ID: 42' %s/api/v1/activities/%d/orders/mine\n\n", base, activityID)
+	fmt.Fprintf(stdout, "through the in-process payment stub, with a signed callback, then see it paid:\n\n")
+	fmt.Fprintf(stdout, "  curl -s -w '\\n' -X PUT -d '%s' %s\n", demoPayment, p.stubURL+demoPayPath(activityID, 42))
+	fmt.Fprintf(stdout, "  curl -s -w '\\n' -H 'X-User-ID: 42' %s/api/v1/activities/%d/orders/mine\n\n", base, activityID)
+	fmt.Fprintf(stdout, "(Any order by its id: PUT %s/stub/payments/ORDER_ID with the same body.)\n\n", p.stubURL)
 }
 
 // Close stops the delay queue, then the stub. It is safe on nil.
@@ -169,4 +176,39 @@ func orderPrices(orders *order.Store) payment.PriceLookup {
 		}
 		return o.PriceMinor, o.Currency, o.PriceMinor > 0, nil
 	}
+}
+
+// demoPayment is the body of the demo's pay line: paid, with one callback.
+const demoPayment = `{"status":"paid","callbacks":1}`
+
+// demoPayPath is the demo stub's path that pays a user's order in an
+// activity, so that the printed pay line needs no order id pasted in.
+func demoPayPath(activityID, userID int64) string {
+	return fmt.Sprintf("/stub/activities/%d/users/%d/payment", activityID, userID)
+}
+
+// payUsersOrder serves demoPayPath: it finds the user's order in the
+// activity and sets its payment as PUT /stub/payments/{order_id} does.
+func payUsersOrder(orders *order.Store, stub http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		activityID, err1 := strconv.ParseInt(r.PathValue("activity"), 10, 64)
+		userID, err2 := strconv.ParseInt(r.PathValue("user"), 10, 64)
+		if err1 != nil || err2 != nil {
+			stubhttp.WriteError(w, http.StatusBadRequest, "invalid_request", "activity and user must be numbers")
+			return
+		}
+		o, err := orders.OrderByUser(r.Context(), activityID, userID)
+		switch {
+		case errors.Is(err, order.ErrNotFound):
+			stubhttp.WriteError(w, http.StatusNotFound, "not_found",
+				fmt.Sprintf("user %d has no order in activity %d: buy first", userID, activityID))
+			return
+		case err != nil:
+			stubhttp.WriteError(w, http.StatusServiceUnavailable, "unavailable", "the order database did not answer")
+			return
+		}
+		r2 := r.Clone(r.Context())
+		r2.URL.Path, r2.URL.RawPath = "/stub/payments/"+url.PathEscape(o.ID), ""
+		stub.ServeHTTP(w, r2)
+	})
 }

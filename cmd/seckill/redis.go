@@ -41,6 +41,11 @@ type redisTopology struct {
 // read_timeout...) win over the defaults set here.
 func parseRedis(mode, rawURL string) (redisTopology, error) {
 	t := redisTopology{mode: mode}
+	if mode == redisSingle || mode == redisCluster || mode == redisSentinel {
+		if err := checkRedisScheme(mode, rawURL); err != nil {
+			return t, err
+		}
+	}
 	var err error
 	switch mode {
 	case redisSingle:
@@ -73,6 +78,31 @@ func parseRedis(mode, rawURL string) (redisTopology, error) {
 		return t, fmt.Errorf("SECKILL_REDIS_URL (mode %s): %w", mode, err)
 	}
 	return t, nil
+}
+
+// checkRedisScheme refuses a URL without a scheme ("127.0.0.1:6379"), which
+// the parser would read as a scheme and an opaque part, or as a first path
+// segment with a colon, and say so in words that do not help. The value is
+// shown only when it cannot hold a password.
+func checkRedisScheme(mode, rawURL string) error {
+	if strings.Contains(rawURL, "://") {
+		return nil
+	}
+	example := "redis://127.0.0.1:6379/0"
+	switch mode {
+	case redisCluster:
+		example = "redis://127.0.0.1:7000?addr=127.0.0.1:7001&addr=127.0.0.1:7002"
+	case redisSentinel:
+		example = "redis://127.0.0.1:26379?master_name=NAME&addr=127.0.0.1:26380"
+	}
+	got := ""
+	if !strings.ContainsAny(rawURL, "@?") {
+		got = fmt.Sprintf("=%q", rawURL)
+		if mode == redisSingle {
+			example = "redis://" + rawURL
+		}
+	}
+	return fmt.Errorf("SECKILL_REDIS_URL%s (mode %s): the redis:// scheme is missing: write redis://[user:password@]host:port[/db] (rediss:// for TLS), such as %s", got, mode, example)
 }
 
 // defaults fills what the URL left unset. Without ContextTimeoutEnabled a

@@ -193,6 +193,10 @@ func apiConfig(cfg config) httpapi.Config {
 		// nil unless set: X-User-ID trusted unsigned, as before.
 		IdentitySecret: identitySecret(cfg),
 		Tracing:        cfg.Tracing,
+		// Room for a callback's wait for the order's lock (a lease), for
+		// the previous query's second, and a provider query of its own
+		// (half a lease).
+		CallbackWait: max(httpapi.DefaultCallbackWait, 2*cfg.LockTTL+time.Second),
 	}
 }
 
@@ -293,9 +297,11 @@ func startDemo(ctx context.Context, b *backend, token string, printToken bool, a
 	}
 	fmt.Fprintf(stdout, "Demo activity %d: %q, %d units at %d.%02d %s, on sale until %s. Try:\n\n", a.ID, a.Name, a.TotalStock,
 		a.PriceMinor/100, a.PriceMinor%100, a.Currency, a.EndsAt.Format(time.RFC3339))
-	fmt.Fprintf(stdout, "  curl -s %s/api/v1/activities/%d\n", base, a.ID)
-	fmt.Fprintf(stdout, "  curl -s -X POST -H 'X-User-ID: 42' %s/api/v1/activities/%d/orders\n", base, a.ID)
-	fmt.Fprintf(stdout, "  curl -s -H %s %s/admin/v1/activities/%d/audit\n\n", auth, base, a.ID)
+	// -w '\n': the API's answers end without a newline, and the prompt
+	// would land on the JSON.
+	fmt.Fprintf(stdout, "  curl -s -w '\\n' %s/api/v1/activities/%d\n", base, a.ID)
+	fmt.Fprintf(stdout, "  curl -s -w '\\n' -X POST -H 'X-User-ID: 42' %s/api/v1/activities/%d/orders\n", base, a.ID)
+	fmt.Fprintf(stdout, "  curl -s -w '\\n' -H %s %s/admin/v1/activities/%d/audit\n\n", auth, base, a.ID)
 	return a.ID, nil
 }
 

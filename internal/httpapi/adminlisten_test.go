@@ -68,3 +68,31 @@ func TestNoPprofOnOneListener(t *testing.T) {
 	h := NewServer(Config{AdminToken: adminToken}, Deps{Service: newFake()})
 	checkError(t, serve(h, request{"GET", "/debug/pprof/heap", "", nil}), http.StatusNotFound, codeNotFound)
 }
+
+// With an admin listener, an ops path asked of the public one says where it
+// is served, with the same 404 not_found (issue 37); on one listener, and for
+// other paths, the answer is as before.
+func TestOpsPathOnPublicListenerSaysWhere(t *testing.T) {
+	pub, _ := NewServers(Config{AdminToken: adminToken}, Deps{Service: newFake()})
+	for _, path := range []string{"/admin/v1/activities/1/audit", "/admin", "/metrics", "/debug/pprof/heap"} {
+		rec := serve(pub, request{"GET", path, "", admin})
+		body := rec.Body.String()
+		checkError(t, rec, http.StatusNotFound, codeNotFound)
+		if !strings.Contains(body, "served on the admin address (SECKILL_ADMIN_ADDR)") {
+			t.Errorf("GET %s on the public listener: %s", path, body)
+		}
+	}
+	rec := serve(pub, request{"GET", "/api/v2/nothing", "", nil})
+	body := rec.Body.String()
+	checkError(t, rec, http.StatusNotFound, codeNotFound)
+	if strings.Contains(body, "admin address") {
+		t.Errorf("an unknown buyer path points at the admin address: %s", body)
+	}
+	one := NewServer(Config{AdminToken: adminToken}, Deps{Service: newFake()})
+	rec = serve(one, request{"GET", "/admin/v1/users", "", admin})
+	body = rec.Body.String()
+	checkError(t, rec, http.StatusNotFound, codeNotFound)
+	if strings.Contains(body, "admin address") {
+		t.Errorf("on one listener an unknown admin path points at the admin address: %s", body)
+	}
+}

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -301,10 +302,36 @@ func handleReadyz(svc Service) gin.HandlerFunc {
 	}
 }
 
-func handleNotFound() gin.HandlerFunc {
+// handleNotFound answers a path no route serves. opsElsewhere: this is the
+// public listener of a split (NewServers), and a path of the ops listener
+// (the admin API, /metrics, pprof) is answered with where it is served.
+func handleNotFound(opsElsewhere bool) gin.HandlerFunc {
 	return func(c *gin.Context) {
+		if opsElsewhere && isOpsPath(c.Request.URL.Path) {
+			respondError(c, seckill.Errorf(codeNotFound,
+				"no such endpoint on this address: %s is served on the admin address (SECKILL_ADMIN_ADDR), not on the public one", opsArea(c.Request.URL.Path)))
+			return
+		}
 		respondError(c, seckill.Errorf(codeNotFound, "no such endpoint; see the API contract"))
 	}
+}
+
+// isOpsPath reports whether path is one the ops listener serves and the
+// public one of a split does not.
+func isOpsPath(path string) bool {
+	return path == "/admin" || strings.HasPrefix(path, adminPrefix) || path == "/metrics" ||
+		path == "/debug/pprof" || strings.HasPrefix(path, "/debug/pprof/")
+}
+
+// opsArea names what an ops path is part of, for a message.
+func opsArea(path string) string {
+	switch {
+	case path == "/metrics":
+		return "/metrics"
+	case strings.HasPrefix(path, "/debug/"):
+		return "pprof"
+	}
+	return "the admin API (/admin/...)"
 }
 
 func handleMethodNotAllowed() gin.HandlerFunc {

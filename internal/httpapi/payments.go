@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -33,7 +34,10 @@ const maxOrderID = 64
 // handlePaymentCallback is the provider's notification. The signature is
 // checked before anything of the body is read as JSON; the callback is only
 // a hint, so everything but order_id is ignored and the provider is asked.
-func handlePaymentCallback(pay Payments) gin.HandlerFunc {
+// The verification gets wait: a callback that finds the order busy or the
+// provider slow is answered 503 with Retry-After then, not when the
+// provider gives up on it.
+func handlePaymentCallback(pay Payments, wait time.Duration) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		body, err := readBody(c.Request)
 		if err != nil {
@@ -53,7 +57,9 @@ func handlePaymentCallback(pay Payments) gin.HandlerFunc {
 			respondError(c, err)
 			return
 		}
-		o, err := pay.Callback(c.Request.Context(), orderID)
+		ctx, cancel := context.WithTimeout(c.Request.Context(), wait)
+		defer cancel()
+		o, err := pay.Callback(ctx, orderID)
 		if err != nil {
 			respondError(c, err)
 			return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -150,4 +151,41 @@ func TestResultPageVerifies(t *testing.T) {
 	off := NewServer(Config{}, Deps{Service: newFake()})
 	checkBody(t, serve(off, request{"GET", "/api/v1/activities/1/orders/mine", "", user("42")}), 200,
 		`{"order_id":"ord-42","activity_id":1,"user_id":42,"status":"created","created_at":"2026-11-22T10:00:00Z"}`)
+}
+
+// waitingPayments' callbacks wait for as long as their context lets them,
+// as a verification does that waits for the provider or for the order's
+// lock.
+type waitingPayments struct{ *fakePayments }
+
+func (w waitingPayments) Callback(ctx context.Context, orderID string) (seckill.Order, error) {
+	<-ctx.Done()
+	return seckill.Order{}, seckill.Unavailable("the payment could not be verified now", ctx.Err())
+}
+
+// A callback's verification has a deadline: a callback kept waiting is
+// answered 503 with Retry-After within CallbackWait, not when the provider
+// gives up on it (issue 37: the demo's callback waited 10 s).
+func TestPaymentCallbackDeadline(t *testing.T) {
+	const wait = 200 * time.Millisecond
+	good := `{"order_id":"ord-42"}`
+	h := NewServer(Config{CallbackWait: wait}, Deps{Service: newFake(), Payments: waitingPayments{newFakePayments()}})
+	answered := make(chan *httptest.ResponseRecorder, 1)
+	began := time.Now()
+	go func() { answered <- serve(h, request{"POST", "/api/v1/payments/callback", good, signed(good)}) }()
+	select {
+	case rec := <-answered:
+		if took := time.Since(began); took < wait {
+			t.Errorf("answered after %v, before the deadline %v", took, wait)
+		}
+		checkError(t, rec, http.StatusServiceUnavailable, seckill.EUnavailable)
+		if rec.Header().Get("Retry-After") == "" {
+			t.Error("503 without Retry-After")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the callback is still waiting 5s later")
+	}
+	if d := (Config{}).callbackWait(); d != DefaultCallbackWait || d > 10*time.Second {
+		t.Errorf("default callback wait %v", d)
+	}
 }

@@ -32,7 +32,9 @@ func (e *edge) useCommon(r *gin.Engine, guardAdmin bool) {
 		mw = append(mw, requireAdminUnder(adminPrefix, e.cfg.AdminToken))
 	}
 	r.Use(append(mw, limitBody(MaxBodyBytes))...)
-	r.NoRoute(handleNotFound())
+	// Without the admin guard this is the public listener of NewServers:
+	// the ops paths are on the admin listener.
+	r.NoRoute(handleNotFound(!guardAdmin))
 	r.NoMethod(handleMethodNotAllowed())
 }
 
@@ -62,7 +64,7 @@ func addPublicRoutes(r *gin.Engine, e *edge) {
 	buyer.GET("/activities/:id/orders/mine", requireUser(e.cfg), handleMyOrder(svc, pay))
 	addCancelRoute(buyer, e.cancel, requireUser(e.cfg))
 	if pay != nil {
-		buyer.POST("/payments/callback", handlePaymentCallback(pay))
+		buyer.POST("/payments/callback", handlePaymentCallback(pay, e.cfg.callbackWait()))
 	}
 }
 

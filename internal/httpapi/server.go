@@ -95,6 +95,24 @@ type Config struct {
 	// Now is the clock of the identity signature's window; nil means
 	// time.Now.
 	Now func() time.Time
+
+	// CallbackWait bounds a payment callback's verification: past it the
+	// callback is answered 503 with Retry-After (the order is verified
+	// again later) rather than kept waiting. 0 means DefaultCallbackWait.
+	CallbackWait time.Duration
+}
+
+// DefaultCallbackWait is CallbackWait's default: a provider's callback is
+// answered within it, long enough for the second a callback may wait for
+// the order's previous provider query plus a query of its own, and well
+// within the provider's own timeout.
+const DefaultCallbackWait = 5 * time.Second
+
+func (c Config) callbackWait() time.Duration {
+	if c.CallbackWait > 0 {
+		return c.CallbackWait
+	}
+	return DefaultCallbackWait
 }
 
 func (c Config) now() time.Time {
