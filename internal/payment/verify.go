@@ -199,6 +199,15 @@ func (s *Service) expire(lease context.Context, o seckill.Order, change order.St
 		return o, outcomeUnknown, fmt.Errorf("payment: expire order %s: %w", o.ID, err)
 	}
 	v, outcome, err := s.write(lease, o, change)
+	if errors.Is(err, order.ErrCommitUnknown) && loaded && v.Status != "" && !seckill.HoldsUnit(v.Status) {
+		// Whether this change landed is not known, but the order holds no
+		// unit any more: this change or a later grant's took it. The
+		// return's receipt (the order id) gives it back exactly once, with
+		// whichever expiry gets there first; the epoch, read before this
+		// change's UPDATE locked the order, is stale if a reload counted it.
+		s.giveBack(lease, v, epoch)
+		return v, outcome, err
+	}
 	if err != nil || outcome != change.To || !loaded {
 		return v, outcome, err
 	}
@@ -224,8 +233,13 @@ func (s *Service) write(lease context.Context, o seckill.Order, change order.Sta
 			got, err = s.orders.OrderLocked(dctx, o.ActivityID, o.ID)
 			return retry.RetryableError(err)
 		})
-		if rerr != nil || got.StatusFence != change.Fence {
+		switch {
+		case rerr != nil:
 			return o, outcomeUnknown, errors.Join(err, rerr)
+		case got.StatusFence != change.Fence:
+			// A later grant changed the order since: whether this change
+			// landed before it is not known.
+			return got, outcomeUnknown, err
 		}
 	case errors.Is(err, order.ErrStatusChanged):
 		dctx, cancel := lock.Detached(lease)
