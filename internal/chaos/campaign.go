@@ -5,7 +5,7 @@
 // seeded random schedule of concurrent faults, each healed after a random
 // time (instance SIGKILL and SIGSTOP, the Redis primary killed or paused,
 // a Galera node killed, Toxiproxy toxics on the service's links, COMMITs
-// held past their writer's deadline); a
+// held past their writer's deadline, an activity's row held from outside); a
 // workload whose every operation's invocation and completion go into a
 // history; and a checker that reads the history and the final database
 // and Redis state. e2e's TestChaos runs short campaigns, loadtest/chaos.sh
@@ -40,6 +40,27 @@ import (
 // BalanceBound is how long after the faults' end the books must balance by
 // themselves.
 const BalanceBound = 30 * time.Second
+
+// The instances' lock settings (SECKILL_LOCK_WAIT, SECKILL_LOCK_TTL).
+const (
+	lockWait = time.Second
+	lockTTL  = 2 * time.Second
+)
+
+// HoldBound is how long a buyer of one activity may wait for its answer
+// while another activity's row is held (InvHoldRowOthers): the queue's lock
+// wait and one lease, the longest a batch of its own may take, and a second
+// for the clean-up after it and a loaded machine.
+const HoldBound = lockWait + lockTTL + time.Second
+
+// The open activities: openActivities of openStock units each, bought by a
+// client of their own each, which no sale empties, so that their batches
+// write all through the campaign: a hold-row holds one of their rows while
+// the other's batches write.
+const (
+	openActivities = 2
+	openStock      = 1000
+)
 
 // Config is one campaign.
 type Config struct {
@@ -108,6 +129,7 @@ type cluster struct {
 	redisVictim *redisNode
 	galera      *Galera
 	db          *database
+	rows        *rowHolder // the hold-row faults' outside transaction
 	links       map[string][]*toxic.Proxy
 	late        *faultproxy.Proxy // between the database link's toxics and the database: holds COMMITs
 	hold        commitHold        // which COMMITs late holds
@@ -137,10 +159,11 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if err := c.build(); err != nil {
 		return res, err
 	}
-	acts, err := c.createActivities(ctx)
+	acts, open, err := c.createActivities(ctx)
 	if err != nil {
 		return res, err
 	}
+	all := append(append([]int64{}, acts...), open...)
 	links := []string{LinkDB, LinkUserCheck, LinkPayment}
 	if len(c.links[LinkRedis]) > 0 {
 		links = append([]string{LinkRedis}, links...)
@@ -149,13 +172,15 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if c.galera != nil {
 		galeraNodes = c.galera.Killable
 	}
-	faults := schedule(cfg.Seed, cfg.Duration, len(c.instances), links, galeraNodes, true, true, len(c.links[LinkRedis]) > 0)
+	faults := schedule(cfg.Seed, cfg.Duration, len(c.instances), links, galeraNodes, true, true, len(c.links[LinkRedis]) > 0, open)
 	log.Info("chaos: campaign starts", "seed", cfg.Seed, "duration", cfg.Duration, "redis", cfg.Redis,
-		"store", c.storeName(), "faults_scheduled", len(faults), "activities", acts, "dir", cfg.Dir)
+		"store", c.storeName(), "faults_scheduled", len(faults), "activities", acts, "open_activities", open, "dir", cfg.Dir)
 
 	h := NewHistory()
+	onHeld := func(activity int64, d time.Duration) { h.rowHeld(activity, d) }
+	c.hold.held.Store(&onHeld)
 	inj := &injector{c: c, h: h, applied: map[string]int{}, busy: map[string]bool{}}
-	w := &workload{c: c, h: h, activities: acts, nextID: map[int64]int64{},
+	w := &workload{c: c, h: h, activities: acts, open: open, nextID: map[int64]int64{},
 		client: &http.Client{Timeout: answerTimeout, Transport: &http.Transport{MaxIdleConnsPerHost: 16}}}
 	defer w.client.CloseIdleConnections()
 	rdb := c.redis.Client()
@@ -166,7 +191,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	}
 	defer db.Close()
 	stocks := stock.New(rdb, c.prefix)
-	lw, fw := newLedgerWatch(stocks, acts), newFenceWatch(db)
+	lw, fw := newLedgerWatch(stocks, all), newFenceWatch(db)
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	var watching sync.WaitGroup
 	watching.Go(func() { every(watchCtx, ledgerEvery, lw.readAll) })
@@ -215,7 +240,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	}
 	healed := time.Now()
 	log.Info("chaos: faults over, every fault healed; waiting for the books", "faults", res.FaultTable())
-	st, err := c.finalState(ctx, acts, healed, db, stocks)
+	st, err := c.finalState(ctx, all, healed, db, stocks)
 	if err != nil {
 		return res, err
 	}
@@ -235,6 +260,9 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		res.Balanced = max(res.Balanced, a.Balanced)
 	}
 	res.Violations = check(h, ops, st)
+	_, counted := checkHoldRows(ops, h.Faults(), HoldBound)
+	log.Info("chaos: buyers of other activities during the hold-rows", "hold_rows", res.Faults[HoldRow],
+		"purchases_counted", counted, "bound", HoldBound)
 	return res, nil
 }
 
@@ -311,6 +339,9 @@ func (c *cluster) build() (err error) {
 	if c.db, err = createDatabase(admin, causal); err != nil {
 		return err
 	}
+	if c.rows, err = newRowHolder(c.db.dsn); err != nil {
+		return err
+	}
 	if c.late, err = faultproxy.New(c.db.addr()); err != nil {
 		return fmt.Errorf("chaos: %w", err)
 	}
@@ -352,9 +383,9 @@ func (c *cluster) build() (err error) {
 		"SECKILL_PAYMENT_WINDOW":    cfg.PaymentWindow.String(),
 		"SECKILL_ADMIN_TOKEN":       cfg.adminToken,
 		"SECKILL_KEY_PREFIX":        prefix,
-		"SECKILL_LOCK_TTL":          "2s",
+		"SECKILL_LOCK_TTL":          lockTTL.String(),
 		"SECKILL_USERCHECK_TIMEOUT": "500ms",
-		"SECKILL_LOCK_WAIT":         "1s",
+		"SECKILL_LOCK_WAIT":         lockWait.String(),
 		"SECKILL_SHUTDOWN_TIMEOUT":  "3s",
 		"SECKILL_LOG_LEVEL":         "warn",
 	}
@@ -392,35 +423,50 @@ func (c *cluster) build() (err error) {
 	return nil
 }
 
-// createActivities creates the campaign's activities, on sale from now on.
-func (c *cluster) createActivities(ctx context.Context) ([]int64, error) {
+// createActivities creates the campaign's activities, on sale from now on:
+// cfg.Activities of cfg.Stock units, and the open ones.
+func (c *cluster) createActivities(ctx context.Context) (acts, open []int64, err error) {
 	client := &http.Client{Timeout: 10 * time.Second}
-	var ids []int64
-	now := time.Now().UTC()
 	for i := range c.cfg.Activities {
-		body := fmt.Sprintf(`{"name":"chaos %d","total_stock":%d,"starts_at":%q,"ends_at":%q}`, i, c.cfg.Stock,
-			now.Add(-time.Minute).Format(time.RFC3339), now.Add(24*time.Hour).Format(time.RFC3339))
-		req, _ := http.NewRequestWithContext(ctx, "POST", c.instances[0].url+"/admin/v1/activities", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+c.cfg.adminToken)
-		req.Header.Set("Content-Type", "application/json")
-		res, err := client.Do(req)
+		id, err := c.createActivity(ctx, client, fmt.Sprintf("chaos %d", i), c.cfg.Stock)
 		if err != nil {
-			return nil, fmt.Errorf("chaos: create activity: %w", err)
+			return nil, nil, err
 		}
-		var a struct {
-			ID int64 `json:"id"`
-		}
-		err = json.NewDecoder(res.Body).Decode(&a)
-		_ = res.Body.Close()
-		if err != nil {
-			return nil, fmt.Errorf("chaos: create activity: %d: %w", res.StatusCode, err)
-		}
-		if res.StatusCode != http.StatusCreated {
-			return nil, fmt.Errorf("chaos: create activity: %d", res.StatusCode)
-		}
-		ids = append(ids, a.ID)
+		acts = append(acts, id)
 	}
-	return ids, nil
+	for i := range openActivities {
+		id, err := c.createActivity(ctx, client, fmt.Sprintf("chaos open %d", i), openStock)
+		if err != nil {
+			return nil, nil, err
+		}
+		open = append(open, id)
+	}
+	return acts, open, nil
+}
+
+func (c *cluster) createActivity(ctx context.Context, client *http.Client, name string, stock int64) (int64, error) {
+	now := time.Now().UTC()
+	body := fmt.Sprintf(`{"name":%q,"total_stock":%d,"starts_at":%q,"ends_at":%q}`, name, stock,
+		now.Add(-time.Minute).Format(time.RFC3339), now.Add(24*time.Hour).Format(time.RFC3339))
+	req, _ := http.NewRequestWithContext(ctx, "POST", c.instances[0].url+"/admin/v1/activities", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+c.cfg.adminToken)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := client.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("chaos: create activity: %w", err)
+	}
+	var a struct {
+		ID int64 `json:"id"`
+	}
+	err = json.NewDecoder(res.Body).Decode(&a)
+	_ = res.Body.Close()
+	if err != nil {
+		return 0, fmt.Errorf("chaos: create activity: %d: %w", res.StatusCode, err)
+	}
+	if res.StatusCode != http.StatusCreated {
+		return 0, fmt.Errorf("chaos: create activity: %d", res.StatusCode)
+	}
+	return a.ID, nil
 }
 
 // finalState waits up to BalanceBound from healed for each activity's books
@@ -522,6 +568,9 @@ func (c *cluster) close() {
 	}
 	if c.redis != nil {
 		c.redis.close()
+	}
+	if c.rows != nil {
+		c.rows.close()
 	}
 	if c.db != nil {
 		c.db.drop()

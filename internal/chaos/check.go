@@ -21,6 +21,7 @@ const (
 	InvBooksBalance  = "the books balance within 30 s of the faults' end, with no command"
 	InvLedger        = "every unit out of Redis's stock is in one receipt"
 	InvFenceForward  = "the database's fence of an activity never goes back"
+	InvHoldRowOthers = "while one activity's row is held, another's buyers are answered within the bound"
 )
 
 // Violation is one broken invariant, with the history around it.
@@ -165,7 +166,147 @@ func check(h *History, ops []Op, st finalState) []Violation {
 		id := v.order
 		add(InvStatusHistory, v.what, func(o Op) bool { return o.Order == id })
 	}
+
+	held, _ := checkHoldRows(ops, h.Faults(), HoldBound)
+	for _, v := range held {
+		n, act, from, to := v.purchase, v.held, v.from, v.to
+		add(InvHoldRowOthers, v.what, func(o Op) bool {
+			return o.Purchase == n || o.Activity == act && o.Kind == "buy" && o.Invoke.Before(to) && o.Complete.After(from)
+		})
+	}
 	return vs
+}
+
+// faultWindow is when a scheduled fault acted: from its start to its heal,
+// and its linger after that.
+type faultWindow struct {
+	n          int
+	kind       string
+	activity   int64
+	start, end time.Time // end: the heal
+	linger     time.Duration
+}
+
+// faultWindows pairs the scheduled faults' starts with their heals; a fault
+// never healed acts to the end.
+func faultWindows(faults []FaultEvent) []faultWindow {
+	var out []faultWindow
+	at := map[int]int{}
+	for _, f := range faults {
+		if f.N < 0 {
+			continue
+		}
+		if !f.Heal {
+			at[f.N] = len(out)
+			out = append(out, faultWindow{n: f.N, kind: f.Kind, activity: f.Activity, start: f.At,
+				end: time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC), linger: f.Linger})
+			continue
+		}
+		if i, ok := at[f.N]; ok {
+			out[i].end = f.At
+		}
+	}
+	return out
+}
+
+// purchaseSpan is one buyer's purchase (Op.Purchase): its first request's
+// invocation, and the completion of the request that answered it finally
+// (anything the buyer does not try again after), or of its last operation
+// when none did (it gave up after its tries, or the campaign ended).
+type purchaseSpan struct {
+	n          int
+	activity   int64
+	user       int64
+	start, end time.Time
+	first      int // op ID
+	answer     string
+}
+
+func purchaseSpans(ops []Op) []purchaseSpan {
+	var out []purchaseSpan
+	at := map[int]int{}
+	done := map[int]bool{}
+	for _, o := range ops { // by invocation
+		if o.Purchase == 0 {
+			continue
+		}
+		i, ok := at[o.Purchase]
+		if !ok {
+			i = len(out)
+			at[o.Purchase] = i
+			out = append(out, purchaseSpan{n: o.Purchase, activity: o.Activity, user: o.User, start: o.Invoke, first: o.ID})
+		}
+		p := &out[i]
+		if done[o.Purchase] {
+			continue
+		}
+		if o.Complete.After(p.end) {
+			p.end = o.Complete
+		}
+		p.answer = o.Answer()
+		if o.Kind == "buy" && !retried(o) {
+			done[o.Purchase] = true
+		}
+	}
+	return out
+}
+
+// slows reports whether fault w, while it acts, may keep the buyer of p
+// waiting by itself: every fault but a toxic on the payment link (a
+// verification asks the provider before its transaction, and holds no row
+// while it waits) and an expiry's COMMIT held by a late-status-commit, which
+// holds its own activity's row only.
+func slows(w faultWindow, p purchaseSpan) bool {
+	switch {
+	case w.kind == heldRow:
+		return w.activity == p.activity
+	case strings.HasSuffix(w.kind, "@"+LinkPayment):
+		return false
+	}
+	return true
+}
+
+type holdViolation struct {
+	purchase int
+	held     int64 // the activity whose row was held
+	from, to time.Time
+	what     string
+}
+
+// checkHoldRows holds each purchase of an activity whose first request
+// began while a hold-row held another activity's row to bound: from that
+// request's invocation to its final answer. A purchase that another fault
+// which may slow it (slows) overlapped, from its start to its heal plus its
+// linger, is not counted: a killed instance, Redis down or a toxic may keep
+// a buyer waiting longer by itself. counted is how many purchases were held
+// to the bound.
+func checkHoldRows(ops []Op, faults []FaultEvent, bound time.Duration) (out []holdViolation, counted int) {
+	windows := faultWindows(faults)
+	spans := purchaseSpans(ops)
+	for _, h := range windows {
+		if h.kind != HoldRow {
+			continue
+		}
+	purchases:
+		for _, p := range spans {
+			if p.activity == h.activity || p.start.Before(h.start) || p.start.After(h.end) {
+				continue
+			}
+			for _, w := range windows {
+				if w.n != h.n && slows(w, p) && w.start.Before(p.end) && w.end.Add(w.linger).After(p.start) {
+					continue purchases
+				}
+			}
+			counted++
+			if waited := p.end.Sub(p.start); waited > bound {
+				out = append(out, holdViolation{purchase: p.n, held: h.activity, from: h.start, to: h.end, what: fmt.Sprintf(
+					"activity %d's row held from outside for %v: buyer %d of activity %d, whose purchase began %v into the hold (request #%d), waited %v for its answer (%s), past the bound of %v, with no other fault on",
+					h.activity, h.end.Sub(h.start).Round(time.Millisecond), p.user, p.activity, p.start.Sub(h.start).Round(time.Millisecond),
+					p.first, waited.Round(time.Millisecond), p.answer, bound)})
+			}
+		}
+	}
+	return out, counted
 }
 
 // legalNext: the status changes there are. An order is created, then paid

@@ -32,3 +32,89 @@ func TestCheckMadeIn(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckHoldRows(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	const held, other = 4, 5
+	// activity 4's row held from 1 s to 5 s (fault 3).
+	hold := []FaultEvent{
+		{At: at(1000), N: 3, Kind: HoldRow, Activity: held},
+		{At: at(5000), N: 3, Kind: HoldRow, Activity: held, Heal: true},
+	}
+	buy := func(id, purchase int, act int64, from, to, status int, code string) Op {
+		return Op{ID: id, Kind: "buy", Purchase: purchase, Activity: act, User: act*1_000_000 + int64(purchase),
+			Invoke: at(from), Complete: at(to), Status: status, Code: code}
+	}
+	// Another activity's buyer told 503 twice while the row is held (the
+	// group waited for it), sold to once the hold is over: 4.6 s.
+	stalled := []Op{
+		buy(1, 1, other, 1200, 3300, 503, "unavailable"),
+		buy(2, 1, other, 4400, 5500, 503, "unavailable"),
+		buy(3, 1, other, 5800, 5810, 201, ""),
+	}
+	for _, c := range []struct {
+		name   string
+		ops    []Op
+		faults []FaultEvent
+		wants  int
+		counts int
+	}{
+		{"another activity's buyer kept waiting past the bound", stalled, hold, 1, 1},
+		{"the same with its last answer within the bound", stalled[:1], hold, 0, 1},
+		{"another activity's buyer sold to at once", []Op{buy(1, 1, other, 1200, 1230, 201, "")}, hold, 0, 1},
+		{"a buyer of the held activity waits", []Op{
+			buy(1, 1, held, 1200, 3300, 503, "unavailable"), buy(2, 1, held, 4400, 5500, 201, ""),
+		}, hold, 0, 0},
+		{"a purchase begun before the hold", []Op{
+			buy(1, 1, other, 900, 3300, 503, "unavailable"), buy(2, 1, other, 4400, 5500, 201, ""),
+		}, hold, 0, 0},
+		{"another fault overlapped the purchase", stalled, append([]FaultEvent{
+			{At: at(4000), N: 4, Kind: "instance-pause"}, {At: at(4500), N: 4, Kind: "instance-pause", Heal: true},
+		}, hold...), 0, 0},
+		{"a late-commit healed before, whose held COMMITs still land", stalled, append([]FaultEvent{
+			{At: at(0), N: 2, Kind: LateCommit, Linger: 4 * time.Second}, {At: at(500), N: 2, Kind: LateCommit, Heal: true, Linger: 4 * time.Second},
+		}, hold...), 0, 0},
+		{"a late-status-commit held another activity's expiry", stalled, append([]FaultEvent{
+			{At: at(2000), N: heldRowN + 1, Kind: heldRow, Activity: 2}, {At: at(24000), N: heldRowN + 1, Kind: heldRow, Activity: 2, Heal: true},
+		}, hold...), 1, 1},
+		{"a late-status-commit held an expiry of the buyer's activity", stalled, append([]FaultEvent{
+			{At: at(2000), N: heldRowN + 1, Kind: heldRow, Activity: other}, {At: at(24000), N: heldRowN + 1, Kind: heldRow, Activity: other, Heal: true},
+		}, hold...), 0, 0},
+		{"a toxic on the payment link", stalled, append([]FaultEvent{
+			{At: at(2000), N: 5, Kind: "latency@payment"}, {At: at(3000), N: 5, Kind: "latency@payment", Heal: true},
+		}, hold...), 1, 1},
+		{"a fault healed before the purchase began", stalled, append([]FaultEvent{
+			{At: at(0), N: 2, Kind: "latency@db"}, {At: at(1100), N: 2, Kind: "latency@db", Heal: true},
+		}, hold...), 1, 1},
+	} {
+		got, counted := checkHoldRows(c.ops, c.faults, 4*time.Second)
+		if len(got) != c.wants || counted != c.counts {
+			t.Errorf("%s: %d violations %v, %d purchases counted; want %d, %d", c.name, len(got), got, counted, c.wants, c.counts)
+		}
+	}
+}
+
+func TestScheduleKeepsOtherFaultsWithHoldRows(t *testing.T) {
+	links := []string{LinkRedis, LinkDB, LinkUserCheck, LinkPayment}
+	for _, seed := range []int64{107, 108, 318, 320} {
+		before := schedule(seed, 5*time.Minute, 3, links, nil, true, true, true, nil)
+		after := schedule(seed, 5*time.Minute, 3, links, nil, true, true, true, []int64{4, 5})
+		var holds, rest []fault
+		for _, f := range after {
+			if f.kind == HoldRow {
+				holds = append(holds, f)
+			} else {
+				rest = append(rest, f)
+			}
+		}
+		if len(holds) == 0 || len(rest) != len(before) {
+			t.Fatalf("seed %d: %d hold-rows, %d other faults with them, %d without", seed, len(holds), len(rest), len(before))
+		}
+		for i := range rest {
+			if rest[i].String() != before[i].String() || rest[i].at != before[i].at {
+				t.Fatalf("seed %d: fault %d is %v at %v with hold-rows, %v at %v without", seed, i, rest[i], rest[i].at, before[i], before[i].at)
+			}
+		}
+	}
+}

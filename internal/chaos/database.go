@@ -5,12 +5,14 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -163,6 +165,11 @@ func (d *database) drop() {
 // verification's, and nothing of a purchase batch's).
 type commitHold struct {
 	statusOnly atomic.Bool
+	// delay is the late-status-commit's hold; held, when set, is told of
+	// each expiry's COMMIT it holds, with the activity whose row that
+	// transaction keeps until the COMMIT lands.
+	delay atomic.Int64
+	held  atomic.Pointer[func(activity int64, d time.Duration)]
 }
 
 // newMatch is the database link's per-connection match (faultproxy
@@ -171,6 +178,7 @@ type commitHold struct {
 // statement arrives as the text of a COM_QUERY.
 func (h *commitHold) newMatch() func([]byte) bool {
 	changedStatus := false
+	var gaveBack int64 // the activity whose unit an expiry gave back
 	return func(b []byte) bool {
 		q, ok := mysqlQuery(b)
 		if !ok {
@@ -178,17 +186,31 @@ func (h *commitHold) newMatch() func([]byte) bool {
 		}
 		switch {
 		case strings.EqualFold(q, "COMMIT"):
-			hold := changedStatus || !h.statusOnly.Load()
-			changedStatus = false
+			statusOnly := h.statusOnly.Load()
+			hold := changedStatus || !statusOnly
+			if f := h.held.Load(); hold && statusOnly && gaveBack != 0 && f != nil {
+				(*f)(gaveBack, time.Duration(h.delay.Load()))
+			}
+			changedStatus, gaveBack = false, 0
 			return hold
 		case strings.EqualFold(q, "ROLLBACK"):
-			changedStatus = false
+			changedStatus, gaveBack = false, 0
 		case hasPrefixFold(q, "UPDATE orders SET status"):
 			changedStatus = true
+		case hasPrefixFold(q, giveBackPrefix):
+			rest := q[len(giveBackPrefix):]
+			if i := strings.IndexByte(rest, ' '); i > 0 {
+				gaveBack, _ = strconv.ParseInt(rest[:i], 10, 64)
+			}
 		}
 		return false
 	}
 }
+
+// giveBackPrefix starts an expiry's statement that takes its unit off the
+// activity's sold count (order/status.go giveUnitBack), the id next: the
+// expiry's transaction holds that activity's row until it ends.
+const giveBackPrefix = "UPDATE activities SET sold = sold - 1 WHERE id = "
 
 // mysqlQuery returns the statement of b when b is one whole MySQL COM_QUERY
 // packet: a 3-byte little-endian length, a sequence number, the command
@@ -208,4 +230,66 @@ func mysqlQuery(b []byte) (string, bool) {
 
 func hasPrefixFold(s, prefix string) bool {
 	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
+// rowHolder is the hold-row fault's outside client: its own connection to
+// the campaign's order database (the server the instances write to, past
+// their link and its faults), on which a transaction holds one activity's
+// row.
+type rowHolder struct {
+	db *sql.DB
+
+	mu sync.Mutex
+	tx *sql.Tx
+}
+
+func newRowHolder(dsn string) (*rowHolder, error) {
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("chaos: %w", err)
+	}
+	db.SetMaxOpenConns(2)
+	return &rowHolder{db: db}, nil
+}
+
+// hold locks the activity's row in a transaction of its own, and returns
+// once the row is locked; release rolls the transaction back. The primary
+// key forced: a scan would lock other activities' rows too.
+func (r *rowHolder) hold(activity int64) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.tx != nil {
+		return errors.New("a row is held already")
+	}
+	// Begun on a context that does not end: database/sql rolls a
+	// transaction back when its BeginTx context ends.
+	tx, err := r.db.BeginTx(context.Background(), nil)
+	if err != nil {
+		return fmt.Errorf("hold the row of activity %d: %w", activity, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var id int64
+	if err := tx.QueryRowContext(ctx, "SELECT id FROM activities FORCE INDEX (PRIMARY) WHERE id = ? FOR UPDATE", activity).Scan(&id); err != nil {
+		_ = tx.Rollback()
+		return fmt.Errorf("hold the row of activity %d: %w", activity, err)
+	}
+	r.tx = tx
+	return nil
+}
+
+func (r *rowHolder) release() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.tx == nil {
+		return nil
+	}
+	err := r.tx.Rollback()
+	r.tx = nil
+	return err
+}
+
+func (r *rowHolder) close() {
+	_ = r.release()
+	_ = r.db.Close()
 }

@@ -1,6 +1,9 @@
 package chaos
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestCommitHold(t *testing.T) {
 	packet := func(cmd byte, stmt string) []byte {
@@ -27,6 +30,15 @@ func TestCommitHold(t *testing.T) {
 	}
 
 	h.statusOnly.Store(true)
+	h.delay.Store(int64(20 * time.Second))
+	var held []int64
+	onHeld := func(activity int64, d time.Duration) {
+		if d != 20*time.Second {
+			t.Errorf("held for %v, want 20s", d)
+		}
+		held = append(held, activity)
+	}
+	h.held.Store(&onHeld)
 	conn := h.newMatch()
 	for _, c := range []struct {
 		stmt string
@@ -45,5 +57,8 @@ func TestCommitHold(t *testing.T) {
 		if got := conn(packet(0x03, c.stmt)); got != c.want {
 			t.Errorf("status changes only: %q: hold = %v, want %v", c.stmt, got, c.want)
 		}
+	}
+	if len(held) != 1 || held[0] != 1 {
+		t.Errorf("rows held %v, want activity 1's once (the expiry's)", held)
 	}
 }

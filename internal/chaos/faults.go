@@ -47,6 +47,14 @@ const (
 	// is for. A toxic cannot do it: it would hold the settle as well. Heal:
 	// deducts pass at once again (those held keep their delay).
 	LateDeduct = "late-deduct"
+	// HoldRow holds one activity's row from outside the service, as an
+	// operator's or a report's transaction might: on the campaign's order
+	// database (not through the service's link), a transaction runs
+	// `SELECT id FROM activities WHERE id = ? FOR UPDATE` on one of the
+	// activities that never sell out and keeps the row 3-5 s. Every batch of
+	// that activity waits for the row within its lease; no other activity's
+	// may (InvHoldRowOthers). Heal: the transaction rolls back.
+	HoldRow = "hold-row"
 )
 
 // The links a toxic goes on: the service's connections to each dependency.
@@ -66,6 +74,11 @@ type fault struct {
 	dur    time.Duration
 	toxic  toxic.Toxic
 	delay  time.Duration // of a LateCommit
+	// activity is the activity whose row a HoldRow holds.
+	activity int64
+	// n is the fault's index in its schedule, which tells its heal apart
+	// from another fault's with the same name.
+	n int
 }
 
 // Kind is the fault's kind as counted: "instance-kill", "latency@redis", ...
@@ -86,6 +99,8 @@ func (f fault) String() string {
 		return fmt.Sprintf("%s for %v", f.kind, f.dur.Round(time.Millisecond))
 	case LateCommit, LateStatusCommit, LateDeduct:
 		return fmt.Sprintf("%s by %v for %v", f.kind, f.delay.Round(time.Millisecond), f.dur.Round(time.Millisecond))
+	case HoldRow:
+		return fmt.Sprintf("%s act=%d for %v", f.kind, f.activity, f.dur.Round(time.Millisecond))
 	}
 	return fmt.Sprintf("%s %s %v for %v", f.Kind(), f.toxic.Stream, f.toxic.Attributes, f.dur.Round(time.Millisecond))
 }
@@ -104,6 +119,8 @@ func (f fault) resource() string {
 		return LateCommit // one proxy holds both
 	case LateDeduct:
 		return LateDeduct
+	case HoldRow:
+		return HoldRow
 	}
 	return "link:" + f.link
 }
@@ -112,10 +129,12 @@ func (f fault) resource() string {
 // 0.3-2.5 s, each lasting 0.5-8 s, so several overlap. links are the links
 // that have proxies; galeraNodes the Galera nodes that may be killed;
 // lateCommits whether the database link can hold COMMITs; lateDeducts
-// whether the Redis link can hold deducts. The late-deducts come from a
-// stream of their own, one every 5-15 s, so a seed's other faults are
-// those it drew before they existed.
-func schedule(seed int64, d time.Duration, instances int, links []string, galeraNodes []int, redisFaults, lateCommits, lateDeducts bool) []fault {
+// whether the Redis link can hold deducts; holdRows the activities whose
+// row a hold-row may hold (none: no hold-row). The late-deducts come from a
+// stream of their own, one every 5-15 s, and the hold-rows from another,
+// one every 5-10 s, so a seed's other faults are those it drew before they
+// existed.
+func schedule(seed int64, d time.Duration, instances int, links []string, galeraNodes []int, redisFaults, lateCommits, lateDeducts bool, holdRows []int64) []fault {
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x5ec1))
 	between := func(lo, hi time.Duration) time.Duration { return lo + time.Duration(rng.Int64N(int64(hi-lo))) }
 	kinds := []string{InstanceKill, InstancePause, InstancePause}
@@ -161,15 +180,24 @@ func schedule(seed int64, d time.Duration, instances int, links []string, galera
 		}
 		out = append(out, f)
 	}
-	if !lateDeducts {
-		return out
+	if lateDeducts {
+		rng = rand.New(rand.NewPCG(uint64(seed), 0xded0c7))
+		for at := between(2*time.Second, 8*time.Second); at < d; at += between(5*time.Second, 15*time.Second) {
+			out = append(out, fault{kind: LateDeduct, at: at, delay: between(2500*time.Millisecond, 4*time.Second),
+				dur: between(500*time.Millisecond, 2*time.Second)})
+		}
 	}
-	rng = rand.New(rand.NewPCG(uint64(seed), 0xded0c7))
-	for at := between(2*time.Second, 8*time.Second); at < d; at += between(5*time.Second, 15*time.Second) {
-		out = append(out, fault{kind: LateDeduct, at: at, delay: between(2500*time.Millisecond, 4*time.Second),
-			dur: between(500*time.Millisecond, 2*time.Second)})
+	if len(holdRows) > 0 {
+		rng = rand.New(rand.NewPCG(uint64(seed), 0x401d))
+		for at := between(time.Second, 5*time.Second); at < d; at += between(5*time.Second, 10*time.Second) {
+			out = append(out, fault{kind: HoldRow, at: at, activity: holdRows[rng.IntN(len(holdRows))],
+				dur: between(3*time.Second, 5*time.Second)})
+		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].at < out[j].at })
+	for i := range out {
+		out[i].n = i
+	}
 	return out
 }
 
@@ -228,7 +256,7 @@ func (in *injector) run(ctx context.Context, faults []fault) {
 				in.uncount(f)
 				return
 			}
-			in.h.Fault(f.String(), false)
+			in.h.fault(f, false)
 			select {
 			case <-ctx.Done():
 			case <-time.After(f.dur):
@@ -240,7 +268,7 @@ func (in *injector) run(ctx context.Context, faults []fault) {
 			if err := in.heal(f); err != nil {
 				in.c.cfg.Log.Warn("chaos: heal failed", "fault", f.String(), "err", err)
 			}
-			in.h.Fault(f.String(), true)
+			in.h.fault(f, true)
 		})
 	}
 	wg.Wait()
@@ -307,9 +335,12 @@ func (in *injector) apply(f fault) error {
 		return c.galera.killNode(f.target)
 	case LateCommit, LateStatusCommit:
 		c.hold.statusOnly.Store(f.kind == LateStatusCommit)
+		c.hold.delay.Store(int64(f.delay))
 		c.late.SetRequestDelay(f.delay)
 	case LateDeduct:
 		c.redis.setDeductDelay(f.delay)
+	case HoldRow:
+		return c.rows.hold(f.activity)
 	default:
 		for _, p := range c.links[f.link] {
 			if err := p.Add(f.toxic); err != nil {
@@ -340,6 +371,8 @@ func (in *injector) heal(f fault) error {
 		c.redis.setDeductDelay(0)
 		held, _ := c.redis.deductsHeld()
 		c.cfg.Log.Info("chaos: late-deduct healed", "deducts_held_so_far", held)
+	case HoldRow:
+		return c.rows.release()
 	default:
 		for _, p := range c.links[f.link] {
 			if err := p.Remove(f.toxic.Name); err != nil {

@@ -29,6 +29,10 @@ type Op struct {
 	Unknown     bool
 	Err         string // transport error of an Unknown completion
 	Detail      string // anything else worth showing (audit numbers, payment set)
+	// Purchase numbers the buyer's purchase (workload.purchase: a request
+	// and its retries, and the result-page looks between them) the
+	// operation belongs to; 0 for an operation of no purchase.
+	Purchase int
 }
 
 // Answer is how the operation completed, for people.
@@ -76,6 +80,15 @@ type FaultEvent struct {
 	At    time.Time
 	Fault string // e.g. "instance-kill i1", "latency@redis 300ms"
 	Heal  bool
+	// N is the fault's index in the schedule: a start and its heal share it.
+	N    int
+	Kind string // as counted (fault.Kind)
+	// Activity is the activity whose row a hold-row holds.
+	Activity int64
+	// Linger is how long after its heal the fault may still act: a
+	// late-commit's or late-deduct's held commands land up to their delay
+	// later.
+	Linger time.Duration
 }
 
 // History is every operation and fault event of a campaign. Its methods are
@@ -83,9 +96,10 @@ type FaultEvent struct {
 type History struct {
 	start time.Time
 
-	mu     sync.Mutex
-	ops    []*Op
-	faults []FaultEvent
+	mu       sync.Mutex
+	ops      []*Op
+	faults   []FaultEvent
+	heldRows int
 }
 
 // NewHistory starts an empty history; times print relative to now.
@@ -112,9 +126,44 @@ func (h *History) Done(op *Op) {
 
 // Fault records a fault event.
 func (h *History) Fault(name string, heal bool) {
+	h.addFault(FaultEvent{Fault: name, Heal: heal, N: -1})
+}
+
+// fault records the start or the heal of a scheduled fault.
+func (h *History) fault(f fault, heal bool) {
+	ev := FaultEvent{Fault: f.String(), Heal: heal, N: f.n, Kind: f.Kind(), Activity: f.activity}
+	switch f.kind {
+	case LateCommit, LateDeduct:
+		ev.Linger = f.delay
+	}
+	h.addFault(ev)
+}
+
+// heldRow is the kind of the events rowHeld records, numbered from heldRowN.
+const (
+	heldRow  = "held-status-commit"
+	heldRowN = 1_000_000
+)
+
+// rowHeld records that a late-status-commit holds the COMMIT of an expiry of
+// the activity for d: the activity's row stays held until it lands. The
+// late-status-commit's own events have no linger: what it holds after its
+// heal is these rows.
+func (h *History) rowHeld(activity int64, d time.Duration) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.faults = append(h.faults, FaultEvent{At: time.Now(), Fault: name, Heal: heal})
+	now := time.Now()
+	h.heldRows++
+	n, name := heldRowN+h.heldRows, fmt.Sprintf("%s act=%d by %v", heldRow, activity, d.Round(time.Millisecond))
+	h.faults = append(h.faults, FaultEvent{At: now, Fault: name, N: n, Kind: heldRow, Activity: activity},
+		FaultEvent{At: now.Add(d), Fault: name, N: n, Kind: heldRow, Activity: activity, Heal: true})
+}
+
+func (h *History) addFault(ev FaultEvent) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ev.At = time.Now()
+	h.faults = append(h.faults, ev)
 }
 
 // Ops returns a copy of every completed operation, by invocation.

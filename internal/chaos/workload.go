@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptrace"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -32,11 +33,16 @@ type workload struct {
 	c          *cluster
 	h          *History
 	activities []int64
-	client     *http.Client
+	// open are the open activities (campaign.go): each has a client of
+	// its own that buys nothing else, and their buyers are not remembered
+	// for the other clients' repeats, polls and payments.
+	open   []int64
+	client *http.Client
 
-	mu     sync.Mutex
-	held   []holding // buyers who were told they hold an order
-	nextID map[int64]int64
+	mu        sync.Mutex
+	held      []holding // buyers who were told they hold an order
+	nextID    map[int64]int64
+	purchases int // numbers the purchases (Op.Purchase)
 
 	// watchers are the result pages open now (watch), at most
 	// cap(watching) at once.
@@ -53,8 +59,10 @@ type holding struct {
 // maxWatchers bounds the result pages open at once (watch).
 const maxWatchers = 4
 
-// run starts n clients and returns when ctx ends and each has finished
-// its operation in flight, and every result page it opened has closed.
+// run starts n clients, and one for each open activity, and returns when
+// ctx ends and each has finished its operation in flight, and every result
+// page it opened has closed. The open activities' clients draw from streams
+// of their own: the n clients choose what they chose before those existed.
 func (w *workload) run(ctx context.Context, seed int64, n int) {
 	w.watching = make(chan struct{}, maxWatchers)
 	var wg sync.WaitGroup
@@ -62,8 +70,20 @@ func (w *workload) run(ctx context.Context, seed int64, n int) {
 		rng := rand.New(rand.NewPCG(uint64(seed), uint64(i)+1))
 		wg.Go(func() { w.client1(ctx, i, rng) })
 	}
+	for k, a := range w.open {
+		rng := rand.New(rand.NewPCG(uint64(seed), 0x09e4+uint64(k)))
+		wg.Go(func() { w.openClient(ctx, n+k, rng, a) })
+	}
 	wg.Wait()
 	w.watchers.Wait()
+}
+
+// openClient is an open activity's client: one new buyer after another.
+func (w *workload) openClient(ctx context.Context, id int, rng *rand.Rand, activity int64) {
+	for ctx.Err() == nil {
+		w.purchase(ctx, id, rng, w.newBuyerOf(activity))
+		sleep(ctx, time.Duration(10+rng.IntN(60))*time.Millisecond)
+	}
 }
 
 func (w *workload) client1(ctx context.Context, id int, rng *rand.Rand) {
@@ -98,7 +118,10 @@ func sleep(ctx context.Context, d time.Duration) {
 }
 
 func (w *workload) newBuyer(rng *rand.Rand) holding {
-	a := w.activities[rng.IntN(len(w.activities))]
+	return w.newBuyerOf(w.activities[rng.IntN(len(w.activities))])
+}
+
+func (w *workload) newBuyerOf(a int64) holding {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.nextID[a]++
@@ -115,9 +138,19 @@ func (w *workload) someHolder(rng *rand.Rand) (holding, bool) {
 }
 
 func (w *workload) remember(h holding) {
+	if slices.Contains(w.open, h.activity) {
+		return
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.held = append(w.held, h)
+}
+
+func (w *workload) newPurchase() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.purchases++
+	return w.purchases
 }
 
 // purchase buys one unit for the buyer, retrying 429, 503 unavailable and
@@ -130,21 +163,33 @@ func (w *workload) purchase(ctx context.Context, client int, rng *rand.Rand, b h
 	if rng.IntN(10) < 7 {
 		key = "k" + strconv.FormatInt(b.user, 36) + "-" + strconv.Itoa(rng.IntN(1000))
 	}
+	n := w.newPurchase()
 	for try := 0; try < 4 && ctx.Err() == nil; try++ {
-		op := w.send(client, rng, Op{Kind: "buy", Activity: b.activity, User: b.user, Key: key},
+		op := w.send(client, rng, Op{Kind: "buy", Activity: b.activity, User: b.user, Key: key, Purchase: n},
 			"POST", fmt.Sprintf("/api/v1/activities/%d/orders", b.activity), nil)
 		switch {
 		case op.Status == http.StatusCreated || op.Code == "already_purchased":
 			w.remember(holding{activity: b.activity, user: b.user, order: op.Order})
 			return
 		case op.Code == "outcome_unknown" || op.Unknown:
-			w.poll(client, rng, b)
-		case op.Status == http.StatusTooManyRequests, op.Code == "unavailable", op.Code == "refused", op.Status >= 500:
+			if v := w.send(client, rng, Op{Kind: "poll", Activity: b.activity, User: b.user, Purchase: n}, "GET",
+				fmt.Sprintf("/api/v1/activities/%d/orders/mine", b.activity), nil); v.Status == http.StatusOK {
+				w.remember(holding{activity: b.activity, user: b.user, order: v.Order})
+			}
+		case retried(*op.Op):
 		default:
 			return // a final answer: sold_out, user_rejected, ...
 		}
 		sleep(ctx, op.retryAfter+time.Duration(rng.IntN(400))*time.Millisecond)
 	}
+}
+
+// retried reports whether a purchase's answer is one the buyer tries again
+// after: 429, 503 unavailable, a refused connection, any other 5xx (an
+// outcome_unknown or an unknown completion is looked up first).
+func retried(o Op) bool {
+	return o.Unknown || o.Code == "outcome_unknown" || o.Status == http.StatusTooManyRequests ||
+		o.Code == "unavailable" || o.Code == "refused" || o.Status >= 500
 }
 
 // poll asks for the buyer's order (the result page), which verifies a
