@@ -21,7 +21,7 @@ const (
 	InvBooksBalance  = "the books balance within 30 s of the faults' end, with no command"
 	InvLedger        = "every unit out of Redis's stock is in one receipt"
 	InvFenceForward  = "the database's fence of an activity never goes back"
-	InvHoldRowOthers = "while one activity's row is held, another's buyers are answered within the bound"
+	InvHoldRowOthers = "while one activity's row is held, another's buyers are answered within the bound, never 503"
 )
 
 // Violation is one broken invariant, with the history around it.
@@ -220,6 +220,9 @@ type purchaseSpan struct {
 	start, end time.Time
 	first      int // op ID
 	answer     string
+	// refused is the first answer of its requests that said a dependency
+	// failed (503 unavailable), "" when none did.
+	refused string
 }
 
 func purchaseSpans(ops []Op) []purchaseSpan {
@@ -244,6 +247,9 @@ func purchaseSpans(ops []Op) []purchaseSpan {
 			p.end = o.Complete
 		}
 		p.answer = o.Answer()
+		if o.Code == "unavailable" && p.refused == "" {
+			p.refused = fmt.Sprintf("#%d %s", o.ID, o.Answer())
+		}
 		if o.Kind == "buy" && !retried(o) {
 			done[o.Purchase] = true
 		}
@@ -298,6 +304,15 @@ func checkHoldRows(ops []Op, faults []FaultEvent, bound time.Duration) (out []ho
 				}
 			}
 			counted++
+			if p.refused != "" {
+				// The held row is no failure of this activity's
+				// dependencies: a 503 here is another activity's row
+				// stalling this one's write.
+				out = append(out, holdViolation{purchase: p.n, held: h.activity, from: h.start, to: h.end, what: fmt.Sprintf(
+					"activity %d's row held from outside for %v: buyer %d of activity %d, whose purchase began %v into the hold, was told %s, with no other fault on",
+					h.activity, h.end.Sub(h.start).Round(time.Millisecond), p.user, p.activity, p.start.Sub(h.start).Round(time.Millisecond), p.refused)})
+				continue
+			}
 			if waited := p.end.Sub(p.start); waited > bound {
 				out = append(out, holdViolation{purchase: p.n, held: h.activity, from: h.start, to: h.end, what: fmt.Sprintf(
 					"activity %d's row held from outside for %v: buyer %d of activity %d, whose purchase began %v into the hold (request #%d), waited %v for its answer (%s), past the bound of %v, with no other fault on",

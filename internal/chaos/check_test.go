@@ -61,7 +61,10 @@ func TestCheckHoldRows(t *testing.T) {
 		counts int
 	}{
 		{"another activity's buyer kept waiting past the bound", stalled, hold, 1, 1},
-		{"the same with its last answer within the bound", stalled[:1], hold, 0, 1},
+		{"the same told 503 within the bound", stalled[:1], hold, 1, 1},
+		{"another activity's buyer told busy, then sold to", []Op{
+			buy(1, 1, other, 1200, 2200, 429, "busy"), buy(2, 1, other, 2400, 2410, 201, ""),
+		}, hold, 0, 1},
 		{"another activity's buyer sold to at once", []Op{buy(1, 1, other, 1200, 1230, 201, "")}, hold, 0, 1},
 		{"a buyer of the held activity waits", []Op{
 			buy(1, 1, held, 1200, 3300, 503, "unavailable"), buy(2, 1, held, 4400, 5500, 201, ""),
