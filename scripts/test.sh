@@ -68,6 +68,22 @@ else
 	echo "promtool is not installed: deploy/prometheus not checked (TestDashboardMetricsExist still parses every query)"
 fi
 
+step "go mod tidy -diff"
+# go.mod and go.sum must be what go mod tidy writes: a direct dependency
+# marked "// indirect", or a line nothing needs, fails here.
+tidy_rc=0
+tidy_diff=$(go mod tidy -diff) || tidy_rc=$?
+if [ "$tidy_rc" != 0 ]; then
+	if [ -n "$tidy_diff" ]; then
+		printf '%s\n' "$tidy_diff"
+		echo "go.mod/go.sum are not tidy: run 'go mod tidy' and commit the result" >&2
+	else
+		echo "go mod tidy -diff failed (exit $tidy_rc; see above): go.mod not checked" >&2
+	fi
+	exit 1
+fi
+echo "go.mod and go.sum are tidy"
+
 step "go vet ./... (and the load tests' naive build, -tags seckill_naive)"
 go vet ./...
 go vet -tags seckill_naive ./cmd/seckill
