@@ -112,6 +112,20 @@ else
 	"$bin_dir/golangci-lint" run --build-tags seckill_naive,seckill_crashpoints ./...
 fi
 
+# Redocly CLI, pinned, from npm (npx keeps it in npm's cache after the first
+# run): the OpenAPI document against Redocly's `recommended` rules; the
+# one deliberate exception is in .redocly.lint-ignore.yaml.
+redocly_version=2.77.0
+step "Redocly CLI $redocly_version: docs/openapi.yaml (recommended rules)"
+if [ "${SECKILL_SKIP_LINT:-0}" = 1 ]; then
+	echo "skipped (SECKILL_SKIP_LINT=1)"
+elif ! command -v npx >/dev/null 2>&1; then
+	echo "OpenAPI lint NOT RUN: npm (npx) is not installed here (apt-get install npm, or Node.js from https://nodejs.org)"
+else
+	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true \
+		npx --yes "@redocly/cli@$redocly_version" lint --extends recommended docs/openapi.yaml
+fi
+
 step "govulncheck $vuln_version"
 # Its database lives at vuln.go.dev; a machine that cannot reach it says so
 # and goes on: a missing network is not a vulnerability, and nothing here
