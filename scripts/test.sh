@@ -160,3 +160,19 @@ else
 	*) exit "$rc" ;;
 	esac
 fi
+
+# bench.sh, as short as it goes (one concurrency, 2 s, no crowd): it must
+# run its steps, balance the books and exit 0, which also drops its database
+# and Redis keys; --crowd 0 must skip the crowd, not hand the tool 0 buyers.
+step "load-test bench smoke (loadtest/bench.sh --conns 4 --duration 2s --crowd 0)"
+if [ "${SECKILL_SKIP_LOADTEST:-0}" = 1 ]; then
+	echo "skipped (SECKILL_SKIP_LOADTEST=1)"
+else
+	bench_out=$(bash loadtest/bench.sh --conns 4 --duration 2s --stock 100000 --crowd 0) || {
+		printf '%s\n' "$bench_out"
+		echo "loadtest/bench.sh --crowd 0 failed (see above)" >&2
+		exit 1
+	}
+	printf '%s\n' "$bench_out"
+	grep -q '^Crowd: skipped' <<<"$bench_out" || { echo "loadtest/bench.sh --crowd 0 did not skip the crowd" >&2; exit 1; }
+fi
