@@ -152,13 +152,22 @@ step "load-test smoke (loadtest/run.sh)"
 if [ "${SECKILL_SKIP_LOADTEST:-0}" = 1 ]; then
 	echo "skipped (SECKILL_SKIP_LOADTEST=1)"
 else
-	rc=0
-	bash loadtest/run.sh --scenario smoke || rc=$?
+	rc=0 smoke_out=$(mktemp)
+	bash loadtest/run.sh --scenario smoke >"$smoke_out" || rc=$?
+	cat "$smoke_out"
 	case $rc in
 	0) ;;
 	3) echo "load-test smoke: no oversell, no lost order; a latency target was missed on this machine" ;;
 	*) exit "$rc" ;;
 	esac
+	# The README promises the PNG chart of every run (run.sh installs gnuplot).
+	chart_png=$(sed -n 's/^loadtest: report=.* chart=\(.*\.png\)$/\1/p' "$smoke_out")
+	rm -f "$smoke_out"
+	if [ -z "$chart_png" ] || [ ! -s "$chart_png" ]; then
+		echo "load-test smoke: no PNG chart was drawn (chart=${chart_png:-none}; loadtest/chart.sh needs gnuplot)" >&2
+		exit 1
+	fi
+	echo "chart: $chart_png"
 fi
 
 # bench.sh, as short as it goes (one concurrency, 2 s, no crowd): it must
