@@ -13,7 +13,7 @@
 #      is retried (loadtest/bench.lua); orders are counted in SQL;
 #   4. the crowd: --crowd buyers press "buy" once, at the same moment, for
 #      --crowd-stock units (loadtest/crowd): the share of first answers that
-#      are final (201 or 409 sold_out);
+#      are final (201 or 409 sold_out); --crowd 0 skips it;
 #   5. checks the books of every activity (orders + Redis == total, no user
 #      twice, activities.sold == rows) and prints a Markdown table.
 #
@@ -71,6 +71,9 @@ while [ $# -gt 0 ]; do
 	esac
 done
 case "$verify" in approve | stub) ;; *) die "--verify must be approve or stub" ;; esac
+[[ "$crowd" =~ ^[0-9]+$ ]] || die "--crowd takes a count of buyers (0 skips the crowd), not $crowd"
+[[ "$crowd_stock" =~ ^[1-9][0-9]*$ ]] || die "--crowd-stock takes a positive count of units, not $crowd_stock"
+crowd=$((10#$crowd))
 max_instances=1
 for n in $instances; do
 	[[ "$n" =~ ^[1-9][0-9]?$ ]] || die "--instances takes counts from 1 to 99, not $n"
@@ -132,7 +135,7 @@ db_user=${SECKILL_DB_USER:-seckill} db_pass=${SECKILL_DB_PASSWORD:-seckill}
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" || true
 log "building the service and the crowd"
 go build -o "$logs/seckill" ./cmd/seckill
-go build -o "$logs/crowd" ./loadtest/crowd
+[ "$crowd" = 0 ] || go build -o "$logs/crowd" ./loadtest/crowd
 
 # ---- 2. database, prefix, instance ------------------------------------------
 run_id="$(date -u +%Y%m%d%H%M%S)_$$"
@@ -285,9 +288,14 @@ for c in $conns; do
 done
 
 # ---- 4. the crowd ------------------------------------------------------------
-crowd_act=$(new_activity "$crowd_stock")
-crowd_line=$("$logs/crowd" -url "$base" -activity "$crowd_act" -buyers "$crowd" -first-user 5000000000)
-log "crowd: $crowd_line"
+crowd_line=""
+if [ "$crowd" = 0 ]; then
+	log "crowd: skipped (--crowd 0)"
+else
+	crowd_act=$(new_activity "$crowd_stock")
+	crowd_line=$("$logs/crowd" -url "$base" -activity "$crowd_act" -buyers "$crowd" -first-user 5000000000)
+	log "crowd: $crowd_line"
+fi
 
 # ---- 5. books ----------------------------------------------------------------
 bad=() checked=0
@@ -314,7 +322,11 @@ echo "| connections | instances | activities | batches | buyers per batch | gran
 echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 printf '%s\n' "${steps_rows[@]}"
 echo
-echo "Crowd of $crowd buyers for $crowd_stock units, one press each: $(jq -r '"\(.final_first_answers) final first answers (\(.final_share * 100 | floor)%), answers \(.codes | tostring), p50 \(.p50_ms) ms, p99 \(.p99_ms) ms"' <<<"$crowd_line")"
+if [ -z "$crowd_line" ]; then
+	echo "Crowd: skipped (--crowd 0)."
+else
+	echo "Crowd of $crowd buyers for $crowd_stock units, one press each: $(jq -r '"\(.final_first_answers) final first answers (\(.final_share * 100 | floor)%), answers \(.codes | tostring), p50 \(.p50_ms) ms, p99 \(.p99_ms) ms"' <<<"$crowd_line")"
+fi
 if [ ${#bad[@]} -gt 0 ]; then
 	printf 'BOOKS DO NOT BALANCE: %s\n' "${bad[@]}"
 	exit 1

@@ -26,3 +26,26 @@ wait_http() { # url what seconds [pid]
 	tail -n 30 "$logs/$2.log" >&2 || true
 	return 1
 }
+
+# progress_loop ADDR prints the live progress of the k6 run whose REST API
+# listens on ADDR (k6 run --address) until killed: elapsed seconds, requests
+# and the answers seckill.js counts by kind (201 orders_created, 409
+# sold_out + already_purchased, 429 busy, 503 unavailable). On a terminal
+# the line is redrawn in place every second; otherwise one line is printed
+# every PROGRESS_EVERY seconds (10).
+progress_loop() {
+	local addr=$1 start=$SECONDS every=${PROGRESS_EVERY:-10} tty=0 line last=0
+	[ -t 2 ] && tty=1 every=1
+	while sleep 1; do
+		line=$(curl -fsS --max-time 1 "http://$addr/v1/metrics" 2>/dev/null | jq -r '
+			[.data[] | {key: .id, value: (.attributes.sample.count // 0)}] | from_entries as $m
+			| "reqs=\($m.http_reqs // 0) 201=\($m.orders_created // 0) 409=\(($m.sold_out // 0) + ($m.already_purchased // 0)) 429=\($m.busy // 0) 503=\($m.unavailable // 0)"' 2>/dev/null) || continue
+		[ -n "$line" ] || continue
+		if [ "$tty" = 1 ]; then
+			printf '\r[k6 %4ds] %s   ' "$((SECONDS - start))" "$line" >&2
+		elif [ $((SECONDS - last)) -ge "$every" ]; then
+			last=$SECONDS
+			printf '[k6 %4ds] %s\n' "$((SECONDS - start))" "$line" >&2
+		fi
+	done
+}

@@ -192,6 +192,11 @@ if [ -f scripts/services.sh ]; then
 	# shellcheck source=../scripts/services.sh
 	source scripts/services.sh
 	services_ensure jq curl >&2
+	# gnuplot draws the PNG chart (loadtest/chart.sh); gnuplot-nox is
+	# Debian's build without X11, with the pngcairo terminal.
+	if ! command -v gnuplot >/dev/null 2>&1; then
+		services_apt_install gnuplot-nox >&2 || log "gnuplot-nox could not be installed: no PNG chart"
+	fi
 fi
 db_user=${SECKILL_DB_USER:-seckill} db_pass=${SECKILL_DB_PASSWORD:-seckill}
 sql -e 'SELECT 1' >/dev/null || die "cannot reach MariaDB at 127.0.0.1:3306 as $db_user"
@@ -329,13 +334,27 @@ fi
 html_report="$out_dir/$scenario-report.html" chart="$out_dir/$scenario-chart.png" samples="$logs/k6-samples.csv.gz"
 rm -f "$out_dir/$scenario-summary.json" "$out_dir/$scenario-report.txt" "$html_report" "$chart"
 k6_rc=0
+# A live progress line while k6 runs, from k6's REST API (its counters of
+# the answers by kind; http_reqs counts every request, the purchases and the
+# reads): on a terminal one line redrawn every second, otherwise one line
+# every PROGRESS_EVERY seconds (10); PROGRESS=0 turns it off.
+k6_api="127.0.0.1:$(free_port)" progress_pid=""
+if [ "${PROGRESS:-1}" != 0 ]; then
+	progress_loop "$k6_api" &
+	progress_pid=$!
+fi
 # Secrets and addresses go through the environment, not the command line.
 # k6's web dashboard runs without its HTTP server (port -1) and exports its
 # HTML report at the end; every sample also goes to a CSV for the chart.
 SCENARIO="$scenario" BASE_URLS=$(IFS=,; echo "${base_urls[*]}") ADMIN_TOKEN="$admin_token" \
 	STUB_URL="$stub_url" PROXY_URL="$proxy_url" PAYSTUB_URL="$paystub_url" OUT_DIR="$out_dir" K6_NO_USAGE_REPORT=true \
 	K6_WEB_DASHBOARD=true K6_WEB_DASHBOARD_PORT=-1 K6_WEB_DASHBOARD_PERIOD=1s K6_WEB_DASHBOARD_EXPORT="$html_report" \
-	"$k6" run --quiet --out "csv=$samples" "${k6_extra[@]}" loadtest/seckill.js 2> >(tee "$logs/k6.log" >&2) || k6_rc=$?
+	"$k6" run --quiet --address "$k6_api" --out "csv=$samples" "${k6_extra[@]}" loadtest/seckill.js 2> >(tee "$logs/k6.log" >&2) || k6_rc=$?
+if [ -n "$progress_pid" ]; then
+	kill "$progress_pid" 2>/dev/null || true
+	wait "$progress_pid" 2>/dev/null || true
+	[ -t 2 ] && printf '\n' >&2
+fi
 rss_kb=0
 for pid in "${svc_pids[@]}"; do
 	r=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
@@ -478,7 +497,7 @@ fi
 [ -s "$html_report" ] || html_report=""
 echo "loadtest: report=${html_report:-none} chart=${chart:-none}"
 if [ "$naive" = 1 ] && [ "$result" != FAIL ]; then
-	log "the naive build was not caught overselling in this run: its race needs two holders to read a sale's last unit before either writes; it oversold in every one of 22 runs in loadtest/RESULTS.md, so look at the log above"
+	log "the naive build was not caught overselling in this run: its race needs two holders to read a sale's last unit before either writes; it oversold in 22 of 22 runs in loadtest/RESULTS.md, so look at the log above"
 fi
 case "$result" in
 PASS) exit 0 ;;

@@ -68,6 +68,22 @@ else
 	echo "promtool is not installed: deploy/prometheus not checked (TestDashboardMetricsExist still parses every query)"
 fi
 
+step "go mod tidy -diff"
+# go.mod and go.sum must be what go mod tidy writes: a direct dependency
+# marked "// indirect", or a line nothing needs, fails here.
+tidy_rc=0
+tidy_diff=$(go mod tidy -diff) || tidy_rc=$?
+if [ "$tidy_rc" != 0 ]; then
+	if [ -n "$tidy_diff" ]; then
+		printf '%s\n' "$tidy_diff"
+		echo "go.mod/go.sum are not tidy: run 'go mod tidy' and commit the result" >&2
+	else
+		echo "go mod tidy -diff failed (exit $tidy_rc; see above): go.mod not checked" >&2
+	fi
+	exit 1
+fi
+echo "go.mod and go.sum are tidy"
+
 step "go vet ./... (and the load tests' naive build, -tags seckill_naive)"
 go vet ./...
 go vet -tags seckill_naive ./cmd/seckill
@@ -96,6 +112,20 @@ else
 	"$bin_dir/golangci-lint" run --build-tags seckill_naive,seckill_crashpoints ./...
 fi
 
+# Redocly CLI, pinned, from npm (npx keeps it in npm's cache after the first
+# run): the OpenAPI document against Redocly's `recommended` rules; the
+# one deliberate exception is in .redocly.lint-ignore.yaml.
+redocly_version=2.77.0
+step "Redocly CLI $redocly_version: docs/openapi.yaml (recommended rules)"
+if [ "${SECKILL_SKIP_LINT:-0}" = 1 ]; then
+	echo "skipped (SECKILL_SKIP_LINT=1)"
+elif ! command -v npx >/dev/null 2>&1; then
+	echo "OpenAPI lint NOT RUN: npm (npx) is not installed here (apt-get install npm, or Node.js from https://nodejs.org)"
+else
+	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true \
+		npx --yes "@redocly/cli@$redocly_version" lint --extends recommended docs/openapi.yaml
+fi
+
 step "govulncheck $vuln_version"
 # Its database lives at vuln.go.dev; a machine that cannot reach it says so
 # and goes on: a missing network is not a vulnerability, and nothing here
@@ -122,11 +152,36 @@ step "load-test smoke (loadtest/run.sh)"
 if [ "${SECKILL_SKIP_LOADTEST:-0}" = 1 ]; then
 	echo "skipped (SECKILL_SKIP_LOADTEST=1)"
 else
-	rc=0
-	bash loadtest/run.sh --scenario smoke || rc=$?
+	rc=0 smoke_out=$(mktemp)
+	bash loadtest/run.sh --scenario smoke >"$smoke_out" || rc=$?
+	cat "$smoke_out"
 	case $rc in
 	0) ;;
 	3) echo "load-test smoke: no oversell, no lost order; a latency target was missed on this machine" ;;
 	*) exit "$rc" ;;
 	esac
+	# The README promises the PNG chart of every run (run.sh installs gnuplot).
+	chart_png=$(sed -n 's/^loadtest: report=.* chart=\(.*\.png\)$/\1/p' "$smoke_out")
+	rm -f "$smoke_out"
+	if [ -z "$chart_png" ] || [ ! -s "$chart_png" ]; then
+		echo "load-test smoke: no PNG chart was drawn (chart=${chart_png:-none}; loadtest/chart.sh needs gnuplot)" >&2
+		exit 1
+	fi
+	echo "chart: $chart_png"
+fi
+
+# bench.sh, as short as it goes (one concurrency, 2 s, no crowd): it must
+# run its steps, balance the books and exit 0, which also drops its database
+# and Redis keys; --crowd 0 must skip the crowd, not hand the tool 0 buyers.
+step "load-test bench smoke (loadtest/bench.sh --conns 4 --duration 2s --crowd 0)"
+if [ "${SECKILL_SKIP_LOADTEST:-0}" = 1 ]; then
+	echo "skipped (SECKILL_SKIP_LOADTEST=1)"
+else
+	bench_out=$(bash loadtest/bench.sh --conns 4 --duration 2s --stock 100000 --crowd 0) || {
+		printf '%s\n' "$bench_out"
+		echo "loadtest/bench.sh --crowd 0 failed (see above)" >&2
+		exit 1
+	}
+	printf '%s\n' "$bench_out"
+	grep -q '^Crowd: skipped' <<<"$bench_out" || { echo "loadtest/bench.sh --crowd 0 did not skip the crowd" >&2; exit 1; }
 fi

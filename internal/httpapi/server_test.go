@@ -706,6 +706,17 @@ func TestRateLimits(t *testing.T) {
 			t.Errorf("Retry-After = %q, want 2", got)
 		}
 	})
+	// docs/API.md's precedence: the rate limit answers before the purchase
+	// is looked at, so a holder past it gets 429, not already_purchased.
+	t.Run("before already_purchased", func(t *testing.T) {
+		f := newFake()
+		f.buy = func(purchase.BuyRequest) (seckill.Order, error) {
+			return seckill.Order{}, &seckill.Error{Code: seckill.EAlreadyPurchased, Message: "you have one", OrderID: "ord-9"}
+		}
+		h := newTestServer(Config{UserRate: 0.01, UserBurst: 1}, f)
+		checkError(t, buyAs(h, "42"), 409, seckill.EAlreadyPurchased)
+		checkError(t, buyAs(h, "42"), 429, seckill.EBusy)
+	})
 	t.Run("off by default", func(t *testing.T) {
 		h := newTestServer(Config{}, newFake())
 		for range 50 {

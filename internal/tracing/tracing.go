@@ -3,10 +3,13 @@
 //
 // Tracing is off unless the environment asks for it (OTEL_TRACES_EXPORTER,
 // or an OTLP endpoint: OTEL_EXPORTER_OTLP_ENDPOINT or
-// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT): then spans go to the exporter
-// autoexport builds from those variables (OTLP over http/protobuf by
-// default, OTEL_EXPORTER_OTLP_PROTOCOL=grpc for gRPC), sampled as
-// OTEL_TRACES_SAMPLER says (parent-based always-on by default). W3C
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT): then spans go to OTLP over
+// http/protobuf (otlptracehttp, which reads the other OTEL_EXPORTER_OTLP_*
+// variables itself), or to stdout with OTEL_TRACES_EXPORTER=console, sampled
+// as OTEL_TRACES_SAMPLER says (parent-based always-on by default). OTLP over
+// gRPC is not built in (it would compile google.golang.org/grpc into the
+// binary, most of a cold build): OTEL_EXPORTER_OTLP_PROTOCOL=grpc stops
+// start-up with a message saying so. W3C
 // traceparent and baggage are propagated either way, so a trace started by
 // the gateway continues through this service to the user check and the
 // payment provider.
@@ -18,9 +21,10 @@ import (
 	"fmt"
 	"net/http"
 
-	"go.opentelemetry.io/contrib/exporters/autoexport"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	"go.opentelemetry.io/otel/propagation"
 	sdkresource "go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -44,7 +48,7 @@ func Setup(ctx context.Context, getenv func(string) string, service, version str
 	if !Enabled(getenv) {
 		return func(context.Context) error { return nil }, nil
 	}
-	exp, err := autoexport.NewSpanExporter(ctx)
+	exp, err := newExporter(ctx, getenv)
 	if err != nil {
 		return nil, fmt.Errorf("tracing: exporter from OTEL_* variables: %w", err)
 	}
@@ -56,6 +60,32 @@ func Setup(ctx context.Context, getenv func(string) string, service, version str
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	otel.SetTracerProvider(tp)
 	return tp.Shutdown, nil
+}
+
+// newExporter builds the span exporter OTEL_TRACES_EXPORTER and
+// OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL name: OTLP over http/protobuf (the
+// default) or the console. gRPC is refused rather than silently sent over
+// HTTP to a gRPC port.
+func newExporter(ctx context.Context, getenv func(string) string) (sdktrace.SpanExporter, error) {
+	switch kind := getenv("OTEL_TRACES_EXPORTER"); kind {
+	case "", "otlp":
+	case "console":
+		return stdouttrace.New()
+	default:
+		return nil, fmt.Errorf("OTEL_TRACES_EXPORTER=%q: this build exports otlp, console or none", kind)
+	}
+	protocol, name := getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"), "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
+	if protocol == "" {
+		protocol, name = getenv("OTEL_EXPORTER_OTLP_PROTOCOL"), "OTEL_EXPORTER_OTLP_PROTOCOL"
+	}
+	switch protocol {
+	case "", "http/protobuf":
+		return otlptracehttp.New(ctx)
+	case "grpc":
+		return nil, fmt.Errorf("%s=grpc: OTLP over gRPC is not built into this service; use http/protobuf (the collector's port 4318)", name)
+	default:
+		return nil, fmt.Errorf("%s=%q: this build speaks OTLP over http/protobuf only", name, protocol)
+	}
 }
 
 type requestIDKey struct{}

@@ -4,7 +4,10 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
+	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
@@ -99,5 +102,68 @@ func TestOriginInto(t *testing.T) {
 	cancel()
 	if ctx.Err() == nil {
 		t.Error("the lease's cancellation was lost")
+	}
+}
+
+// The exporter follows OTEL_TRACES_EXPORTER and the OTLP protocol variables:
+// http/protobuf (the default) and the console build, gRPC is refused by name.
+func TestSetupExporters(t *testing.T) {
+	for _, c := range []struct {
+		env     map[string]string
+		wantErr string
+	}{
+		{env: map[string]string{"OTEL_TRACES_EXPORTER": "otlp"}},
+		{env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1"}},
+		{env: map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}},
+		{env: map[string]string{"OTEL_TRACES_EXPORTER": "console"}},
+		{env: map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, wantErr: "OTEL_EXPORTER_OTLP_PROTOCOL=grpc"},
+		{env: map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf"}},
+		{env: map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc"}, wantErr: "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=grpc"},
+		{env: map[string]string{"OTEL_TRACES_EXPORTER": "zipkin"}, wantErr: "zipkin"},
+	} {
+		shutdown, err := tracing.Setup(context.Background(), func(k string) string { return c.env[k] }, "seckill", "test")
+		switch {
+		case c.wantErr == "" && err != nil:
+			t.Errorf("%v: %v", c.env, err)
+		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+			t.Errorf("%v: error %v, want one naming %s", c.env, err, c.wantErr)
+		case err == nil:
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			_ = shutdown(ctx) // nothing listens at the endpoint; flushing nothing is enough
+			cancel()
+		}
+	}
+	otel.SetTracerProvider(trace.NewNoopTracerProvider())
+}
+
+// The service links the one trace exporter it uses, OTLP over HTTP, and not
+// autoexport's set (OTLP over gRPC for traces, metrics and logs, the
+// Prometheus and stdout metric and log exporters), which cmd/seckill had to
+// compile on every cold build.
+func TestServiceLinksOnlyTheHTTPTraceExporter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	out, err := exec.Command("go", "list", "-deps", "github.com/seckill-oss/seckill/cmd/seckill").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	deps := map[string]bool{}
+	for _, pkg := range strings.Fields(string(out)) {
+		deps[pkg] = true
+	}
+	if !deps["go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"] {
+		t.Error("cmd/seckill does not link otlptracehttp")
+	}
+	for _, pkg := range []string{
+		"go.opentelemetry.io/contrib/exporters/autoexport",
+		"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc",
+		"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc",
+		"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploggrpc",
+		"go.opentelemetry.io/otel/exporters/prometheus",
+	} {
+		if deps[pkg] {
+			t.Errorf("cmd/seckill links %s; see go mod why -m %s", pkg, pkg)
+		}
 	}
 }
