@@ -27,7 +27,7 @@ type edge struct {
 
 // useCommon installs the middleware every listener runs.
 func (e *edge) useCommon(r *gin.Engine, guardAdmin bool) {
-	mw := []gin.HandlerFunc{traceRequests(e.cfg.Tracing), requestID(), noStoreByDefault(), observe(e.log, e.m), recoverPanics()}
+	mw := []gin.HandlerFunc{traceRequests(e.cfg.Tracing), requestID(), noSniff(), noStoreByDefault(), observe(e.log, e.m), recoverPanics()}
 	if guardAdmin {
 		mw = append(mw, requireAdminUnder(adminPrefix, e.cfg.AdminToken))
 	}
