@@ -56,8 +56,12 @@ func TestServeAdminListener(t *testing.T) {
 	if code, body := get(admin+"/metrics", false); code != http.StatusOK || !strings.Contains(body, "seckill_http_requests_total") {
 		t.Errorf("admin /metrics = %d", code)
 	}
-	if code, _ := get(admin+"/debug/pprof/heap?debug=1", false); code != http.StatusOK {
+	if code, _ := get(admin+"/debug/pprof/heap?debug=1", true); code != http.StatusOK {
 		t.Errorf("admin pprof heap = %d", code)
+	}
+	// pprof needs the admin token (issue 33).
+	if code, _ := get(admin+"/debug/pprof/heap?debug=1", false); code != http.StatusUnauthorized {
+		t.Errorf("admin pprof heap without the token = %d, want 401", code)
 	}
 	if code, _ := get(admin+"/admin/v1/activities/1/audit", true); code != http.StatusOK {
 		t.Errorf("admin audit = %d", code)

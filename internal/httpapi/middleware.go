@@ -155,7 +155,12 @@ const adminPrefix = "/admin/"
 // digests in constant time, so neither the token's bytes nor its length leak
 // through timing. Without a token configured the ops API is disabled, never
 // open.
-func requireAdminUnder(prefix, token string) gin.HandlerFunc {
+//
+// A wrong or missing token is answered 401 as the contract says, but after a
+// few of them from one address each further one waits (fails, a per-address
+// token bucket): guessing the token online costs time. The right token never
+// waits.
+func requireAdminUnder(prefix, token string, fails *failureBackoff) gin.HandlerFunc {
 	want := sha256.Sum256([]byte(token))
 	return func(c *gin.Context) {
 		if p := c.Request.URL.Path; !strings.HasPrefix(p, prefix) && p != strings.TrimSuffix(prefix, "/") {
@@ -170,6 +175,7 @@ func requireAdminUnder(prefix, token string) gin.HandlerFunc {
 		got, ok := bearerToken(c.Request.Header)
 		sum := sha256.Sum256([]byte(got))
 		if subtle.ConstantTimeCompare(sum[:], want[:]) != 1 || !ok {
+			fails.wait(c.Request.Context(), c.ClientIP())
 			c.Writer.Header().Del("Allow")
 			c.Header("WWW-Authenticate", `Bearer realm="seckill-admin"`)
 			abortWithError(c, seckill.Errorf(seckill.EUnauthenticated, "send the admin token as Authorization: Bearer <token>"))

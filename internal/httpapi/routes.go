@@ -21,15 +21,19 @@ type edge struct {
 	m      *metrics
 	scrape http.Handler // /metrics, built once: its in-flight limit is per handler
 	tasks  AdminTasks   // nil: the Service has no admin tasks
-	pricer Pricer       // nil: the Service sets no prices
-	cancel Canceller    // nil: no buyer cancel
+	// adminFails slows down repeated wrong admin tokens from one address,
+	// shared by every guarded prefix of every listener.
+	adminFails *failureBackoff
+	pricer     Pricer    // nil: the Service sets no prices
+	cancel     Canceller // nil: no buyer cancel
 }
 
-// useCommon installs the middleware every listener runs.
-func (e *edge) useCommon(r *gin.Engine, guardAdmin bool) {
+// useCommon installs the middleware every listener runs; every path under
+// one of the guarded prefixes needs the admin token.
+func (e *edge) useCommon(r *gin.Engine, guarded ...string) {
 	mw := []gin.HandlerFunc{traceRequests(e.cfg.Tracing), requestID(), noSniff(), noStoreByDefault(), observe(e.log, e.m), recoverPanics()}
-	if guardAdmin {
-		mw = append(mw, requireAdminUnder(adminPrefix, e.cfg.AdminToken))
+	for _, prefix := range guarded {
+		mw = append(mw, requireAdminUnder(prefix, e.cfg.AdminToken, e.adminFails))
 	}
 	r.Use(append(mw, limitBody(MaxBodyBytes))...)
 	r.NoRoute(handleNotFound())
@@ -38,7 +42,7 @@ func (e *edge) useCommon(r *gin.Engine, guardAdmin bool) {
 
 // addRoutes is the whole URL space of the service on one listener.
 func addRoutes(r *gin.Engine, e *edge) {
-	e.useCommon(r, true)
+	e.useCommon(r, adminPrefix)
 	addPublicRoutes(r, e)
 	r.GET("/metrics", e.metricsHandler())
 	addAdminRoutes(r, e)
@@ -108,12 +112,17 @@ func newMetricsHandler(g prometheus.Gatherer) http.Handler {
 
 func (e *edge) metricsHandler() gin.HandlerFunc { return gin.WrapH(e.scrape) }
 
+// pprofPrefix starts every path of pprof on the admin listener.
+const pprofPrefix = "/debug/pprof/"
+
 // addOpsListenerRoutes is the admin listener's URL space: the ops API,
 // /metrics, pprof and the probes (so the listener itself can be probed).
 // pprof is served here only, never on the public listener: a profile shows
-// the program's internals, and a CPU profile costs CPU on demand.
+// the program's internals, and a CPU profile costs CPU on demand, so it
+// needs the admin token like the ops API (issue 33). /metrics and the probes
+// stay open, for Prometheus and the orchestrator.
 func addOpsListenerRoutes(r *gin.Engine, e *edge) {
-	e.useCommon(r, true)
+	e.useCommon(r, adminPrefix, pprofPrefix)
 	r.GET("/healthz", handleHealthz())
 	r.GET("/readyz", handleReadyz(e.svc))
 	r.GET("/metrics", e.metricsHandler())

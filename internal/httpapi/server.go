@@ -92,9 +92,13 @@ type Config struct {
 	// context is still carried to the outgoing calls, without spans.
 	Tracing bool
 
-	// Now is the clock of the identity signature's window; nil means
-	// time.Now.
+	// Now is the clock of the identity signature's window, of the /readyz
+	// cache and of the admin failure back-off; nil means time.Now.
 	Now func() time.Time
+
+	// sleep waits d or until ctx ends (the admin failure back-off); nil
+	// means a timer. Tests replace it.
+	sleep func(ctx context.Context, d time.Duration)
 }
 
 func (c Config) now() time.Time {
@@ -148,7 +152,7 @@ func NewServer(cfg Config, deps Deps) http.Handler {
 func NewServers(cfg Config, deps Deps) (public, ops http.Handler) {
 	e := newEdge(cfg, deps)
 	pub := newEngine()
-	e.useCommon(pub, false)
+	e.useCommon(pub)
 	addPublicRoutes(pub, e)
 	adm := newEngine()
 	addOpsListenerRoutes(adm, e)
@@ -177,6 +181,7 @@ func newEdge(cfg Config, deps Deps) *edge {
 	}
 	e := &edge{cfg: cfg, svc: observeBooks(deps.Service, reg, log), pay: deps.Payments, log: log, m: newMetrics(reg, log), scrape: newMetricsHandler(gatherer)}
 	registerReady(reg, deps.Service, log)
+	e.adminFails = newFailureBackoff(cfg)
 	e.tasks, _ = deps.Service.(AdminTasks)
 	e.pricer, _ = deps.Service.(Pricer)
 	e.cancel, _ = deps.Payments.(Canceller)
