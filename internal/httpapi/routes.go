@@ -24,8 +24,9 @@ type edge struct {
 	// adminFails slows down repeated wrong admin tokens from one address,
 	// shared by every guarded prefix of every listener.
 	adminFails *failureBackoff
-	pricer     Pricer    // nil: the Service sets no prices
-	cancel     Canceller // nil: no buyer cancel
+	ready      *readyCheck // /readyz and seckill_ready, cached ReadyCacheTTL
+	pricer     Pricer      // nil: the Service sets no prices
+	cancel     Canceller   // nil: no buyer cancel
 }
 
 // useCommon installs the middleware every listener runs; every path under
@@ -52,7 +53,7 @@ func addRoutes(r *gin.Engine, e *edge) {
 func addPublicRoutes(r *gin.Engine, e *edge) {
 	svc, pay, m := e.svc, e.pay, e.m
 	r.GET("/healthz", handleHealthz())
-	r.GET("/readyz", handleReadyz(svc))
+	r.GET("/readyz", handleReadyz(e.ready))
 	r.GET("/openapi.yaml", handleOpenAPI(e.cfg.OpenAPI))
 
 	buyer := r.Group("/api/v1")
@@ -124,7 +125,7 @@ const pprofPrefix = "/debug/pprof/"
 func addOpsListenerRoutes(r *gin.Engine, e *edge) {
 	e.useCommon(r, adminPrefix, pprofPrefix)
 	r.GET("/healthz", handleHealthz())
-	r.GET("/readyz", handleReadyz(e.svc))
+	r.GET("/readyz", handleReadyz(e.ready))
 	r.GET("/metrics", e.metricsHandler())
 	addAdminRoutes(r, e)
 	r.GET("/debug/pprof/", gin.WrapF(pprof.Index))

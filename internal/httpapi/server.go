@@ -180,7 +180,8 @@ func newEdge(cfg Config, deps Deps) *edge {
 		}
 	}
 	e := &edge{cfg: cfg, svc: observeBooks(deps.Service, reg, log), pay: deps.Payments, log: log, m: newMetrics(reg, log), scrape: newMetricsHandler(gatherer)}
-	registerReady(reg, deps.Service, log)
+	e.ready = newReadyCheck(deps.Service, cfg.now)
+	registerReady(reg, e.ready, log)
 	e.adminFails = newFailureBackoff(cfg)
 	e.tasks, _ = deps.Service.(AdminTasks)
 	e.pricer, _ = deps.Service.(Pricer)
