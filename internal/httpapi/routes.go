@@ -25,6 +25,7 @@ type edge struct {
 	// shared by every guarded prefix of every listener.
 	adminFails *failureBackoff
 	ready      *readyCheck // /readyz and seckill_ready, cached ReadyCacheTTL
+	limits     *rateLimits // every public route's, shared by both listeners
 	pricer     Pricer      // nil: the Service sets no prices
 	cancel     Canceller   // nil: no buyer cancel
 }
@@ -51,23 +52,24 @@ func addRoutes(r *gin.Engine, e *edge) {
 
 // addPublicRoutes are the buyer API, the probes and the document.
 func addPublicRoutes(r *gin.Engine, e *edge) {
-	svc, pay, m := e.svc, e.pay, e.m
+	svc, pay, m, lim := e.svc, e.pay, e.m, e.limits
+	// The probes are never rate limited: an orchestrator must see the truth.
 	r.GET("/healthz", handleHealthz())
 	r.GET("/readyz", handleReadyz(e.ready))
-	r.GET("/openapi.yaml", handleOpenAPI(e.cfg.OpenAPI))
+	r.GET("/openapi.yaml", lim.globalOnly(), handleOpenAPI(e.cfg.OpenAPI))
 
 	buyer := r.Group("/api/v1")
-	buyer.GET("/activities/:id", handleActivity(svc))
+	buyer.GET("/activities/:id", lim.optionalUser(e.cfg), handleActivity(svc))
 	buyer.POST("/activities/:id/orders",
 		countPurchases(m),
 		requireUser(e.cfg),
-		limitRate(e.cfg, m),
+		lim.purchase(),
 		handleBuy(svc),
 	)
-	buyer.GET("/activities/:id/orders/mine", requireUser(e.cfg), handleMyOrder(svc, pay))
-	addCancelRoute(buyer, e.cancel, requireUser(e.cfg))
+	buyer.GET("/activities/:id/orders/mine", requireUser(e.cfg), lim.buyerRoute(), handleMyOrder(svc, pay))
+	addCancelRoute(buyer, e.cancel, requireUser(e.cfg), lim.buyerRoute())
 	if pay != nil {
-		buyer.POST("/payments/callback", handlePaymentCallback(pay))
+		buyer.POST("/payments/callback", lim.globalOnly(), handlePaymentCallback(pay))
 	}
 }
 

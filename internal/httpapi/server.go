@@ -66,11 +66,13 @@ type Config struct {
 
 	// UserRate is how many purchase attempts per second one user may make,
 	// with bursts of UserBurst; 0 (or less) means no per-user limit. A burst
-	// below 1 counts as 1.
+	// below 1 counts as 1. The user's other buyer requests (orders/mine,
+	// cancel, an activity read naming the user) have a bucket of their own
+	// at the same rate.
 	UserRate  float64
 	UserBurst int
-	// GlobalRate and GlobalBurst limit purchase attempts of all users
-	// together, the same way.
+	// GlobalRate and GlobalBurst limit the requests of all users together
+	// to every public route but /healthz and /readyz, the same way.
 	GlobalRate  float64
 	GlobalBurst int
 	// MaxTrackedUsers bounds how many per-user buckets are kept; the least
@@ -183,6 +185,7 @@ func newEdge(cfg Config, deps Deps) *edge {
 	e.ready = newReadyCheck(deps.Service, cfg.now)
 	registerReady(reg, e.ready, log)
 	e.adminFails = newFailureBackoff(cfg)
+	e.limits = newRateLimits(cfg, e.m)
 	e.tasks, _ = deps.Service.(AdminTasks)
 	e.pricer, _ = deps.Service.(Pricer)
 	e.cancel, _ = deps.Payments.(Canceller)
