@@ -271,7 +271,8 @@ func envOr(getenv func(string) string, name, def string) string {
 // the in-process ones, and the demo, which approves every user, prints an
 // admin token and serves an unauthenticated payment stub, listens on
 // loopback only (127.0.0.1:8080 unless SECKILL_HTTP_ADDR names another
-// loopback address).
+// loopback address), and so does its admin listener (SECKILL_ADMIN_ADDR),
+// which serves the ops API, /metrics and pprof.
 func checkMode(cfg *config, demo, addrSet bool) error {
 	// Both stores or neither: Redis without the database would write orders
 	// to a throwaway file and reuse their ids over Redis's keys after a
@@ -290,13 +291,23 @@ func checkMode(cfg *config, demo, addrSet bool) error {
 		return nil
 	case !cfg.embedded():
 		return errors.New("demo runs on in-process stores only: unset SECKILL_REDIS_URL and SECKILL_MYSQL_DSN, or run `seckill serve`")
-	case !addrSet:
+	}
+	if cfg.AdminAddr != "" && !loopbackAddr(cfg.AdminAddr) {
+		return fmt.Errorf("SECKILL_ADMIN_ADDR=%q: the demo listens on a loopback address only (such as 127.0.0.1:9091): its admin token is printed and its ops API, /metrics and pprof must not be reachable from the network", cfg.AdminAddr)
+	}
+	if !addrSet {
 		cfg.HTTPAddr = demoAddr
 		return nil
 	}
-	host, _, err := net.SplitHostPort(cfg.HTTPAddr)
-	if err != nil || !isLoopbackHost(host) {
+	if !loopbackAddr(cfg.HTTPAddr) {
 		return fmt.Errorf("SECKILL_HTTP_ADDR=%q: the demo listens on a loopback address only (such as 127.0.0.1:8080): it approves every user and serves an unauthenticated payment stub", cfg.HTTPAddr)
 	}
 	return nil
+}
+
+// loopbackAddr reports whether a listen address (host:port) is on loopback
+// only; an empty host is every interface.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	return err == nil && isLoopbackHost(host)
 }
