@@ -62,6 +62,9 @@ type config struct {
 	// Secrets of the edge's optional checks (config_edge.go); never logged.
 	PaymentSecretPrevious string // also accepted on callbacks: a rotation
 	IdentitySecret        string // "": X-User-ID is trusted unsigned
+	// IdentityLegacy: the legacy identity signature (no version header) is
+	// accepted beside version 2 (SECKILL_IDENTITY_LEGACY, default true).
+	IdentityLegacy bool
 }
 
 // embedded reports whether both stores run inside the process: a throwaway

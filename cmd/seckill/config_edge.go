@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // minIdentitySecret is the shortest SECKILL_IDENTITY_SECRET accepted: one
@@ -21,6 +22,12 @@ func (c *config) edgeSecrets(getenv func(string) string) []error {
 	c.IdentitySecret = getenv("SECKILL_IDENTITY_SECRET")
 	if c.IdentitySecret != "" && len(c.IdentitySecret) < minIdentitySecret {
 		errs = append(errs, fmt.Errorf("SECKILL_IDENTITY_SECRET is %d bytes: it must be at least %d (or unset: the gateway's X-User-ID is trusted unsigned)", len(c.IdentitySecret), minIdentitySecret))
+	}
+	legacy := envOr(getenv, "SECKILL_IDENTITY_LEGACY", "true")
+	if b, err := strconv.ParseBool(legacy); err != nil {
+		errs = append(errs, fmt.Errorf("SECKILL_IDENTITY_LEGACY=%q: must be true or false", legacy))
+	} else {
+		c.IdentityLegacy = b
 	}
 	return errs
 }

@@ -22,11 +22,20 @@ func TestEdgeSecretsConfig(t *testing.T) {
 	if unset, _ := loadConfig(env(map[string]string{})); apiConfig(unset).IdentitySecret != nil {
 		t.Error("an unset SECKILL_IDENTITY_SECRET reached the HTTP edge as a secret")
 	}
+	// Issue 33: the legacy signature stays accepted unless turned off.
+	if apiConfig(c).IdentityRejectLegacy {
+		t.Error("the legacy identity signature is refused by default")
+	}
+	strict, err := loadConfig(env(map[string]string{"SECKILL_IDENTITY_SECRET": "gateway-identity-secret", "SECKILL_IDENTITY_LEGACY": "false"}))
+	if err != nil || !apiConfig(strict).IdentityRejectLegacy {
+		t.Errorf("SECKILL_IDENTITY_LEGACY=false: %v, reject legacy %v", err, apiConfig(strict).IdentityRejectLegacy)
+	}
 	for name, tc := range map[string]struct {
 		env  map[string]string
 		want string
 	}{
 		"short identity secret":             {map[string]string{"SECKILL_IDENTITY_SECRET": "short"}, "SECKILL_IDENTITY_SECRET"},
+		"identity legacy not a bool":        {map[string]string{"SECKILL_IDENTITY_LEGACY": "maybe"}, "SECKILL_IDENTITY_LEGACY"},
 		"previous secret without a current": {map[string]string{"SECKILL_PAYMENT_SECRET_PREVIOUS": "old-payment-secret"}, "SECKILL_PAYMENT_SECRET_PREVIOUS"},
 	} {
 		if _, err := loadConfig(env(tc.env)); err == nil || !strings.Contains(err.Error(), tc.want) {

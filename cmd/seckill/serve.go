@@ -192,7 +192,9 @@ func apiConfig(cfg config) httpapi.Config {
 		OpenAPI:     docs.OpenAPI,
 		// nil unless set: X-User-ID trusted unsigned, as before.
 		IdentitySecret: identitySecret(cfg),
-		Tracing:        cfg.Tracing,
+		// Version 2 only when SECKILL_IDENTITY_LEGACY=false.
+		IdentityRejectLegacy: !cfg.IdentityLegacy,
+		Tracing:              cfg.Tracing,
 	}
 }
 

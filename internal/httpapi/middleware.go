@@ -146,7 +146,7 @@ func verifiedUser(r *http.Request, cfg Config) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := checkIdentitySignature(r.Header, strconv.FormatInt(id, 10), cfg.IdentitySecret, cfg.now()); err != nil {
+	if err := checkIdentitySignature(r, strconv.FormatInt(id, 10), cfg); err != nil {
 		return 0, err
 	}
 	return id, nil

@@ -88,6 +88,11 @@ type Config struct {
 	// without a valid X-User-Timestamp and X-User-Signature is 401. Empty:
 	// X-User-ID is trusted as the gateway set it.
 	IdentitySecret []byte
+	// IdentityRejectLegacy, with IdentitySecret, accepts only the version 2
+	// signature (SignIdentityV2, which covers the method and path); false
+	// (the default) also accepts the legacy one (SignIdentity)
+	// (SECKILL_IDENTITY_LEGACY=false sets it).
+	IdentityRejectLegacy bool
 
 	// Tracing starts a server span per request under the global tracer
 	// provider (tracing.Setup with an exporter). Off, the caller's trace
