@@ -28,6 +28,10 @@ func TestServeAdminListener(t *testing.T) {
 	if adminAddr == "" {
 		t.Fatalf("no admin_addr in the listening line:\n%s", p.stderr)
 	}
+	// Start-up names the identity mode (issue 33); on loopback, no warning.
+	if logs := p.stderr.String(); !strings.Contains(logs, `"identity_mode":"trusted X-User-ID"`) || strings.Contains(logs, "is trusted unsigned on a listener") {
+		t.Errorf("identity mode not logged as trusted without a warning:\n%s", logs)
+	}
 	admin := "http://" + adminAddr
 	token := regexp.MustCompile(`generated for this run\): (\w+)`).FindStringSubmatch(p.stdout.String())
 	if token == nil {

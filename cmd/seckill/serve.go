@@ -41,6 +41,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	log := newLogger(cfg, stderr)
 	warnShortSecrets(cfg, log)
+	logIdentityMode(cfg, log)
 	stopTracing, err := startTracing(ctx, getenv, cfg.Tracing, log)
 	if err != nil {
 		return err
