@@ -254,7 +254,7 @@ for c in $conns; do
 			prof_pid=""
 			if [ "$pprof" = 1 ] && [ "$profiled" = 0 ] && [ "$c" = "$profile_at" ]; then
 				profiled=1
-				curl -fsS -o "$logs/cpu-c$c-a$n-i$ni.pprof" "$admin/debug/pprof/profile?seconds=$prof_secs" &
+				curl -fsS -H "Authorization: Bearer $admin_token" -o "$logs/cpu-c$c-a$n-i$ni.pprof" "$admin/debug/pprof/profile?seconds=$prof_secs" &
 				prof_pid=$!
 			fi
 			before=$(steps)

@@ -328,7 +328,7 @@ if [ "$SAMPLE" = 1 ]; then
 fi
 profile_job=""
 if [ -n "$pprof_addr" ]; then
-	(sleep "${PPROF_AFTER:-2}" && curl -fsS -o "$logs/cpu.pprof" "http://$pprof_addr/debug/pprof/profile?seconds=${PPROF_SECONDS:-10}") &
+	(sleep "${PPROF_AFTER:-2}" && curl -fsS -H "Authorization: Bearer $admin_token" -o "$logs/cpu.pprof" "http://$pprof_addr/debug/pprof/profile?seconds=${PPROF_SECONDS:-10}") &
 	profile_job=$!
 fi
 html_report="$out_dir/$scenario-report.html" chart="$out_dir/$scenario-chart.png" samples="$logs/k6-samples.csv.gz"

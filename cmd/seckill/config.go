@@ -40,7 +40,8 @@ type config struct {
 	QueueMaxTotal    int
 	KeyPrefix        string
 	RateGlobal       float64 // requests/s for the whole service; 0: no limit
-	RatePerUser      float64 // requests/s per X-User-ID; 0: no limit
+	RatePerUser      float64 // purchase attempts/s per X-User-ID; 0: no limit
+	RatePerUserReads float64 // other buyer requests/s per X-User-ID; 0: no limit
 	LogLevel         slog.Level
 	LogFormat        string // "json" or "text"
 	ShutdownTimeout  time.Duration
@@ -64,6 +65,9 @@ type config struct {
 	// Secrets of the edge's optional checks (config_edge.go); never logged.
 	PaymentSecretPrevious string // also accepted on callbacks: a rotation
 	IdentitySecret        string // "": X-User-ID is trusted unsigned
+	// IdentityLegacy: the legacy identity signature (no version header) is
+	// accepted beside version 2 (SECKILL_IDENTITY_LEGACY, default true).
+	IdentityLegacy bool
 }
 
 // embedded reports whether both stores run inside the process: a throwaway
@@ -166,6 +170,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c.WaitTimeout = duration("SECKILL_REDIS_WAIT_TIMEOUT", "100ms", time.Millisecond)
 	c.RateGlobal = rate("SECKILL_RATE_GLOBAL", "0")
 	c.RatePerUser = rate("SECKILL_RATE_PER_USER", strconv.Itoa(defaultRatePerUser))
+	c.RatePerUserReads = rate("SECKILL_RATE_PER_USER_READS", "0")
 
 	// A verification call that may outlive the lease is the seed's oversell:
 	// the lock expires while its holder still waits.
@@ -321,7 +326,8 @@ func envOr(getenv func(string) string, name, def string) string {
 // the in-process ones, and the demo, which approves every user, prints an
 // admin token and serves an unauthenticated payment stub, listens on
 // loopback only (127.0.0.1:8080 unless SECKILL_HTTP_ADDR names another
-// loopback address).
+// loopback address), and so does its admin listener (SECKILL_ADMIN_ADDR),
+// which serves the ops API, /metrics and pprof.
 func checkMode(cfg *config, demo, addrSet bool) error {
 	// Both stores or neither: Redis without the database would write orders
 	// to a throwaway file and reuse their ids over Redis's keys after a
@@ -340,13 +346,23 @@ func checkMode(cfg *config, demo, addrSet bool) error {
 		return nil
 	case !cfg.embedded():
 		return errors.New("demo runs on in-process stores only: unset SECKILL_REDIS_URL and SECKILL_MYSQL_DSN, or run `seckill serve`")
-	case !addrSet:
+	}
+	if cfg.AdminAddr != "" && !loopbackAddr(cfg.AdminAddr) {
+		return fmt.Errorf("SECKILL_ADMIN_ADDR=%q: the demo listens on a loopback address only (such as 127.0.0.1:9091): its admin token is printed and its ops API, /metrics and pprof must not be reachable from the network", cfg.AdminAddr)
+	}
+	if !addrSet {
 		cfg.HTTPAddr = demoAddr
 		return nil
 	}
-	host, _, err := net.SplitHostPort(cfg.HTTPAddr)
-	if err != nil || !isLoopbackHost(host) {
+	if !loopbackAddr(cfg.HTTPAddr) {
 		return fmt.Errorf("SECKILL_HTTP_ADDR=%q: the demo listens on a loopback address only (such as 127.0.0.1:8080): it approves every user and serves an unauthenticated payment stub", cfg.HTTPAddr)
 	}
 	return nil
+}
+
+// loopbackAddr reports whether a listen address (host:port) is on loopback
+// only; an empty host is every interface.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	return err == nil && isLoopbackHost(host)
 }

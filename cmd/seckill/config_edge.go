@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"log/slog"
+	"strconv"
 )
 
 // minIdentitySecret is the shortest SECKILL_IDENTITY_SECRET accepted: one
@@ -22,6 +24,12 @@ func (c *config) edgeSecrets(getenv func(string) string) []error {
 	if c.IdentitySecret != "" && len(c.IdentitySecret) < minIdentitySecret {
 		errs = append(errs, fmt.Errorf("SECKILL_IDENTITY_SECRET is %d bytes: it must be at least %d (or unset: the gateway's X-User-ID is trusted unsigned)", len(c.IdentitySecret), minIdentitySecret))
 	}
+	legacy := envOr(getenv, "SECKILL_IDENTITY_LEGACY", "true")
+	if b, err := strconv.ParseBool(legacy); err != nil {
+		errs = append(errs, fmt.Errorf("SECKILL_IDENTITY_LEGACY=%q: must be true or false", legacy))
+	} else {
+		c.IdentityLegacy = b
+	}
 	return errs
 }
 
@@ -32,4 +40,29 @@ func identitySecret(c config) []byte {
 		return nil
 	}
 	return []byte(c.IdentitySecret)
+}
+
+// Identity modes, as logged at start-up.
+const (
+	identityGatewaySigned = "gateway-signed"
+	identityTrusted       = "trusted X-User-ID"
+)
+
+// logIdentityMode says at start-up how the buyer's identity is taken
+// (issue 33): gateway-signed with SECKILL_IDENTITY_SECRET, else the
+// X-User-ID header trusted as the gateway set it. A trusted X-User-ID on a
+// listener that is not loopback-only is a warning: anything that reaches the
+// port can buy as anyone unless the gateway is the only way in.
+func logIdentityMode(cfg config, log *slog.Logger) {
+	if cfg.IdentitySecret != "" {
+		log.Info("identity: "+identityGatewaySigned, "identity_mode", identityGatewaySigned, "legacy_signature", cfg.IdentityLegacy)
+		return
+	}
+	log.Info("identity: "+identityTrusted, "identity_mode", identityTrusted)
+	if !loopbackAddr(cfg.HTTPAddr) {
+		log.Warn("identity: X-User-ID is trusted unsigned on a listener that is not loopback-only: "+
+			"only the gateway, which strips a client's X-User-ID, may reach it; where that cannot be guaranteed "+
+			"set SECKILL_IDENTITY_SECRET (see the trust boundary in docs/DEPLOY.md, Security)",
+			"identity_mode", identityTrusted, "addr", cfg.HTTPAddr, "variable", "SECKILL_IDENTITY_SECRET")
+	}
 }

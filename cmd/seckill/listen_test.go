@@ -28,6 +28,10 @@ func TestServeAdminListener(t *testing.T) {
 	if adminAddr == "" {
 		t.Fatalf("no admin_addr in the listening line:\n%s", p.stderr)
 	}
+	// Start-up names the identity mode (issue 33); on loopback, no warning.
+	if logs := p.stderr.String(); !strings.Contains(logs, `"identity_mode":"trusted X-User-ID"`) || strings.Contains(logs, "is trusted unsigned on a listener") {
+		t.Errorf("identity mode not logged as trusted without a warning:\n%s", logs)
+	}
 	admin := "http://" + adminAddr
 	token := regexp.MustCompile(`generated for this run\): (\w+)`).FindStringSubmatch(p.stdout.String())
 	if token == nil {
@@ -56,8 +60,12 @@ func TestServeAdminListener(t *testing.T) {
 	if code, body := get(admin+"/metrics", false); code != http.StatusOK || !strings.Contains(body, "seckill_http_requests_total") {
 		t.Errorf("admin /metrics = %d", code)
 	}
-	if code, _ := get(admin+"/debug/pprof/heap?debug=1", false); code != http.StatusOK {
+	if code, _ := get(admin+"/debug/pprof/heap?debug=1", true); code != http.StatusOK {
 		t.Errorf("admin pprof heap = %d", code)
+	}
+	// pprof needs the admin token (issue 33).
+	if code, _ := get(admin+"/debug/pprof/heap?debug=1", false); code != http.StatusUnauthorized {
+		t.Errorf("admin pprof heap without the token = %d, want 401", code)
 	}
 	if code, _ := get(admin+"/admin/v1/activities/1/audit", true); code != http.StatusOK {
 		t.Errorf("admin audit = %d", code)

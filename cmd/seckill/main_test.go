@@ -230,6 +230,10 @@ func TestDemoOnlyWhenAskedAndOnLoopback(t *testing.T) {
 		{"demo with stores", []string{"demo"}, map[string]string{"SECKILL_REDIS_URL": "redis://127.0.0.1:6379", "SECKILL_MYSQL_DSN": "u:p@tcp(127.0.0.1:3306)/s"}, "demo runs on in-process stores only"},
 		{"demo on every interface", []string{"demo"}, map[string]string{"SECKILL_HTTP_ADDR": ":0"}, "loopback address only"},
 		{"default demo on a public address", nil, map[string]string{"SECKILL_HTTP_ADDR": "0.0.0.0:0"}, "loopback address only"},
+		// Issue 33: the admin listener too.
+		{"demo admin listener on every interface", []string{"demo"}, map[string]string{"SECKILL_ADMIN_ADDR": ":0"}, "SECKILL_ADMIN_ADDR"},
+		{"demo admin listener on a public address", []string{"demo"}, map[string]string{"SECKILL_HTTP_ADDR": "127.0.0.1:0", "SECKILL_ADMIN_ADDR": "0.0.0.0:9091"}, "SECKILL_ADMIN_ADDR"},
+		{"demo admin listener not host:port", []string{"demo"}, map[string]string{"SECKILL_ADMIN_ADDR": "9091"}, "SECKILL_ADMIN_ADDR"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
@@ -244,6 +248,19 @@ func TestDemoOnlyWhenAskedAndOnLoopback(t *testing.T) {
 			}
 		})
 	}
+	t.Run("admin listener on loopback is fine", func(t *testing.T) {
+		for _, addr := range []string{"127.0.0.1:9091", "[::1]:9091", "localhost:9091"} {
+			cfg := config{HTTPAddr: ":8080", AdminAddr: addr}
+			if err := checkMode(&cfg, true, false); err != nil {
+				t.Errorf("SECKILL_ADMIN_ADDR=%s: %v", addr, err)
+			}
+		}
+		// serve is not held to loopback.
+		cfg := config{RedisURL: "redis://r:6379", MySQLDSN: "u:p@tcp(db)/s", AdminAddr: ":9091"}
+		if err := checkMode(&cfg, false, true); err != nil {
+			t.Errorf("serve with a public admin address: %v", err)
+		}
+	})
 	t.Run("default address is loopback", func(t *testing.T) {
 		cfg := config{HTTPAddr: ":8080"}
 		if err := checkMode(&cfg, true, false); err != nil || cfg.HTTPAddr != demoAddr {

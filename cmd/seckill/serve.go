@@ -41,6 +41,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	log := newLogger(cfg, stderr)
 	warnShortSecrets(cfg, log)
+	logIdentityMode(cfg, log)
 	stopTracing, err := startTracing(ctx, getenv, cfg.Tracing, log)
 	if err != nil {
 		return err
@@ -189,10 +190,14 @@ func apiConfig(cfg config) httpapi.Config {
 		GlobalBurst: int(math.Ceil(cfg.RateGlobal)),
 		UserRate:    cfg.RatePerUser,
 		UserBurst:   int(math.Ceil(cfg.RatePerUser * userBurstSeconds)),
+		ReadRate:    cfg.RatePerUserReads,
+		ReadBurst:   int(math.Ceil(cfg.RatePerUserReads * userBurstSeconds)),
 		OpenAPI:     docs.OpenAPI,
 		// nil unless set: X-User-ID trusted unsigned, as before.
 		IdentitySecret: identitySecret(cfg),
-		Tracing:        cfg.Tracing,
+		// Version 2 only when SECKILL_IDENTITY_LEGACY=false.
+		IdentityRejectLegacy: !cfg.IdentityLegacy,
+		Tracing:              cfg.Tracing,
 		// Room for a callback's wait for the order's lock (a lease), for
 		// the previous query's second, and a provider query of its own
 		// (half a lease).

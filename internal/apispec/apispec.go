@@ -184,10 +184,12 @@ func (v *Validator) findRoute(req *http.Request) (*routers.Route, map[string]str
 // the named shared response, or any contract error for 400 and 413.
 func (v *Validator) checkUnrouted(req *http.Request, status int, header http.Header, body []byte, want int, response string) error {
 	name := response
-	admin := req.URL.Path == "/admin" || strings.HasPrefix(req.URL.Path, "/admin/")
+	admin := req.URL.Path == "/admin" || strings.HasPrefix(req.URL.Path, "/admin/") ||
+		req.URL.Path == "/debug/pprof" || strings.HasPrefix(req.URL.Path, "/debug/pprof/")
 	switch {
 	case status == want:
-	// Everything under /admin/ asks for the token before it says whether
+	// Everything under /admin/ (and /debug/pprof/ on the admin listener)
+	// asks for the token before it says whether
 	// the route exists, so the ops API cannot be mapped without it.
 	case admin && status == http.StatusUnauthorized:
 		name = "AdminUnauthenticated"

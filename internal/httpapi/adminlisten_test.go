@@ -34,10 +34,10 @@ func TestAdminListenerSplit(t *testing.T) {
 	if rec := serve(ops, request{"GET", "/metrics", "", nil}); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "seckill_http_requests_total") {
 		t.Errorf("ops /metrics = %d %.200s", rec.Code, rec.Body)
 	}
-	if rec := serve(ops, request{"GET", "/debug/pprof/goroutine?debug=1", "", nil}); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "goroutine") {
+	if rec := serve(ops, request{"GET", "/debug/pprof/goroutine?debug=1", "", admin}); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "goroutine") {
 		t.Errorf("ops pprof goroutine = %d %.200s", rec.Code, rec.Body)
 	}
-	if rec := serve(ops, request{"GET", "/debug/pprof/", "", nil}); rec.Code != http.StatusOK {
+	if rec := serve(ops, request{"GET", "/debug/pprof/", "", admin}); rec.Code != http.StatusOK {
 		t.Errorf("ops pprof index = %d", rec.Code)
 	}
 	// The ops API keeps its token on its own listener.
@@ -95,4 +95,32 @@ func TestOpsPathOnPublicListenerSaysWhere(t *testing.T) {
 	if strings.Contains(body, "admin address") {
 		t.Errorf("on one listener an unknown admin path points at the admin address: %s", body)
 	}
+}
+
+// pprof on the admin listener needs the admin token, checked as the ops
+// API's (issue 33); /metrics and the probes stay open for Prometheus and the
+// orchestrator. Without a token configured pprof is disabled, never open.
+func TestPprofNeedsAdminToken(t *testing.T) {
+	_, ops := NewServers(Config{AdminToken: adminToken}, Deps{Service: newFake()})
+	for _, path := range []string{"/debug/pprof/", "/debug/pprof", "/debug/pprof/heap", "/debug/pprof/goroutine?debug=1", "/debug/pprof/cmdline", "/debug/pprof/nope"} {
+		for _, hdr := range [][]string{nil, {"Authorization", "Bearer wrong"}, {"Authorization", "Basic " + adminToken}} {
+			rec := serve(ops, request{"GET", path, "", hdr})
+			checkError(t, rec, http.StatusUnauthorized, "unauthenticated")
+			if rec.Header().Get("WWW-Authenticate") != `Bearer realm="seckill-admin"` {
+				t.Errorf("GET %s %v: WWW-Authenticate %q", path, hdr, rec.Header().Get("WWW-Authenticate"))
+			}
+		}
+	}
+	checkError(t, serve(ops, request{"POST", "/debug/pprof/symbol", "", nil}), http.StatusUnauthorized, "unauthenticated")
+	if rec := serve(ops, request{"GET", "/debug/pprof/cmdline", "", admin}); rec.Code != http.StatusOK {
+		t.Errorf("pprof cmdline with the token = %d", rec.Code)
+	}
+	for _, path := range []string{"/metrics", "/healthz", "/readyz"} {
+		if rec := serve(ops, request{"GET", path, "", nil}); rec.Code != http.StatusOK {
+			t.Errorf("GET %s without a token = %d, want 200 (open for scrapers and probes)", path, rec.Code)
+		}
+	}
+
+	_, off := NewServers(Config{}, Deps{Service: newFake()})
+	checkError(t, serve(off, request{"GET", "/debug/pprof/heap", "", nil}), http.StatusForbidden, "admin_disabled")
 }

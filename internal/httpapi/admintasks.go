@@ -54,11 +54,11 @@ func addAdminTaskRoutes(admin *gin.RouterGroup, tasks AdminTasks) {
 }
 
 // addCancelRoute adds the buyer's cancel to the buyer API group.
-func addCancelRoute(buyer *gin.RouterGroup, c Canceller, requireUser gin.HandlerFunc) {
+func addCancelRoute(buyer *gin.RouterGroup, c Canceller, guards ...gin.HandlerFunc) {
 	if c == nil {
 		return
 	}
-	buyer.POST("/activities/:id/orders/mine/cancel", requireUser, handleCancel(c))
+	buyer.POST("/activities/:id/orders/mine/cancel", append(guards, handleCancel(c))...)
 }
 
 // pageQuery reads ?cursor= and ?limit= (1..order.MaxPage, default 100).

@@ -15,6 +15,16 @@ const (
 
 // noStoreByDefault marks every answer no-store before the handler runs; the
 // few handlers whose answer may be cached (cachePublic) replace it.
+// noSniff sets X-Content-Type-Options: nosniff on every answer (issue 33):
+// a browser never guesses a type other than the one the answer names, so
+// JSON carrying a caller's text is never run as HTML or script.
+func noSniff() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		c.Header("X-Content-Type-Options", "nosniff")
+		c.Next()
+	}
+}
+
 func noStoreByDefault() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		c.Header("Cache-Control", cacheNoStore)

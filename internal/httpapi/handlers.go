@@ -283,12 +283,13 @@ func handleHealthz() gin.HandlerFunc {
 }
 
 // handleReadyz answers 200 when Redis and the database answer, else 503 with
-// Retry-After; which dependency failed goes to the log only.
-func handleReadyz(svc Service) gin.HandlerFunc {
+// Retry-After; which dependency failed goes to the log only. The check's
+// result is shared for ReadyCacheTTL (readyCheck).
+func handleReadyz(rc *readyCheck) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		ctx, cancel := context.WithTimeout(c.Request.Context(), readyTimeout)
 		defer cancel()
-		if err := svc.Ready(ctx); err != nil {
+		if err := rc.ready(ctx); err != nil {
 			_ = c.Error(err)
 			c.Set(keyErrorCode, seckill.EUnavailable)
 			c.Header("Retry-After", retryAfterSeconds(minRetryAfter))

@@ -15,43 +15,84 @@ import (
 // clock, either way: a captured identity replays for no longer than this.
 const IdentityWindow = 5 * time.Minute
 
+// IdentityVersionHeader names the version of the gateway's signature: "2"
+// for SignIdentityV2; absent, the legacy SignIdentity.
+const IdentityVersionHeader = "X-User-Signature-Version"
+
 // checkIdentitySignature is the gateway-signed identity
 // (SECKILL_IDENTITY_SECRET, docs/API.md "Conventions"): with a secret, the
-// X-User-ID must come with X-User-Timestamp (unix seconds within
+// X-User-ID must come with X-User-Timestamp (canonical unix seconds within
 // IdentityWindow of now) and X-User-Signature, the hex HMAC-SHA256 under
-// secret of "<user id>.<timestamp>", compared in constant time. It is for
+// the secret of the signing string, compared in constant time. It is for
 // deployments where a client might reach the service without the gateway
 // stripping its X-User-ID. With no secret every X-User-ID is trusted, as the
 // contract's gateway sets it.
-func checkIdentitySignature(h http.Header, userID string, secret []byte, now time.Time) error {
+//
+// Two signing strings (issue 33): version 2 (X-User-Signature-Version: 2)
+// covers the request's method and path too (SignIdentityV2), so a signature
+// made for one request cannot be replayed on another route or activity
+// within the window; the legacy one (no version header) covers the user and
+// the timestamp only (SignIdentity) and is accepted unless
+// cfg.IdentityRejectLegacy (SECKILL_IDENTITY_LEGACY=false).
+func checkIdentitySignature(r *http.Request, userID string, cfg Config) error {
+	secret := cfg.IdentitySecret
 	if len(secret) == 0 {
 		return nil
 	}
+	h := r.Header
 	ts, ok1 := oneHeader(h, "X-User-Timestamp")
 	sig, ok2 := oneHeader(h, "X-User-Signature")
 	if !ok1 || !ok2 {
 		return seckill.Errorf(seckill.EUnauthenticated, "the gateway must sign X-User-ID: send X-User-Timestamp and X-User-Signature once each")
 	}
+	var want []byte
+	switch version := h.Values(IdentityVersionHeader); {
+	case len(version) == 0 && cfg.IdentityRejectLegacy:
+		return seckill.Errorf(seckill.EUnauthenticated, "the gateway must sign X-User-ID with signature version 2: send %s: 2", IdentityVersionHeader)
+	case len(version) == 0:
+		want = SignIdentity(secret, userID, ts)
+	case len(version) == 1 && version[0] == "2":
+		want = SignIdentityV2(secret, r.Method, r.URL.EscapedPath(), userID, ts)
+	default:
+		return seckill.Errorf(seckill.EUnauthenticated, "%s must be sent once, as 2", IdentityVersionHeader)
+	}
 	t, ok := unixSeconds(ts)
 	if !ok {
-		return seckill.Errorf(seckill.EUnauthenticated, "X-User-Timestamp must be unix seconds")
+		return seckill.Errorf(seckill.EUnauthenticated, "X-User-Timestamp must be unix seconds as a canonical decimal (digits only, no leading zero)")
 	}
-	if d := now.Sub(t); d > IdentityWindow || d < -IdentityWindow {
+	if d := cfg.now().Sub(t); d > IdentityWindow || d < -IdentityWindow {
 		return seckill.Errorf(seckill.EUnauthenticated, "X-User-Timestamp is more than %v from the service's clock", IdentityWindow)
 	}
 	got, err := hex.DecodeString(sig)
-	if err != nil || !hmac.Equal(got, SignIdentity(secret, userID, ts)) {
-		return seckill.Errorf(seckill.EUnauthenticated, "X-User-Signature does not match X-User-ID and X-User-Timestamp")
+	if err != nil || !hmac.Equal(got, want) {
+		return seckill.Errorf(seckill.EUnauthenticated, "X-User-Signature does not match the request")
 	}
 	return nil
 }
 
-// SignIdentity is the gateway's X-User-Signature of userID at timestamp
-// (unix seconds as sent), before hex encoding: HMAC-SHA256 of
-// "<user id>.<timestamp>".
+// SignIdentity is the gateway's legacy X-User-Signature of userID at
+// timestamp (unix seconds as sent), before hex encoding: HMAC-SHA256 of
+// "<user id>.<timestamp>". It holds for any request of that user within the
+// window; prefer SignIdentityV2.
 func SignIdentity(secret []byte, userID, timestamp string) []byte {
 	mac := hmac.New(sha256.New, secret)
 	mac.Write([]byte(userID + "." + timestamp))
+	return mac.Sum(nil)
+}
+
+// SignIdentityV2 is the gateway's X-User-Signature, version 2, of a request
+// (sent with X-User-Signature-Version: 2), before hex encoding: HMAC-SHA256
+// of
+//
+//	"v2\n<method>\n<path>\n<user id>\n<timestamp>"
+//
+// where method is the request's method in upper case as sent, path its path
+// as the service receives it (escaped as on the request line, without the
+// query), and timestamp the X-User-Timestamp value. Fields are joined by
+// line feeds, which none of them can contain.
+func SignIdentityV2(secret []byte, method, path, userID, timestamp string) []byte {
+	mac := hmac.New(sha256.New, secret)
+	mac.Write([]byte("v2\n" + method + "\n" + path + "\n" + userID + "\n" + timestamp))
 	return mac.Sum(nil)
 }
 
@@ -64,9 +105,11 @@ func oneHeader(h http.Header, name string) (string, bool) {
 	return v[0], true
 }
 
-// unixSeconds reads 1 to 12 ASCII digits as unix seconds.
+// unixSeconds reads unix seconds written as a canonical decimal: 1 to 12
+// ASCII digits, no sign, no spaces, no leading zero, so one instant has one
+// spelling (and one signature).
 func unixSeconds(s string) (time.Time, bool) {
-	if s == "" || len(s) > 12 {
+	if s == "" || len(s) > 12 || s[0] == '0' {
 		return time.Time{}, false
 	}
 	for i := 0; i < len(s); i++ {

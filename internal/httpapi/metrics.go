@@ -36,7 +36,7 @@ func newMetrics(reg prometheus.Registerer, log *slog.Logger) *metrics {
 		}, []string{"outcome"})),
 		rateLimited: register(reg, log, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "seckill_http_rate_limited_total",
-			Help: `Purchase attempts refused by a rate limit, by scope: "user" or "global".`,
+			Help: `Requests refused by a rate limit, by scope: "user" or "global".`,
 		}, []string{"scope"})),
 	}
 }

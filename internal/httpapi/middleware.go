@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"golang.org/x/time/rate"
 
 	"github.com/seckill-oss/seckill"
 
@@ -125,10 +126,7 @@ func limitBody(limit int64) gin.HandlerFunc {
 func requireUser(cfg Config) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		markPerUser(c)
-		id, err := parseUserID(c.Request.Header)
-		if err == nil {
-			err = checkIdentitySignature(c.Request.Header, strconv.FormatInt(id, 10), cfg.IdentitySecret, cfg.now())
-		}
+		id, err := verifiedUser(c.Request, cfg)
 		if err != nil {
 			// RFC 9110 asks a 401 for a challenge; the buyer's identity is
 			// the gateway's X-User-ID header, so the challenge names it.
@@ -139,6 +137,19 @@ func requireUser(cfg Config) gin.HandlerFunc {
 		c.Set(keyUserID, id)
 		c.Next()
 	}
+}
+
+// verifiedUser is the request's X-User-ID, checked against the gateway's
+// signature when Config.IdentitySecret is set.
+func verifiedUser(r *http.Request, cfg Config) (int64, error) {
+	id, err := parseUserID(r.Header)
+	if err != nil {
+		return 0, err
+	}
+	if err := checkIdentitySignature(r, strconv.FormatInt(id, 10), cfg); err != nil {
+		return 0, err
+	}
+	return id, nil
 }
 
 // buyerChallenge is the WWW-Authenticate of a buyer 401.
@@ -155,7 +166,12 @@ const adminPrefix = "/admin/"
 // digests in constant time, so neither the token's bytes nor its length leak
 // through timing. Without a token configured the ops API is disabled, never
 // open.
-func requireAdminUnder(prefix, token string) gin.HandlerFunc {
+//
+// A wrong or missing token is answered 401 as the contract says, but after a
+// few of them from one address each further one waits (fails, a per-address
+// token bucket): guessing the token online costs time. The right token never
+// waits.
+func requireAdminUnder(prefix, token string, fails *failureBackoff) gin.HandlerFunc {
 	want := sha256.Sum256([]byte(token))
 	return func(c *gin.Context) {
 		if p := c.Request.URL.Path; !strings.HasPrefix(p, prefix) && p != strings.TrimSuffix(prefix, "/") {
@@ -170,6 +186,7 @@ func requireAdminUnder(prefix, token string) gin.HandlerFunc {
 		got, ok := bearerToken(c.Request.Header)
 		sum := sha256.Sum256([]byte(got))
 		if subtle.ConstantTimeCompare(sum[:], want[:]) != 1 || !ok {
+			fails.wait(c.Request.Context(), c.ClientIP())
 			c.Writer.Header().Del("Allow")
 			c.Header("WWW-Authenticate", `Bearer realm="seckill-admin"`)
 			abortWithError(c, seckill.Errorf(seckill.EUnauthenticated, "send the admin token as Authorization: Bearer <token>"))
@@ -193,28 +210,102 @@ func bearerToken(h http.Header) (string, bool) {
 	return token, true
 }
 
-// limitRate refuses purchase attempts beyond the user's and then the
-// global token bucket with 429 busy and the time until a token is back.
-// The user's bucket is charged first so one user's flood spends only its own.
-func limitRate(cfg Config, m *metrics) gin.HandlerFunc {
-	users := newUserBuckets(cfg.UserRate, cfg.UserBurst, cfg.MaxTrackedUsers)
-	global := newBucket(cfg.GlobalRate, cfg.GlobalBurst)
+// rateLimits are the edge's token buckets, built once per server so both
+// listeners and every route share them:
+//   - purchases: per user, the purchase only (SECKILL_RATE_PER_USER);
+//   - buyer: per user, every other buyer route (orders/mine, cancel, and
+//     the activity read when it names a user; SECKILL_RATE_PER_USER_READS,
+//     off by default), a bucket of its own so polling a result page never
+//     spends the purchase's;
+//   - global: every public route but the probes (SECKILL_RATE_GLOBAL).
+//
+// A user's bucket is charged before the global one, so one user's flood
+// spends only its own. Past a bucket: 429 busy with the time until a token
+// is back.
+type rateLimits struct {
+	purchases *userBuckets
+	buyer     *userBuckets
+	global    *rate.Limiter
+	m         *metrics
+}
+
+func newRateLimits(cfg Config, m *metrics) *rateLimits {
+	return &rateLimits{
+		purchases: newUserBuckets(cfg.UserRate, cfg.UserBurst, cfg.MaxTrackedUsers),
+		buyer:     newUserBuckets(cfg.ReadRate, cfg.ReadBurst, cfg.MaxTrackedUsers),
+		global:    newBucket(cfg.GlobalRate, cfg.GlobalBurst),
+		m:         m,
+	}
+}
+
+// purchase limits a purchase attempt (behind requireUser): the user's
+// purchase bucket, then the global one.
+func (l *rateLimits) purchase() gin.HandlerFunc {
 	return func(c *gin.Context) {
-		if users != nil {
-			lim := users.get(c.GetInt64(keyUserID))
-			if !lim.Allow() {
-				m.rateLimited.WithLabelValues("user").Inc()
-				abortWithError(c, &seckill.Error{Code: seckill.EBusy, Message: "too many purchase attempts from this user; try again later", RetryAfter: refillTime(lim)})
+		if l.user(c, l.purchases, c.GetInt64(keyUserID), "too many purchase attempts from this user; try again later") && l.allowGlobal(c) {
+			c.Next()
+		}
+	}
+}
+
+// buyerRoute limits another buyer request (behind requireUser): the user's
+// buyer bucket, then the global one.
+func (l *rateLimits) buyerRoute() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if l.user(c, l.buyer, c.GetInt64(keyUserID), "too many requests from this user; try again later") && l.allowGlobal(c) {
+			c.Next()
+		}
+	}
+}
+
+// optionalUser limits a public read that needs no identity: when it names a
+// user (a valid X-User-ID, signed when signatures are on), that user's buyer
+// bucket; then the global one. A missing or bad X-User-ID is not refused
+// here: the read does not need one.
+func (l *rateLimits) optionalUser(cfg Config) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if l.buyer != nil && len(c.Request.Header.Values("X-User-ID")) > 0 {
+			if id, err := verifiedUser(c.Request, cfg); err == nil &&
+				!l.user(c, l.buyer, id, "too many requests from this user; try again later") {
 				return
 			}
 		}
-		if global != nil && !global.Allow() {
-			m.rateLimited.WithLabelValues("global").Inc()
-			abortWithError(c, &seckill.Error{Code: seckill.EBusy, Message: "the service is taking too many purchase attempts; try again later", RetryAfter: refillTime(global)})
-			return
+		if l.allowGlobal(c) {
+			c.Next()
 		}
-		c.Next()
 	}
+}
+
+// globalOnly limits a public route by the global bucket alone.
+func (l *rateLimits) globalOnly() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if l.allowGlobal(c) {
+			c.Next()
+		}
+	}
+}
+
+// user charges userID's bucket of b (nil: off), answering 429 when empty.
+func (l *rateLimits) user(c *gin.Context, b *userBuckets, userID int64, msg string) bool {
+	if b == nil {
+		return true
+	}
+	lim := b.get(userID)
+	if lim.Allow() {
+		return true
+	}
+	l.m.rateLimited.WithLabelValues("user").Inc()
+	abortWithError(c, &seckill.Error{Code: seckill.EBusy, Message: msg, RetryAfter: refillTime(lim)})
+	return false
+}
+
+func (l *rateLimits) allowGlobal(c *gin.Context) bool {
+	if l.global == nil || l.global.Allow() {
+		return true
+	}
+	l.m.rateLimited.WithLabelValues("global").Inc()
+	abortWithError(c, &seckill.Error{Code: seckill.EBusy, Message: "the service is taking too many requests; try again later", RetryAfter: refillTime(l.global)})
+	return false
 }
 
 // countPurchases counts every answer of the purchase endpoint by outcome.

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"container/list"
+	"context"
 	"math"
 	"sync"
 	"time"
@@ -27,52 +28,127 @@ func refillTime(lim *rate.Limiter) time.Duration {
 // used beyond capacity so a flood of distinct ids cannot grow memory. A user
 // whose bucket was forgotten starts afresh, which costs nothing when the
 // bucket had refilled, as the least recently used one usually has.
-type userBuckets struct {
+type userBuckets = keyedBuckets[int64]
+
+// keyedBuckets keeps one token bucket per key (a user id, a client
+// address), the least recently used forgotten first beyond capacity.
+type keyedBuckets[K comparable] struct {
 	limit    rate.Limit
 	burst    int
 	capacity int
 
 	mu    sync.Mutex
-	order *list.List              // of *userBucket, most recently used first
-	byID  map[int64]*list.Element // user id -> element of order
+	order *list.List          // of *keyedBucket[K], most recently used first
+	byID  map[K]*list.Element // key -> element of order
 }
 
-type userBucket struct {
-	userID int64
-	lim    *rate.Limiter
+type keyedBucket[K comparable] struct {
+	key K
+	lim *rate.Limiter
 }
 
 // newUserBuckets returns per-user buckets of r per second, or nil when r is off.
 func newUserBuckets(r float64, burst, capacity int) *userBuckets {
+	return newKeyedBuckets[int64](r, burst, capacity)
+}
+
+// newKeyedBuckets returns per-key buckets of r per second, or nil when r is off.
+func newKeyedBuckets[K comparable](r float64, burst, capacity int) *keyedBuckets[K] {
 	if r <= 0 || math.IsNaN(r) {
 		return nil
 	}
 	if capacity <= 0 {
 		capacity = DefaultMaxTrackedUsers
 	}
-	return &userBuckets{
+	return &keyedBuckets[K]{
 		limit:    rate.Limit(r),
 		burst:    max(burst, 1),
 		capacity: capacity,
 		order:    list.New(),
-		byID:     make(map[int64]*list.Element),
+		byID:     make(map[K]*list.Element),
 	}
 }
 
-// get returns the user's bucket, creating it full.
-func (u *userBuckets) get(userID int64) *rate.Limiter {
+// get returns the key's bucket, creating it full.
+func (u *keyedBuckets[K]) get(key K) *rate.Limiter {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if e, ok := u.byID[userID]; ok {
+	if e, ok := u.byID[key]; ok {
 		u.order.MoveToFront(e)
-		return e.Value.(*userBucket).lim
+		return e.Value.(*keyedBucket[K]).lim
 	}
 	if u.order.Len() >= u.capacity {
 		oldest := u.order.Back()
 		u.order.Remove(oldest)
-		delete(u.byID, oldest.Value.(*userBucket).userID)
+		delete(u.byID, oldest.Value.(*keyedBucket[K]).key)
 	}
-	b := &userBucket{userID: userID, lim: rate.NewLimiter(u.limit, u.burst)}
-	u.byID[userID] = u.order.PushFront(b)
+	b := &keyedBucket[K]{key: key, lim: rate.NewLimiter(u.limit, u.burst)}
+	u.byID[key] = u.order.PushFront(b)
 	return b.lim
+}
+
+// Admin failure back-off (issue 33): each address may get
+// AdminFailureBurst wrong admin tokens answered at once; every further one
+// waits for the address's bucket, refilled at AdminFailureRate a second, and
+// no longer than AdminFailureMaxDelay, short enough for any client's
+// timeout: the answer stays the contract's 401, only later. One address then
+// guesses about one token a second, however many connections it opens. At most
+// AdminFailureAddresses addresses are remembered.
+const (
+	AdminFailureRate      = 1.0
+	AdminFailureBurst     = 10
+	AdminFailureMaxDelay  = 2 * time.Second
+	AdminFailureAddresses = 10_000
+)
+
+// failureBackoff delays the answer to a failed admin authentication by the
+// client address's bucket of failures.
+type failureBackoff struct {
+	addrs *keyedBuckets[string]
+	now   func() time.Time
+	sleep func(context.Context, time.Duration)
+}
+
+func newFailureBackoff(cfg Config) *failureBackoff {
+	sleep := cfg.sleep
+	if sleep == nil {
+		sleep = defaultSleep
+	}
+	return &failureBackoff{
+		addrs: newKeyedBuckets[string](AdminFailureRate, AdminFailureBurst, AdminFailureAddresses),
+		now:   cfg.now,
+		sleep: sleep,
+	}
+}
+
+// wait charges addr one failure and waits until its bucket allows it, at
+// most AdminFailureMaxDelay or until ctx ends.
+func (f *failureBackoff) wait(ctx context.Context, addr string) {
+	if f == nil {
+		return
+	}
+	r := f.addrs.get(addr).ReserveN(f.now(), 1)
+	d := r.DelayFrom(f.now())
+	if d <= 0 {
+		return
+	}
+	if d > AdminFailureMaxDelay {
+		// Do not let a flood book the bucket ever further ahead.
+		r.CancelAt(f.now())
+		d = AdminFailureMaxDelay
+	}
+	f.sleep(ctx, d)
+}
+
+// defaultSleep is the back-off's wait when Config sets none (a variable so
+// the package's tests, which send many wrong tokens, do not wait).
+var defaultSleep = sleepCtx
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }

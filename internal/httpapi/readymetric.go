@@ -9,16 +9,16 @@ import (
 
 // registerReady exports seckill_ready: 1 when Redis and the database answer
 // (what GET /readyz answers 200 for), 0 otherwise, checked at scrape time
-// within readyTimeout. Prometheus cannot probe /readyz itself, and an
+// within readyTimeout (the result shared with /readyz for ReadyCacheTTL). Prometheus cannot probe /readyz itself, and an
 // instance that answers scrapes but not its dependencies is not serving.
-func registerReady(reg prometheus.Registerer, svc Service, log *slog.Logger) {
+func registerReady(reg prometheus.Registerer, rc *readyCheck, log *slog.Logger) {
 	register(reg, log, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "seckill_ready",
 		Help: "1 when Redis and the database answer (GET /readyz would answer 200), else 0; checked at scrape time.",
 	}, func() float64 {
 		ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
 		defer cancel()
-		if err := svc.Ready(ctx); err != nil {
+		if err := rc.ready(ctx); err != nil {
 			return 0
 		}
 		return 1

@@ -21,26 +21,32 @@ type edge struct {
 	m      *metrics
 	scrape http.Handler // /metrics, built once: its in-flight limit is per handler
 	tasks  AdminTasks   // nil: the Service has no admin tasks
-	pricer Pricer       // nil: the Service sets no prices
-	cancel Canceller    // nil: no buyer cancel
+	// adminFails slows down repeated wrong admin tokens from one address,
+	// shared by every guarded prefix of every listener.
+	adminFails *failureBackoff
+	ready      *readyCheck // /readyz and seckill_ready, cached ReadyCacheTTL
+	limits     *rateLimits // every public route's, shared by both listeners
+	pricer     Pricer      // nil: the Service sets no prices
+	cancel     Canceller   // nil: no buyer cancel
 }
 
-// useCommon installs the middleware every listener runs.
-func (e *edge) useCommon(r *gin.Engine, guardAdmin bool) {
-	mw := []gin.HandlerFunc{traceRequests(e.cfg.Tracing), requestID(), noStoreByDefault(), observe(e.log, e.m), recoverPanics()}
-	if guardAdmin {
-		mw = append(mw, requireAdminUnder(adminPrefix, e.cfg.AdminToken))
+// useCommon installs the middleware every listener runs; every path under
+// one of the guarded prefixes needs the admin token.
+func (e *edge) useCommon(r *gin.Engine, guarded ...string) {
+	mw := []gin.HandlerFunc{traceRequests(e.cfg.Tracing), requestID(), noSniff(), noStoreByDefault(), observe(e.log, e.m), recoverPanics()}
+	for _, prefix := range guarded {
+		mw = append(mw, requireAdminUnder(prefix, e.cfg.AdminToken, e.adminFails))
 	}
 	r.Use(append(mw, limitBody(MaxBodyBytes))...)
 	// Without the admin guard this is the public listener of NewServers:
 	// the ops paths are on the admin listener.
-	r.NoRoute(handleNotFound(!guardAdmin))
+	r.NoRoute(handleNotFound(len(guarded) == 0))
 	r.NoMethod(handleMethodNotAllowed())
 }
 
 // addRoutes is the whole URL space of the service on one listener.
 func addRoutes(r *gin.Engine, e *edge) {
-	e.useCommon(r, true)
+	e.useCommon(r, adminPrefix)
 	addPublicRoutes(r, e)
 	r.GET("/metrics", e.metricsHandler())
 	addAdminRoutes(r, e)
@@ -48,23 +54,24 @@ func addRoutes(r *gin.Engine, e *edge) {
 
 // addPublicRoutes are the buyer API, the probes and the document.
 func addPublicRoutes(r *gin.Engine, e *edge) {
-	svc, pay, m := e.svc, e.pay, e.m
+	svc, pay, m, lim := e.svc, e.pay, e.m, e.limits
+	// The probes are never rate limited: an orchestrator must see the truth.
 	r.GET("/healthz", handleHealthz())
-	r.GET("/readyz", handleReadyz(svc))
-	r.GET("/openapi.yaml", handleOpenAPI(e.cfg.OpenAPI))
+	r.GET("/readyz", handleReadyz(e.ready))
+	r.GET("/openapi.yaml", lim.globalOnly(), handleOpenAPI(e.cfg.OpenAPI))
 
 	buyer := r.Group("/api/v1")
-	buyer.GET("/activities/:id", handleActivity(svc))
+	buyer.GET("/activities/:id", lim.optionalUser(e.cfg), handleActivity(svc))
 	buyer.POST("/activities/:id/orders",
 		countPurchases(m),
 		requireUser(e.cfg),
-		limitRate(e.cfg, m),
+		lim.purchase(),
 		handleBuy(svc),
 	)
-	buyer.GET("/activities/:id/orders/mine", requireUser(e.cfg), handleMyOrder(svc, pay))
-	addCancelRoute(buyer, e.cancel, requireUser(e.cfg))
+	buyer.GET("/activities/:id/orders/mine", requireUser(e.cfg), lim.buyerRoute(), handleMyOrder(svc, pay))
+	addCancelRoute(buyer, e.cancel, requireUser(e.cfg), lim.buyerRoute())
 	if pay != nil {
-		buyer.POST("/payments/callback", handlePaymentCallback(pay, e.cfg.callbackWait()))
+		buyer.POST("/payments/callback", lim.globalOnly(), handlePaymentCallback(pay, e.cfg.callbackWait()))
 	}
 }
 
@@ -110,14 +117,19 @@ func newMetricsHandler(g prometheus.Gatherer) http.Handler {
 
 func (e *edge) metricsHandler() gin.HandlerFunc { return gin.WrapH(e.scrape) }
 
+// pprofPrefix starts every path of pprof on the admin listener.
+const pprofPrefix = "/debug/pprof/"
+
 // addOpsListenerRoutes is the admin listener's URL space: the ops API,
 // /metrics, pprof and the probes (so the listener itself can be probed).
 // pprof is served here only, never on the public listener: a profile shows
-// the program's internals, and a CPU profile costs CPU on demand.
+// the program's internals, and a CPU profile costs CPU on demand, so it
+// needs the admin token like the ops API (issue 33). /metrics and the probes
+// stay open, for Prometheus and the orchestrator.
 func addOpsListenerRoutes(r *gin.Engine, e *edge) {
-	e.useCommon(r, true)
+	e.useCommon(r, adminPrefix, pprofPrefix)
 	r.GET("/healthz", handleHealthz())
-	r.GET("/readyz", handleReadyz(e.svc))
+	r.GET("/readyz", handleReadyz(e.ready))
 	r.GET("/metrics", e.metricsHandler())
 	addAdminRoutes(r, e)
 	r.GET("/debug/pprof/", gin.WrapF(pprof.Index))

@@ -69,8 +69,15 @@ type Config struct {
 	// below 1 counts as 1.
 	UserRate  float64
 	UserBurst int
-	// GlobalRate and GlobalBurst limit purchase attempts of all users
-	// together, the same way.
+	// ReadRate and ReadBurst limit one user's other buyer requests
+	// (orders/mine, cancel, an activity read naming the user) the same way,
+	// in a bucket of their own so a polled result page never spends the
+	// purchase's attempts; 0 means no limit. Off by default: the contract
+	// answers these routes without a 429.
+	ReadRate  float64
+	ReadBurst int
+	// GlobalRate and GlobalBurst limit the requests of all users together
+	// to every public route but /healthz and /readyz, the same way.
 	GlobalRate  float64
 	GlobalBurst int
 	// MaxTrackedUsers bounds how many per-user buckets are kept; the least
@@ -86,20 +93,29 @@ type Config struct {
 	// without a valid X-User-Timestamp and X-User-Signature is 401. Empty:
 	// X-User-ID is trusted as the gateway set it.
 	IdentitySecret []byte
+	// IdentityRejectLegacy, with IdentitySecret, accepts only the version 2
+	// signature (SignIdentityV2, which covers the method and path); false
+	// (the default) also accepts the legacy one (SignIdentity)
+	// (SECKILL_IDENTITY_LEGACY=false sets it).
+	IdentityRejectLegacy bool
 
 	// Tracing starts a server span per request under the global tracer
 	// provider (tracing.Setup with an exporter). Off, the caller's trace
 	// context is still carried to the outgoing calls, without spans.
 	Tracing bool
 
-	// Now is the clock of the identity signature's window; nil means
-	// time.Now.
+	// Now is the clock of the identity signature's window, of the /readyz
+	// cache and of the admin failure back-off; nil means time.Now.
 	Now func() time.Time
 
 	// CallbackWait bounds a payment callback's verification: past it the
 	// callback is answered 503 with Retry-After (the order is verified
 	// again later) rather than kept waiting. 0 means DefaultCallbackWait.
 	CallbackWait time.Duration
+
+	// sleep waits d or until ctx ends (the admin failure back-off); nil
+	// means a timer. Tests replace it.
+	sleep func(ctx context.Context, d time.Duration)
 }
 
 // DefaultCallbackWait is CallbackWait's default: a provider's callback is
@@ -166,7 +182,7 @@ func NewServer(cfg Config, deps Deps) http.Handler {
 func NewServers(cfg Config, deps Deps) (public, ops http.Handler) {
 	e := newEdge(cfg, deps)
 	pub := newEngine()
-	e.useCommon(pub, false)
+	e.useCommon(pub)
 	addPublicRoutes(pub, e)
 	adm := newEngine()
 	addOpsListenerRoutes(adm, e)
@@ -194,7 +210,10 @@ func newEdge(cfg Config, deps Deps) *edge {
 		}
 	}
 	e := &edge{cfg: cfg, svc: observeBooks(deps.Service, reg, log), pay: deps.Payments, log: log, m: newMetrics(reg, log), scrape: newMetricsHandler(gatherer)}
-	registerReady(reg, deps.Service, log)
+	e.ready = newReadyCheck(deps.Service, cfg.now)
+	registerReady(reg, e.ready, log)
+	e.adminFails = newFailureBackoff(cfg)
+	e.limits = newRateLimits(cfg, e.m)
 	e.tasks, _ = deps.Service.(AdminTasks)
 	e.pricer, _ = deps.Service.(Pricer)
 	e.cancel, _ = deps.Payments.(Canceller)

@@ -29,6 +29,9 @@ var _ Service = (*purchase.Service)(nil)
 
 func TestMain(m *testing.M) {
 	gin.SetMode(gin.TestMode) // no debug printing of routes
+	// Many tests send wrong admin tokens; TestAdminFailuresSlowedDown
+	// checks the back-off with its own clock and sleep.
+	defaultSleep = func(context.Context, time.Duration) {}
 	code := m.Run()
 	if reportAPIViolations() && code == 0 {
 		code = 1
@@ -725,12 +728,94 @@ func TestRateLimits(t *testing.T) {
 			}
 		}
 	})
-	t.Run("only the purchase endpoint", func(t *testing.T) {
-		h := newTestServer(Config{UserRate: 0.01, GlobalRate: 0.01}, newFake())
-		buyAs(h, "42")
+	// The per-user read limit, when set, covers every other buyer route,
+	// with a bucket of its own beside the purchase's, so a result page
+	// polled never spends the purchase's attempts; off, reads are never 429.
+	t.Run("per user on every buyer route", func(t *testing.T) {
+		off := newTestServer(Config{UserRate: 0.01, UserBurst: 2}, newFake())
+		for i := range 5 {
+			if rec := serve(off, request{"GET", "/api/v1/activities/1/orders/mine", "", user("42")}); rec.Code != 200 {
+				t.Fatalf("mine %d without a read limit: %d", i, rec.Code)
+			}
+		}
+		h := newTestServer(Config{UserRate: 0.01, UserBurst: 2, ReadRate: 0.01, ReadBurst: 2}, newFake())
+		const mine = "/api/v1/activities/1/orders/mine"
+		for i := range 2 {
+			if rec := serve(h, request{"GET", mine, "", user("42")}); rec.Code != 200 {
+				t.Fatalf("mine %d within burst: %d", i, rec.Code)
+			}
+		}
+		rec := serve(h, request{"GET", mine, "", user("42")})
+		checkError(t, rec, 429, seckill.EBusy)
+		if got := rec.Header().Get("Retry-After"); got != "100" {
+			t.Errorf("Retry-After = %q, want 100", got)
+		}
+		// The activity read counts when it names the user.
+		checkError(t, serve(h, request{"GET", "/api/v1/activities/1", "", user("42")}), 429, seckill.EBusy)
+		// Without an X-User-ID, or with one that is not an id, it is not
+		// limited per user (nor refused: the read needs no identity).
+		for _, hdr := range [][]string{nil, user("x"), user("042")} {
+			for range 3 {
+				if rec := serve(h, request{"GET", "/api/v1/activities/1", "", hdr}); rec.Code != 200 {
+					t.Fatalf("activity read with %v: %d", hdr, rec.Code)
+				}
+			}
+		}
+		// The purchase keeps its own bucket, and other users theirs.
+		if rec := buyAs(h, "42"); rec.Code != 201 {
+			t.Errorf("purchase after mine's bucket ran out: %d", rec.Code)
+		}
+		if rec := serve(h, request{"GET", mine, "", user("43")}); rec.Code == 429 {
+			t.Errorf("another user's mine: %d", rec.Code)
+		}
+		// A signed deployment counts only verified identities on the read.
+		now := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
+		signed := newTestServer(Config{UserRate: 0.01, UserBurst: 1, ReadRate: 0.01, ReadBurst: 1, IdentitySecret: []byte(identitySecret), Now: func() time.Time { return now }}, newFake())
 		for range 3 {
-			if rec := serve(h, request{"GET", "/api/v1/activities/1/orders/mine", "", user("42")}); rec.Code != 200 {
-				t.Fatalf("mine limited: %d", rec.Code)
+			if rec := serve(signed, request{"GET", "/api/v1/activities/1", "", user("42")}); rec.Code != 200 {
+				t.Fatalf("unsigned X-User-ID spent user 42's bucket: %d", rec.Code)
+			}
+		}
+		if rec := serve(signed, request{"GET", "/api/v1/activities/1", "", signedUser("42", now)}); rec.Code != 200 {
+			t.Fatalf("signed read: %d", rec.Code)
+		}
+		checkError(t, serve(signed, request{"GET", "/api/v1/activities/1", "", signedUser("42", now)}), 429, seckill.EBusy)
+	})
+	t.Run("global on every public route but the probes", func(t *testing.T) {
+		f := newFake()
+		h := newTestServer(Config{GlobalRate: 0.5, GlobalBurst: 1, OpenAPI: []byte("openapi: 3.1.0\n")}, f)
+		if rec := serve(h, request{"GET", "/api/v1/activities/1", "", nil}); rec.Code != 200 {
+			t.Fatalf("first: %d", rec.Code)
+		}
+		for _, r := range []request{
+			{"GET", "/api/v1/activities/1", "", nil},
+			{"GET", "/api/v1/activities/1", "", user("7")},
+			{"POST", "/api/v1/activities/1/orders", "", user("8")},
+			{"GET", "/api/v1/activities/1/orders/mine", "", user("42")},
+			{"GET", "/openapi.yaml", "", nil},
+		} {
+			rec := serve(h, r)
+			checkError(t, rec, 429, seckill.EBusy)
+			if got := rec.Header().Get("Retry-After"); got != "2" {
+				t.Errorf("%s %s: Retry-After = %q, want 2", r.method, r.path, got)
+			}
+		}
+		for _, path := range []string{"/healthz", "/readyz"} {
+			if rec := serve(h, request{"GET", path, "", nil}); rec.Code != 200 {
+				t.Errorf("%s limited: %d", path, rec.Code)
+			}
+		}
+	})
+	t.Run("global off by default on every route", func(t *testing.T) {
+		h := newTestServer(Config{}, newFake())
+		for range 50 {
+			for _, r := range []request{
+				{"GET", "/api/v1/activities/1", "", user("42")},
+				{"GET", "/api/v1/activities/1/orders/mine", "", user("42")},
+			} {
+				if rec := serve(h, r); rec.Code != 200 {
+					t.Fatalf("%s limited without a limit: %d", r.path, rec.Code)
+				}
 			}
 		}
 	})

@@ -1,4 +1,4 @@
 -- The HAProxy health check's user (no password, no privileges), created once
--- on the bootstrap node; Galera replicates it. The SST user is root, whose
--- password the image sets from MARIADB_ROOT_PASSWORD (docker-compose.yml).
+-- on the bootstrap node; Galera replicates it. The state-transfer user is sst
+-- (sst-user.sh, from SECKILL_GALERA_SST_PASSWORD; docker-compose.yml).
 CREATE USER IF NOT EXISTS 'haproxy'@'%';
