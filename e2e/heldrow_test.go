@@ -1,13 +1,12 @@
 package e2e_test
 
 import (
-	"context"
-	"database/sql"
 	"net/http"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/seckill-oss/seckill/internal/testenv"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
 
@@ -69,7 +68,7 @@ func TestHeldRowStallsOnlyItsActivity(t *testing.T) {
 
 	const window = 5 * time.Second
 	before := sell(3 * time.Second)
-	release := holdRowFor(t, s.db, held)
+	release := testenv.HoldRow(t, s.dsn, held, 0)
 	during := sell(window)
 	release()
 	after := sell(3 * time.Second)
@@ -96,23 +95,4 @@ func TestHeldRowStallsOnlyItsActivity(t *testing.T) {
 	for _, a := range acts {
 		s.checkBooksDirect(a, total, created(all, a))
 	}
-}
-
-// holdRowFor locks the activity's row from a transaction of its own until
-// the returned function is called (or the test ends).
-func holdRowFor(t *testing.T, db *sql.DB, activity int64) (release func()) {
-	t.Helper()
-	ctx := context.Background()
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var id int64
-	if err := tx.QueryRowContext(ctx, "SELECT id FROM activities WHERE id = ? FOR UPDATE", activity).Scan(&id); err != nil {
-		_ = tx.Rollback()
-		t.Fatal(err)
-	}
-	release = func() { _ = tx.Rollback() }
-	t.Cleanup(release)
-	return release
 }

@@ -13,23 +13,6 @@ import (
 	"github.com/seckill-oss/seckill/internal/testenv"
 )
 
-// holdRow locks the activity's row from another transaction, as an expiry
-// with a slow COMMIT, an operator's adjustment or another instance's group
-// would, until the returned function is called.
-func holdRow(t *testing.T, s *Store, activityID int64) (release func()) {
-	t.Helper()
-	tx := s.db.Begin()
-	var row activityRow
-	if err := tx.Raw("SELECT id FROM activities WHERE id = ? FOR UPDATE", activityID).Scan(&row).Error; err != nil {
-		tx.Rollback()
-		t.Fatal(err)
-	}
-	var once sync.Once
-	release = func() { once.Do(func() { tx.Rollback() }) }
-	t.Cleanup(release)
-	return release
-}
-
 // One activity's row held by another transaction delays only that
 // activity's writes: B's write, taken by the committer first, leaves the
 // group and waits for its row alone, while A's write, behind it, is written
@@ -40,7 +23,8 @@ func holdRow(t *testing.T, s *Store, activityID int64) (release func()) {
 // write: ... context deadline exceeded").
 func TestBusyRowDelaysOnlyItsActivity(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, testenv.MySQLDSN(t), Options{})
+	dsn := testenv.MySQLDSN(t)
+	s, err := Open(ctx, dsn, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +32,7 @@ func TestBusyRowDelaysOnlyItsActivity(t *testing.T) {
 	c := s.NewCommitter(nil)
 	defer c.Close()
 	a, b := newActivity(t, s, 10), newActivity(t, s, 10)
-	release := holdRow(t, s, b.ID)
+	release := testenv.HoldRow(t, dsn, b.ID, 0)
 
 	bDone := make(chan error, 1)
 	go func() {
@@ -174,16 +158,8 @@ func TestUnknownCommitLeavesMembersThatWroteNothingExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = s.db.Callback().Raw().Before("gorm:raw").Register("test:kill_before_commit", func(tx *gorm.DB) {
-		if tx.Statement.SQL.String() != "COMMIT" {
-			return
-		}
-		var id int64
-		if err := tx.Statement.ConnPool.QueryRowContext(tx.Statement.Context, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
-			t.Errorf("connection id: %v", err)
-			return
-		}
-		if err := killer.db.Exec("KILL ?", id).Error; err != nil {
-			t.Errorf("kill connection %d: %v", id, err)
+		if tx.Statement.SQL.String() == "COMMIT" {
+			killConnection(t, tx, killer)
 		}
 	})
 	if err != nil {

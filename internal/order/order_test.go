@@ -433,14 +433,7 @@ func TestCommitFailureIsUnknown(t *testing.T) {
 	a := newActivity(t, s, 10)
 
 	err = s.db.Callback().Create().After("gorm:create").Register("test:kill_connection", func(tx *gorm.DB) {
-		var id int64
-		if err := tx.Statement.ConnPool.QueryRowContext(tx.Statement.Context, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
-			t.Errorf("connection id: %v", err)
-			return
-		}
-		if err := killer.db.Exec("KILL ?", id).Error; err != nil {
-			t.Errorf("kill connection %d: %v", id, err)
-		}
+		killConnection(t, tx, killer)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -453,6 +446,19 @@ func TestCommitFailureIsUnknown(t *testing.T) {
 	// Here the server rolled back; the caller learns it by looking.
 	if _, err := killer.OrderByUser(ctx, a.ID, 1); !errors.Is(err, ErrNotFound) {
 		t.Errorf("OrderByUser after the killed commit: %v, want ErrNotFound", err)
+	}
+}
+
+// killConnection kills tx's connection from killer's, as a network failure
+// or a server restart would.
+func killConnection(t *testing.T, tx *gorm.DB, killer *Store) {
+	var id int64
+	if err := tx.Statement.ConnPool.QueryRowContext(tx.Statement.Context, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+		t.Errorf("connection id: %v", err)
+		return
+	}
+	if err := killer.db.Exec("KILL ?", id).Error; err != nil {
+		t.Errorf("kill connection %d: %v", id, err)
 	}
 }
 

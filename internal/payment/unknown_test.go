@@ -2,7 +2,6 @@ package payment_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/payment"
+	"github.com/seckill-oss/seckill/internal/testenv"
 )
 
 // A status change whose COMMIT landed but whose reply was lost (a lease that
@@ -45,7 +45,7 @@ func TestChangeWhoseCommitReplyWasLostIsCountedOnce(t *testing.T) {
 				if err := next(ctx, ch); err != nil {
 					return err
 				}
-				holdRow(t, w.dsn, ch.ActivityID, lock.DetachedTimeout+500*time.Millisecond)
+				testenv.HoldRow(t, w.dsn, ch.ActivityID, lock.DetachedTimeout+500*time.Millisecond)
 				return fmt.Errorf("%w: the COMMIT's reply was lost", order.ErrCommitUnknown)
 			})
 			got, err := in.svc.Callback(context.Background(), o.ID)
@@ -66,57 +66,4 @@ func TestChangeWhoseCommitReplyWasLostIsCountedOnce(t *testing.T) {
 			w.checkBooks()
 		})
 	}
-}
-
-// holdRow locks the activity's row from a connection of its own for d, as
-// a crowd of expiries of one activity would, one after another.
-func holdRow(t *testing.T, dsn string, activityID int64, d time.Duration) {
-	t.Helper()
-	db, err := sql.Open("mysql", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	tx, err := db.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec("SELECT id FROM activities WHERE id = ? FOR UPDATE", activityID); err != nil {
-		t.Fatal(err)
-	}
-	time.AfterFunc(d, func() { _ = tx.Rollback() })
-}
-
-// An expiry whose COMMIT landed but whose reply was lost (its lease ended
-// in the COMMIT), and the order moved on under a later grant (a late
-// payment made it refund_required) before the expiry could look: whether
-// the expiry landed is not known, but the order holds no unit any more, so
-// the unit goes back, exactly once by its receipt.
-//
-// Can fail: without the give-back on an unknown outcome, "units returned 0,
-// want 1" and the books off by one until the sweep.
-func TestExpiryWhoseOrderMovedOnAfterALostReplyGivesTheUnitBack(t *testing.T) {
-	w := newWorld(t, time.Second, 1)
-	in := w.instance(instanceOptions{lockTTL: time.Second})
-	o := w.buy(1)
-	w.stub.SetPayment(o.ID, payment.PaymentPending)
-	time.Sleep(1100 * time.Millisecond) // due
-	in.svc.WrapChangeStatus(func(ctx context.Context, ch order.StatusChange, next func(context.Context, order.StatusChange) error) error {
-		if err := next(ctx, ch); err != nil {
-			return err
-		}
-		later := order.StatusChange{OrderID: ch.OrderID, ActivityID: ch.ActivityID, From: seckill.OrderStatusExpired,
-			To: seckill.OrderStatusRefundRequired, RefundReason: seckill.RefundPaidLate, PaidAt: time.Now(), Fence: ch.Fence + 100}
-		if err := w.orders.ChangeStatus(context.Background(), later); err != nil {
-			t.Errorf("the later grant's change: %v", err)
-		}
-		return fmt.Errorf("%w: the COMMIT's reply was lost", order.ErrCommitUnknown)
-	})
-	if _, err := in.svc.Callback(context.Background(), o.ID); err == nil {
-		t.Error("callback answered although its change's outcome is not known")
-	}
-	if n := in.counter(t, "seckill_payment_unit_returns_total", map[string]string{"result": "returned"}); n != 1 {
-		t.Errorf("units returned %v, want 1", n)
-	}
-	w.checkBooks()
 }

@@ -2,7 +2,6 @@ package purchase
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"testing"
 	"time"
@@ -145,25 +144,6 @@ func TestUnknownCommitUnresolvedIsOutcomeUnknown(t *testing.T) {
 	}
 }
 
-// holdActivityRow locks the activity's row from another connection for d,
-// as a transaction whose COMMIT is slow would.
-func holdActivityRow(t *testing.T, dsn string, activityID int64, d time.Duration) {
-	t.Helper()
-	db, err := sql.Open("mysql", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	tx, err := db.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec("SELECT id FROM activities WHERE id = ? FOR UPDATE", activityID); err != nil {
-		t.Fatal(err)
-	}
-	time.AfterFunc(d, func() { _ = tx.Rollback() })
-}
-
 // A batch whose COMMIT answered with an error had committed, and learning it
 // took longer than one detached look-up (2 s): the activity's row was held
 // 2.5 s, as by a COMMIT that lands late. The buyers its orders left out are
@@ -189,7 +169,7 @@ func TestUnknownCommitLearnedLateAnswersEachBuyer(t *testing.T) {
 	if b, err := s.orders.CreateOrders(ctx, a.ID, g.Fence, ords); err != nil || len(b.Written) != 2 {
 		t.Fatalf("the batch's write: %+v, %v", b, err)
 	}
-	holdActivityRow(t, dsn, a.ID, lock.DetachedTimeout+500*time.Millisecond)
+	testenv.HoldRow(t, dsn, a.ID, lock.DetachedTimeout+500*time.Millisecond)
 	rb := &batch{activity: a, outs: make([]outcome, 4)}
 	s.resolveCommit(ctx, rb, g, []int{0, 1, 2, 3}, ords, order.ErrCommitUnknown)
 	for i, want := range []string{"", "", seckill.EAlreadyPurchased, seckill.ESoldOut} {
