@@ -212,7 +212,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 }
 
 // defaultRatePerUser is the per-user limit when SECKILL_RATE_PER_USER is
-// unset: on by default (issue 22), so one user id cannot spend the instance
+// unset: on by default, so one user id cannot spend the instance
 // alone, and generous enough that no person, nor an app's retries, nor a
 // test's 100 concurrent purchases by one user (the burst, userBurstSeconds'
 // worth) ever meets it.

@@ -48,8 +48,8 @@ const (
 	identityTrusted       = "trusted X-User-ID"
 )
 
-// logIdentityMode says at start-up how the buyer's identity is taken
-// (issue 33): gateway-signed with SECKILL_IDENTITY_SECRET, else the
+// logIdentityMode says at start-up how the buyer's identity is taken:
+// gateway-signed with SECKILL_IDENTITY_SECRET, else the
 // X-User-ID header trusted as the gateway set it. A trusted X-User-ID on a
 // listener that is not loopback-only is a warning: anything that reaches the
 // port can buy as anyone unless the gateway is the only way in.

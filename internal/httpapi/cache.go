@@ -13,10 +13,8 @@ const (
 	cachePublicShort = "public, max-age=1"
 )
 
-// noStoreByDefault marks every answer no-store before the handler runs; the
-// few handlers whose answer may be cached (cachePublic) replace it.
-// noSniff sets X-Content-Type-Options: nosniff on every answer (issue 33):
-// a browser never guesses a type other than the one the answer names, so
+// noSniff sets X-Content-Type-Options: nosniff on every answer: a browser
+// then never guesses a type other than the one the answer names, so
 // JSON carrying a caller's text is never run as HTML or script.
 func noSniff() gin.HandlerFunc {
 	return func(c *gin.Context) {
@@ -25,6 +23,8 @@ func noSniff() gin.HandlerFunc {
 	}
 }
 
+// noStoreByDefault marks every answer no-store before the handler runs; the
+// few handlers whose answer may be cached (cachePublic) replace it.
 func noStoreByDefault() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		c.Header("Cache-Control", cacheNoStore)

@@ -28,7 +28,7 @@ const IdentityVersionHeader = "X-User-Signature-Version"
 // stripping its X-User-ID. With no secret every X-User-ID is trusted, as the
 // contract's gateway sets it.
 //
-// Two signing strings (issue 33): version 2 (X-User-Signature-Version: 2)
+// Two signing strings: version 2 (X-User-Signature-Version: 2)
 // covers the request's method and path too (SignIdentityV2), so a signature
 // made for one request cannot be replayed on another route or activity
 // within the window; the legacy one (no version header) covers the user and

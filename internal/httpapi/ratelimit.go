@@ -87,13 +87,14 @@ func (u *keyedBuckets[K]) get(key K) *rate.Limiter {
 	return b.lim
 }
 
-// Admin failure back-off (issue 33): each address may get
-// AdminFailureBurst wrong admin tokens answered at once; every further one
-// waits for the address's bucket, refilled at AdminFailureRate a second, and
-// no longer than AdminFailureMaxDelay, short enough for any client's
-// timeout: the answer stays the contract's 401, only later. One address then
-// guesses about one token a second, however many connections it opens. At most
-// AdminFailureAddresses addresses are remembered.
+// Admin failure back-off, so the admin token cannot be guessed fast: each
+// address may get AdminFailureBurst wrong admin tokens answered at once;
+// every further one waits for the address's bucket, refilled at
+// AdminFailureRate a second, and no longer than AdminFailureMaxDelay, short
+// enough for any client's timeout: the answer stays the contract's 401, only
+// later. One address then guesses about one token a second, however many
+// connections it opens. At most AdminFailureAddresses addresses are
+// remembered.
 const (
 	AdminFailureRate      = 1.0
 	AdminFailureBurst     = 10

@@ -9,7 +9,7 @@ import (
 // ReadyCacheTTL is how long one readiness check's result answers /readyz
 // (and the seckill_ready gauge): a probe storm, or many instances' probers,
 // cost Redis and the database one ping each a second per instance, not one
-// per probe (issue 33).
+// per probe.
 const ReadyCacheTTL = time.Second
 
 // readyCheck runs Service.Ready at most once per ReadyCacheTTL: callers

@@ -124,7 +124,7 @@ const pprofPrefix = "/debug/pprof/"
 // /metrics, pprof and the probes (so the listener itself can be probed).
 // pprof is served here only, never on the public listener: a profile shows
 // the program's internals, and a CPU profile costs CPU on demand, so it
-// needs the admin token like the ops API (issue 33). /metrics and the probes
+// needs the admin token like the ops API. /metrics and the probes
 // stay open, for Prometheus and the orchestrator.
 func addOpsListenerRoutes(r *gin.Engine, e *edge) {
 	e.useCommon(r, adminPrefix, pprofPrefix)

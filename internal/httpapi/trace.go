@@ -15,7 +15,8 @@ import (
 // nothing. With tracing off it only carries the caller's trace context to
 // the outgoing calls: otelgin under the no-op provider still builds a
 // request's attributes and span, about a sixth of a purchase's allocations
-// (loadtest/RESULTS.md, issue 18), for spans nobody exports.
+// (loadtest/RESULTS.md, "Profile and batch timeline"), for spans nobody
+// exports.
 func traceRequests(spans bool) gin.HandlerFunc {
 	if !spans {
 		return carryTraceContext

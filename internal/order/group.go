@@ -17,8 +17,7 @@ import (
 // in one transaction: one locking read of their activities, one claim, one
 // insert and one COMMIT for all of them, where a transaction each would cost
 // all of that per activity. A sale of many items makes batches of one or two
-// buyers per activity, so this is most of what a purchase costs the database
-// (issue 21).
+// buyers per activity, so this is most of what a purchase costs the database.
 //
 // Sharing the transaction shares nothing else. Each grant's fence is checked
 // against its own activity's row, read under lock: a grant refused (a stale

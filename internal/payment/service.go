@@ -4,7 +4,7 @@
 // An order is a reservation until paid. One verification asks the payment
 // provider what became of the order's payment and moves its status; three
 // triggers start it for the same order, concurrently and on several
-// instances (seed 002): the provider's callback, the buyer's result page
+// instances: the provider's callback, the buyer's result page
 // (orders/mine) and the delay queue at the order's pay_by. So that they run
 // one at a time, a verification holds the order's lease lock (internal/lock)
 // and renews it while it runs, like Redisson's watchdog; the renewal stops

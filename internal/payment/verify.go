@@ -15,7 +15,7 @@ import (
 	"github.com/seckill-oss/seckill/internal/stock"
 )
 
-// The three triggers of one verification (seed 002), the trigger label.
+// The three triggers of one verification, as the trigger label.
 const (
 	triggerCallback   = "callback"
 	triggerResultPage = "result_page"

@@ -42,9 +42,9 @@ func (s *Service) Buy(ctx context.Context, req BuyRequest) (seckill.Order, error
 		if o, err, done := s.answerUnqueued(ctx, a, req); done {
 			return o, err
 		}
-		// One purchase per buyer in flight (issue 22): a user's concurrent
-		// repeats wait for it without a queue slot, then are answered as a
-		// repeat after it would be.
+		// One purchase per buyer in flight, so one user's burst holds one
+		// queue slot: a user's concurrent repeats wait for it without a
+		// slot, then are answered as a repeat after it would be.
 		f, leader := s.inflight.join(buyer{a.ID, req.UserID}, req)
 		if leader {
 			return s.leadFlight(ctx, f, a, req)
@@ -75,7 +75,7 @@ func (s *Service) answerUnqueued(ctx context.Context, a seckill.Activity, req Bu
 		return seckill.Order{}, s.holderOr(ctx, a.ID, req.UserID, ended(a)), true
 	}
 	// Before the key's look-up: a buyer who spams fresh keys after buying
-	// costs no key look-up each (issue 22).
+	// costs no key look-up each.
 	if _, ok := s.bought.orderOf(a.ID, req.UserID); ok {
 		if o, err, ok := s.answerBought(ctx, a.ID, req); ok {
 			return o, err, true

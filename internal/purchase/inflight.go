@@ -10,7 +10,7 @@ import (
 
 // inflights holds each buyer's purchase in flight in this process, so one
 // user id holds at most one queue slot per activity however many requests
-// it sends at once (issue 22). The others wait for that purchase and are
+// it sends at once. The others wait for that purchase and are
 // answered as a repeat after it would be: the order again for the same
 // idempotency key, already_purchased with its id, or the same final
 // refusal. The answer of a contract test's "100 concurrent purchases by one

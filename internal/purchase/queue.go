@@ -60,7 +60,7 @@ type queue struct {
 	activity seckill.Activity
 	// waiting are the buyers queued, oldest first, guarded by the Service's
 	// qmu. A slice, not a channel of QueueMax: memory follows the buyers
-	// actually waiting, not the bound (issue 22).
+	// actually waiting, not the bound.
 	waiting []*ticket
 	// ready holds a token while buyers may be waiting: the leader's wake-up.
 	ready chan struct{}

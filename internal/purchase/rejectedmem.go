@@ -8,7 +8,7 @@ import (
 )
 
 // rejectedFor is how long a rejection by the user check answers the same
-// buyer's retries without asking again (issue 22): long enough that a
+// buyer's retries without asking again: long enough that a
 // retrying app or a script costs the user service one call, short enough
 // that a user the service clears a moment later can buy.
 const rejectedFor = 5 * time.Second
