@@ -274,7 +274,7 @@ func explainDBError(dsn string, err error) error {
 // plain letters, digits and underscores.
 func quoteIdent(name string) string {
 	for _, r := range name {
-		if !(r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+		if r != '_' && (r < '0' || r > '9') && (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') {
 			return "`" + strings.ReplaceAll(name, "`", "``") + "`"
 		}
 	}

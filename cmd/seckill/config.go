@@ -288,7 +288,7 @@ func checkMySQLDSN(dsn string) error {
 		_, err = mysql.NewConnector(cfg)
 	}
 	if err != nil {
-		return fmt.Errorf("SECKILL_MYSQL_DSN: not a MySQL DSN (%v): write %s", err, mysqlDSNForm)
+		return fmt.Errorf("SECKILL_MYSQL_DSN: not a MySQL DSN: write %s: %w", mysqlDSNForm, err)
 	}
 	return nil
 }

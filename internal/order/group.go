@@ -95,7 +95,7 @@ func (s *Store) createGroup(ctx context.Context, writes []Write, skipBusy bool) 
 		switch {
 		case p.err != nil:
 			res[p.index].Err = createErr(n, p.activityID, p.err)
-		case err != nil && !(errors.Is(err, ErrCommitUnknown) && p.wroteNothing(parts)):
+		case err != nil && (!errors.Is(err, ErrCommitUnknown) || !p.wroteNothing(parts)):
 			res[p.index].Err = createErr(n, p.activityID, err)
 		default:
 			res[p.index].Batch = p.batch

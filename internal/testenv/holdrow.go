@@ -25,7 +25,7 @@ func HoldRow(t testing.TB, dsn string, activityID int64, hold time.Duration) (re
 		t.Fatalf("testenv: hold a row: %v", err)
 	}
 	var id int64
-	if err := tx.QueryRow("SELECT id FROM activities WHERE id = ? FOR UPDATE", activityID).Scan(&id); err != nil {
+	if err := tx.QueryRowContext(context.Background(), "SELECT id FROM activities WHERE id = ? FOR UPDATE", activityID).Scan(&id); err != nil {
 		_ = tx.Rollback()
 		_ = db.Close()
 		t.Fatalf("testenv: hold the row of activity %d: %v", activityID, err)

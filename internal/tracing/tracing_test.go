@@ -14,6 +14,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/seckill-oss/seckill/internal/tracing"
 )
@@ -133,7 +134,7 @@ func TestSetupExporters(t *testing.T) {
 			cancel()
 		}
 	}
-	otel.SetTracerProvider(trace.NewNoopTracerProvider())
+	otel.SetTracerProvider(noop.NewTracerProvider())
 }
 
 // The service links the one trace exporter it uses, OTLP over HTTP, and not
