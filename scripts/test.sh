@@ -189,3 +189,9 @@ else
 	printf '%s\n' "$bench_out"
 	grep -q '^Crowd: skipped' <<<"$bench_out" || { echo "loadtest/bench.sh --crowd 0 did not skip the crowd" >&2; exit 1; }
 fi
+
+# docs/DEPLOY.md's walkthrough, one instance on the Redis and MariaDB above:
+# its ten commands as written make a sale, a payment, an audit and a
+# reconcile (scripts/walkthrough.sh).
+step "docs/DEPLOY.md walkthrough (scripts/walkthrough.sh)"
+bash scripts/walkthrough.sh
