@@ -124,6 +124,17 @@ func (s *Store) Activity(ctx context.Context, id int64) (seckill.Activity, error
 	return row.activity(), nil
 }
 
+// HighestActivityID returns the highest activity id the database holds, 0
+// when it holds none. Ids are handed out in increasing order, so an id above
+// it names no activity yet.
+func (s *Store) HighestActivityID(ctx context.Context) (int64, error) {
+	var highest int64
+	if err := s.db.WithContext(ctx).Raw("SELECT COALESCE(MAX(id), 0) FROM activities").Scan(&highest).Error; err != nil {
+		return 0, fmt.Errorf("order: highest activity id: %w", err)
+	}
+	return highest, nil
+}
+
 // Fence returns the highest lock fence that has written an order for the
 // activity (0 before the first), or ErrActivityNotFound. A lock's fence
 // counter must be seeded above it after Redis lost its data.

@@ -14,27 +14,38 @@ import (
 // cost a database round trip. Only the total stock changes (AdjustStock),
 // and what depends on it for safety (reconcile, audit) reads it fresh.
 //
-// It also remembers, for unknownTTL, the ids the database did not know, so
-// that probing unknown ids (a scanner, a client with a stale link) costs one
-// query a second per id, not one per request. An activity created on this
-// instance is found at once: the activity put in the cache is looked up
-// before the unknown ids. One created on another instance is found here at
-// most unknownTTL later.
+// It also answers ids the database does not know without asking it again,
+// so that probing unknown ids (a scanner walking ids, a client with a stale
+// link) costs next to nothing. Ids are handed out in increasing order: after
+// a miss the cache learns the highest id there is, and any id above it is
+// unknown for unknownTTL, whatever the id, so a walk over ids costs two
+// queries a second in all, not one per id. An id below the highest that the
+// database lacks (a gap an aborted insert left) is remembered for gapTTL. An
+// activity created on this instance is found at once (the activities put in
+// the cache are looked up first); one created on another instance is found
+// here at most unknownTTL later.
 type activityCache struct {
 	m sync.Map // int64 -> seckill.Activity
 
-	mu      sync.Mutex
-	unknown map[int64]time.Time // id -> when the database said it had none
+	mu        sync.Mutex
+	highest   int64     // the highest id the database held at highestAt
+	highestAt time.Time // zero: not learned yet
+	gaps      map[int64]time.Time
+	sweptAt   time.Time // when the full gaps were last swept of expired ones
 }
 
-// unknownTTL is how long an id the database did not know is answered
+// unknownTTL is how long ids above the highest one are answered
 // activity_not_found from memory.
 const unknownTTL = time.Second
 
-// maxUnknown bounds the remembered unknown ids (about 400 KB): beyond it,
-// after the expired ones are dropped, an unknown id is not remembered and
-// costs its query.
-const maxUnknown = 10_000
+// gapTTL is how long an id below the highest that the database lacks is
+// answered from memory. Not for ever: on a Galera cluster written through
+// more than one node, an id below another node's highest may still come.
+const gapTTL = time.Minute
+
+// maxGaps bounds the remembered gaps (about 400 KB): beyond it, after the
+// expired ones are dropped, a gap is not remembered and costs its query.
+const maxGaps = 10_000
 
 func (c *activityCache) get(id int64) (seckill.Activity, bool) {
 	a, ok := c.m.Load(id)
@@ -48,37 +59,55 @@ func (c *activityCache) put(a seckill.Activity) {
 	c.m.Store(a.ID, a)
 }
 
-// knownUnknown reports whether the database said less than unknownTTL ago
-// that it had no activity id.
+// knownUnknown reports whether the database is known to have no activity
+// id: above the highest id learned less than unknownTTL ago, or a gap seen
+// less than gapTTL ago.
 func (c *activityCache) knownUnknown(id int64, now time.Time) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	at, ok := c.unknown[id]
-	return ok && now.Sub(at) < unknownTTL && !now.Before(at)
+	if id > c.highest {
+		return !c.highestAt.IsZero() && within(now, c.highestAt, unknownTTL)
+	}
+	at, ok := c.gaps[id]
+	return ok && within(now, at, gapTTL)
 }
 
-// markUnknown remembers that the database had no activity id at now.
-func (c *activityCache) markUnknown(id int64, now time.Time) {
+// within reports whether now is at or after at and less than ttl later.
+func within(now, at time.Time, ttl time.Duration) bool {
+	return !now.Before(at) && now.Sub(at) < ttl
+}
+
+// markUnknown remembers that at now the database had no activity id and
+// highest was its highest id.
+func (c *activityCache) markUnknown(id, highest int64, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.unknown == nil {
-		c.unknown = make(map[int64]time.Time)
+	c.highest, c.highestAt = max(c.highest, highest), now
+	if id > highest {
+		return
 	}
-	if len(c.unknown) >= maxUnknown {
-		for k, at := range c.unknown {
-			if now.Sub(at) >= unknownTTL || now.Before(at) {
-				delete(c.unknown, k)
+	if c.gaps == nil {
+		c.gaps = make(map[int64]time.Time)
+	}
+	if len(c.gaps) >= maxGaps && within(now, c.sweptAt, time.Second) {
+		return // swept a moment ago: a flood of gaps does not sweep each time
+	}
+	if len(c.gaps) >= maxGaps {
+		c.sweptAt = now
+		for k, at := range c.gaps {
+			if !within(now, at, gapTTL) {
+				delete(c.gaps, k)
 			}
 		}
-		if len(c.unknown) >= maxUnknown {
+		if len(c.gaps) >= maxGaps {
 			return
 		}
 	}
-	c.unknown[id] = now
+	c.gaps[id] = now
 }
 
 // activity returns the activity, from the cache when it holds it, or
-// activity_not_found when the database did not know the id a moment ago.
+// activity_not_found when the cache knows the database has no such id.
 func (s *Service) activity(ctx context.Context, id int64) (seckill.Activity, error) {
 	if a, ok := s.activities.get(id); ok {
 		return a, nil
@@ -95,7 +124,9 @@ func (s *Service) freshActivity(ctx context.Context, id int64) (seckill.Activity
 	a, err := s.orders.Activity(ctx, id)
 	switch {
 	case errors.Is(err, order.ErrActivityNotFound):
-		s.activities.markUnknown(id, s.now())
+		if highest, herr := s.orders.HighestActivityID(ctx); herr == nil {
+			s.activities.markUnknown(id, highest, s.now())
+		}
 		return seckill.Activity{}, activityNotFound(id)
 	case err != nil:
 		return seckill.Activity{}, seckill.Unavailable("the order database did not answer", err)
