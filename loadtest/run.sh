@@ -242,7 +242,8 @@ wait_http "$stub_url/healthz" userstub 10 "${pids[-1]}"
 pay_env=() paystub_url=""
 if [ "$scenario" = payments ]; then
 	pay_port=$(free_port) pay_secret="lt-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-	SECKILL_PAYMENT_SECRET="$pay_secret" "$bin" paystub -addr "127.0.0.1:$pay_port" >"$logs/paystub.log" 2>&1 &
+	# The stub's PUT /stub/config (k6 sets its callback URL) needs the admin token.
+	SECKILL_PAYMENT_SECRET="$pay_secret" SECKILL_ADMIN_TOKEN="$admin_token" "$bin" paystub -addr "127.0.0.1:$pay_port" >"$logs/paystub.log" 2>&1 &
 	pids+=($!)
 	paystub_url="http://127.0.0.1:$pay_port"
 	wait_http "$paystub_url/healthz" paystub 10 "${pids[-1]}"

@@ -105,7 +105,7 @@ export function setup() {
   if (S.payments) {
     if (!PAYSTUB_URL) throw new Error(`scenario ${S.name} needs PAYSTUB_URL (the payment stub)`);
     mustStatus(http.put(`${PAYSTUB_URL}/stub/config`, JSON.stringify({ latency: '1ms', fail_rate: 0, callback_url: BASE_URLS[0] }),
-      { headers: { 'Content-Type': 'application/json' }, tags: { name: 'chaos' } }), 200, 'payment stub config');
+      { headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' }, tags: { name: 'chaos' } }), 200, 'payment stub config');
   }
 
   const now = Date.now();

@@ -109,3 +109,68 @@ func lockMySQL(ctx context.Context, db *sql.DB) (unlock func(), err error) {
 		_ = conn.Close()
 	}, nil
 }
+
+// versionTable is goose's record of the applied versions (its default name).
+const versionTable = "goose_db_version"
+
+// BehindError is Check's answer when the database's schema is older than the
+// newest version embedded in the binary.
+type BehindError struct {
+	Current, Latest int64 // Current 0: nothing applied, or no version table
+}
+
+func (e *BehindError) Error() string {
+	return fmt.Sprintf("migrations: the database schema is at version %d, this binary needs %d", e.Current, e.Latest)
+}
+
+// Check reports whether the database's schema is at the newest version, with
+// a *BehindError when it is not. Unlike goose's own version queries it only
+// reads: goose creates its version table when missing, and a runtime user
+// that may not run DDL must be told the schema is behind, not "CREATE
+// command denied".
+func Check(ctx context.Context, db *sql.DB, dialect string) error {
+	if dialect != MySQL && dialect != SQLite {
+		return fmt.Errorf("migrations: unknown dialect %q (want %q or %q)", dialect, MySQL, SQLite)
+	}
+	latest, err := Latest(dialect)
+	if err != nil {
+		return err
+	}
+	var exists int
+	q := "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?"
+	if dialect == SQLite {
+		q = "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?"
+	}
+	if err := db.QueryRowContext(ctx, q, versionTable).Scan(&exists); err != nil {
+		return fmt.Errorf("migrations: read the schema version: %w", err)
+	}
+	var current sql.NullInt64
+	if exists > 0 {
+		err := db.QueryRowContext(ctx, "SELECT MAX(version_id) FROM "+versionTable+" WHERE is_applied").Scan(&current)
+		if err != nil {
+			return fmt.Errorf("migrations: read the schema version: %w", err)
+		}
+	}
+	if current.Int64 < latest {
+		return &BehindError{Current: current.Int64, Latest: latest}
+	}
+	return nil
+}
+
+// Latest is the newest schema version embedded for dialect: the highest
+// version number among its files, as goose numbers them.
+func Latest(dialect string) (int64, error) {
+	names, err := fs.Glob(files, dialect+"/*.sql")
+	if err != nil {
+		return 0, fmt.Errorf("migrations: %w", err)
+	}
+	var latest int64
+	for _, name := range names {
+		v, err := goose.NumericComponent(name)
+		if err != nil {
+			return 0, fmt.Errorf("migrations: %s: %w", name, err)
+		}
+		latest = max(latest, v)
+	}
+	return latest, nil
+}

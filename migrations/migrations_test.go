@@ -3,6 +3,7 @@ package migrations_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -114,5 +115,33 @@ func assertSchema(ctx context.Context, t *testing.T, db *sql.DB) {
 	}
 	if _, err := db.ExecContext(ctx, "UPDATE orders SET status = 'expired', pay_by = ?, status_fence = 3 WHERE id = 'o1'", at); err != nil {
 		t.Errorf("expiring an order: %v", err)
+	}
+}
+
+// TestCheck: Check only reads, and says how far behind the schema is.
+func TestCheck(t *testing.T) {
+	ctx := context.Background()
+	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "check.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	latest, err := migrations.Latest(migrations.SQLite)
+	if err != nil || latest < 5 {
+		t.Fatalf("Latest = %d, %v", latest, err)
+	}
+	var behind *migrations.BehindError
+	if err := migrations.Check(ctx, db, migrations.SQLite); !errors.As(err, &behind) || behind.Current != 0 || behind.Latest != latest {
+		t.Fatalf("Check on an empty database = %v, want behind at 0 of %d", err, latest)
+	}
+	var tables int
+	if err := db.QueryRow("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'").Scan(&tables); err != nil || tables != 0 {
+		t.Fatalf("Check created %d tables (%v), want none", tables, err)
+	}
+	if err := migrations.Apply(ctx, db, migrations.SQLite); err != nil {
+		t.Fatal(err)
+	}
+	if err := migrations.Check(ctx, db, migrations.SQLite); err != nil {
+		t.Fatalf("Check after Apply = %v", err)
 	}
 }

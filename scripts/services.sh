@@ -104,7 +104,8 @@ services_mariadb() {
 
 # services_db_user creates the TCP user the tests connect as. A fresh Debian
 # MariaDB lets root in only through the unix socket (TCP answers error 1698);
-# other set-ups let root in over TCP with an empty password: try both.
+# other set-ups let root in over TCP with an empty password: try both. WITH
+# GRANT OPTION: a test creates a least-privilege user and grants it rights.
 services_db_user() {
 	local u=${SECKILL_DB_USER:-seckill} p=${SECKILL_DB_PASSWORD:-seckill}
 	if mariadb -u"$u" -p"$p" -h 127.0.0.1 -P 3306 -e 'SELECT 1' >/dev/null 2>&1; then
@@ -115,8 +116,8 @@ services_db_user() {
 CREATE USER IF NOT EXISTS '$u'@'127.0.0.1' IDENTIFIED BY '$p';
 ALTER USER '$u'@'localhost' IDENTIFIED BY '$p';
 ALTER USER '$u'@'127.0.0.1' IDENTIFIED BY '$p';
-GRANT ALL ON *.* TO '$u'@'localhost';
-GRANT ALL ON *.* TO '$u'@'127.0.0.1';
+GRANT ALL ON *.* TO '$u'@'localhost' WITH GRANT OPTION;
+GRANT ALL ON *.* TO '$u'@'127.0.0.1' WITH GRANT OPTION;
 FLUSH PRIVILEGES;"
 	_svc_log "creating database user '$u' for TCP access"
 	if _svc_sudo mariadb -uroot -e "$sql" 2>/dev/null; then

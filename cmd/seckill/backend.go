@@ -23,6 +23,7 @@ import (
 	"github.com/seckill-oss/seckill/internal/redismetrics"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/usercheck"
+	"github.com/seckill-oss/seckill/migrations"
 )
 
 // backend is the purchase service with the stores it runs on. serve and
@@ -146,7 +147,16 @@ func (b *backend) openOrders(ctx context.Context, cfg config, reg prometheus.Reg
 		dsn = order.SQLitePrefix + filepath.Join(b.dbDir, "seckill.db")
 		b.log.Warn("SECKILL_MYSQL_DSN is unset: using an embedded SQLite database; orders are lost on exit")
 	}
-	if b.orders, err = order.Open(ctx, dsn, order.Options{Registry: reg, Tracing: cfg.Tracing}); err != nil {
+	// The embedded database is the process's own, new at every start: it is
+	// always migrated, whatever SECKILL_MIGRATIONS says.
+	skip := cfg.SkipMigrations && cfg.MySQLDSN != ""
+	b.orders, err = order.Open(ctx, dsn, order.Options{Registry: reg, Tracing: cfg.Tracing, SkipMigrations: skip})
+	if behind := (*migrations.BehindError)(nil); errors.As(err, &behind) {
+		return fmt.Errorf("SECKILL_MIGRATIONS=skip and the database's schema is behind (version %d, this binary needs %d): "+
+			"run `seckill migrate` first (with SECKILL_MIGRATE_DSN naming a user allowed to change the schema), then start again: %w",
+			behind.Current, behind.Latest, err)
+	}
+	if err != nil {
 		return fmt.Errorf("open database: %w", explainDBError(cfg.MySQLDSN, err))
 	}
 	if err = b.orders.SetMaxConns(cfg.MySQLMaxConns); err != nil {
@@ -252,22 +262,27 @@ func redisError(embedded bool, t redisTopology, err error) error {
 // says what to do when the database it names does not exist or nothing
 // answers at its address. dsn "" is the embedded database: err as it is.
 func explainDBError(dsn string, err error) error {
+	return explainDBErrorOf("SECKILL_MYSQL_DSN", dsn, err)
+}
+
+// explainDBErrorOf is explainDBError for the DSN of the variable name.
+func explainDBErrorOf(name, dsn string, err error) error {
 	if dsn == "" || strings.HasPrefix(dsn, order.SQLitePrefix) {
 		return err
 	}
 	cfg, perr := mysql.ParseDSN(dsn)
 	if perr != nil {
-		return fmt.Errorf("SECKILL_MYSQL_DSN: %w", err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	var me *mysql.MySQLError
 	switch {
 	case errors.As(err, &me) && me.Number == 1049: // ER_BAD_DB_ERROR
-		return fmt.Errorf("SECKILL_MYSQL_DSN names the database %q, which does not exist at %s: create it (CREATE DATABASE %s) or fix the DSN: %w",
-			cfg.DBName, cfg.Addr, quoteIdent(cfg.DBName), err)
+		return fmt.Errorf("%s names the database %q, which does not exist at %s: create it (CREATE DATABASE %s) or fix the DSN: %w",
+			name, cfg.DBName, cfg.Addr, quoteIdent(cfg.DBName), err)
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return fmt.Errorf("SECKILL_MYSQL_DSN: nothing answers at %s (connection refused): is MySQL or MariaDB running there, and are the host and port right?: %w", cfg.Addr, err)
+		return fmt.Errorf("%s: nothing answers at %s (connection refused): is MySQL or MariaDB running there, and are the host and port right?: %w", name, cfg.Addr, err)
 	}
-	return fmt.Errorf("SECKILL_MYSQL_DSN (%s): %w", cfg.Addr, err)
+	return fmt.Errorf("%s (%s): %w", name, cfg.Addr, err)
 }
 
 // quoteIdent is name as an SQL identifier, back-quoted when it is not

@@ -31,6 +31,8 @@ type config struct {
 	WaitTimeout      time.Duration
 	MySQLDSN         string // "": embedded SQL database
 	MySQLMaxConns    int    // the database pool's size
+	MigrateDSN       string // migrate's DSN, a user with DDL rights; "": MySQLDSN
+	SkipMigrations   bool   // SECKILL_MIGRATIONS=skip: serve only checks the schema
 	UserCheckURL     string // "": approve everyone, with a warning
 	AdminToken       string // "": admin API disabled
 	LockTTL          time.Duration
@@ -84,6 +86,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		AdminAddr:    strings.TrimSpace(getenv("SECKILL_ADMIN_ADDR")),
 		RedisURL:     getenv("SECKILL_REDIS_URL"),
 		MySQLDSN:     getenv("SECKILL_MYSQL_DSN"),
+		MigrateDSN:   getenv("SECKILL_MIGRATE_DSN"),
 		UserCheckURL: getenv("SECKILL_USERCHECK_URL"),
 		AdminToken:   getenv("SECKILL_ADMIN_TOKEN"),
 		KeyPrefix:    getenv("SECKILL_KEY_PREFIX"),
@@ -149,10 +152,19 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if strings.ContainsAny(c.KeyPrefix, "{}") {
 		errs = append(errs, fmt.Errorf("SECKILL_KEY_PREFIX=%q: must not contain { or }: it would move activities' keys to other Cluster slots", c.KeyPrefix))
 	}
-	if c.MySQLDSN != "" {
-		if err := checkMySQLDSN(c.MySQLDSN); err != nil {
-			errs = append(errs, err)
+	for _, d := range []struct{ name, value string }{{"SECKILL_MYSQL_DSN", c.MySQLDSN}, {"SECKILL_MIGRATE_DSN", c.MigrateDSN}} {
+		if d.value != "" {
+			if err := checkMySQLDSN(d.name, d.value); err != nil {
+				errs = append(errs, err)
+			}
 		}
+	}
+	switch v := strings.ToLower(envOr(getenv, "SECKILL_MIGRATIONS", migrationsApply)); v {
+	case migrationsApply:
+	case migrationsSkip:
+		c.SkipMigrations = true
+	default:
+		errs = append(errs, fmt.Errorf("SECKILL_MIGRATIONS=%q: must be %s (serve applies pending migrations) or %s (serve only checks the schema is current; run `seckill migrate` first)", v, migrationsApply, migrationsSkip))
 	}
 	for _, a := range []struct{ name, value string }{{"SECKILL_HTTP_ADDR", c.HTTPAddr}, {"SECKILL_ADMIN_ADDR", c.AdminAddr}} {
 		if a.value != "" {
@@ -269,26 +281,32 @@ func checkPaymentURL(raw string, allowHTTP bool) error {
 	return fmt.Errorf("SECKILL_PAYMENT_URL=%q: the payment provider must be https:// (plain http only on a loopback host, or with SECKILL_PAYMENT_ALLOW_HTTP=true for a provider reached through a trusted sidecar)", u.Redacted())
 }
 
+// The values of SECKILL_MIGRATIONS.
+const (
+	migrationsApply = "apply"
+	migrationsSkip  = "skip"
+)
+
 // mysqlDSNForm is the form of SECKILL_MYSQL_DSN, for messages.
 const mysqlDSNForm = "user:pass@tcp(host:3306)/db?parseTime=true"
 
-// checkMySQLDSN refuses a DSN the MySQL driver cannot read, saying what it
+// checkMySQLDSN refuses a DSN (the variable name's value) the MySQL driver cannot read, saying what it
 // should look like: a URL (mysql://...) is the usual mistake, and the
 // driver's own words for it ("default addr for network ... unknown") do not
 // say so. The DSN itself is never shown: it holds the password.
-func checkMySQLDSN(dsn string) error {
+func checkMySQLDSN(name, dsn string) error {
 	if strings.HasPrefix(dsn, order.SQLitePrefix) {
 		return nil
 	}
 	if strings.Contains(dsn, "://") {
-		return fmt.Errorf("SECKILL_MYSQL_DSN: a URL (scheme://) is not a MySQL DSN: write %s (the go-sql-driver/mysql form)", mysqlDSNForm)
+		return fmt.Errorf("%s: a URL (scheme://) is not a MySQL DSN: write %s (the go-sql-driver/mysql form)", name, mysqlDSNForm)
 	}
 	cfg, err := mysql.ParseDSN(dsn)
 	if err == nil {
 		_, err = mysql.NewConnector(cfg)
 	}
 	if err != nil {
-		return fmt.Errorf("SECKILL_MYSQL_DSN: not a MySQL DSN: write %s: %w", mysqlDSNForm, err)
+		return fmt.Errorf("%s: not a MySQL DSN: write %s: %w", name, mysqlDSNForm, err)
 	}
 	return nil
 }

@@ -2,7 +2,7 @@
 //
 //	seckill [demo]               the in-process demo on 127.0.0.1 (the default with no store configured)
 //	seckill serve                serve the HTTP API on SECKILL_REDIS_URL and SECKILL_MYSQL_DSN
-//	seckill migrate              apply pending migrations to SECKILL_MYSQL_DSN and exit
+//	seckill migrate              apply pending migrations to SECKILL_MIGRATE_DSN, else SECKILL_MYSQL_DSN, and exit
 //	seckill reconcile -activity N [-force]  set an activity's Redis stock to total - orders
 //	seckill userstub [flags]     run a stub of the user-verification service
 //	seckill paystub [flags]      run a stub of the payment provider
@@ -61,7 +61,7 @@ const usage = `usage: seckill [command] [flags]
 commands:
   demo                   the in-process demo on 127.0.0.1 (default when no store is configured)
   serve                  serve the HTTP API on SECKILL_REDIS_URL and SECKILL_MYSQL_DSN (default otherwise)
-  migrate                apply pending migrations to SECKILL_MYSQL_DSN and exit
+  migrate                apply pending migrations to SECKILL_MIGRATE_DSN, else SECKILL_MYSQL_DSN, and exit
   reconcile -activity N [-force]
                          set the activity's Redis stock to total - orders, print the change as JSON;
                          refused when the activity has orders and no stock under SECKILL_KEY_PREFIX

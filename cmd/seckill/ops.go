@@ -16,7 +16,9 @@ import (
 )
 
 // migrate applies pending migrations and exits, for deploys that migrate
-// before they roll out (serve applies them too).
+// before they roll out (serve applies them too, unless
+// SECKILL_MIGRATIONS=skip). It connects with SECKILL_MIGRATE_DSN when set:
+// a user allowed to change the schema, which the runtime user need not be.
 func migrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -27,12 +29,17 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return err
 	}
-	if cfg.MySQLDSN == "" {
-		return errors.New("migrate: SECKILL_MYSQL_DSN is unset (the embedded database is migrated when serve starts)")
+	name, dsn := "SECKILL_MYSQL_DSN", cfg.MySQLDSN
+	if cfg.MigrateDSN != "" {
+		name, dsn = "SECKILL_MIGRATE_DSN", cfg.MigrateDSN
+	}
+	if dsn == "" {
+		return errors.New("migrate: SECKILL_MYSQL_DSN is unset, and so is SECKILL_MIGRATE_DSN (the embedded database is migrated when serve starts)")
 	}
 	log := newLogger(cfg, stderr)
-	if err := order.Migrate(ctx, cfg.MySQLDSN); err != nil {
-		return fmt.Errorf("migrate: %w", explainDBError(cfg.MySQLDSN, err))
+	log.Info("applying migrations", "dsn_from", name)
+	if err := order.Migrate(ctx, dsn); err != nil {
+		return fmt.Errorf("migrate: %w", explainDBErrorOf(name, dsn, err))
 	}
 	log.Info("migrations applied")
 	fmt.Fprintln(stdout, "migrations applied")

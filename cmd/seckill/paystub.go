@@ -17,7 +17,10 @@ import (
 // the service signed callbacks, late, twice or before the payment, as each
 // PUT asks (docs/API.md "Payments and expiry"). The callback secret comes
 // from SECKILL_PAYMENT_SECRET, never from a flag (flags show in ps), and so
-// does the API key it requires, SECKILL_PAYMENT_API_KEY.
+// does the API key it requires, SECKILL_PAYMENT_API_KEY. PUT /stub/config,
+// which changes where callbacks go, needs the bearer token SECKILL_ADMIN_TOKEN,
+// and answers 403 without one configured; setting a
+// payment stays open.
 //
 // A paid answer names the order's price and the merchant (-merchant-id,
 // default SECKILL_PAYMENT_MERCHANT_ID): the stub reads each order's price
@@ -44,6 +47,13 @@ func paystub(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	defer stub.Close()
 	stub.SetMerchantID(*merchantID)
+	// Run on its own the stub is reachable by whoever reaches its port, and
+	// its configuration says where signed callbacks go: locked, unlike the
+	// demo's in-process stub on loopback.
+	// The token comes from the environment only, as the secret does: flags
+	// show in ps.
+	token := getenv("SECKILL_ADMIN_TOKEN")
+	stub.RequireAdminToken(token)
 	apiKey := getenv("SECKILL_PAYMENT_API_KEY")
 	stub.RequireAPIKey(apiKey)
 	prices := "set by each PUT"
@@ -59,5 +69,5 @@ func paystub(ctx context.Context, args []string, getenv func(string) string, std
 
 	return serveStub(ctx, "paystub", *addr, stub, log,
 		"callback_url", *callbackURL, "latency", sc.Latency, "fail_rate", sc.FailRate,
-		"merchant_id", *merchantID, "api_key", apiKey != "", "prices", prices)
+		"merchant_id", *merchantID, "api_key", apiKey != "", "prices", prices, "config_token", token != "")
 }

@@ -52,10 +52,14 @@ type Options struct {
 	// Tracing wraps the MySQL connections in otelsql: a span per statement
 	// under the global tracer provider. Off, statements cost no span.
 	Tracing bool
+	// SkipMigrations: Open does not apply migrations, and instead refuses a
+	// database whose schema is behind (a *migrations.BehindError), so the
+	// runtime user needs no DDL rights: a separate step migrates.
+	SkipMigrations bool
 }
 
-// Open connects to the database named by dsn, applies pending migrations and
-// returns a Store ready for use; Close releases it.
+// Open connects to the database named by dsn, applies pending migrations
+// (unless opt.SkipMigrations) and returns a Store ready for use; Close releases it.
 //
 // dsn is a go-sql-driver/mysql DSN for MySQL or MariaDB, such as
 // "user:pass@tcp(127.0.0.1:3306)/seckill" (parseTime=true and loc=UTC are
@@ -71,7 +75,11 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := migrations.Apply(ctx, db, dialect); err != nil {
+	migrate := migrations.Apply
+	if opt.SkipMigrations {
+		migrate = migrations.Check
+	}
+	if err := migrate(ctx, db, dialect); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("order: open: %w", err)
 	}

@@ -3,6 +3,7 @@ package payment
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -76,7 +77,9 @@ type PriceLookup func(ctx context.Context, orderID string) (priceMinor int64, cu
 //	PUT /stub/payments/{order_id}       set the payment (StubPayment as JSON:
 //	                                    what was paid, or a wrong amount,
 //	                                    currency or merchant on demand)
-//	GET /stub/config, PUT /stub/config  latency and failures
+//	GET /stub/config, PUT /stub/config  latency, failures and the callback
+//	                                    URL (PUT behind a bearer token after
+//	                                    RequireAdminToken)
 //	GET /healthz
 //
 // With a callback URL and secret it also plays the provider's notifications:
@@ -98,12 +101,16 @@ type Stub struct {
 	merchantID  string
 	prices      PriceLookup
 	apiKey      string
-	cfg         StubConfig
-	payments    map[string]stubState
-	inFlight    map[string]int
-	maxInFlight int
-	requests    map[string]int
-	rnd         *rand.Rand
+	// configLocked: PUT /stub/config needs configToken (none set: 403).
+	configLocked bool
+	configToken  [sha256.Size]byte // SHA-256 of the token; zero when unset
+	configSet    bool              // a token was given
+	cfg          StubConfig
+	payments     map[string]stubState
+	inFlight     map[string]int
+	maxInFlight  int
+	requests     map[string]int
+	rnd          *rand.Rand
 }
 
 type stubState struct {
@@ -231,6 +238,48 @@ func (s *Stub) RequireAPIKey(key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.apiKey = key
+}
+
+// RequireAdminToken locks the routes that change the stub's own behaviour
+// (PUT /stub/config: latency, failures, and where signed callbacks go):
+// they then answer 401 without "Authorization: Bearer <token>", and 403 to
+// everyone when token is "". Unlocked, anyone who reaches the stub could
+// send the service's signed callbacks to a URL of their choosing. Setting a
+// payment's outcome (PUT /stub/payments/{order_id}) stays open: it is how a
+// tester pays an order.
+func (s *Stub) RequireAdminToken(token string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.configLocked, s.configSet = true, token != ""
+	s.configToken = [sha256.Size]byte{}
+	if token != "" {
+		s.configToken = sha256.Sum256([]byte(token))
+	}
+}
+
+// configAllowed reports whether r may change the stub's behaviour, and
+// otherwise answers it.
+func (s *Stub) configAllowed(w http.ResponseWriter, r *http.Request) bool {
+	s.mu.Lock()
+	locked, set, want := s.configLocked, s.configSet, s.configToken
+	s.mu.Unlock()
+	if !locked {
+		return true
+	}
+	if !set {
+		stubhttp.WriteError(w, http.StatusForbidden, "admin_disabled", "the stub's configuration is locked: start it with SECKILL_ADMIN_TOKEN and send it as a bearer token")
+		return false
+	}
+	// Digests compared in constant time: the comparison does not tell how
+	// much of a guess was right.
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	got := sha256.Sum256([]byte(token))
+	if !ok || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+		w.Header().Set("WWW-Authenticate", "Bearer")
+		stubhttp.WriteError(w, http.StatusUnauthorized, "unauthorized", "PUT /stub/config needs Authorization: Bearer <admin token>")
+		return false
+	}
+	return true
 }
 
 // validateAnswer checks what a payment says was paid.
@@ -444,6 +493,9 @@ func (s *Stub) wireConfig() stubConfigJSON {
 }
 
 func (s *Stub) handlePutConfig(w http.ResponseWriter, r *http.Request) {
+	if !s.configAllowed(w, r) {
+		return
+	}
 	w0 := s.wireConfig()
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
 	dec.DisallowUnknownFields()
