@@ -21,12 +21,14 @@ import (
 )
 
 // requestID names the request: the caller's X-Request-ID when it is 1-64
-// visible ASCII characters, else a fresh random one. It is echoed in the
-// response and logged.
+// characters of [A-Za-z0-9._-], else a fresh random one. It is echoed in the
+// response, logged, and sent to the user check and the payment provider, so
+// a buyer's id is taken only in a shape that cannot inject anything into
+// their logs or headers (quotes, commas, semicolons, spaces).
 func requestID() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		id := c.Request.Header.Get("X-Request-ID")
-		if !visibleASCII(id, maxRequestID) {
+		if !wellFormedRequestID(id) {
 			id = rand.Text()
 		}
 		c.Set(keyRequestID, id)
@@ -35,6 +37,22 @@ func requestID() gin.HandlerFunc {
 		c.Request = c.Request.WithContext(tracing.WithRequestID(c.Request.Context(), id))
 		c.Next()
 	}
+}
+
+// wellFormedRequestID reports whether id has 1 to maxRequestID characters,
+// all letters, digits, '.', '_' or '-'.
+func wellFormedRequestID(id string) bool {
+	if id == "" || len(id) > maxRequestID {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch b := id[i]; {
+		case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9', b == '.', b == '_', b == '-':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // observe writes the access log and the request metrics. It never logs

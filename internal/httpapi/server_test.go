@@ -669,10 +669,10 @@ func TestRequestID(t *testing.T) {
 	if got := rec.Header().Get("X-Request-ID"); got != "req-abc_123" {
 		t.Errorf("sane id not echoed: %q", got)
 	}
-	for _, bad := range []string{"", "has space", strings.Repeat("x", 65), "caf\u00e9"} {
+	for _, bad := range []string{"", "has space", strings.Repeat("x", 65), "caf\u00e9", `a"b`, "a,b", "a;b", "a/b"} {
 		rec := serve(h, request{"GET", "/nope", "", []string{"X-Request-ID", bad}})
 		got := rec.Header().Get("X-Request-ID")
-		if got == bad || !visibleASCII(got, maxRequestID) {
+		if got == bad || !wellFormedRequestID(got) {
 			t.Errorf("incoming %q: answered id %q, want a fresh one", bad, got)
 		}
 	}

@@ -9,10 +9,11 @@
 // as OTEL_TRACES_SAMPLER says (parent-based always-on by default). OTLP over
 // gRPC is not built in (it would compile google.golang.org/grpc into the
 // binary, most of a cold build): OTEL_EXPORTER_OTLP_PROTOCOL=grpc stops
-// start-up with a message saying so. W3C
-// traceparent and baggage are propagated either way, so a trace started by
-// the gateway continues through this service to the user check and the
-// payment provider.
+// start-up with a message saying so. A
+// public request's traceparent and baggage are not trusted (internal/httpapi
+// starts a trace of its own, linked to the caller's): the user check and the
+// payment provider get this service's traceparent, when spans are on, and
+// the request's X-Request-ID.
 package tracing
 
 import (
