@@ -23,12 +23,7 @@ import (
 // write: ... context deadline exceeded").
 func TestBusyRowDelaysOnlyItsActivity(t *testing.T) {
 	ctx := context.Background()
-	dsn := testenv.MySQLDSN(t)
-	s, err := Open(ctx, dsn, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, dsn := openMariaDB(t)
 	c := s.NewCommitter(nil)
 	defer c.Close()
 	a, b := newActivity(t, s, 10), newActivity(t, s, 10)
@@ -139,17 +134,8 @@ func TestEndedLeaseDoesNotCancelTheGroup(t *testing.T) {
 // unknown").
 func TestUnknownCommitLeavesMembersThatWroteNothingExact(t *testing.T) {
 	ctx := context.Background()
-	dsn := testenv.MySQLDSN(t)
-	s, err := Open(ctx, dsn, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	killer, err := Open(ctx, dsn, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer killer.Close()
+	s, dsn := openMariaDB(t)
+	killer := killerOf(t, dsn)
 	fine, over, kept, first, second := newActivity(t, s, 10), newActivity(t, s, 1), newActivity(t, s, 10), newActivity(t, s, 10), newActivity(t, s, 10)
 	if err := buy(s, over.ID, 1, 1, ""); err != nil { // over is sold out
 		t.Fatal(err)
@@ -157,7 +143,7 @@ func TestUnknownCommitLeavesMembersThatWroteNothingExact(t *testing.T) {
 	if err := buy(s, kept.ID, 3, 1, ""); err != nil { // user 3 holds an order of kept
 		t.Fatal(err)
 	}
-	err = s.db.Callback().Raw().Before("gorm:raw").Register("test:kill_before_commit", func(tx *gorm.DB) {
+	err := s.db.Callback().Raw().Before("gorm:raw").Register("test:kill_before_commit", func(tx *gorm.DB) {
 		if tx.Statement.SQL.String() == "COMMIT" {
 			killConnection(t, tx, killer)
 		}

@@ -419,20 +419,11 @@ func TestOpenRejectsBadDSN(t *testing.T) {
 // restart would): CreateOrder must not claim the order failed cleanly.
 func TestCommitFailureIsUnknown(t *testing.T) {
 	ctx := context.Background()
-	dsn := testenv.MySQLDSN(t)
-	s, err := Open(ctx, dsn, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	killer, err := Open(ctx, dsn, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer killer.Close()
+	s, dsn := openMariaDB(t)
+	killer := killerOf(t, dsn)
 	a := newActivity(t, s, 10)
 
-	err = s.db.Callback().Create().After("gorm:create").Register("test:kill_connection", func(tx *gorm.DB) {
+	err := s.db.Callback().Create().After("gorm:create").Register("test:kill_connection", func(tx *gorm.DB) {
 		killConnection(t, tx, killer)
 	})
 	if err != nil {
@@ -447,6 +438,31 @@ func TestCommitFailureIsUnknown(t *testing.T) {
 	if _, err := killer.OrderByUser(ctx, a.ID, 1); !errors.Is(err, ErrNotFound) {
 		t.Errorf("OrderByUser after the killed commit: %v, want ErrNotFound", err)
 	}
+}
+
+// openMariaDB opens a store on a fresh MariaDB database of the test's, closed
+// when the test ends, and returns its DSN too.
+func openMariaDB(t *testing.T) (*Store, string) {
+	t.Helper()
+	dsn := testenv.MySQLDSN(t)
+	s, err := Open(context.Background(), dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s, dsn
+}
+
+// killerOf is a second store on s's database, from whose connection a test
+// kills one of s's (killConnection).
+func killerOf(t *testing.T, dsn string) *Store {
+	t.Helper()
+	killer, err := Open(context.Background(), dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = killer.Close() })
+	return killer
 }
 
 // killConnection kills tx's connection from killer's, as a network failure
