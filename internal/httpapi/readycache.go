@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 )
 
 // ReadyCacheTTL is how long one readiness check's result answers /readyz
@@ -13,56 +15,55 @@ import (
 const ReadyCacheTTL = time.Second
 
 // readyCheck runs Service.Ready at most once per ReadyCacheTTL: callers
-// within the TTL get the last result, and callers while a check runs wait
-// for that check rather than starting their own.
+// within the TTL get the last result, and callers while a check runs share
+// it (singleflight, as order.Store.StatusCounts shares its count). Unlike
+// that count, a failure is kept too: a probe must see it.
 type readyCheck struct {
-	svc Service
-	now func() time.Time
+	svc    Service
+	now    func() time.Time
+	flight singleflight.Group
 
-	mu      sync.Mutex
-	at      time.Time     // when the last result was learned; zero: never
-	err     error         // the last result
-	running chan struct{} // closed when the check in flight ends; nil: none
+	mu  sync.Mutex
+	at  time.Time // when the last result was learned; zero: never
+	err error     // the last result
 }
 
 func newReadyCheck(svc Service, now func() time.Time) *readyCheck {
 	return &readyCheck{svc: svc, now: now}
 }
 
+// last returns the last result when it is younger than ReadyCacheTTL.
+func (r *readyCheck) last() (fresh bool, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return !r.at.IsZero() && r.now().Sub(r.at) < ReadyCacheTTL, r.err
+}
+
 // ready returns the result of a check no older than ReadyCacheTTL, or ctx's
 // error when ctx ends while waiting for one.
 func (r *readyCheck) ready(ctx context.Context) error {
-	r.mu.Lock()
-	if !r.at.IsZero() && r.now().Sub(r.at) < ReadyCacheTTL {
-		err := r.err
-		r.mu.Unlock()
+	if fresh, err := r.last(); fresh {
 		return err
 	}
-	wait := r.running
-	if wait == nil {
-		wait = make(chan struct{})
-		r.running = wait
-		// The check belongs to every caller waiting for it: one caller
-		// going away does not cancel it, readyTimeout bounds it.
-		go r.check(context.WithoutCancel(ctx), wait)
-	}
-	r.mu.Unlock()
+	// The check belongs to every caller waiting for it: one caller going
+	// away does not cancel it, readyTimeout bounds it.
+	shared := context.WithoutCancel(ctx)
+	ch := r.flight.DoChan("", func() (any, error) {
+		if fresh, err := r.last(); fresh { // a check may have ended since
+			return nil, err
+		}
+		ctx, cancel := context.WithTimeout(shared, readyTimeout)
+		defer cancel()
+		err := r.svc.Ready(ctx)
+		r.mu.Lock()
+		r.at, r.err = r.now(), err
+		r.mu.Unlock()
+		return nil, err
+	})
 	select {
-	case <-wait:
+	case res := <-ch:
+		return res.Err
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.err
-}
-
-func (r *readyCheck) check(ctx context.Context, done chan struct{}) {
-	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
-	defer cancel()
-	err := r.svc.Ready(ctx)
-	r.mu.Lock()
-	r.at, r.err, r.running = r.now(), err, nil
-	r.mu.Unlock()
-	close(done)
 }
