@@ -14,8 +14,9 @@ import (
 // while an outside transaction holds one activity's row for 5 s (as an
 // expiry with a slow COMMIT, an operator's adjustment or a stuck session
 // would). The other 19 answer no 503 and keep at least 80% of the orders/s
-// they had with no row held, measured in the same run (before and after the
-// hold); the held activity ends with exact books and final answers.
+// they had with no row held, measured in the same run (the slower of the
+// windows before and after the hold); the held activity ends with exact
+// books and final answers.
 //
 // Can fail: with the group commit's locking read waiting for the held row,
 // every group that meets it stalls every activity in it: the other 19 fall
@@ -66,6 +67,13 @@ func TestHeldRowStallsOnlyItsActivity(t *testing.T) {
 		return float64(n) / d.Seconds()
 	}
 
+	// A first second of sales warms the instances (connections, caches),
+	// whose first window would otherwise read slow. The baseline is the
+	// slower of the windows before and after the hold: the shared machine's
+	// own load drifts from one to the next, by a fifth and more in CI beside
+	// other work, while a row that stalls the others takes them to a fifth
+	// of that rate.
+	warm := sell(time.Second)
 	const window = 5 * time.Second
 	before := sell(3 * time.Second)
 	release := testenv.HoldRow(t, s.dsn, held, 0)
@@ -73,7 +81,7 @@ func TestHeldRowStallsOnlyItsActivity(t *testing.T) {
 	release()
 	after := sell(3 * time.Second)
 
-	baseline := (rate(before, 3*time.Second) + rate(after, 3*time.Second)) / 2
+	baseline := min(rate(before, 3*time.Second), rate(after, 3*time.Second))
 	got := rate(during, window)
 	t.Logf("the other 19 activities: %.0f orders/s with no row held (before %.0f, after %.0f), %.0f while activity %d's row was held (%.2fx)",
 		baseline, rate(before, 3*time.Second), rate(after, 3*time.Second), got, held, got/baseline)
@@ -91,7 +99,7 @@ func TestHeldRowStallsOnlyItsActivity(t *testing.T) {
 	if got < 0.8*baseline {
 		t.Errorf("the other activities sold %.0f orders/s while one row was held, %.0f without: under 80%%", got, baseline)
 	}
-	all := slices.Concat(before, during, after)
+	all := slices.Concat(warm, before, during, after)
 	for _, a := range acts {
 		s.checkBooksDirect(a, total, created(all, a))
 	}
