@@ -33,6 +33,55 @@ type Activity struct {
 	// Currency is the ISO 4217 code of the price, such as EUR; "" without a
 	// price.
 	Currency string
+	// WaitingRoom is the activity's waiting room; nil: it has none, and
+	// anyone may buy in the window.
+	WaitingRoom *WaitingRoom
+	// Unannounced hides the activity from buyers until StartsAt: they are
+	// told activity_not_found, so walking ids does not show upcoming sales.
+	Unannounced bool
+}
+
+// WaitingRoom lets buyers in by a fair line instead of by speed (docs/API.md
+// "Waiting room"): who joins between OpensAt and the start gets a place
+// drawn at random at the start, later joiners queue behind in arrival order,
+// and only admitted buyers may buy.
+type WaitingRoom struct {
+	OpensAt time.Time
+	// Seed fixes the random places of the pre-queue (the draw): ops see it
+	// only once the sale has started, so that anyone can then check the
+	// draw, and nobody could aim at a place before.
+	Seed string
+}
+
+// DefaultWaitingRoomLead is how long before the start a waiting room opens
+// when ops give no opens_at.
+const DefaultWaitingRoomLead = 30 * time.Minute
+
+// States of a buyer's place in a waiting room.
+const (
+	QueuePrequeue = "prequeue" // joined before the start; no position yet
+	QueueWaiting  = "waiting"
+	QueueAdmitted = "admitted" // may buy until AdmittedUntil
+	QueueLapsed   = "lapsed"   // the admission ran out unused
+	QueueDone     = "done"     // holds an order
+	QueueClosed   = "closed"   // the room admits no one any more (Reason)
+)
+
+// QueueStatus is one buyer's standing in an activity's waiting room.
+type QueueStatus struct {
+	ActivityID int64
+	State      string
+	// Position is 1 + the places ahead not yet admitted, while waiting.
+	Position int64
+	// ETA is the estimate of the time until admission; HasETA is false when
+	// there is none.
+	ETA    time.Duration
+	HasETA bool
+	// Refresh is when the buyer should ask again; 0 in a final state.
+	Refresh       time.Duration
+	AdmittedUntil time.Time // while admitted
+	OrderID       string    // when done
+	Reason        string    // when closed: sold_out, ended, or a purchase's final refusal
 }
 
 // Limits of an activity, from the contract.
@@ -84,6 +133,9 @@ func (a Activity) Validate() error {
 	}
 	if !a.EndsAt.After(a.StartsAt) {
 		return Errorf(EInvalid, "ends_at must be after starts_at")
+	}
+	if w := a.WaitingRoom; w != nil && w.OpensAt.After(a.StartsAt) {
+		return Errorf(EInvalid, "waiting_room.opens_at must be at or before starts_at")
 	}
 	return ValidPrice(a.PriceMinor, a.Currency)
 }
@@ -211,6 +263,13 @@ const (
 	// order may exist (503 with Retry-After).
 	EOutcomeUnknown = "outcome_unknown"
 	EInternal       = "internal"
+
+	// Waiting room (docs/API.md "Waiting room").
+	ENotAdmitted    = "not_admitted"    // a purchase without an open admission
+	ENoWaitingRoom  = "no_waiting_room" // joining an activity that has none
+	ENotOpen        = "not_open"        // joining before opens_at
+	ENotInQueue     = "not_in_queue"    // asking for a place one does not have
+	EAlreadyStarted = "already_started" // turning a room on after the start
 )
 
 // Error is a failure a client can act on: a code from the contract, a message

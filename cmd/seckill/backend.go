@@ -17,12 +17,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/purchase"
 	"github.com/seckill-oss/seckill/internal/redismetrics"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/usercheck"
+	"github.com/seckill-oss/seckill/internal/waitingroom"
 	"github.com/seckill-oss/seckill/migrations"
 )
 
@@ -37,6 +39,7 @@ type backend struct {
 	orders  *order.Store
 	locks   *lock.Client
 	service *purchase.Service
+	rooms   *waitingroom.Room
 	// stopClock stops the goroutine that moves the embedded Redis's TTLs
 	// with real time; nil unless Redis is embedded.
 	stopClock func()
@@ -70,6 +73,9 @@ func openBackend(ctx context.Context, cfg config, users usercheck.Verifier, log 
 		return nil, err
 	}
 	b.locks = lock.New(b.rdb, &lock.Options{Observer: lockMetrics, Logger: log})
+	if b.rooms, err = openRooms(cfg, b, users, log, reg); err != nil {
+		return nil, err
+	}
 	b.service, err = purchase.New(purchase.Config{
 		LockTTL:          cfg.LockTTL,
 		UserCheckTimeout: cfg.UserCheckTimeout,
@@ -88,6 +94,7 @@ func openBackend(ctx context.Context, cfg config, users usercheck.Verifier, log 
 		Stock:    stock.New(b.rdb, cfg.KeyPrefix),
 		Orders:   b.orders,
 		Users:    users,
+		Rooms:    b.rooms,
 		Logger:   log,
 		Registry: reg,
 	})
@@ -95,6 +102,34 @@ func openBackend(ctx context.Context, cfg config, users usercheck.Verifier, log 
 		return nil, fmt.Errorf("purchase service: %w", err)
 	}
 	return b, nil
+}
+
+// openRooms builds the waiting rooms over the backend's Redis; they ask the
+// purchase service (built next) about activities and holders.
+func openRooms(cfg config, b *backend, users usercheck.Verifier, log *slog.Logger, reg prometheus.Registerer) (*waitingroom.Room, error) {
+	rooms, err := waitingroom.New(waitingroom.Config{
+		AdmissionTTL: cfg.AdmissionTTL,
+		MaxRate:      cfg.AdmissionRate,
+		Payments:     cfg.PaymentURL != "" || cfg.embedded(),
+	}, waitingroom.Deps{
+		Store: waitingroom.NewStore(b.rdb, cfg.KeyPrefix, cfg.WaitReplicas, cfg.WaitTimeout),
+		Activity: func(ctx context.Context, id int64) (seckill.Activity, error) {
+			return b.service.VisibleActivity(ctx, id)
+		},
+		Holder: func(ctx context.Context, activityID, userID int64) (seckill.Order, bool, error) {
+			return b.service.HeldOrder(ctx, activityID, userID)
+		},
+		Verify: users.Verify,
+		Unpaid: func(ctx context.Context, activityID int64) (int64, error) {
+			return b.service.Unpaid(ctx, activityID)
+		},
+		Log:        log,
+		Registerer: reg,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("waiting rooms: %w", err)
+	}
+	return rooms, nil
 }
 
 // openRedis connects to the configured Redis, or starts the embedded one

@@ -16,6 +16,7 @@ import (
 	"github.com/seckill-oss/seckill/internal/outbound"
 	"github.com/seckill-oss/seckill/internal/purchase"
 	"github.com/seckill-oss/seckill/internal/tracing"
+	"github.com/seckill-oss/seckill/internal/waitingroom"
 )
 
 // config is the service's configuration, read from the environment names of
@@ -38,6 +39,9 @@ type config struct {
 	LockTTL          time.Duration
 	UserCheckTimeout time.Duration
 	LockWait         time.Duration
+	// Waiting rooms (docs/API.md "Waiting room").
+	AdmissionTTL     time.Duration
+	AdmissionRate    float64
 	QueueMax         int
 	QueueMaxTotal    int
 	KeyPrefix        string
@@ -118,6 +122,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c.LockWait = duration("SECKILL_LOCK_WAIT", purchase.DefaultLockWait.String(), time.Millisecond)
 	c.ShutdownTimeout = duration("SECKILL_SHUTDOWN_TIMEOUT", "15s", 0)
 	c.BooksSweep = duration("SECKILL_BOOKS_SWEEP", "5s", 0)
+	c.AdmissionTTL = duration("SECKILL_ADMISSION_TTL", waitingroom.DefaultAdmissionTTL.String(), time.Second)
+	c.AdmissionRate = rate("SECKILL_ADMISSION_RATE", strconv.Itoa(waitingroom.DefaultMaxRate))
+	if c.AdmissionRate < 1 {
+		errs = append(errs, fmt.Errorf("SECKILL_ADMISSION_RATE=%q: must be at least 1 admission a second", getenv("SECKILL_ADMISSION_RATE")))
+	}
 	errs = append(errs, c.edgeSecrets(getenv)...)
 	queueMax := envOr(getenv, "SECKILL_QUEUE_MAX", strconv.Itoa(purchase.DefaultQueueMax))
 	if n, err := strconv.Atoi(queueMax); err != nil || n < 1 || n > maxQueueMax {

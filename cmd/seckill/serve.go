@@ -59,6 +59,17 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer b.Close()
+	// The admitter steps the waiting rooms; it stops before the stores close.
+	roomsCtx, stopRooms := context.WithCancel(ctx)
+	roomsDone := make(chan struct{})
+	go func() {
+		defer close(roomsDone)
+		b.rooms.Run(roomsCtx)
+	}()
+	defer func() {
+		stopRooms()
+		<-roomsDone
+	}()
 	pay, err := openPayments(cfg, cfg.embedded(), b, log, reg)
 	if err != nil {
 		return err
@@ -72,7 +83,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer closeNaive()
-	deps := httpapi.Deps{Service: svc, Payments: pay.api(), Logger: log, Registry: reg, Gatherer: reg}
+	deps := httpapi.Deps{Service: svc, Queue: b.rooms, Payments: pay.api(), Logger: log, Registry: reg, Gatherer: reg}
 	l, err := listen(ctx, cfg, apiConfig(cfg), deps, log)
 	if err != nil {
 		return err

@@ -26,6 +26,11 @@ type activityResponse struct {
 	Status         string `json:"status"`
 	PriceMinor     int64  `json:"price_minor,omitempty"` // absent when the activity has no price
 	Currency       string `json:"currency,omitempty"`
+	// WaitingRoom is absent when the activity has none.
+	WaitingRoom *roomResponse `json:"waiting_room,omitempty"`
+	// Announced is shown false to ops for an activity hidden from buyers
+	// until its start, and absent otherwise.
+	Announced *bool `json:"announced,omitempty"`
 }
 
 func newActivityResponse(v purchase.ActivityView) activityResponse {
@@ -39,7 +44,18 @@ func newActivityResponse(v purchase.ActivityView) activityResponse {
 		Status:         v.Status,
 		PriceMinor:     v.PriceMinor,
 		Currency:       v.Currency,
+		WaitingRoom:    newRoomResponse(v.Room),
+		Announced:      announced(v.Activity),
 	}
+}
+
+// announced is false for an unannounced activity, nil (absent) otherwise.
+func announced(a seckill.Activity) *bool {
+	if !a.Unannounced {
+		return nil
+	}
+	f := false
+	return &f
 }
 
 type orderResponse struct {
@@ -99,7 +115,7 @@ func handleActivity(svc Service) gin.HandlerFunc {
 		if !ok {
 			return
 		}
-		v, err := svc.Activity(c.Request.Context(), id)
+		v, err := svc.BuyerActivity(c.Request.Context(), id)
 		if err != nil {
 			respondError(c, err)
 			return
@@ -214,6 +230,9 @@ func handleAudit(svc Service, pay Payments) gin.HandlerFunc {
 		Consistent     bool  `json:"consistent"`
 		Expired        int64 `json:"expired"`
 		RefundRequired int64 `json:"refund_required"`
+		AdmittedOpen   int64 `json:"admitted_open"`
+		// DrawSeed is the waiting room's draw seed, once the sale started.
+		DrawSeed string `json:"draw_seed,omitempty"`
 	}
 	return func(c *gin.Context) {
 		id, ok := activityID(c)
@@ -241,6 +260,8 @@ func handleAudit(svc Service, pay Payments) gin.HandlerFunc {
 			Consistent:     a.Consistent,
 			Expired:        expired,
 			RefundRequired: refundRequired,
+			AdmittedOpen:   a.AdmittedOpen,
+			DrawSeed:       a.DrawSeed,
 		})
 	}
 }

@@ -123,6 +123,25 @@ func decodeCreateActivity(body []byte) (seckill.Activity, error) {
 	err := decodeObject(body, map[string]func(json.RawMessage) error{
 		"price_minor": func(raw json.RawMessage) error { return decodePriceMinor(raw, &a.PriceMinor) },
 		"currency":    func(raw json.RawMessage) error { return decodeCurrency(raw, &a.Currency) },
+		"waiting_room": func(raw json.RawMessage) error {
+			if string(raw) == "null" {
+				return nil
+			}
+			opensAt, err := decodeWaitingRoom(raw)
+			if err != nil {
+				return err
+			}
+			a.WaitingRoom = &seckill.WaitingRoom{OpensAt: opensAt}
+			return nil
+		},
+		"announced": func(raw json.RawMessage) error {
+			var b bool
+			if json.Unmarshal(raw, &b) != nil {
+				return invalid("announced must be true or false")
+			}
+			a.Unannounced = !b
+			return nil
+		},
 		"name": func(raw json.RawMessage) error {
 			s, ok := jsonString(raw)
 			if !ok || !validName(s) {

@@ -42,13 +42,15 @@ func statusOf(code string) (status int, ok bool) {
 		return http.StatusBadRequest, true
 	case seckill.EUnauthenticated:
 		return http.StatusUnauthorized, true
-	case seckill.EAdminDisabled, seckill.EUserRejected:
+	case seckill.EAdminDisabled, seckill.EUserRejected, seckill.ENotAdmitted:
 		return http.StatusForbidden, true
-	case seckill.EActivityNotFound, seckill.EOrderNotFound, codeNotFound:
+	case seckill.EActivityNotFound, seckill.EOrderNotFound, seckill.ENotInQueue, codeNotFound:
 		return http.StatusNotFound, true
 	case codeMethodNotAllowed:
 		return http.StatusMethodNotAllowed, true
 	case seckill.ENotStarted, seckill.EEnded, seckill.ESoldOut, seckill.EAlreadyPurchased:
+		return http.StatusConflict, true
+	case seckill.ENoWaitingRoom, seckill.ENotOpen, seckill.EAlreadyStarted:
 		return http.StatusConflict, true
 	case payment.ENotCancellable, purchase.ERefundNotRequired: // admin tasks (admintasks.go)
 		return http.StatusConflict, true

@@ -28,6 +28,8 @@ type edge struct {
 	limits     *rateLimits // every public route's, shared by both listeners
 	pricer     Pricer      // nil: the Service sets no prices
 	cancel     Canceller   // nil: no buyer cancel
+	queue      Queue       // nil: no waiting rooms
+	rooms      RoomAdmin   // nil: no waiting rooms
 }
 
 // useCommon installs the middleware every listener runs; every path under
@@ -70,6 +72,9 @@ func addPublicRoutes(r *gin.Engine, e *edge) {
 	)
 	buyer.GET("/activities/:id/orders/mine", requireUser(e.cfg), lim.buyerRoute(), handleMyOrder(svc, pay))
 	addCancelRoute(buyer, e.cancel, requireUser(e.cfg), lim.buyerRoute())
+	addQueueRoutes(buyer, e.queue,
+		[]gin.HandlerFunc{requireUser(e.cfg), lim.purchase()},
+		[]gin.HandlerFunc{requireUser(e.cfg), lim.buyerRoute()})
 	if pay != nil {
 		buyer.POST("/payments/callback", lim.globalOnly(), handlePaymentCallback(pay, e.cfg.callbackWait()))
 	}
@@ -86,6 +91,7 @@ func addAdminRoutes(r *gin.Engine, e *edge) {
 	admin.POST("/activities/:id/reconcile", handleReconcile(svc))
 	addAdminTaskRoutes(admin, e.tasks)
 	addPriceRoute(admin, e.pricer)
+	addRoomRoutes(admin, e.rooms)
 }
 
 // MetricsMaxInFlight is how many /metrics scrapes run at once; promhttp

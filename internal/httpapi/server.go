@@ -49,6 +49,9 @@ import (
 type Service interface {
 	Buy(ctx context.Context, req purchase.BuyRequest) (seckill.Order, error)
 	Activity(ctx context.Context, id int64) (purchase.ActivityView, error)
+	// BuyerActivity is Activity as buyers may see it (an unannounced
+	// activity is not found until its start).
+	BuyerActivity(ctx context.Context, id int64) (purchase.ActivityView, error)
 	MyOrder(ctx context.Context, activityID, userID int64) (seckill.Order, error)
 	CreateActivity(ctx context.Context, a seckill.Activity) (purchase.ActivityView, error)
 	Preload(ctx context.Context, id int64) (remaining int64, err error)
@@ -150,6 +153,9 @@ const MaxBodyBytes = 64 << 10
 type Deps struct {
 	// Service runs purchases and ops operations. Required.
 	Service Service
+	// Queue serves the buyers' waiting rooms; nil: the queue routes are not
+	// served.
+	Queue Queue
 	// Payments verifies payments; nil when payments are off (no callback
 	// endpoint, no verification on orders/mine, audit counts 0).
 	Payments Payments
@@ -216,6 +222,8 @@ func newEdge(cfg Config, deps Deps) *edge {
 	e.limits = newRateLimits(cfg, e.m)
 	e.tasks, _ = deps.Service.(AdminTasks)
 	e.pricer, _ = deps.Service.(Pricer)
+	e.rooms, _ = deps.Service.(RoomAdmin)
+	e.queue = deps.Queue
 	e.cancel, _ = deps.Payments.(Canceller)
 	return e
 }

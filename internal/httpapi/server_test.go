@@ -115,6 +115,10 @@ func newFake() *fakeService {
 func (f *fakeService) Buy(_ context.Context, r purchase.BuyRequest) (seckill.Order, error) {
 	return f.buy(r)
 }
+func (f *fakeService) BuyerActivity(ctx context.Context, id int64) (purchase.ActivityView, error) {
+	return f.Activity(ctx, id)
+}
+
 func (f *fakeService) Activity(_ context.Context, id int64) (purchase.ActivityView, error) {
 	return f.activity(id)
 }

@@ -52,3 +52,26 @@ func PaymentAnswered(prefix string, activityID int64, orderID string) string {
 func PaymentPolled(prefix string, activityID int64, orderID string) string {
 	return Activity(prefix, activityID, "pay:polled:"+orderID)
 }
+
+// The waiting room of an activity (internal/waitingroom): its hash (on,
+// window, seed, counters), its line of places, its open admissions and its
+// users' ends. The deduct reads the first two, so they share the stock's
+// hash tag.
+
+func WaitingRoom(prefix string, activityID int64) string { return Activity(prefix, activityID, "room") }
+
+func WaitingLine(prefix string, activityID int64) string {
+	return Activity(prefix, activityID, "room:line")
+}
+
+func WaitingAdmitted(prefix string, activityID int64) string {
+	return Activity(prefix, activityID, "room:admitted")
+}
+
+func WaitingEnds(prefix string, activityID int64) string {
+	return Activity(prefix, activityID, "room:ends")
+}
+
+// WaitingRooms is the set of activities with a waiting room, scored by
+// their end (unix ms): what every instance's admitter walks.
+func WaitingRooms(prefix string) string { return prefix + "seckill:rooms" }

@@ -109,6 +109,8 @@ func (s *Store) CreateActivity(ctx context.Context, a seckill.Activity) (seckill
 		CreatedAt:  now(),
 	}
 	row.PriceMinor, row.Currency = optionalPrice(a.PriceMinor, a.Currency)
+	row.WaitingRoomOpensAt, row.WaitingRoomSeed = storedRoom(a.WaitingRoom)
+	row.Announced = !a.Unannounced
 	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
 		return seckill.Activity{}, fmt.Errorf("order: create activity %q: %w", a.Name, err)
 	}
@@ -328,9 +330,22 @@ type activityRow struct {
 	Sold       int64
 	PriceMinor *int64  // NULL: no price
 	Currency   *string // NULL: no price
+	// NULL, NULL: no waiting room.
+	WaitingRoomOpensAt *time.Time
+	WaitingRoomSeed    *string
+	Announced          bool
 }
 
 func (activityRow) TableName() string { return "activities" }
+
+// storedRoom is a waiting room as stored: NULL and NULL for none.
+func storedRoom(w *seckill.WaitingRoom) (*time.Time, *string) {
+	if w == nil {
+		return nil, nil
+	}
+	at, seed := storedTime(w.OpensAt), w.Seed
+	return &at, &seed
+}
 
 func (r activityRow) activity() seckill.Activity {
 	return seckill.Activity{
@@ -342,6 +357,13 @@ func (r activityRow) activity() seckill.Activity {
 		CreatedAt:  r.CreatedAt.UTC(),
 		PriceMinor: deref(r.PriceMinor),
 		Currency:   deref(r.Currency),
+		WaitingRoom: func() *seckill.WaitingRoom {
+			if r.WaitingRoomOpensAt == nil {
+				return nil
+			}
+			return &seckill.WaitingRoom{OpensAt: r.WaitingRoomOpensAt.UTC(), Seed: deref(r.WaitingRoomSeed)}
+		}(),
+		Unannounced: !r.Announced,
 	}
 }
 

@@ -24,7 +24,7 @@ func (s *Service) ListActivities(ctx context.Context, afterID int64, limit int) 
 		if err != nil {
 			remaining = max(r.TotalStock-r.Sold, 0)
 		}
-		out[i] = ActivityView{Activity: r.Activity, Remaining: remaining, Status: r.StatusAt(now, remaining)}
+		out[i] = ActivityView{Activity: r.Activity, Remaining: remaining, Status: r.StatusAt(now, remaining), Room: s.roomView(ctx, r.Activity)}
 	}
 	return out, nil
 }

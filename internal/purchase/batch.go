@@ -70,6 +70,7 @@ func (s *Service) runBatch(q *queue, tickets []*ticket) {
 	b := newBatch(q.activity, firsts)
 	s.sellUnderGrant(q, b)
 	s.preferHolders(b)
+	s.finishAdmissions(b)
 	for i, t := range firsts {
 		t.answer(b.outs[i].order, b.outs[i].err)
 	}

@@ -34,7 +34,7 @@ func (s *Service) Buy(ctx context.Context, req BuyRequest) (seckill.Order, error
 	if req.UserID <= 0 {
 		return seckill.Order{}, seckill.Errorf(seckill.EUnauthenticated, "user id must be a positive integer")
 	}
-	a, err := s.activity(ctx, req.ActivityID)
+	a, err := s.VisibleActivity(ctx, req.ActivityID)
 	if err != nil {
 		return seckill.Order{}, err
 	}
@@ -64,8 +64,9 @@ func (s *Service) Buy(ctx context.Context, req BuyRequest) (seckill.Order, error
 
 // answerUnqueued answers, when it can, without a queue slot: outside the
 // window, for a buyer this process saw buy or the user check rejected a
-// moment ago, for a repeat of an idempotency key, and while the activity is
-// fresh sold out. done is false when the buyer must queue.
+// moment ago, for a repeat of an idempotency key, for a buyer the
+// activity's waiting room has not admitted, and while the activity is fresh
+// sold out. done is false when the buyer must queue.
 func (s *Service) answerUnqueued(ctx context.Context, a seckill.Activity, req BuyRequest) (o seckill.Order, err error, done bool) {
 	now := s.now()
 	if now.Before(a.StartsAt) {
@@ -93,6 +94,9 @@ func (s *Service) answerUnqueued(ctx context.Context, a seckill.Activity, req Bu
 		case !errors.Is(err, order.ErrNotFound):
 			return seckill.Order{}, seckill.Unavailable("the order database did not answer", err), true
 		}
+	}
+	if err, refused := s.refuseUnadmitted(ctx, a, req.UserID); refused {
+		return seckill.Order{}, err, true
 	}
 	if s.soldOutFresh(a.ID) {
 		return seckill.Order{}, s.holderOr(ctx, a.ID, req.UserID, soldOut()), true

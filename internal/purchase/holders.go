@@ -22,7 +22,8 @@ import (
 // order, which a holder must not get.
 func finalNoOrder(err error) bool {
 	var e *seckill.Error
-	return errors.As(err, &e) && (e.Code == seckill.ESoldOut || e.Code == seckill.EEnded || e.Code == seckill.ENotStarted)
+	return errors.As(err, &e) && (e.Code == seckill.ESoldOut || e.Code == seckill.EEnded ||
+		e.Code == seckill.ENotStarted || e.Code == seckill.ENotAdmitted)
 }
 
 // preferHolders replaces, among the batch's outcomes, each final "no order"

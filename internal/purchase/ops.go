@@ -16,6 +16,7 @@ type ActivityView struct {
 	seckill.Activity
 	Remaining int64
 	Status    string
+	Room      *RoomView // nil: no waiting room
 }
 
 // Activity returns the activity and what is left of it. Remaining stock
@@ -26,6 +27,32 @@ func (s *Service) Activity(ctx context.Context, id int64) (ActivityView, error) 
 	if err != nil {
 		return ActivityView{}, err
 	}
+	return s.view(ctx, a)
+}
+
+// BuyerActivity is Activity as a buyer may see it: an unannounced activity
+// is activity_not_found until its start.
+func (s *Service) BuyerActivity(ctx context.Context, id int64) (ActivityView, error) {
+	a, err := s.VisibleActivity(ctx, id)
+	if err != nil {
+		return ActivityView{}, err
+	}
+	return s.view(ctx, a)
+}
+
+// VisibleActivity returns the activity if buyers may see it: an
+// unannounced one is activity_not_found until its start.
+func (s *Service) VisibleActivity(ctx context.Context, id int64) (seckill.Activity, error) {
+	a, err := s.activity(ctx, id)
+	if err == nil && a.Unannounced && s.now().Before(a.StartsAt) {
+		return seckill.Activity{}, activityNotFound(id)
+	}
+	return a, err
+}
+
+// view is the activity with its live stock and room.
+func (s *Service) view(ctx context.Context, a seckill.Activity) (ActivityView, error) {
+	id := a.ID
 	remaining, err := s.stock.Remaining(ctx, id)
 	if err != nil {
 		n, cerr := s.orders.CountOrders(ctx, id)
@@ -34,12 +61,12 @@ func (s *Service) Activity(ctx context.Context, id int64) (ActivityView, error) 
 		}
 		remaining = max(a.TotalStock-n, 0)
 	}
-	return ActivityView{Activity: a, Remaining: remaining, Status: a.StatusAt(s.now(), remaining)}, nil
+	return ActivityView{Activity: a, Remaining: remaining, Status: a.StatusAt(s.now(), remaining), Room: s.roomView(ctx, a)}, nil
 }
 
 // MyOrder returns the user's order for the activity.
 func (s *Service) MyOrder(ctx context.Context, activityID, userID int64) (seckill.Order, error) {
-	if _, err := s.activity(ctx, activityID); err != nil {
+	if _, err := s.VisibleActivity(ctx, activityID); err != nil {
 		return seckill.Order{}, err
 	}
 	o, err := s.orders.OrderByUser(ctx, activityID, userID)
@@ -60,6 +87,13 @@ func (s *Service) CreateActivity(ctx context.Context, a seckill.Activity) (Activ
 		return ActivityView{}, err
 	}
 	a.StartsAt, a.EndsAt = a.StartsAt.UTC(), a.EndsAt.UTC()
+	if a.WaitingRoom != nil {
+		w, err := NewWaitingRoom(a.StartsAt, a.WaitingRoom.OpensAt)
+		if err != nil {
+			return ActivityView{}, err
+		}
+		a.WaitingRoom = w
+	}
 	created, err := s.orders.CreateActivity(ctx, a)
 	if err != nil {
 		return ActivityView{}, seckill.Unavailable("the order database failed; the activity was not created", err)
@@ -68,7 +102,8 @@ func (s *Service) CreateActivity(ctx context.Context, a seckill.Activity) (Activ
 	if _, err := s.Reconcile(ctx, created.ID); err != nil {
 		s.log.WarnContext(ctx, "stock of new activity not loaded; preload it", "activity_id", created.ID, "err", err)
 	}
-	return ActivityView{Activity: created, Remaining: created.TotalStock, Status: created.StatusAt(s.now(), created.TotalStock)}, nil
+	return ActivityView{Activity: created, Remaining: created.TotalStock, Status: created.StatusAt(s.now(), created.TotalStock),
+		Room: s.roomView(ctx, created)}, nil
 }
 
 // Preload loads the activity's stock into Redis as total_stock minus the
@@ -86,6 +121,13 @@ type Audit struct {
 	RedisRemaining int64 // 0 when Redis holds no stock for the activity
 	Oversold       bool  // Orders > TotalStock
 	Consistent     bool  // Orders + RedisRemaining == TotalStock
+	// AdmittedOpen is the waiting room's admissions given and not used up
+	// or lapsed; 0 without a room.
+	AdmittedOpen int64
+	// DrawSeed is the seed of the waiting room's draw, once the sale has
+	// started ("" before, and without a room): with it anyone can recompute
+	// every pre-queue place (docs/API.md).
+	DrawSeed string
 }
 
 // Audit reports whether the activity's books balance.
@@ -105,14 +147,23 @@ func (s *Service) Audit(ctx context.Context, id int64) (Audit, error) {
 	case err != nil:
 		return Audit{}, seckill.Unavailable("Redis did not answer", err)
 	}
-	return Audit{
+	out := Audit{
 		ActivityID:     id,
 		TotalStock:     a.TotalStock,
 		Orders:         n,
 		RedisRemaining: remaining,
 		Oversold:       n > a.TotalStock,
 		Consistent:     n+remaining == a.TotalStock,
-	}, nil
+	}
+	if a.WaitingRoom != nil {
+		if _, open, err := s.rooms.Sizes(ctx, id); err == nil {
+			out.AdmittedOpen = open
+		}
+		if !s.now().Before(a.StartsAt) {
+			out.DrawSeed = a.WaitingRoom.Seed
+		}
+	}
+	return out, nil
 }
 
 // Reconciliation reports what Reconcile changed.
@@ -176,6 +227,12 @@ func (s *Service) Reconcile(ctx context.Context, id int64) (Reconciliation, erro
 	after := max(a.TotalStock-n, 0)
 	if err := s.loadHeld(lease, lk, id, after, epoch); err != nil {
 		return Reconciliation{}, seckill.Unavailable("Redis did not answer, or the lease ended; stock not loaded", err)
+	}
+	if a.WaitingRoom != nil {
+		// The room as the database has it, in case Redis lost it.
+		if err := s.rooms.Open(lease, a); err != nil {
+			s.log.WarnContext(ctx, "waiting room not written to Redis; reconcile again", "activity_id", id, "err", err)
+		}
 	}
 	r := Reconciliation{ActivityID: id, TotalStock: a.TotalStock, Orders: n, Before: before, After: after, Changed: before != after, Fence: lk.Fence()}
 	if r.Changed {

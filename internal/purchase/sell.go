@@ -21,7 +21,7 @@ func (s *Service) sell(lk *lock.Lock, b *batch, approved []int) {
 	lease, g := lk.Context(), stock.Grant{Fence: lk.Fence(), Token: lk.Value()}
 	epoch := s.soldOut.epoch(b.activity.ID)
 	start := time.Now()
-	taken, ok := s.deduct(lease, b, g, approved, epoch)
+	approved, taken, ok := s.deduct(lease, b, g, approved, epoch)
 	s.m.timeStep(stepDeduct, start)
 	if !ok {
 		return
@@ -48,29 +48,44 @@ func (s *Service) sell(lk *lock.Lock, b *batch, approved []int) {
 }
 
 // deduct takes the approved buyers' units from Redis in one step, and waits
-// for the replicas when configured. It returns how many units it took, the
-// first that many of approved; on false every approved buyer has been
-// failed and whatever the deduct may have taken is being given back.
-func (s *Service) deduct(lease context.Context, b *batch, g stock.Grant, approved []int, epoch uint64) (taken int64, ok bool) {
+// for the replicas when configured. Buyers the activity's waiting room has
+// not admitted (their admission lapsed while they queued) are told
+// not_admitted and the rest deduct again. It returns the buyers left and how
+// many units it took, for the first that many of them; on false every
+// approved buyer has been failed and whatever the deduct may have taken is
+// being given back.
+func (s *Service) deduct(lease context.Context, b *batch, g stock.Grant, approved []int, epoch uint64) (left []int, taken int64, ok bool) {
 	a := b.activity.ID
 	taken, remaining, err := s.stock.Deduct(lease, a, g, int64(len(approved)), b.users(approved)...)
+	if refused, isRefusal := errors.AsType[*stock.NotAdmittedError](err); isRefusal {
+		approved = s.failUnadmitted(b, approved, refused.Buyers)
+		if len(approved) == 0 {
+			return nil, 0, false
+		}
+		// Nothing was taken and no receipt written: the grant deducts anew.
+		taken, remaining, err = s.stock.Deduct(lease, a, g, int64(len(approved)), b.users(approved)...)
+		if errors.Is(err, stock.ErrNotAdmitted) {
+			b.fail(approved, notAdmitted())
+			return nil, 0, false
+		}
+	}
 	switch {
 	case errors.Is(err, stock.ErrSoldOut):
 		s.markSoldOut(a, 0, epoch)
 		s.m.batches.WithLabelValues("sold_out").Inc()
 		b.fail(approved, soldOut())
-		return 0, false
+		return nil, 0, false
 	case errors.Is(err, stock.ErrNotLoaded):
 		s.m.batches.WithLabelValues("unavailable").Inc()
 		b.fail(approved, seckill.Unavailable("the activity's stock is not loaded; an operator must preload it", err))
-		return 0, false
+		return nil, 0, false
 	case err != nil:
 		// A deduct whose reply was lost may have landed: settling at 0
 		// gives its units back if it did, and stops it if it lands later.
 		s.settle(lease, a, g, 0, int64(len(approved)), "deduct_failed")
 		s.m.batches.WithLabelValues("unavailable").Inc()
 		b.fail(approved, seckill.Unavailable("the stock store did not answer; nothing was sold", err))
-		return 0, false
+		return nil, 0, false
 	}
 	if e := s.replicated(lease, "deduct", func(ctx context.Context) error {
 		return s.stock.WaitDeduct(ctx, a, g, s.cfg.WaitReplicas, s.cfg.WaitTimeout)
@@ -79,11 +94,31 @@ func (s *Service) deduct(lease context.Context, b *batch, g stock.Grant, approve
 		// tombstone stops it where it is not.
 		s.settle(lease, a, g, 0, taken, "unreplicated")
 		b.fail(approved, e)
-		return 0, false
+		return nil, 0, false
 	}
 	s.m.remaining.WithLabelValues(itoa(a)).Set(float64(remaining))
 	s.markSoldOut(a, remaining, epoch)
-	return taken, true
+	return approved, taken, true
+}
+
+// failUnadmitted tells the buyers at refused (indexes into approved)
+// not_admitted and returns the others.
+func (s *Service) failUnadmitted(b *batch, approved, refused []int) []int {
+	out := make(map[int]bool, len(refused))
+	for _, k := range refused {
+		out[k] = true
+	}
+	var rest, gone []int
+	for k, i := range approved {
+		if out[k] {
+			gone = append(gone, i)
+		} else {
+			rest = append(rest, i)
+		}
+	}
+	s.m.batches.WithLabelValues("not_admitted").Inc()
+	b.fail(gone, notAdmitted())
+	return rest
 }
 
 // newOrders builds the orders of the buyers at idx, under fence.

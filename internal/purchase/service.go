@@ -119,6 +119,7 @@ type Deps struct {
 	Stock    *stock.Store
 	Orders   *order.Store
 	Users    usercheck.Verifier
+	Rooms    Rooms                 // nil: no waiting rooms
 	Logger   *slog.Logger          // nil: discard
 	Registry prometheus.Registerer // nil: no metrics
 }
@@ -143,6 +144,7 @@ type Service struct {
 	// waiting at once in one transaction (group commit).
 	writes *order.Committer
 	users  usercheck.Verifier
+	rooms  Rooms
 	log    *slog.Logger
 	m      metrics
 
@@ -221,6 +223,9 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if deps.Locks == nil || deps.Stock == nil || deps.Orders == nil || deps.Users == nil {
 		return nil, errors.New("purchase: Locks, Stock, Orders and Users are required")
 	}
+	if deps.Rooms == nil {
+		deps.Rooms = noRooms{}
+	}
 	s := &Service{
 		cfg:       cfg,
 		now:       cfg.Now,
@@ -229,6 +234,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		stock:     deps.Stock,
 		orders:    deps.Orders,
 		users:     deps.Users,
+		rooms:     deps.Rooms,
 		log:       deps.Logger,
 		queues:    make(map[int64]*queue),
 		stop:      make(chan struct{}),

@@ -3,6 +3,8 @@
 -- KEYS[1]: the activity's stock hash (fields "remaining" and "epoch").
 -- KEYS[2]: the grant's receipt, "<epoch>:<units the grant holds>".
 -- KEYS[3]: the activity's buyer set: the users units were taken for.
+-- KEYS[4], KEYS[5]: the activity's waiting room (hash, "on" = "1" while it
+-- has one) and its open admissions (sorted set: user -> until, unix ms).
 -- ARGV[1]: units wanted (at least 1); ARGV[2]: receipt lifetime in ms;
 -- ARGV[3..]: the buyers in the order units go to (none, or ARGV[1] of them):
 -- the first <taken> join the buyer set with the deduct, atomically, so any
@@ -18,6 +20,12 @@
 -- it landed (a tombstone written by settle.lua, holding 0 units): either way
 -- nothing more is taken, and the receipt's count is what the grant holds.
 -- Nothing is written unless a unit is taken: the sold-out storm only reads.
+-- While the activity has a waiting room, units go only to buyers whose
+-- admission is open by Redis's clock, the one the room's admissions run on:
+-- otherwise nothing is taken and the reply is {-4, i, ...}, the 1-based
+-- places in ARGV[3..] of the buyers not admitted. The room counts each open
+-- admission against the units left, so this check is what keeps an admitted
+-- buyer from hearing sold_out (internal/waitingroom/admit.lua).
 local left = tonumber(redis.call('HGET', KEYS[1], 'remaining'))
 if not left then
   return false
@@ -30,6 +38,20 @@ if receipt then
     return -3
   end
   return {held, left}
+end
+if #ARGV >= 3 and redis.call('HGET', KEYS[4], 'on') == '1' then
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local refused = {-4}
+  for i = 3, #ARGV do
+    local until_ = redis.call('ZSCORE', KEYS[5], ARGV[i])
+    if not until_ or tonumber(until_) <= now then
+      refused[#refused + 1] = i - 2
+    end
+  end
+  if #refused > 1 then
+    return refused
+  end
 end
 local take = math.min(tonumber(ARGV[1]), left)
 if take <= 0 then

@@ -96,6 +96,10 @@ var (
 	// than were asked for: the count is not this grant's, and the outcome is
 	// unknown (Settle of the grant returns what it does hold).
 	ErrBadReceipt = errors.New("stock: receipt does not match the deduct")
+	// ErrNotAdmitted is returned by Deduct, inside a *NotAdmittedError, when
+	// the activity has a waiting room and some buyers hold no open
+	// admission: nothing was taken.
+	ErrNotAdmitted = errors.New("stock: buyers not admitted by the waiting room")
 )
 
 // ReceiptTTL is how long a deduct's receipt lives: the time within which its
@@ -126,6 +130,8 @@ const (
 	reloaded  = -1 // settle.lua: the stock was loaded again since the deduct
 	noReceipt = -2 // settle.lua: the deduct never landed
 	settled   = -3 // deduct.lua: the grant settled everything back already
+
+	refusedNotAdmitted = -4 // deduct.lua: buyers the waiting room has not admitted
 )
 
 // Store reads and changes activities' stock in Redis. It is safe for
@@ -196,8 +202,12 @@ func (s *Store) Deduct(ctx context.Context, activityID int64, g Grant, n int64, 
 	for _, b := range buyers {
 		args = append(args, b)
 	}
-	keys := append(s.keys(activityID, g), s.buyers(activityID))
-	reply, err := deductScript.Run(ctx, s.rdb, keys, args...).Result()
+	ks := append(s.keys(activityID, g), s.buyers(activityID),
+		keys.WaitingRoom(s.prefix, activityID), keys.WaitingAdmitted(s.prefix, activityID))
+	reply, err := deductScript.Run(ctx, s.rdb, ks, args...).Result()
+	if refused, ok := notAdmitted(reply); ok {
+		return 0, 0, fmt.Errorf("stock: deduct activity %d: %w", activityID, refused)
+	}
 	switch {
 	case errors.Is(err, redis.Nil):
 		return 0, 0, fmt.Errorf("stock: deduct activity %d: %w", activityID, ErrNotLoaded)
@@ -217,6 +227,21 @@ func (s *Store) Deduct(ctx context.Context, activityID int64, g Grant, n int64, 
 		return 0, max(left, 0), fmt.Errorf("stock: deduct activity %d: %w", activityID, ErrSoldOut)
 	}
 	return taken, left, nil
+}
+
+// notAdmitted reads deduct.lua's {-4, i, ...} reply: the buyers the
+// activity's waiting room has not admitted.
+func notAdmitted(reply any) (*NotAdmittedError, bool) {
+	r, ok := reply.([]any)
+	if !ok || len(r) < 2 || r[0] != int64(refusedNotAdmitted) {
+		return nil, false
+	}
+	e := &NotAdmittedError{Buyers: make([]int, 0, len(r)-1)}
+	for _, v := range r[1:] {
+		i, _ := v.(int64)
+		e.Buyers = append(e.Buyers, int(i)-1)
+	}
+	return e, true
 }
 
 // pair reads a script's {a, b} reply of two integers.
@@ -338,6 +363,18 @@ func (s *Store) key(activityID int64) string { return keys.Stock(s.prefix, activ
 func (s *Store) keys(activityID int64, g Grant) []string {
 	return []string{s.key(activityID), s.receipt(activityID, g)}
 }
+
+// NotAdmittedError is Deduct's refusal of buyers the activity's waiting
+// room has not admitted (their admission lapsed, or they never had one).
+type NotAdmittedError struct {
+	Buyers []int // 0-based indexes into Deduct's buyers
+}
+
+func (e *NotAdmittedError) Error() string {
+	return fmt.Sprintf("%v: %d of the buyers", ErrNotAdmitted, len(e.Buyers))
+}
+
+func (e *NotAdmittedError) Unwrap() error { return ErrNotAdmitted }
 
 // Grant names the lock grant a deduct is made under: its fence and its
 // owner token. Two grants can share a fence (a Redis failover that lost the

@@ -1,0 +1,87 @@
+-- One step of an activity's waiting room: lapses the admissions that ran
+-- out, then admits the next places in line, as many as the units left that
+-- no open admission may still take, and no faster than the pace allows.
+-- KEYS: as join.lua, and KEYS[5]: the activity's stock hash ("remaining").
+-- ARGV[1]: the least admissions per second; ARGV[2]: the most;
+-- ARGV[3]: the admission's lifetime in ms; ARGV[4]: the most admitted or
+-- lapsed in one step.
+-- Returns {admitted, lapsed, remaining, open, waiting, closed, total, rate}:
+-- remaining is -1 when the stock is not loaded (nobody is admitted then);
+-- closed is the room's closed reason or ""; total the admissions the room
+-- ever gave; rate the measured admissions a second (a string).
+-- A room closed as sold out opens again when units are left that no
+-- admission holds (a unit given back after it closed, or ops adding stock).
+--
+-- Why an admitted buyer is never told sold_out: every open admission
+-- counts against the units left (admit only while open < remaining), and a
+-- deduct takes units only for buyers whose admission is open (deduct.lua),
+-- so until an admission is used up or lapses its unit can only go to its
+-- own buyer. The step and the deduct read one clock, Redis's, atomically.
+if redis.call('HGET', KEYS[1], 'on') ~= '1' then
+  return {0, 0, -1, 0, 0, '', 0, '0'}
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local most = tonumber(ARGV[4])
+local room = redis.call('HMGET', KEYS[1], 'starts', 'ends', 'closed', 'tokens', 'last', 'rate', 'used', 'used_seen', 'used_rate', 'admitted')
+
+local lapsed = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, most)
+for _, user in ipairs(lapsed) do
+  redis.call('ZREM', KEYS[3], user)
+  if not redis.call('HGET', KEYS[4], user) then
+    redis.call('HSET', KEYS[4], user, 'l')
+  end
+end
+if #lapsed > 0 then
+  redis.call('HINCRBY', KEYS[1], 'lapsed', #lapsed)
+end
+
+local waiting = redis.call('ZCARD', KEYS[2])
+local open = redis.call('ZCARD', KEYS[3])
+local closed = room[3] or ''
+if closed == '' and now >= tonumber(room[2]) then
+  closed = 'ended'
+  redis.call('HSET', KEYS[1], 'closed', closed)
+end
+local left = tonumber(redis.call('HGET', KEYS[5], 'remaining'))
+local total = tonumber(room[10]) or 0
+if closed == 'sold_out' and left and left > open then
+  closed = ''
+  redis.call('HDEL', KEYS[1], 'closed')
+end
+if closed ~= '' or now < tonumber(room[1]) or not left then
+  return {0, #lapsed, left or -1, open, waiting, closed, total, room[6] or '0'}
+end
+
+-- The pace: a token bucket refilled at twice the rate admissions are used
+-- up (purchases), within the bounds, holding one second's worth.
+local last = tonumber(room[5]) or now
+local dt = math.max(now - last, 0)
+local used = tonumber(room[7]) or 0
+local usedRate = tonumber(room[9]) or 0
+local decay = 1 - math.exp(-dt / 5000)
+if dt > 0 then
+  usedRate = usedRate + decay * ((used - (tonumber(room[8]) or 0)) * 1000 / dt - usedRate)
+end
+local pace = math.min(math.max(2 * usedRate, tonumber(ARGV[1])), tonumber(ARGV[2]))
+local tokens = math.min((tonumber(room[4]) or pace) + pace * dt / 1000, pace)
+
+local k = math.min(left - open, math.floor(tokens), most, waiting)
+local admitted = 0
+if k > 0 then
+  local until_ = now + tonumber(ARGV[3])
+  local popped = redis.call('ZPOPMIN', KEYS[2], k)
+  for i = 1, #popped, 2 do
+    redis.call('ZADD', KEYS[3], until_, popped[i])
+    admitted = admitted + 1
+  end
+  tokens = tokens - admitted
+  total = redis.call('HINCRBY', KEYS[1], 'admitted', admitted)
+end
+local rate = tonumber(room[6]) or 0
+if dt > 0 then
+  rate = rate + decay * (admitted * 1000 / dt - rate)
+end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'last', now, 'rate', tostring(rate),
+  'used_seen', used, 'used_rate', tostring(usedRate))
+return {admitted, #lapsed, left, open + admitted, waiting - admitted, '', total, tostring(rate)}

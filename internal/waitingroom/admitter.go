@@ -1,0 +1,169 @@
+package waitingroom
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"time"
+)
+
+// listEvery is how often an instance reads which rooms exist.
+const listEvery = time.Second
+
+// afterEnd is how long after its activity's end a room is still stepped:
+// long enough to close it as ended.
+const afterEnd = time.Minute
+
+// Run steps every room until ctx ends: the admitter of this instance. Every
+// instance runs one; the steps are atomic scripts, so several admitters
+// share a room safely and any one of them keeps it moving.
+func (r *Room) Run(ctx context.Context) {
+	t := time.NewTicker(r.cfg.Tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			r.tick(ctx, now)
+		}
+	}
+}
+
+// tick steps each open room, and each room closed as sold out once a
+// second (it opens again if a unit came back).
+func (r *Room) tick(ctx context.Context, now time.Time) {
+	relist := now.Sub(r.listedAt) >= listEvery
+	if relist {
+		r.list(ctx, now)
+	}
+	r.mu.Lock()
+	ids := make([]int64, 0, len(r.on))
+	for id, rs := range r.on {
+		if rs.on && (rs.closed == "" || (relist && rs.closed == "sold_out")) {
+			ids = append(ids, id)
+		}
+	}
+	r.mu.Unlock()
+	for _, id := range ids {
+		if ctx.Err() != nil {
+			return
+		}
+		r.step(ctx, id, now)
+	}
+}
+
+// list reads the rooms from Redis.
+func (r *Room) list(ctx context.Context, now time.Time) {
+	lctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	rooms, err := r.st.rooms(lctx, now, afterEnd)
+	if err != nil {
+		r.log.Warn("waiting rooms not listed; stepping the last known", "err", err)
+		return
+	}
+	r.mu.Lock()
+	r.on, r.listedAt = rooms, now
+	r.mu.Unlock()
+}
+
+// step runs one admit.lua for the room and closes it when it is sold out
+// and no unit can come back.
+func (r *Room) step(ctx context.Context, id int64, now time.Time) {
+	sctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	res, err := r.st.admit(sctx, id, Pace{MinRate: r.cfg.MaxRate / 10, MaxRate: r.cfg.MaxRate, TTL: r.cfg.AdmissionTTL})
+	if err != nil {
+		r.m.stepFailures.Inc()
+		r.log.Debug("waiting room step failed; the next one retries", "activity_id", id, "err", err)
+		return
+	}
+	label := strconv.FormatInt(id, 10)
+	r.m.waiting.WithLabelValues(label).Set(float64(res.waiting))
+	r.m.open.WithLabelValues(label).Set(float64(res.open))
+	r.m.admitted.WithLabelValues(label).Add(float64(res.admitted))
+	r.m.lapsed.WithLabelValues(label).Add(float64(res.lapsed))
+	r.checkETA(label, id, res, now)
+	r.mu.Lock()
+	if rs, ok := r.on[id]; ok {
+		rs.closed = res.closed
+		r.on[id] = rs
+	}
+	r.mu.Unlock()
+	if res.closed == "" && res.remaining == 0 && res.open == 0 {
+		r.closeIfDone(sctx, id, now)
+	}
+}
+
+// closeIfDone closes a room with no unit left and no admission open once no
+// unit can come back: at once with payments off (orders never expire),
+// and with payments on once no unpaid order is left (counted at most once
+// a second per room: it is a database query).
+func (r *Room) closeIfDone(ctx context.Context, id int64, now time.Time) {
+	if r.cfg.Payments {
+		r.mu.Lock()
+		if now.Sub(r.unpaidAt[id]) < time.Second {
+			r.mu.Unlock()
+			return
+		}
+		r.unpaidAt[id] = now
+		r.mu.Unlock()
+		if r.deps.Unpaid == nil {
+			return
+		}
+		n, err := r.deps.Unpaid(ctx, id)
+		if err != nil || n > 0 {
+			return
+		}
+	}
+	closed, err := r.st.closeSoldOut(ctx, id)
+	if err != nil {
+		r.log.Debug("waiting room not closed; the next step retries", "activity_id", id, "err", err)
+		return
+	}
+	if closed {
+		r.log.Info("waiting room closed: sold out", "activity_id", id)
+	}
+}
+
+// etaCheck compares what a room's measured rate promised with what came.
+type etaCheck struct {
+	at    time.Time
+	total int64
+	rate  float64
+}
+
+// etaWindow is how far ahead the ETA check looks.
+const etaWindow = 10 * time.Second
+
+// checkETA sets the room's ETA error: every etaWindow, the relative
+// difference between the admissions the rate promised a window ago and the
+// admissions given since, while people waited.
+func (r *Room) checkETA(label string, id int64, res step, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.etaChecks[id]
+	if c == nil || res.waiting == 0 {
+		r.etaChecks[id] = &etaCheck{at: now, total: res.total, rate: res.rate}
+		return
+	}
+	if now.Sub(c.at) < etaWindow {
+		return
+	}
+	promised := c.rate * now.Sub(c.at).Seconds()
+	given := float64(res.total - c.total)
+	if promised > 0 || given > 0 {
+		r.m.etaError.WithLabelValues(label).Set(math.Abs(promised-given) / math.Max(promised, given))
+	}
+	*c = etaCheck{at: now, total: res.total, rate: res.rate}
+}
+
+// jitter spreads a refresh by up to a fifth, so a crowd told the same
+// refresh does not come back in step.
+func jitter(d time.Duration) time.Duration {
+	if d <= time.Second {
+		return d
+	}
+	return d + time.Duration(rand.Int64N(int64(d/5)))
+}

@@ -1,0 +1,13 @@
+-- Closes an activity's waiting room as sold out, if it still is: no unit
+-- left and no admission open. The caller has checked that no unit can come
+-- back (no unpaid order holds one).
+-- KEYS: as admit.lua. Returns 1 when the room is closed now, else 0.
+if redis.call('HGET', KEYS[1], 'on') ~= '1' or redis.call('HGET', KEYS[1], 'closed') then
+  return 0
+end
+local left = tonumber(redis.call('HGET', KEYS[5], 'remaining'))
+if not left or left > 0 or redis.call('ZCARD', KEYS[3]) > 0 then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'closed', 'sold_out')
+return 1

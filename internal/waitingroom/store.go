@@ -1,0 +1,338 @@
+package waitingroom
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill-oss/seckill/internal/keys"
+)
+
+var (
+	//go:embed join.lua
+	joinSrc    string
+	joinScript = redis.NewScript(joinSrc)
+	//go:embed status.lua
+	statusSrc    string
+	statusScript = redis.NewScript(statusSrc)
+	//go:embed admit.lua
+	admitSrc    string
+	admitScript = redis.NewScript(admitSrc)
+	//go:embed finish.lua
+	finishSrc    string
+	finishScript = redis.NewScript(finishSrc)
+	//go:embed close.lua
+	closeSrc    string
+	closeScript = redis.NewScript(closeSrc)
+)
+
+// ErrNotReplicated is returned when fewer Redis replicas than asked
+// acknowledged a write of the room within the timeout; the write may be lost
+// in a failover.
+var ErrNotReplicated = errors.New("waitingroom: write not acknowledged by enough replicas")
+
+// Join's answers that are not a new place.
+const (
+	joined   = "joined"
+	have     = "have"
+	noRoom   = "none"
+	notOpen  = "not_open"
+	isEnded  = "ended"
+	isClosed = "closed"
+)
+
+// prequeueEnd is where the pre-queue's places end and later joiners' begin
+// (2^52: every place is an exact float64 score).
+const prequeueEnd = 1 << 52
+
+// Store keeps activities' waiting rooms in Redis. Each room's keys share the
+// activity's hash tag, so every script runs on one node of a cluster. It is
+// safe for concurrent use by any number of processes sharing the Redis.
+type Store struct {
+	rdb    redis.UniversalClient
+	prefix string
+	// replicas, when above 0: each write of a place or an admission waits
+	// for that many replicas, within waitTimeout, so a failover keeps it.
+	replicas    int
+	waitTimeout time.Duration
+}
+
+// NewStore returns a Store on rdb whose keys start with prefix.
+func NewStore(rdb redis.UniversalClient, prefix string, replicas int, waitTimeout time.Duration) *Store {
+	return &Store{rdb: rdb, prefix: prefix, replicas: replicas, waitTimeout: waitTimeout}
+}
+
+// Window is what a room needs of its activity.
+type Window struct {
+	OpensAt, StartsAt, EndsAt time.Time
+	Seed                      string
+}
+
+// Open turns the activity's room on with its window, keeping its line and
+// counters: opening again (another instance, a rebuild after Redis lost the
+// room) changes nothing else.
+func (s *Store) Open(ctx context.Context, activityID int64, w Window) error {
+	err := s.rdb.HSet(ctx, s.room(activityID), "on", 1, "opens", w.OpensAt.UnixMilli(),
+		"starts", w.StartsAt.UnixMilli(), "ends", w.EndsAt.UnixMilli(), "seed", w.Seed).Err()
+	if err != nil {
+		return fmt.Errorf("waitingroom: open room of activity %d: %w", activityID, err)
+	}
+	err = s.rdb.ZAdd(ctx, keys.WaitingRooms(s.prefix), redis.Z{Score: float64(w.EndsAt.UnixMilli()), Member: activityID}).Err()
+	if err != nil {
+		return fmt.Errorf("waitingroom: list room of activity %d: %w", activityID, err)
+	}
+	return nil
+}
+
+// Shut turns the activity's room off; places and admissions stay readable.
+func (s *Store) Shut(ctx context.Context, activityID int64) error {
+	if err := s.rdb.HSet(ctx, s.room(activityID), "on", 0).Err(); err != nil {
+		return fmt.Errorf("waitingroom: shut room of activity %d: %w", activityID, err)
+	}
+	return nil
+}
+
+// join runs join.lua for the user and returns its answer.
+func (s *Store) join(ctx context.Context, activityID, userID int64) (string, error) {
+	res, err := s.replicated(ctx, activityID, joinScript, s.userKeys(activityID), userID)
+	if err != nil {
+		return "", fmt.Errorf("waitingroom: join activity %d: %w", activityID, err)
+	}
+	answer, _ := res.(string)
+	return answer, nil
+}
+
+// standing is one user's place in a room as status.lua reads it.
+type standing struct {
+	on                        bool
+	now                       time.Time
+	opens, starts, ends       time.Time
+	closed                    string
+	rank                      int64 // -1: not in the line
+	until                     int64 // unix ms; -1: no open admission
+	end                       string
+	buyer                     bool
+	waiting, admitted, remain int64 // remain -1: stock not loaded
+	rate                      float64
+}
+
+func (st standing) hasPlace() bool { return st.rank >= 0 || st.until >= 0 || st.end != "" }
+
+// standing reads the user's standing in the activity's room.
+func (s *Store) standing(ctx context.Context, activityID, userID int64) (standing, error) {
+	ks := append(s.userKeys(activityID), s.buyers(activityID), keys.Stock(s.prefix, activityID))
+	r, err := statusScript.Run(ctx, s.rdb, ks, userID).Slice()
+	if err != nil {
+		return standing{}, fmt.Errorf("waitingroom: status in activity %d: %w", activityID, err)
+	}
+	if len(r) != 14 {
+		return standing{}, fmt.Errorf("waitingroom: status in activity %d: unexpected reply %v", activityID, r)
+	}
+	ms := func(v any) time.Time { return time.UnixMilli(num(v)).UTC() }
+	st := standing{
+		on: str(r[0]) == "1", now: ms(r[1]), opens: ms(r[2]), starts: ms(r[3]), ends: ms(r[4]),
+		closed: str(r[5]), rank: num(r[6]), until: num(r[7]), end: str(r[8]), buyer: num(r[9]) == 1,
+		waiting: num(r[10]), admitted: num(r[11]), remain: num(r[13]),
+	}
+	st.rate, _ = strconv.ParseFloat(str(r[12]), 64)
+	return st, nil
+}
+
+// step is one admit.lua run.
+type step struct {
+	admitted, lapsed, remaining, open, waiting int64
+	closed                                     string
+	total                                      int64   // admissions the room ever gave
+	rate                                       float64 // measured admissions a second
+}
+
+// Pace bounds how fast a room admits.
+type Pace struct {
+	MinRate, MaxRate float64       // admissions a second
+	TTL              time.Duration // an admission's lifetime
+}
+
+// maxStep bounds the admissions, and the lapses, of one step: one script
+// must not hold Redis for long.
+const maxStep = 2000
+
+// admit runs one step of the activity's room.
+func (s *Store) admit(ctx context.Context, activityID int64, p Pace) (step, error) {
+	ks := append(s.userKeys(activityID), keys.Stock(s.prefix, activityID))
+	res, err := s.replicated(ctx, activityID, admitScript, ks, p.MinRate, p.MaxRate, p.TTL.Milliseconds(), maxStep)
+	if err != nil {
+		return step{}, fmt.Errorf("waitingroom: admit in activity %d: %w", activityID, err)
+	}
+	r, _ := res.([]any)
+	if len(r) != 8 {
+		return step{}, fmt.Errorf("waitingroom: admit in activity %d: unexpected reply %v", activityID, res)
+	}
+	out := step{admitted: num(r[0]), lapsed: num(r[1]), remaining: num(r[2]), open: num(r[3]), waiting: num(r[4]),
+		closed: str(r[5]), total: num(r[6])}
+	out.rate, _ = strconv.ParseFloat(str(r[7]), 64)
+	return out, nil
+}
+
+// closeSoldOut closes the room as sold out if no unit is left and no
+// admission is open; the caller knows no unit can come back.
+func (s *Store) closeSoldOut(ctx context.Context, activityID int64) (bool, error) {
+	ks := append(s.userKeys(activityID), keys.Stock(s.prefix, activityID))
+	n, err := closeScript.Run(ctx, s.rdb, ks).Int64()
+	if err != nil {
+		return false, fmt.Errorf("waitingroom: close activity %d: %w", activityID, err)
+	}
+	return n == 1, nil
+}
+
+// finish uses up admissions with their buyers' final answers: ends maps a
+// user to "d:<order id>" or "c:<reason>".
+func (s *Store) finish(ctx context.Context, activityID int64, ends map[int64]string) error {
+	if len(ends) == 0 {
+		return nil
+	}
+	args := make([]any, 0, 2*len(ends))
+	for user, end := range ends {
+		args = append(args, user, end)
+	}
+	if _, err := s.replicated(ctx, activityID, finishScript, s.userKeys(activityID), args...); err != nil {
+		return fmt.Errorf("waitingroom: finish admissions in activity %d: %w", activityID, err)
+	}
+	return nil
+}
+
+// admittedUntil returns the end of the user's open admission (zero: none)
+// and whether the room is on.
+func (s *Store) admittedUntil(ctx context.Context, activityID, userID int64) (until time.Time, on bool, err error) {
+	pipe := s.rdb.Pipeline()
+	onCmd := pipe.HGet(ctx, s.room(activityID), "on")
+	untilCmd := pipe.ZScore(ctx, keys.WaitingAdmitted(s.prefix, activityID), strconv.FormatInt(userID, 10))
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return time.Time{}, false, fmt.Errorf("waitingroom: admission in activity %d: %w", activityID, err)
+	}
+	if ms, err := untilCmd.Result(); err == nil {
+		until = time.UnixMilli(int64(ms)).UTC()
+	}
+	return until, onCmd.Val() == "1", nil
+}
+
+// Counts is a room's size: places not yet admitted, and admissions open.
+type Counts struct {
+	On                bool
+	Waiting, Admitted int64
+}
+
+// counts reads the sizes of the activity's room.
+func (s *Store) counts(ctx context.Context, activityID int64) (Counts, error) {
+	pipe := s.rdb.Pipeline()
+	on := pipe.HGet(ctx, s.room(activityID), "on")
+	waiting := pipe.ZCard(ctx, keys.WaitingLine(s.prefix, activityID))
+	admitted := pipe.ZCard(ctx, keys.WaitingAdmitted(s.prefix, activityID))
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return Counts{}, fmt.Errorf("waitingroom: counts of activity %d: %w", activityID, err)
+	}
+	return Counts{On: on.Val() == "1", Waiting: waiting.Val(), Admitted: admitted.Val()}, nil
+}
+
+// roomState is what the admitter needs to know of a listed room.
+type roomState struct {
+	on     bool
+	closed string
+}
+
+// rooms lists the rooms of activities that ended less than grace ago, with
+// whether each is on and closed.
+func (s *Store) rooms(ctx context.Context, now time.Time, grace time.Duration) (map[int64]roomState, error) {
+	ids, err := s.rdb.ZRangeByScore(ctx, keys.WaitingRooms(s.prefix), &redis.ZRangeBy{
+		Min: strconv.FormatInt(now.Add(-grace).UnixMilli(), 10), Max: "+inf",
+	}).Result()
+	if err != nil {
+		return nil, fmt.Errorf("waitingroom: list rooms: %w", err)
+	}
+	out := make(map[int64]roomState, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	// One read per room, not one pipeline: on a cluster the rooms live on
+	// several nodes, and go-redis splits a pipeline by node itself.
+	pipe := s.rdb.Pipeline()
+	cmds := make(map[int64]*redis.SliceCmd, len(ids))
+	for _, v := range ids {
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || id <= 0 {
+			continue
+		}
+		cmds[id] = pipe.HMGet(ctx, s.room(id), "on", "closed")
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("waitingroom: read rooms: %w", err)
+	}
+	for id, c := range cmds {
+		v := c.Val()
+		if len(v) == 2 {
+			out[id] = roomState{on: str(v[0]) == "1", closed: str(v[1])}
+		}
+	}
+	return out, nil
+}
+
+// replicated runs script and, when replicas are asked for, WAITs for them on
+// the same connection (WAIT covers that connection's writes only), on the
+// primary of the activity's slot.
+func (s *Store) replicated(ctx context.Context, activityID int64, script *redis.Script, ks []string, args ...any) (any, error) {
+	if s.replicas <= 0 {
+		return script.Run(ctx, s.rdb, ks, args...).Result()
+	}
+	var node redis.Cmdable = s.rdb
+	if cc, ok := s.rdb.(*redis.ClusterClient); ok {
+		primary, err := cc.MasterForKey(ctx, ks[0])
+		if err != nil {
+			return nil, err
+		}
+		node = primary.WithTimeout(primary.Options().ReadTimeout + s.waitTimeout)
+	}
+	if c, ok := s.rdb.(*redis.Client); ok {
+		node = c.WithTimeout(c.Options().ReadTimeout + s.waitTimeout)
+	}
+	// EVAL, not EVALSHA: a pipeline cannot fall back on NOSCRIPT.
+	pipe := node.Pipeline()
+	res := script.Eval(ctx, pipe, ks, args...)
+	acked := pipe.Do(ctx, "WAIT", s.replicas, s.waitTimeout.Milliseconds())
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	if n, err := acked.Int64(); err != nil || n < int64(s.replicas) {
+		return res.Val(), fmt.Errorf("%w: %d of %d", ErrNotReplicated, n, s.replicas)
+	}
+	return res.Val(), nil
+}
+
+func (s *Store) room(activityID int64) string { return keys.WaitingRoom(s.prefix, activityID) }
+
+func (s *Store) buyers(activityID int64) string { return keys.Activity(s.prefix, activityID, "buyers") }
+
+// userKeys are the room's hash, line, admissions and ends: join.lua's KEYS.
+func (s *Store) userKeys(activityID int64) []string {
+	return []string{s.room(activityID), keys.WaitingLine(s.prefix, activityID),
+		keys.WaitingAdmitted(s.prefix, activityID), keys.WaitingEnds(s.prefix, activityID)}
+}
+
+func num(v any) int64 {
+	switch n := v.(type) {
+	case int64:
+		return n
+	case string:
+		i, _ := strconv.ParseInt(n, 10, 64)
+		return i
+	}
+	return 0
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
