@@ -44,9 +44,9 @@ func (noRooms) Admitted(context.Context, int64, int64) (bool, bool, error) {
 	return false, false, nil
 }
 func (noRooms) Finish(context.Context, int64, map[int64]string, map[int64]string) {}
-func (noRooms) Open(context.Context, seckill.Activity) error                     { return nil }
-func (noRooms) Shut(context.Context, int64) error                                { return nil }
-func (noRooms) Sizes(context.Context, int64) (int64, int64, error)               { return 0, 0, nil }
+func (noRooms) Open(context.Context, seckill.Activity) error                      { return nil }
+func (noRooms) Shut(context.Context, int64) error                                 { return nil }
+func (noRooms) Sizes(context.Context, int64) (int64, int64, error)                { return 0, 0, nil }
 
 // hasRoom reports whether purchases of a may need an admission.
 func (s *Service) hasRoom(a seckill.Activity) bool {
