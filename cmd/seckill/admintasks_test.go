@@ -74,7 +74,8 @@ func TestAdminTasksAndCancel(t *testing.T) {
 
 	// Listings.
 	code, list := call(t, "GET", base+"/admin/v1/activities?limit=10", admin, "")
-	if acts, _ := list["activities"].([]any); code != http.StatusOK || len(acts) != 1 || list["next_cursor"] != nil {
+	// The demo's two: the plain one and the one with a waiting room.
+	if acts, _ := list["activities"].([]any); code != http.StatusOK || len(acts) != 2 || list["next_cursor"] != nil {
 		t.Fatalf("list activities: %d %v", code, list)
 	}
 	code, list = call(t, "GET", base+"/admin/v1/activities/1/orders?status=expired", admin, "")

@@ -180,11 +180,24 @@ func TestDemoLinesInOrder(t *testing.T) {
 	p := start(t, map[string]string{"SECKILL_HTTP_ADDR": "127.0.0.1:0"})
 	p.addr()
 	lines := demoLines(t, p.stdout.String())
-	if len(lines) != 5 {
-		t.Fatalf("%d curl lines, want 5:\n%s", len(lines), p.stdout)
+	if len(lines) != 8 {
+		t.Fatalf("%d curl lines, want 8:\n%s", len(lines), p.stdout)
 	}
-	buy := find(t, lines, "POST", "/orders")
+	buy := find(t, lines, "POST", "/activities/1/orders")
 	view := find(t, lines, "GET", "/orders/mine")
+
+	// The waiting room's lines: before its start a join is a place in the
+	// pre-queue, and buying is not_started.
+	join := find(t, lines, "POST", "/queue")
+	if code, body := join.do(t); code != http.StatusOK || !strings.Contains(body, `"state":"prequeue"`) {
+		t.Fatalf("join: %d %s", code, body)
+	}
+	if code, body := find(t, lines, "GET", "/queue/mine").do(t); code != http.StatusOK || !strings.Contains(body, `"state":"prequeue"`) {
+		t.Fatalf("poll: %d %s", code, body)
+	}
+	if code, body := find(t, lines, "POST", "/activities/2/orders").do(t); code != http.StatusConflict || !strings.Contains(body, "not_started") {
+		t.Fatalf("buy before the room's start: %d %s", code, body)
+	}
 	pay := find(t, lines, "PUT", "/stub/")
 
 	if code, body := buy.do(t); code != http.StatusCreated {

@@ -163,8 +163,9 @@ func TestServeEmbeddedDemo(t *testing.T) {
 		t.Fatalf("buy the demo: %d %v", code, ord)
 	}
 
-	// The banner gives a working token, the three curl lines and two more
-	// to pay the order through the in-process payment stub.
+	// The banner gives a working token, the three curl lines, two more
+	// to pay the order through the in-process payment stub, and three for
+	// the waiting room's activity.
 	out := p.stdout.String()
 	var token string
 	for _, line := range strings.Split(out, "\n") {
@@ -172,8 +173,8 @@ func TestServeEmbeddedDemo(t *testing.T) {
 			token = after
 		}
 	}
-	if len(token) != 32 || strings.Count(out, "curl -s") != 5 {
-		t.Fatalf("banner has no token or not five curl lines:\n%s", out)
+	if len(token) != 32 || strings.Count(out, "curl -s") != 8 {
+		t.Fatalf("banner has no token or not eight curl lines:\n%s", out)
 	}
 	payURL := regexp.MustCompile(`http://127\.0\.0\.1:\d+/stub/payments/ORDER_ID`).FindString(out)
 	if payURL == "" {

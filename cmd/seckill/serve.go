@@ -318,7 +318,38 @@ func startDemo(ctx context.Context, b *backend, token string, printToken bool, a
 	fmt.Fprintf(stdout, "  curl -s -w '\\n' %s/api/v1/activities/%d\n", base, a.ID)
 	fmt.Fprintf(stdout, "  curl -s -w '\\n' -X POST -H 'X-User-ID: 42' %s/api/v1/activities/%d/orders\n", base, a.ID)
 	fmt.Fprintf(stdout, "  curl -s -w '\\n' -H %s %s/admin/v1/activities/%d/audit\n\n", auth, base, a.ID)
+	if err := startDemoRoom(ctx, b, now, base, stdout); err != nil {
+		return 0, err
+	}
 	return a.ID, nil
+}
+
+// demoRoomLead is how long after the demo starts its waiting-room sale
+// does: the time to join the pre-queue before the draw.
+const demoRoomLead = 2 * time.Minute
+
+// startDemoRoom creates the demo's second activity, one with a waiting room,
+// and prints how to join, poll and buy.
+func startDemoRoom(ctx context.Context, b *backend, now time.Time, base string, stdout io.Writer) error {
+	a, err := b.service.CreateActivity(ctx, seckill.Activity{
+		Name:        "Moutai 53% (waiting room)",
+		TotalStock:  10,
+		StartsAt:    now.Add(demoRoomLead),
+		EndsAt:      now.Add(24 * time.Hour),
+		PriceMinor:  149900,
+		Currency:    "CNY",
+		WaitingRoom: &seckill.WaitingRoom{OpensAt: now},
+	})
+	if err != nil {
+		return fmt.Errorf("create the waiting-room activity: %w", err)
+	}
+	fmt.Fprintf(stdout, "Demo activity %d: %q, %d units, sold through a waiting room: join before %s and everyone who\n",
+		a.ID, a.Name, a.TotalStock, a.StartsAt.Format(time.RFC3339))
+	fmt.Fprintf(stdout, "did gets a random place then; later joiners queue behind. Join, poll (as refresh_s says), buy once admitted:\n\n")
+	fmt.Fprintf(stdout, "  curl -s -w '\\n' -X POST -H 'X-User-ID: 7' %s/api/v1/activities/%d/queue\n", base, a.ID)
+	fmt.Fprintf(stdout, "  curl -s -w '\\n' -H 'X-User-ID: 7' %s/api/v1/activities/%d/queue/mine\n", base, a.ID)
+	fmt.Fprintf(stdout, "  curl -s -w '\\n' -X POST -H 'X-User-ID: 7' %s/api/v1/activities/%d/orders\n\n", base, a.ID)
+	return nil
 }
 
 // hostPort is addr as a client on this machine reaches it: a wildcard listen

@@ -83,5 +83,5 @@ if dt > 0 then
   rate = rate + decay * (admitted * 1000 / dt - rate)
 end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'last', now, 'rate', tostring(rate),
-  'used_seen', used, 'used_rate', tostring(usedRate))
+  'used_seen', used, 'used_rate', tostring(usedRate), 'pace', tostring(pace))
 return {admitted, #lapsed, left, open + admitted, waiting - admitted, '', total, tostring(rate)}

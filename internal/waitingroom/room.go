@@ -24,6 +24,7 @@ import (
 	"errors"
 	"log/slog"
 	"math"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -305,7 +306,7 @@ func (r *Room) status(ctx context.Context, activityID, userID int64, st standing
 		q.State, q.Reason = seckill.QueueClosed, st.closed
 	case st.now.Before(st.starts):
 		q.State = seckill.QueuePrequeue
-		q.Refresh = jitter(prequeueRefresh(st)).Round(time.Second)
+		q.Refresh = max(prequeueRefresh(st).Round(time.Second), time.Second)
 	default:
 		q.State, q.Position = seckill.QueueWaiting, st.rank+1
 		q.ETA, q.HasETA = eta(st)
@@ -314,14 +315,26 @@ func (r *Room) status(ctx context.Context, activityID, userID int64, st standing
 	return q, nil
 }
 
-// eta estimates the time until a waiting user at st is admitted: their
-// position over the measured admission rate. None while no unit is left (a
-// unit may or may not come back) or before anyone was admitted.
+// eta estimates the time until a waiting user at st is admitted. The
+// places within the units no admission holds come in at the pace the
+// admitter allows; the places behind them wait for units to come back
+// (purchases, lapses, expiries), at the measured admission rate. None while
+// no unit is left (a unit may or may not come back), or when nothing was
+// admitted lately.
 func eta(st standing) (time.Duration, bool) {
-	if st.remain <= 0 || st.rate < 0.01 {
+	position := float64(st.rank + 1)
+	free := float64(st.remain - st.admitted)
+	var s float64
+	switch {
+	case st.remain <= 0:
+		return 0, false
+	case position <= free && st.pace > 0:
+		s = position / st.pace
+	case st.rate >= 0.01:
+		s = max(free, 0)/max(st.pace, 1) + (position-max(free, 0))/st.rate
+	default:
 		return 0, false
 	}
-	s := float64(st.rank+1) / st.rate
 	if s > 365*24*3600 {
 		return 0, false
 	}
@@ -340,13 +353,22 @@ func waitingRefresh(position int64, eta time.Duration, hasETA bool, ttl time.Dur
 	return min(max(d, time.Second), max(limit, time.Second))
 }
 
-// prequeueRefresh is the pre-queue's: until the start, spread as a line of
-// its size would be, so the draw is not met by every member at once.
+// prequeueRefresh is the pre-queue's: every prequeuePeriod (longer for a
+// pre-queue too large to poll that often within pollBudget), and near the
+// start, the start plus a random share of the time a line of this size is
+// spread over, so that the draw is not met by every member at once.
 func prequeueRefresh(st standing) time.Duration {
 	until := st.starts.Sub(st.now)
-	spread := max(time.Duration(math.Ceil(float64(st.waiting)/pollBudget))*time.Second, 10*time.Second)
-	return max(min(until, spread), time.Second).Round(time.Second)
+	spread := time.Duration(math.Ceil(float64(st.waiting)/pollBudget)) * time.Second
+	if period := max(prequeuePeriod, spread); until > period {
+		return jitter(period)
+	}
+	return until + time.Duration(rand.Int64N(int64(spread)+1))
 }
+
+// prequeuePeriod is how often a pre-queue member is asked to poll while the
+// start is far: nothing changes for them until then.
+const prequeuePeriod = 10 * time.Second
 
 func noWaitingRoom(id int64) error {
 	return seckill.Errorf(seckill.ENoWaitingRoom, "activity %d has no waiting room; buy directly", id)

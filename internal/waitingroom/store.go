@@ -118,7 +118,8 @@ type standing struct {
 	end                       string
 	buyer                     bool
 	waiting, admitted, remain int64 // remain -1: stock not loaded
-	rate                      float64
+	rate                      float64 // measured admissions a second
+	pace                      float64 // admissions a second the last step allowed
 }
 
 func (st standing) hasPlace() bool { return st.rank >= 0 || st.until >= 0 || st.end != "" }
@@ -130,7 +131,7 @@ func (s *Store) standing(ctx context.Context, activityID, userID int64) (standin
 	if err != nil {
 		return standing{}, fmt.Errorf("waitingroom: status in activity %d: %w", activityID, err)
 	}
-	if len(r) != 14 {
+	if len(r) != 15 {
 		return standing{}, fmt.Errorf("waitingroom: status in activity %d: unexpected reply %v", activityID, r)
 	}
 	ms := func(v any) time.Time { return time.UnixMilli(num(v)).UTC() }
@@ -140,6 +141,7 @@ func (s *Store) standing(ctx context.Context, activityID, userID int64) (standin
 		waiting: num(r[10]), admitted: num(r[11]), remain: num(r[13]),
 	}
 	st.rate, _ = strconv.ParseFloat(str(r[12]), 64)
+	st.pace, _ = strconv.ParseFloat(str(r[14]), 64)
 	return st, nil
 }
 
@@ -229,13 +231,20 @@ type Counts struct {
 // counts reads the sizes of the activity's room.
 func (s *Store) counts(ctx context.Context, activityID int64) (Counts, error) {
 	pipe := s.rdb.Pipeline()
-	on := pipe.HGet(ctx, s.room(activityID), "on")
+	room := pipe.HMGet(ctx, s.room(activityID), "on", "closed")
 	waiting := pipe.ZCard(ctx, keys.WaitingLine(s.prefix, activityID))
 	admitted := pipe.ZCard(ctx, keys.WaitingAdmitted(s.prefix, activityID))
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return Counts{}, fmt.Errorf("waitingroom: counts of activity %d: %w", activityID, err)
 	}
-	return Counts{On: on.Val() == "1", Waiting: waiting.Val(), Admitted: admitted.Val()}, nil
+	c := Counts{Waiting: waiting.Val(), Admitted: admitted.Val()}
+	if v := room.Val(); len(v) == 2 {
+		c.On = str(v[0]) == "1"
+		if str(v[1]) != "" {
+			c.Waiting = 0 // a closed room's places are closed, not waiting
+		}
+	}
+	return c, nil
 }
 
 // roomState is what the admitter needs to know of a listed room.
