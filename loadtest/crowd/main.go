@@ -3,6 +3,11 @@
 // moment. It prints, as one JSON line, how many first answers were final
 // (201, or 409 sold_out) and the answers by code, with latency percentiles.
 // It only targets loopback addresses.
+//
+// With -room it is instead the crowd of a sale behind a waiting room
+// (room.go, for loadtest/room.sh): -users buyers join the queue before the
+// start, poll it as told, and buy once admitted. With -healthz D it measures
+// GET /healthz answers/s of each -url for D (healthz.go).
 package main
 
 import (
@@ -39,7 +44,29 @@ func run() error {
 	buyers := flag.Int("buyers", 3000, "buyers in the crowd")
 	firstUser := flag.Int64("first-user", 1, "user id of the first buyer")
 	timeout := flag.Duration("timeout", 30*time.Second, "per-request timeout")
+	var rc roomConfig
+	room := flag.Bool("room", false, "waiting-room mode (room.go): -url may list several instances, comma-separated")
+	flag.IntVar(&rc.users, "users", 20000, "-room: simulated users")
+	flag.IntVar(&rc.conns, "conns", 256, "-room, -healthz: connections per instance")
+	flag.StringVar(&rc.csv, "csv", "", "-room: write the per-second time series to this CSV file")
+	flag.StringVar(&rc.detail, "detail", "", "-room: write one JSON line per user to this file")
+	flag.DurationVar(&rc.margin, "join-margin", 3*time.Second, "-room: the joins end this long before starts_at")
+	flag.DurationVar(&rc.admissionTTL, "admission-ttl", 60*time.Second, "-room: the service's SECKILL_ADMISSION_TTL")
+	flag.DurationVar(&rc.maxWait, "max-wait", 5*time.Minute, "-room: give up on users not final this long after starts_at")
+	healthz := flag.Duration("healthz", 0, "measure GET /healthz answers/s of each -url for this long, one after the other")
 	flag.Parse()
+	if *room || *healthz > 0 {
+		rc.activity, rc.firstUser, rc.timeout = *activity, *firstUser, *timeout
+		urls, err := loopbackURLs(*base)
+		if err != nil {
+			return err
+		}
+		rc.urls = urls
+		if *healthz > 0 {
+			return runHealthz(urls, rc.conns, *healthz)
+		}
+		return runRoom(rc)
+	}
 	u, err := url.Parse(*base)
 	if err != nil || u.Host == "" {
 		return fmt.Errorf("-url %q: want http://127.0.0.1:PORT", *base)

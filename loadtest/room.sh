@@ -1,0 +1,237 @@
+#!/usr/bin/env bash
+# room.sh runs the waiting room's crowd scenario end to end on loopback,
+# against the real Redis and MariaDB (docs/API.md "Waiting room"):
+#
+#   1. builds the service and loadtest/crowd, makes sure Redis and MariaDB
+#      run (scripts/services.sh), installs wrk and gnuplot-nox when missing;
+#   2. creates a database and a Redis key prefix of this run's own, and
+#      starts --instances service instances (user verification approve-all,
+#      or the stub with --verify stub; payments off);
+#   3. creates an activity of --stock units whose waiting room opens now and
+#      whose sale starts --lead seconds later;
+#   4. runs the crowd (loadtest/crowd -room): --users buyers join before the
+#      start, spread over the pre-queue period and round-robin over the
+#      instances, poll as told, buy once admitted, poll on until final;
+#   5. checks the books directly (orders <= total, no user twice, orders +
+#      Redis remaining == total, activities.sold == rows, the crowd's 201s ==
+#      rows), then measures GET /healthz answers/s of each instance in the
+#      same sitting (wrk -t1 -c64, or the crowd's -healthz without wrk);
+#   6. draws the queue draining (loadtest/out/room-chart.png, gnuplot) from
+#      the crowd's time series (loadtest/out/room-series.csv), prints one
+#      summary line, and stops everything it started; the database and the
+#      Redis keys are dropped unless the run failed or --keep was given.
+#
+# usage: loadtest/room.sh [--users N] [--stock N] [--instances N] [--lead S]
+#                         [--conns N] [--verify approve|stub] [--keep]
+# Defaults: 20000 users, 1000 units, 2 instances, the sale 20 s after the
+# room opens, 256 connections per instance. Exits 0 when the crowd's
+# thresholds (no oversell, every unit sold, no admitted buyer told
+# sold_out, every user final, the winners' join ranks uniform) and the books
+# pass, 1 otherwise, 2 on bad usage. Service settings may be passed in the
+# environment (e.g. SECKILL_ADMISSION_TTL=30s).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+users=20000 stock=1000 instances=2 lead=20 conns=256 verify=approve keep=0
+die() { echo "room.sh: $*" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--users) users=${2:?}; shift 2 ;;
+	--stock) stock=${2:?}; shift 2 ;;
+	--instances) instances=${2:?}; shift 2 ;;
+	--lead) lead=${2:?}; shift 2 ;;
+	--conns) conns=${2:?}; shift 2 ;;
+	--verify) verify=${2:?}; shift 2 ;;
+	--keep) keep=1; shift ;;
+	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	*) die "unknown argument $1 (see --help)" ;;
+	esac
+done
+for v in users stock lead conns; do
+	[[ "${!v}" =~ ^[1-9][0-9]*$ ]] || die "--$v takes a positive number, not ${!v}"
+done
+[[ "$instances" =~ ^[1-9]$ ]] || die "--instances must be 1..9"
+case "$verify" in approve | stub) ;; *) die "--verify must be approve or stub" ;; esac
+[ "$lead" -ge 5 ] || die "--lead must leave at least 5 s before the start"
+
+out_dir="$root/loadtest/out"
+logs="$out_dir/logs-room"
+mkdir -p "$out_dir"
+rm -rf "$logs" && mkdir -p "$logs"
+log() { printf '[room.sh %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+
+pids=() db="" prefix="" failed=1
+redis() { redis-cli -h 127.0.0.1 -p 6379 "$@"; }
+sql() { mariadb -h 127.0.0.1 -P 3306 -u"$db_user" -p"$db_pass" -N -B "$@"; }
+cleanup() {
+	local pid
+	for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+	for pid in "${pids[@]}"; do
+		for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	if [ "$keep" = 1 ] || [ "$failed" = 1 ]; then
+		[ -n "$db" ] && log "kept for inspection: database $db, Redis keys ${prefix}*, logs $logs"
+		return
+	fi
+	[ -z "$db" ] || sql -e "DROP DATABASE IF EXISTS \`$db\`" 2>/dev/null || true
+	if [ -n "$prefix" ]; then
+		redis --scan --pattern "${prefix}*" 2>/dev/null | xargs -r -d '\n' -n 500 redis-cli -h 127.0.0.1 -p 6379 UNLINK >/dev/null || true
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# shellcheck source=lib.sh
+source loadtest/lib.sh
+
+# ---- 1. build, services, tools ----------------------------------------------
+command -v go >/dev/null || die "go is needed to build the service"
+# shellcheck source=../scripts/services.sh
+source scripts/services.sh
+services_ensure wrk jq curl >&2
+if ! command -v gnuplot >/dev/null 2>&1; then
+	services_apt_install gnuplot-nox >&2 || log "gnuplot-nox could not be installed: no PNG chart"
+fi
+db_user=${SECKILL_DB_USER:-seckill} db_pass=${SECKILL_DB_PASSWORD:-seckill}
+sql -e 'SELECT 1' >/dev/null || die "cannot reach MariaDB at 127.0.0.1:3306 as $db_user"
+redis PING | grep -q PONG || die "cannot reach Redis at 127.0.0.1:6379"
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" || true
+log "building the service and the crowd"
+go build -o "$logs/seckill" ./cmd/seckill
+go build -o "$logs/crowd" ./loadtest/crowd
+
+# ---- 2. database, prefix, instances -----------------------------------------
+run_id="$(date -u +%Y%m%d%H%M%S)_$$"
+db="seckill_room_$run_id" prefix="room${run_id}:"
+sql -e "CREATE DATABASE \`$db\`"
+admin_token="room-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+uc_env=()
+if [ "$verify" = stub ]; then
+	stub_port=$(free_port)
+	"$logs/seckill" userstub -addr "127.0.0.1:$stub_port" >"$logs/userstub.log" 2>&1 &
+	pids+=($!)
+	wait_http "http://127.0.0.1:$stub_port/healthz" userstub 10 "${pids[-1]}"
+	uc_env=(SECKILL_USERCHECK_URL="http://127.0.0.1:$stub_port")
+fi
+bases=() svc_pids=()
+for k in $(seq "$instances"); do
+	port=$(free_port)
+	env SECKILL_HTTP_ADDR="127.0.0.1:$port" SECKILL_REDIS_URL=redis://127.0.0.1:6379/0 \
+		SECKILL_MYSQL_DSN="$db_user:$db_pass@tcp(127.0.0.1:3306)/$db?parseTime=true" \
+		SECKILL_ADMIN_TOKEN="$admin_token" SECKILL_KEY_PREFIX="$prefix" SECKILL_LOG_LEVEL="${SECKILL_LOG_LEVEL:-warn}" \
+		"${uc_env[@]}" "$logs/seckill" serve >"$logs/seckill-$k.log" 2>&1 &
+	svc_pids+=($!) pids+=($!)
+	bases+=("http://127.0.0.1:$port")
+	# The first instance applies the migrations; the others start after it.
+	wait_http "${bases[-1]}/readyz" "seckill-$k" 30 "${svc_pids[-1]}"
+done
+urls=$(IFS=,; echo "${bases[*]}")
+log "instances ${bases[*]}, verification: $verify, database $db, prefix $prefix"
+
+# ---- 3. the activity --------------------------------------------------------
+opens=$(date -u -d '-1 second' +%Y-%m-%dT%H:%M:%SZ)
+starts=$(date -u -d "+$lead seconds" +%Y-%m-%dT%H:%M:%SZ)
+ends=$(date -u -d "+$((lead + 1800)) seconds" +%Y-%m-%dT%H:%M:%SZ)
+act=$(curl -fsS -X POST "${bases[0]}/admin/v1/activities" -H "Authorization: Bearer $admin_token" \
+	-d "{\"name\":\"room crowd\",\"total_stock\":$stock,\"starts_at\":\"$starts\",\"ends_at\":\"$ends\",\"waiting_room\":{\"opens_at\":\"$opens\"}}")
+id=$(jq -r .id <<<"$act")
+[[ "$id" =~ ^[0-9]+$ ]] || die "activity not created: $act"
+log "activity $id: $stock units, waiting room open since $opens, starts $starts"
+
+# ---- 4. the crowd -----------------------------------------------------------
+series="$out_dir/room-series.csv" detail="$logs/users.jsonl" chart="$out_dir/room-chart.png"
+rm -f "$series" "$chart"
+crowd_rc=0
+"$logs/crowd" -room -url "$urls" -activity "$id" -users "$users" -conns "$conns" \
+	-admission-ttl "${SECKILL_ADMISSION_TTL:-60s}" -csv "$series" -detail "$detail" \
+	>"$logs/crowd.json" 2> >(tee "$logs/crowd.log" >&2) || crowd_rc=$?
+summary=$(tail -n 1 "$logs/crowd.json")
+[ -n "$summary" ] || summary='{}'
+echo "$summary" | jq . >&2 || true
+
+# ---- 5. the books, read directly; then /healthz in the same sitting ----------
+bad=()
+[ "$crowd_rc" = 0 ] || bad+=("the crowd failed (exit $crowd_rc): $(jq -r '(.failures // ["no summary"]) | join("; ")' <<<"$summary")")
+read -r total orders sold dups < <(sql "$db" -e "SELECT a.total_stock, COUNT(o.id), a.sold, COUNT(o.id) - COUNT(DISTINCT o.user_id)
+	FROM activities a LEFT JOIN orders o ON o.activity_id = a.id WHERE a.id = $id GROUP BY a.total_stock, a.sold")
+rem=$(redis HGET "${prefix}seckill:{act:$id}:stock" remaining)
+[ "$orders" -le "$total" ] || bad+=("$orders orders for $total units: OVERSOLD")
+[ "$dups" -eq 0 ] || bad+=("$dups users hold two orders")
+if [[ "$rem" =~ ^-?[0-9]+$ ]]; then
+	[ $((orders + rem)) -eq "$total" ] || bad+=("orders $orders + Redis remaining $rem != total $total")
+else
+	bad+=("no stock in Redis (${prefix}seckill:{act:$id}:stock)")
+fi
+[ "$sold" -eq "$orders" ] || bad+=("activities.sold $sold != $orders order rows")
+c201=$(jq -r '.units_sold // 0' <<<"$summary")
+[ "$c201" -eq "$orders" ] || bad+=("the crowd got $c201 answers 201, the database holds $orders orders")
+# The room after the crowd: closed as sold out, and what the activity shows
+# of it (waiting: places not yet admitted, not closed ones).
+room_after=$(curl -fsS "${bases[0]}/api/v1/activities/$id" | jq -c '.waiting_room // {}' || echo '{}')
+room_closed=$(redis HGET "${prefix}seckill:{act:$id}:room" closed)
+log "after the crowd: room closed=${room_closed:-no}, activity waiting_room=$room_after"
+audit=$(curl -fsS "${bases[0]}/admin/v1/activities/$id/audit" -H "Authorization: Bearer $admin_token" || echo '{}')
+echo "$audit" >"$logs/audit.json"
+
+healthz=()
+if command -v wrk >/dev/null 2>&1; then
+	for b in "${bases[@]}"; do
+		healthz+=("$(wrk -t1 -c64 -d5s "$b/healthz" | awk '/^Requests\/sec/ {printf "%d", $2}')")
+	done
+	healthz_how="wrk -t1 -c64 -d5s, one instance after the other"
+else
+	while read -r v; do healthz+=("$v"); done < <("$logs/crowd" -healthz 5s -url "$urls" -conns 64 | jq -r '.healthz[].per_s | floor')
+	healthz_how="crowd -healthz 5s -conns 64, one instance after the other"
+fi
+polls=$(jq -r '[.instances[]?.polls_per_s | floor | tostring] | join("/")' <<<"$summary")
+log "polls/s per instance during the crowd: $polls; GET /healthz answers/s per instance ($healthz_how): $(IFS=/; echo "${healthz[*]}")"
+
+# ---- 6. chart, summary ------------------------------------------------------
+if command -v gnuplot >/dev/null 2>&1 && [ -s "$series" ]; then
+	gnuplot <<GP || { log "chart not drawn"; chart=""; }
+set terminal pngcairo size 960,640 font "DejaVu Sans,10" noenhanced
+set output "$chart"
+set datafile separator ","
+set multiplot layout 2,1 title "Waiting room: $users users for $stock units, $instances instance(s)"
+set key outside right top vertical
+set grid xtics ytics
+set lmargin 12
+set rmargin 24
+set arrow from 0, graph 0 to 0, graph 1 nohead dt 2 lc rgb "#888888"
+set ylabel "users / polls per s"
+set format x ""
+plot "$series" using 1:(\$2 >= 0 ? \$2 : NaN) skip 1 title "waiting (service)" with lines lw 2 lc rgb "#1f77b4", \
+     "" using 1:(\$7 + \$8) skip 1 title "crowd: prequeue+waiting" with lines lw 1 dt 2 lc rgb "#17becf", \
+     "" using 1:5 skip 1 title "polls/s" with lines lw 1 lc rgb "#7f7f7f"
+set format x "%g"
+set xlabel "seconds since starts_at"
+set ylabel "units"
+set yrange [0:*]
+plot "$series" using 1:(\$4 >= 0 ? \$4 : NaN) skip 1 title "remaining stock" with lines lw 2 lc rgb "#ff7f0e", \
+     "" using 1:(\$3 >= 0 ? \$3 : NaN) skip 1 title "admitted (open)" with lines lw 2 lc rgb "#9467bd", \
+     "" using 1:6 skip 1 title "sold (crowd 201s)" with lines lw 2 lc rgb "#2ca02c"
+unset multiplot
+GP
+else
+	log "no gnuplot or no series: no PNG chart"
+	chart=""
+fi
+
+result=PASS
+if [ ${#bad[@]} -gt 0 ]; then
+	result=FAIL
+	for v in "${bad[@]}"; do log "VIOLATION: $v"; done
+else
+	failed=0
+fi
+printf 'room: users=%s stock=%s instances=%s result=%s sold=%s orders_db=%s redis_remaining=%s admitted_told_sold_out=%s non_final=%s sell_out_s=%s chi2=%s p=%s eta_within_50pct=%s polls_per_s=%s peak_polls_per_s=%s healthz_per_s=%s audit_admitted_open=%s room_closed=%s waiting_after=%s chart=%s\n' \
+	"$users" "$stock" "$instances" "$result" "$c201" "$orders" "$rem" \
+	"$(jq -r '.admitted_told_sold_out // "-"' <<<"$summary")" "$(jq -r '.non_final // "-"' <<<"$summary")" \
+	"$(jq -r '.sell_out_s // "-"' <<<"$summary")" "$(jq -r '.fairness.chi2 // "-"' <<<"$summary")" "$(jq -r '.fairness.p_value // "-"' <<<"$summary")" \
+	"$(jq -r '.eta.share // "-"' <<<"$summary")" "$polls" "$(jq -r '.peak_polls_per_s // "-"' <<<"$summary")" "$(IFS=/; echo "${healthz[*]}")" \
+	"$(jq -r '.admitted_open // "-"' <<<"$audit")" "${room_closed:-no}" "$(jq -r '.waiting // "-"' <<<"$room_after")" "${chart:-none}" | tee "$out_dir/room-result.txt"
+[ "$result" = PASS ]
