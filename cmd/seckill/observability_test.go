@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -46,9 +47,15 @@ func TestDashboardMetricsExist(t *testing.T) {
 	pay := start(t, nil, "paystub", "-addr", "127.0.0.1:0")
 	env["SECKILL_PAYMENT_URL"] = "http://" + pay.addr()
 	env["SECKILL_PAYMENT_SECRET"] = "dashboard-test-secret"
+	// Admissions lapse after a second, so the waiting room below admits
+	// one buyer a second while others wait.
+	env["SECKILL_ADMISSION_TTL"] = "1s"
 	p := start(t, env, "serve")
 	base := "http://" + p.addr()
 	admin := map[string]string{"Authorization": "Bearer " + env["SECKILL_ADMIN_TOKEN"]}
+	// First, as the waiting room's ETA gauge appears only after a room
+	// had places waiting for one ETA window (10 s): the rest runs meanwhile.
+	room := startWaitingRoom(t, base, admin)
 	id := createAndPreload(t, base, admin, 1)
 	// A counter that appears only with its first event misses that event in
 	// increase(): it must be there, at 0, before anything failed.
@@ -68,12 +75,70 @@ func TestDashboardMetricsExist(t *testing.T) {
 		t.Fatalf("purchase with the stock gone from Redis: %d %v, want 503", code, v)
 	}
 
-	_, text := getText(t, base+"/metrics")
+	text := waitForMetric(t, base, fmt.Sprintf(`seckill_waiting_room_eta_error_ratio{activity_id="%d"}`, room), 30*time.Second)
 	exported := scrapeFamilies(t, text)
 	for _, q := range queries {
 		for _, name := range missingMetrics(t, q, exported) {
 			t.Errorf("%s: %s uses %s, which /metrics does not export", q.file, q.what, name)
 		}
+	}
+}
+
+// startWaitingRoom creates an activity on sale with a waiting room and one
+// unit, and a line of buyers who do not buy: with SECKILL_ADMISSION_TTL=1s
+// the admitter admits one a second while the others wait, so every
+// waiting-room metric gets its activity's series, the ETA error too (it
+// compares the admissions of 10 s with the rate measured before). The
+// answers on the way are checked against docs/openapi.yaml like all.
+func startWaitingRoom(t *testing.T, base string, admin map[string]string) int64 {
+	t.Helper()
+	now := time.Now().UTC()
+	code, act := call(t, "POST", base+"/admin/v1/activities", admin, fmt.Sprintf(
+		`{"name":"room","total_stock":1,"starts_at":%q,"ends_at":%q,"waiting_room":{}}`,
+		now.Add(-time.Minute).Format(time.RFC3339), now.Add(time.Hour).Format(time.RFC3339)))
+	if code != http.StatusCreated || act["waiting_room"] == nil {
+		t.Fatalf("create with a waiting room: %d %v", code, act)
+	}
+	id := int64(act["id"].(float64))
+	for user := 101; user <= 120; user++ {
+		if code, v := call(t, "POST", fmt.Sprintf("%s/api/v1/activities/%d/queue", base, id), map[string]string{"X-User-ID": fmt.Sprint(user)}, ""); code != http.StatusOK {
+			t.Fatalf("join as %d: %d %v", user, code, v)
+		}
+	}
+	if code, v := call(t, "POST", fmt.Sprintf("%s/api/v1/activities/%d/orders", base, id), map[string]string{"X-User-ID": "103"}, ""); code != http.StatusForbidden {
+		t.Fatalf("purchase without an admission: %d %v, want 403 not_admitted", code, v)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		code, v := call(t, "GET", fmt.Sprintf("%s/api/v1/activities/%d/queue/mine", base, id), map[string]string{"X-User-ID": "101"}, "")
+		if code == http.StatusOK && (v["state"] == "admitted" || v["state"] == "lapsed") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the first in line is not admitted: %d %v", code, v)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if code, v := call(t, "GET", fmt.Sprintf("%s/admin/v1/activities/%d/audit", base, id), admin, ""); code != http.StatusOK || v["admitted_open"] != float64(1) || v["draw_seed"] == nil {
+		t.Fatalf("audit of the waiting room: %d %v", code, v)
+	}
+	return id
+}
+
+// waitForMetric scrapes /metrics until it has a line starting with series,
+// and returns that scrape.
+func waitForMetric(t *testing.T, base, series string, within time.Duration) string {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		_, text := getText(t, base+"/metrics")
+		if strings.Contains(text, "\n"+series) {
+			return text
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/metrics has no %s after %v", series, within)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 
