@@ -123,9 +123,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c.ShutdownTimeout = duration("SECKILL_SHUTDOWN_TIMEOUT", "15s", 0)
 	c.BooksSweep = duration("SECKILL_BOOKS_SWEEP", "5s", 0)
 	c.AdmissionTTL = duration("SECKILL_ADMISSION_TTL", waitingroom.DefaultAdmissionTTL.String(), time.Second)
-	c.AdmissionRate = rate("SECKILL_ADMISSION_RATE", strconv.Itoa(waitingroom.DefaultMaxRate))
-	if c.AdmissionRate < 1 {
-		errs = append(errs, fmt.Errorf("SECKILL_ADMISSION_RATE=%q: must be at least 1 admission a second", getenv("SECKILL_ADMISSION_RATE")))
+	admissionRate := envOr(getenv, "SECKILL_ADMISSION_RATE", strconv.Itoa(waitingroom.DefaultMaxRate))
+	if r, err := strconv.ParseFloat(admissionRate, 64); err == nil && r >= 1 && r <= 1e9 {
+		c.AdmissionRate = r
+	} else {
+		errs = append(errs, fmt.Errorf("SECKILL_ADMISSION_RATE=%q: must be admissions a second, from 1 to 1e9", admissionRate))
 	}
 	errs = append(errs, c.edgeSecrets(getenv)...)
 	queueMax := envOr(getenv, "SECKILL_QUEUE_MAX", strconv.Itoa(purchase.DefaultQueueMax))

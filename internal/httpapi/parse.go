@@ -136,7 +136,7 @@ func decodeCreateActivity(body []byte) (seckill.Activity, error) {
 		},
 		"announced": func(raw json.RawMessage) error {
 			var b bool
-			if json.Unmarshal(raw, &b) != nil {
+			if string(raw) == "null" || json.Unmarshal(raw, &b) != nil {
 				return invalid("announced must be true or false")
 			}
 			a.Unannounced = !b

@@ -55,7 +55,8 @@ end
 
 -- The pace: a token bucket refilled at twice the rate admissions are used
 -- up (purchases), within the bounds, holding one second's worth.
-local last = tonumber(room[5]) or now
+-- The first step counts its admissions over a second.
+local last = tonumber(room[5]) or (now - 1000)
 local dt = math.max(now - last, 0)
 local used = tonumber(room[7]) or 0
 local usedRate = tonumber(room[9]) or 0

@@ -64,6 +64,11 @@ func (r *Room) list(ctx context.Context, now time.Time) {
 		return
 	}
 	r.mu.Lock()
+	for id, was := range r.on {
+		if now, ok := rooms[id]; was.on && (!ok || !now.on) {
+			r.m.forget(id) // turned off or gone: its gauges would stand still
+		}
+	}
 	r.on, r.listedAt = rooms, now
 	r.mu.Unlock()
 }
@@ -80,6 +85,16 @@ func (r *Room) step(ctx context.Context, id int64, now time.Time) {
 		return
 	}
 	label := strconv.FormatInt(id, 10)
+	if res.closed != "" {
+		r.m.forget(id) // closed: nobody waits, nothing is admitted
+		r.mu.Lock()
+		if rs, ok := r.on[id]; ok {
+			rs.closed = res.closed
+			r.on[id] = rs
+		}
+		r.mu.Unlock()
+		return
+	}
 	r.m.waiting.WithLabelValues(label).Set(float64(res.waiting))
 	r.m.open.WithLabelValues(label).Set(float64(res.open))
 	r.m.admitted.WithLabelValues(label).Add(float64(res.admitted))

@@ -1,6 +1,8 @@
 package waitingroom
 
 import (
+	"strconv"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/seckill-oss/seckill/internal/promreg"
@@ -48,4 +50,13 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// forget drops the gauges of a room no longer stepped, so they do not
+// stand at their last values (the stuck-queue alert reads them).
+func (m *metrics) forget(activityID int64) {
+	label := strconv.FormatInt(activityID, 10)
+	m.waiting.DeleteLabelValues(label)
+	m.open.DeleteLabelValues(label)
+	m.etaError.DeleteLabelValues(label)
 }
