@@ -180,5 +180,5 @@ func jitter(d time.Duration) time.Duration {
 	if d <= time.Second {
 		return d
 	}
-	return d + time.Duration(rand.Int64N(int64(d/5)))
+	return d + time.Duration(rand.Int64N(int64(d/5))) //nolint:gosec // G404: spreading polls needs no secret randomness
 }

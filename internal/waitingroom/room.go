@@ -363,7 +363,7 @@ func prequeueRefresh(st standing) time.Duration {
 	if period := max(prequeuePeriod, spread); until > period {
 		return jitter(period)
 	}
-	return until + time.Duration(rand.Int64N(int64(spread)+1))
+	return until + time.Duration(rand.Int64N(int64(spread)+1)) //nolint:gosec // G404: spreading polls needs no secret randomness
 }
 
 // prequeuePeriod is how often a pre-queue member is asked to poll while the

@@ -46,10 +46,6 @@ const (
 	isClosed = "closed"
 )
 
-// prequeueEnd is where the pre-queue's places end and later joiners' begin
-// (2^52: every place is an exact float64 score).
-const prequeueEnd = 1 << 52
-
 // Store keeps activities' waiting rooms in Redis. Each room's keys share the
 // activity's hash tag, so every script runs on one node of a cluster. It is
 // safe for concurrent use by any number of processes sharing the Redis.
@@ -117,7 +113,7 @@ type standing struct {
 	until                     int64 // unix ms; -1: no open admission
 	end                       string
 	buyer                     bool
-	waiting, admitted, remain int64 // remain -1: stock not loaded
+	waiting, admitted, remain int64   // remain -1: stock not loaded
 	rate                      float64 // measured admissions a second
 	pace                      float64 // admissions a second the last step allowed
 }
