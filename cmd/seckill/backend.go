@@ -120,8 +120,8 @@ func openRooms(cfg config, b *backend, users usercheck.Verifier, log *slog.Logge
 			return b.service.HeldOrder(ctx, activityID, userID)
 		},
 		Verify: users.Verify,
-		Unpaid: func(ctx context.Context, activityID int64) (int64, error) {
-			return b.service.Unpaid(ctx, activityID)
+		Sold: func(ctx context.Context, activityID int64) (held, unpaid, total int64, err error) {
+			return b.service.Sold(ctx, activityID)
 		},
 		Log:        log,
 		Registerer: reg,

@@ -193,12 +193,20 @@ func (s *Service) HeldOrder(ctx context.Context, activityID, userID int64) (seck
 	return o, ok, nil
 }
 
-// Unpaid counts the activity's unpaid (created) orders: while one is left,
-// a sold-out waiting room stays open, as its unit may come back.
-func (s *Service) Unpaid(ctx context.Context, activityID int64) (int64, error) {
+// Sold reports what the database holds of the activity: the units its
+// orders keep (created and paid), the unpaid ones among them, and the total.
+// A waiting room closes as sold out only when the orders hold every unit
+// (none is in transit) and, with payments on, none is unpaid: then no unit
+// can come back.
+func (s *Service) Sold(ctx context.Context, activityID int64) (held, unpaid, total int64, err error) {
+	a, err := s.freshActivity(ctx, activityID)
+	if err != nil {
+		return 0, 0, 0, err
+	}
 	counts, err := s.orders.CountByStatus(ctx, activityID)
 	if err != nil {
-		return 0, err
+		return 0, 0, 0, err
 	}
-	return counts[seckill.OrderStatusCreated], nil
+	unpaid = counts[seckill.OrderStatusCreated]
+	return unpaid + counts[seckill.OrderStatusPaid], unpaid, a.TotalStock, nil
 }

@@ -112,25 +112,25 @@ func (r *Room) step(ctx context.Context, id int64, now time.Time) {
 }
 
 // closeIfDone closes a room with no unit left and no admission open once no
-// unit can come back: at once with payments off (orders never expire),
-// and with payments on once no unpaid order is left (counted at most once
-// a second per room: it is a database query).
+// unit can come back: the database's orders hold every unit (none is in
+// transit: a purchase that failed after its deduct gives its unit back),
+// and with payments on none of them is unpaid (it may expire). The orders
+// are counted at most once a second per room, by the admitter, never by a
+// poll.
 func (r *Room) closeIfDone(ctx context.Context, id int64, now time.Time) {
-	if r.cfg.Payments {
-		r.mu.Lock()
-		if now.Sub(r.unpaidAt[id]) < time.Second {
-			r.mu.Unlock()
-			return
-		}
-		r.unpaidAt[id] = now
+	r.mu.Lock()
+	if now.Sub(r.soldAt[id]) < time.Second {
 		r.mu.Unlock()
-		if r.deps.Unpaid == nil {
-			return
-		}
-		n, err := r.deps.Unpaid(ctx, id)
-		if err != nil || n > 0 {
-			return
-		}
+		return
+	}
+	r.soldAt[id] = now
+	r.mu.Unlock()
+	if r.deps.Sold == nil {
+		return
+	}
+	held, unpaid, total, err := r.deps.Sold(ctx, id)
+	if err != nil || held < total || (r.cfg.Payments && unpaid > 0) {
+		return
 	}
 	closed, err := r.st.closeSoldOut(ctx, id)
 	if err != nil {

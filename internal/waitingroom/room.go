@@ -73,8 +73,9 @@ type Deps struct {
 	// Verify asks the user-verification service about the user (nil:
 	// everyone is approved); usercheck.ErrRejected is a refusal.
 	Verify func(ctx context.Context, userID, activityID int64) error
-	// Unpaid counts the activity's unpaid orders (used with payments on).
-	Unpaid     func(ctx context.Context, activityID int64) (int64, error)
+	// Sold reports what the database holds of the activity: the units its
+	// orders keep, the unpaid ones among them, and the total.
+	Sold       func(ctx context.Context, activityID int64) (held, unpaid, total int64, err error)
 	Log        *slog.Logger
 	Registerer prometheus.Registerer
 }
@@ -90,7 +91,7 @@ type Room struct {
 	mu        sync.Mutex
 	on        map[int64]roomState // rooms listed in Redis, refreshed each second
 	listedAt  time.Time
-	unpaidAt  map[int64]time.Time // when each room's unpaid orders were counted
+	soldAt    map[int64]time.Time // when each room's orders were last counted
 	etaChecks map[int64]*etaCheck
 }
 
@@ -116,7 +117,7 @@ func New(cfg Config, deps Deps) (*Room, error) {
 		return nil, err
 	}
 	return &Room{cfg: cfg, deps: deps, st: deps.Store, log: deps.Log, m: m,
-		on: map[int64]roomState{}, unpaidAt: map[int64]time.Time{}, etaChecks: map[int64]*etaCheck{}}, nil
+		on: map[int64]roomState{}, soldAt: map[int64]time.Time{}, etaChecks: map[int64]*etaCheck{}}, nil
 }
 
 // AdmissionTTL is how long an admission lasts.
@@ -194,7 +195,8 @@ func (r *Room) Join(ctx context.Context, activityID, userID int64) (seckill.Queu
 	if err != nil {
 		return seckill.QueueStatus{}, unavailable(err)
 	}
-	if st.hasPlace() {
+	// A lapsed user joins again, at the back; any other place is kept.
+	if st.hasPlace() && !st.lapsedOnly() {
 		return r.status(ctx, a.ID, userID, st)
 	}
 	if err := r.admissible(ctx, a, userID, st); err != nil {

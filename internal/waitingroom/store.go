@@ -120,6 +120,9 @@ type standing struct {
 
 func (st standing) hasPlace() bool { return st.rank >= 0 || st.until >= 0 || st.end != "" }
 
+// lapsedOnly reports whether the user's only place is a lapsed admission.
+func (st standing) lapsedOnly() bool { return st.end == "l" && st.rank < 0 && st.until < 0 }
+
 // standing reads the user's standing in the activity's room.
 func (s *Store) standing(ctx context.Context, activityID, userID int64) (standing, error) {
 	ks := append(s.userKeys(activityID), s.buyers(activityID), keys.Stock(s.prefix, activityID))
