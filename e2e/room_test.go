@@ -480,8 +480,10 @@ func admittedSale(t *testing.T, s *stack, instances []*stack, halfway func()) {
 // admitted to the next place in line, while a user further back is still
 // told not_admitted; waiting users keep their places while an unpaid order
 // could give its unit back, and the room closes once the last one is paid.
-// Can fail: with admissions that ignore units coming back (admitting only
-// up to the stock at the start), the next in line waits for ever.
+// Can fail: with a unit that comes back open to whoever asks (no admission
+// checked at the purchase nor at the deduct), the users behind the next in
+// line are told sold_out, not not_admitted; without the close
+// (closeIfDone), the last waiting user stays waiting.
 func TestReturnedUnitsGoToTheNextInLine(t *testing.T) {
 	const secret = "room-test-payment-secret"
 	s := newProcessStack(t, usercheck.StubConfig{})
