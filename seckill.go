@@ -201,6 +201,9 @@ const (
 	RefundCurrencyMismatch = "currency_mismatch"
 	// RefundMerchantMismatch: the payment went to another merchant.
 	RefundMerchantMismatch = "merchant_mismatch"
+	// RefundNoPrice: the order has no price, so no payment can prove it
+	// paid (with SECKILL_STRICT).
+	RefundNoPrice = "no_price"
 )
 
 // Status values of an order. An order is created, then either paid or, when

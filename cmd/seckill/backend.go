@@ -86,6 +86,7 @@ func openBackend(ctx context.Context, cfg config, users usercheck.Verifier, log 
 		WaitReplicas:     cfg.WaitReplicas,
 		WaitTimeout:      cfg.WaitTimeout,
 		BooksSweep:       cfg.BooksSweep,
+		RequirePrice:     cfg.requirePrice(),
 		// Expiries give units back until the last order's pay_by.
 		BooksAfterEnd: cfg.PaymentWindow + time.Hour,
 	}, purchase.Deps{

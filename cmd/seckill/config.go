@@ -74,6 +74,16 @@ type config struct {
 	// IdentityLegacy: the legacy identity signature (no version header) is
 	// accepted beside version 2 (SECKILL_IDENTITY_LEGACY, default true).
 	IdentityLegacy bool
+
+	// Strict (SECKILL_STRICT): the secure defaults the contract cannot
+	// make defaults (strict.go).
+	Strict bool
+	// ApproveAll: SECKILL_USERCHECK=approve-all, every buyer approved on
+	// purpose, which Strict requires to run without SECKILL_USERCHECK_URL.
+	ApproveAll bool
+	// PaymentRequireTimestamp refuses callbacks signed over the body alone
+	// (SECKILL_PAYMENT_REQUIRE_TIMESTAMP; default: Strict).
+	PaymentRequireTimestamp bool
 }
 
 // embedded reports whether both stores run inside the process: a throwaway
@@ -228,6 +238,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		errs = append(errs, fmt.Errorf("SECKILL_LOG_FORMAT=%q: must be json or text", c.LogFormat))
 	}
+	errs = append(errs, c.strictness(getenv)...)
 	if err := errors.Join(errs...); err != nil {
 		return config{}, fmt.Errorf("configuration: %w", err)
 	}

@@ -108,3 +108,28 @@ func warned(logs, variable string) bool {
 	}
 	return false
 }
+
+// TestStrictAccepted: SECKILL_STRICT with every setting it asks for starts,
+// requires the timestamped callback signature and a price; without
+// SECKILL_STRICT the contract's defaults hold.
+func TestStrictAccepted(t *testing.T) {
+	env := map[string]string{
+		"SECKILL_REDIS_URL": "redis://127.0.0.1:6379", "SECKILL_MYSQL_DSN": "seckill:seckill@tcp(127.0.0.1:3306)/seckill",
+		"SECKILL_USERCHECK": "approve-all", "SECKILL_ADMIN_TOKEN": "0123456789abcdef0123",
+		"SECKILL_PAYMENT_URL": "https://pay.example", "SECKILL_PAYMENT_SECRET": "a-long-enough-payment-secret",
+		"SECKILL_PAYMENT_MERCHANT_ID": "m-1",
+	}
+	cfg, err := loadConfig(func(k string) string { return env[k] })
+	if err != nil || cfg.Strict || cfg.PaymentRequireTimestamp || cfg.requirePrice() {
+		t.Fatalf("without SECKILL_STRICT: %+v, %v; want the contract's defaults", cfg, err)
+	}
+	env["SECKILL_STRICT"] = "true"
+	cfg, err = loadConfig(func(k string) string { return env[k] })
+	if err != nil || !cfg.Strict || !cfg.ApproveAll || !cfg.PaymentRequireTimestamp || !cfg.requirePrice() {
+		t.Fatalf("strict: %v; strict %v, approve-all %v, timestamp %v, price %v", err, cfg.Strict, cfg.ApproveAll, cfg.PaymentRequireTimestamp, cfg.requirePrice())
+	}
+	env["SECKILL_PAYMENT_REQUIRE_TIMESTAMP"] = "false"
+	if cfg, err = loadConfig(func(k string) string { return env[k] }); err != nil || cfg.PaymentRequireTimestamp {
+		t.Fatalf("strict with the timestamp turned off: %v, %v", cfg.PaymentRequireTimestamp, err)
+	}
+}

@@ -306,6 +306,12 @@ func TestConfigRefused(t *testing.T) {
 		{"negative wait replicas", map[string]string{"SECKILL_REDIS_WAIT_REPLICAS": "-1"}, "SECKILL_REDIS_WAIT_REPLICAS"},
 		{"wait replicas not a number", map[string]string{"SECKILL_REDIS_WAIT_REPLICAS": "all"}, "SECKILL_REDIS_WAIT_REPLICAS"},
 		{"wait timeout eats the lease", map[string]string{"SECKILL_REDIS_WAIT_REPLICAS": "1", "SECKILL_REDIS_WAIT_TIMEOUT": "600ms"}, "SECKILL_REDIS_WAIT_TIMEOUT"},
+		{"bad strict", map[string]string{"SECKILL_STRICT": "yes please"}, "SECKILL_STRICT"},
+		{"bad user check mode", map[string]string{"SECKILL_USERCHECK": "everyone"}, "SECKILL_USERCHECK"},
+		{"bad require timestamp", map[string]string{"SECKILL_PAYMENT_REQUIRE_TIMESTAMP": "sometimes"}, "SECKILL_PAYMENT_REQUIRE_TIMESTAMP"},
+		{"strict without a user check", map[string]string{"SECKILL_STRICT": "true", "SECKILL_REDIS_URL": "redis://127.0.0.1:6379", "SECKILL_MYSQL_DSN": "seckill:seckill@tcp(127.0.0.1:3306)/seckill"}, "SECKILL_USERCHECK=approve-all"},
+		{"strict payments without a merchant", map[string]string{"SECKILL_STRICT": "true", "SECKILL_USERCHECK": "approve-all", "SECKILL_PAYMENT_URL": "https://pay:8082", "SECKILL_PAYMENT_SECRET": "a-long-enough-payment-secret", "SECKILL_REDIS_URL": "redis://127.0.0.1:6379", "SECKILL_MYSQL_DSN": "seckill:seckill@tcp(127.0.0.1:3306)/seckill"}, "SECKILL_PAYMENT_MERCHANT_ID is required"},
+		{"strict short admin token", map[string]string{"SECKILL_STRICT": "true", "SECKILL_USERCHECK": "approve-all", "SECKILL_ADMIN_TOKEN": "short", "SECKILL_REDIS_URL": "redis://127.0.0.1:6379", "SECKILL_MYSQL_DSN": "seckill:seckill@tcp(127.0.0.1:3306)/seckill"}, "SECKILL_ADMIN_TOKEN is shorter"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.env["SECKILL_HTTP_ADDR"] = "127.0.0.1:0"

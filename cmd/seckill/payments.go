@@ -60,11 +60,13 @@ func openPayments(cfg config, embedded bool, b *backend, log *slog.Logger, reg p
 		ProviderURL: cfg.PaymentURL,
 		Secret:      []byte(cfg.PaymentSecret),
 		// Empty unless a rotation is under way.
-		PreviousSecret: []byte(cfg.PaymentSecretPrevious),
-		MerchantID:     cfg.PaymentMerchantID,
-		APIKey:         cfg.PaymentAPIKey,
-		LockTTL:        cfg.LockTTL,
-		KeyPrefix:      cfg.KeyPrefix,
+		PreviousSecret:   []byte(cfg.PaymentSecretPrevious),
+		MerchantID:       cfg.PaymentMerchantID,
+		RequirePrice:     cfg.requirePrice(),
+		RequireTimestamp: cfg.PaymentRequireTimestamp,
+		APIKey:           cfg.PaymentAPIKey,
+		LockTTL:          cfg.LockTTL,
+		KeyPrefix:        cfg.KeyPrefix,
 	}, payment.Deps{
 		Redis:  b.rdb,
 		Locks:  b.locks,

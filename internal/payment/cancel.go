@@ -89,7 +89,7 @@ func (s *Service) cancelHolding(lk *lock.Lock, orderID string) (seckill.Order, s
 	change := order.StatusChange{OrderID: o.ID, ActivityID: o.ActivityID, From: o.Status, Fence: lk.Fence()}
 	if p.Status == PaymentPaid {
 		change.PaidAt = p.PaidAt
-		change.To, change.RefundReason = settle(o, p, s.cfg.MerchantID)
+		change.To, change.RefundReason = settle(o, p, proofOf(s.cfg))
 		if change.To == seckill.OrderStatusPaid {
 			return s.write(lease, o, change)
 		}

@@ -107,6 +107,23 @@ func TestUnpricedOrderNeedsNoAmount(t *testing.T) {
 	}
 }
 
+// TestStrictRefusesUnpricedPayment: with a price required (SECKILL_STRICT),
+// a paid answer for an order without a price is refund_required no_price:
+// nothing says what paying it means, so "amount_minor":1 in "XXX" must not
+// make it paid.
+// Can fail: without the no_price rule, the order is paid.
+func TestStrictRefusesUnpricedPayment(t *testing.T) {
+	w := newWorld(t, time.Hour, 2)
+	w.stub.SetMerchantID(merchant)
+	in := w.instance(instanceOptions{merchantID: merchant, requirePrice: true})
+	o := w.buy(1)
+	w.stub.SetPayment(o.ID, payment.PaymentPaid)
+	got, err := in.svc.Callback(context.Background(), o.ID)
+	if err != nil || got.Status != seckill.OrderStatusRefundRequired || got.RefundReason != seckill.RefundNoPrice {
+		t.Fatalf("callback: %q (%q), %v; want refund_required, no_price", got.Status, got.RefundReason, err)
+	}
+}
+
 // TestLatePaymentRecordsItsReason: an expired order found paid is
 // refund_required "paid_late"; paid late and wrong, the mismatch is named.
 func TestLatePaymentRecordsItsReason(t *testing.T) {

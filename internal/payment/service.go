@@ -58,6 +58,13 @@ type Config struct {
 	// MerchantID is this service's merchant at the provider: a paid answer
 	// must name it, or the order is refund_required. "": not checked.
 	MerchantID string
+	// RequirePrice makes a paid answer for an order without a price
+	// refund_required (RefundNoPrice), never paid (SECKILL_STRICT).
+	RequirePrice bool
+	// RequireTimestamp refuses callbacks signed over the body alone: only
+	// the timestamped signature, which expires, is accepted
+	// (SECKILL_PAYMENT_REQUIRE_TIMESTAMP).
+	RequireTimestamp bool
 	// APIKey, when set, is sent to the provider with every query
 	// (APIKeyHeader), so that no credential need live in ProviderURL. It is
 	// never logged.

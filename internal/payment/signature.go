@@ -19,7 +19,7 @@ const SignatureWindow = 5 * time.Minute
 // body by Config.Secret or Config.PreviousSecret (see Verifier.Check), else
 // an EUnauthenticated *seckill.Error.
 func (s *Service) CheckSignature(body []byte, signature, timestamp string) error {
-	return Verifier{Secret: s.cfg.Secret, PreviousSecret: s.cfg.PreviousSecret, Now: s.now}.Check(body, signature, timestamp)
+	return Verifier{Secret: s.cfg.Secret, PreviousSecret: s.cfg.PreviousSecret, Now: s.now, RequireTimestamp: s.cfg.RequireTimestamp}.Check(body, signature, timestamp)
 }
 
 // Verifier checks callback signatures.
@@ -29,6 +29,10 @@ type Verifier struct {
 	PreviousSecret []byte
 	// Now is the clock of the timestamp window; nil means time.Now.
 	Now func() time.Time
+	// RequireTimestamp refuses the body-only signature: a callback without
+	// X-Signature-Timestamp is unauthenticated, so a captured callback
+	// stops working after SignatureWindow.
+	RequireTimestamp bool
 }
 
 // Check returns nil when signature is the hex HMAC-SHA256 by Secret or
@@ -39,6 +43,9 @@ type Verifier struct {
 // contract's first form, kept for providers that send no timestamp).
 func (v Verifier) Check(body []byte, signature, timestamp string) error {
 	signed := body
+	if timestamp == "" && v.RequireTimestamp {
+		return seckill.Errorf(seckill.EUnauthenticated, "X-Signature-Timestamp is required: sign \"<timestamp>.<body>\" (SECKILL_PAYMENT_REQUIRE_TIMESTAMP)")
+	}
 	if timestamp != "" {
 		ts, err := parseTimestamp(timestamp)
 		if err != nil {

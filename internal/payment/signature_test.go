@@ -30,6 +30,16 @@ func TestSignatureTimestampAndRotation(t *testing.T) {
 	if err := v.Check(body, bodyOnly(cur), ""); err != nil {
 		t.Errorf("body-only signature: %v", err)
 	}
+	// SECKILL_PAYMENT_REQUIRE_TIMESTAMP: the body-only form, which never
+	// expires, is refused; the timestamped one is not.
+	strict := v
+	strict.RequireTimestamp = true
+	if err := strict.Check(body, bodyOnly(cur), ""); !unauthenticated(err) {
+		t.Errorf("body-only signature with the timestamp required: %v, want unauthenticated", err)
+	}
+	if ts, sig := payment.SignAt(cur, body, now); strict.Check(body, sig, ts) != nil {
+		t.Errorf("timestamped signature with the timestamp required: %v", strict.Check(body, sig, ts))
+	}
 	for _, at := range []time.Duration{0, -5 * time.Minute, 5 * time.Minute, -time.Second} {
 		ts, sig := payment.SignAt(cur, body, now.Add(at))
 		if err := v.Check(body, sig, ts); err != nil {

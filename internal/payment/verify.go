@@ -125,7 +125,7 @@ func (s *Service) apply(lk *lock.Lock, o seckill.Order, p Payment) (seckill.Orde
 	lease := lk.Context()
 	outcome := outcomeUnchanged
 	for range len(allowedFrom) + 1 {
-		to, reason := decide(o, p, s.now(), s.cfg.MerchantID)
+		to, reason := decide(o, p, s.now(), proofOf(s.cfg))
 		if to == "" {
 			return o, outcome, nil
 		}
@@ -161,11 +161,11 @@ var errMoved = errors.New("payment: the order's status moved since it was read")
 // decide is the verification's rule: what the provider's answer p makes of
 // order o at now, or "" for no change, and with refund_required why. A paid
 // answer that does not match the order (match.go) never makes it paid.
-func decide(o seckill.Order, p Payment, now time.Time, merchant string) (to, reason string) {
+func decide(o seckill.Order, p Payment, now time.Time, want proof) (to, reason string) {
 	switch o.Status {
 	case seckill.OrderStatusCreated:
 		if p.Status == PaymentPaid {
-			return settle(o, p, merchant)
+			return settle(o, p, want)
 		}
 		if !o.PayBy.IsZero() && !now.Before(o.PayBy) {
 			return seckill.OrderStatusExpired, "" // pending, failed or none, and the window is over
@@ -174,7 +174,7 @@ func decide(o seckill.Order, p Payment, now time.Time, merchant string) (to, rea
 		if p.Status == PaymentPaid {
 			// Paid late: the unit is not taken back. A payment that also
 			// does not match says so.
-			if why := mismatch(o, p, merchant); why != "" {
+			if why := mismatch(o, p, want); why != "" {
 				return seckill.OrderStatusRefundRequired, why
 			}
 			return seckill.OrderStatusRefundRequired, seckill.RefundPaidLate

@@ -122,6 +122,8 @@ type instanceOptions struct {
 	onReturned func(activityID int64)
 	// merchantID and apiKey are Config.MerchantID and Config.APIKey.
 	merchantID, apiKey string
+	// requirePrice is Config.RequirePrice (SECKILL_STRICT).
+	requirePrice bool
 	// now is Config.Now (nil: time.Now).
 	now func() time.Time
 }
@@ -163,6 +165,7 @@ func (w *world) instance(opt instanceOptions) *instance {
 		KeyPrefix:    w.prefix,
 		PollInterval: 100 * time.Millisecond,
 		MerchantID:   opt.merchantID,
+		RequirePrice: opt.requirePrice,
 		APIKey:       opt.apiKey,
 		Now:          opt.now,
 	}, payment.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, w.prefix), Orders: orders, Registry: reg, OnUnitReturned: opt.onReturned})

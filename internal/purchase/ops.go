@@ -86,6 +86,9 @@ func (s *Service) CreateActivity(ctx context.Context, a seckill.Activity) (Activ
 	if err := a.Validate(); err != nil {
 		return ActivityView{}, err
 	}
+	if err := s.priceRequired(a.PriceMinor); err != nil {
+		return ActivityView{}, err
+	}
 	a.StartsAt, a.EndsAt = a.StartsAt.UTC(), a.EndsAt.UTC()
 	if a.WaitingRoom != nil {
 		w, err := NewWaitingRoom(a.StartsAt, a.WaitingRoom.OpensAt)

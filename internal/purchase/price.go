@@ -18,6 +18,9 @@ func (s *Service) SetPrice(ctx context.Context, id, priceMinor int64, currency s
 	if err := seckill.ValidPrice(priceMinor, currency); err != nil {
 		return ActivityView{}, err
 	}
+	if err := s.priceRequired(priceMinor); err != nil {
+		return ActivityView{}, err
+	}
 	a, err := s.orders.SetPrice(ctx, id, priceMinor, currency)
 	switch {
 	case errors.Is(err, order.ErrActivityNotFound):
@@ -28,4 +31,12 @@ func (s *Service) SetPrice(ctx context.Context, id, priceMinor int64, currency s
 	s.activities.put(a)
 	s.log.InfoContext(ctx, "activity price changed", "activity_id", id, "price_minor", priceMinor, "currency", currency)
 	return s.Activity(ctx, id)
+}
+
+// priceRequired refuses a missing price when the service requires one.
+func (s *Service) priceRequired(priceMinor int64) error {
+	if s.cfg.RequirePrice && priceMinor == 0 {
+		return seckill.Errorf(seckill.EInvalid, "price_minor and currency are required: payments are on and SECKILL_STRICT is set, and a payment cannot prove an order without a price paid")
+	}
+	return nil
 }

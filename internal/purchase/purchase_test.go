@@ -478,3 +478,38 @@ func TestQueueMemoryFollowsTheBuyers(t *testing.T) {
 		t.Errorf("one purchase allocated %d bytes, want far below the 8 MB of a million-slot queue", n)
 	}
 }
+
+// TestStrictRequiresAPrice: with RequirePrice (SECKILL_STRICT, payments on)
+// an activity without a price is refused, and so is removing a price; a
+// priced one is created as usual.
+// Can fail: without priceRequired, both are accepted.
+func TestStrictRequiresAPrice(t *testing.T) {
+	orders, err := order.Open(context.Background(), order.SQLitePrefix+":memory:", order.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = orders.Close() })
+	rdb := redis.NewClient(&redis.Options{Addr: miniredis.RunT(t).Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
+	locks := lock.New(rdb, nil)
+	t.Cleanup(func() { _ = locks.Close() })
+	svc, err := purchase.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond, RequirePrice: true},
+		purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, ""), Orders: orders, Users: usercheck.ApproveAll{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Close() })
+	ctx, now := context.Background(), time.Now()
+	a := seckill.Activity{Name: "x", TotalStock: 1, StartsAt: now, EndsAt: now.Add(time.Hour)}
+	if _, err := svc.CreateActivity(ctx, a); code(err) != seckill.EInvalid {
+		t.Errorf("unpriced activity: %v, want invalid_request", err)
+	}
+	a.PriceMinor, a.Currency = 1999, "EUR"
+	v, err := svc.CreateActivity(ctx, a)
+	if err != nil {
+		t.Fatalf("priced activity: %v", err)
+	}
+	if _, err := svc.SetPrice(ctx, v.ID, 0, ""); code(err) != seckill.EInvalid {
+		t.Errorf("removing the price: %v, want invalid_request", err)
+	}
+}

@@ -108,6 +108,10 @@ type Config struct {
 	// BooksAfterEnd is how long after an activity's end its books are still
 	// swept: expiries give units back until the last order's pay_by.
 	BooksAfterEnd time.Duration
+	// RequirePrice refuses an activity without a price, at creation and
+	// when its price is removed (SECKILL_STRICT with payments on): a
+	// payment cannot prove an unpriced order paid.
+	RequirePrice bool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
