@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seckill-oss/seckill/internal/chaos"
-	"github.com/seckill-oss/seckill/internal/testenv"
+	"github.com/seckill-oss/seckill/internal/testkit/chaos"
+	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
 
 var (
@@ -28,7 +28,7 @@ func chaosMode(seed int64) string {
 	return chaos.RedisCluster
 }
 
-// TestChaos runs short randomized fault campaigns (internal/chaos): three
+// TestChaos runs short randomized fault campaigns (internal/testkit/chaos): three
 // service processes on a Redis of their own (Sentinel for an even seed,
 // the Cluster for an odd one) and the order store on Galera behind HAProxy
 // (a single MariaDB when SECKILL_TEST_GALERA_DSN is unset; no node is

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seckill-oss/seckill/internal/toxic"
+	"github.com/seckill-oss/seckill/internal/testkit/toxic"
 )
 
 // Redis hangs mid-sale (every reply arrives 5 s late, past the service's

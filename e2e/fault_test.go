@@ -13,7 +13,7 @@ import (
 	"github.com/sony/gobreaker/v2"
 
 	"github.com/seckill-oss/seckill/internal/keys"
-	"github.com/seckill-oss/seckill/internal/toxic"
+	"github.com/seckill-oss/seckill/internal/testkit/toxic"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
 

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/seckill-oss/seckill/internal/payment"
-	"github.com/seckill-oss/seckill/internal/testenv"
+	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
 

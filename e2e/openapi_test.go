@@ -4,13 +4,13 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/seckill-oss/seckill/internal/apispec"
+	"github.com/seckill-oss/seckill/internal/testkit/apispec"
 )
 
 // checkedTransport sends through next and fails t for every answer that
 // breaks docs/openapi.yaml, so every e2e test also checks the document
 // against the running service. Benchmarks get next as it is: a check costs
-// CPU on the cores the service runs on (BenchmarkCheck in internal/apispec).
+// CPU on the cores the service runs on (BenchmarkCheck in internal/testkit/apispec).
 func checkedTransport(t testing.TB, next http.RoundTripper) http.RoundTripper {
 	t.Helper()
 	if _, ok := t.(*testing.B); ok {

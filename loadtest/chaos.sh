@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# chaos.sh runs one long randomized fault campaign (internal/chaos) against
+# chaos.sh runs one long randomized fault campaign (internal/testkit/chaos) against
 # the built service: three instances, a Redis of its own under Sentinel (or
 # the Cluster), the order store on a Galera cluster of its own behind
 # HAProxy (ports 3320-3323, so its node kills disturb no test; a single

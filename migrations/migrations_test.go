@@ -12,7 +12,7 @@ import (
 	_ "github.com/glebarez/sqlite" // registers the "sqlite" database/sql driver
 	_ "github.com/go-sql-driver/mysql"
 
-	"github.com/seckill-oss/seckill/internal/testenv"
+	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 	"github.com/seckill-oss/seckill/migrations"
 )
 

@@ -1,4 +1,4 @@
-// Command faultproxy runs a Toxiproxy proxy (internal/toxic) as a process, so a load test
+// Command faultproxy runs a Toxiproxy proxy (internal/testkit/toxic) as a process, so a load test
 // can put it between the service and Redis and inject the seed-000 fault
 // ("the command timed out but had succeeded") while a sale runs:
 //
@@ -35,7 +35,7 @@ import (
 	"time"
 
 	"github.com/seckill-oss/seckill/internal/stubhttp"
-	"github.com/seckill-oss/seckill/internal/toxic"
+	"github.com/seckill-oss/seckill/internal/testkit/toxic"
 )
 
 func main() {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seckill-oss/seckill/internal/toxic"
+	"github.com/seckill-oss/seckill/internal/testkit/toxic"
 )
 
 // echoServer answers every line with itself, like a tiny Redis.

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/seckill-oss/seckill/docs"
-	"github.com/seckill-oss/seckill/internal/apispec"
+	"github.com/seckill-oss/seckill/internal/testkit/apispec"
 )
 
 // checkedTransport sends through next and fails t for every answer of the

@@ -21,7 +21,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/seckill-oss/seckill/internal/keys"
-	"github.com/seckill-oss/seckill/internal/testenv"
+	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
 
 func TestMain(m *testing.M) {

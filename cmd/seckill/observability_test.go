@@ -18,7 +18,7 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/seckill-oss/seckill/internal/keys"
-	"github.com/seckill-oss/seckill/internal/testenv"
+	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
 
 // The files whose queries must name metrics the service exports.

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/seckill-oss/seckill/internal/keys"
-	"github.com/seckill-oss/seckill/internal/testenv"
+	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
 
 // reconcile with a SECKILL_KEY_PREFIX that is not the service's (forgotten,

@@ -7,7 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/seckill-oss/seckill/internal/apispec"
+	"github.com/seckill-oss/seckill/internal/testkit/apispec"
 )
 
 // With an admin listener, the ops API, /metrics and pprof are served there

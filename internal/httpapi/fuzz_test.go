@@ -21,8 +21,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/apispec"
 	"github.com/seckill-oss/seckill/internal/purchase"
+	"github.com/seckill-oss/seckill/internal/testkit/apispec"
 )
 
 // isInvalid reports whether err is a 400 invalid_request.

@@ -16,8 +16,8 @@ import (
 
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/docs"
-	"github.com/seckill-oss/seckill/internal/apispec"
 	"github.com/seckill-oss/seckill/internal/purchase"
+	"github.com/seckill-oss/seckill/internal/testkit/apispec"
 )
 
 // Every answer a test of this package receives through serve is checked

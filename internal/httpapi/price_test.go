@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/apispec"
 	"github.com/seckill-oss/seckill/internal/purchase"
+	"github.com/seckill-oss/seckill/internal/testkit/apispec"
 )
 
 // pricedFake is the fake service with the price route (Pricer).

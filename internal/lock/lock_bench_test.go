@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill/internal/lock"
-	"github.com/seckill-oss/seckill/internal/testenv"
+	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
 
 // pairer takes a lock once and, if it got it, releases it; it reports

@@ -18,8 +18,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/seckill-oss/seckill/internal/lock"
-	"github.com/seckill-oss/seckill/internal/testenv"
-	"github.com/seckill-oss/seckill/internal/toxic"
+	"github.com/seckill-oss/seckill/internal/testkit/testenv"
+	"github.com/seckill-oss/seckill/internal/testkit/toxic"
 )
 
 // The safety tests run over this package and the three naive locks of the
@@ -322,8 +322,8 @@ func TestTimedOutButSucceededIsRecognised(t *testing.T) {
 type liftDelayAfterTimeout struct{ p delays }
 
 // delays is what liftDelayAfterTimeout needs of a proxy: Toxiproxy
-// (internal/toxic) delivers what it held when a delay is lifted, while
-// internal/faultproxy keeps each held command's delay.
+// (internal/testkit/toxic) delivers what it held when a delay is lifted, while
+// internal/testkit/faultproxy keeps each held command's delay.
 type delays interface {
 	SetReplyDelay(time.Duration)
 	SetRequestDelay(time.Duration)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/testenv"
+	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
 
 func batchOf(users ...int64) []seckill.Order {

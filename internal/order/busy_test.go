@@ -10,7 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/testenv"
+	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
 
 // One activity's row held by another transaction delays only that

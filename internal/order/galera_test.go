@@ -8,7 +8,7 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/seckill-oss/seckill/internal/testenv"
+	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
 
 // On Galera, a batch's transaction whose write set conflicts with one

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/testenv"
+	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
 
 // One transaction carries four grants' batches: one whose fence is stale,

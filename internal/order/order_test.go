@@ -15,8 +15,8 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/testenv"
-	"github.com/seckill-oss/seckill/internal/toxic"
+	"github.com/seckill-oss/seckill/internal/testkit/testenv"
+	"github.com/seckill-oss/seckill/internal/testkit/toxic"
 )
 
 // backends runs f against each database the service supports: a fresh

@@ -10,7 +10,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/testenv"
+	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
 
 // payOrder writes an order of user under a fresh activity grant and returns it.

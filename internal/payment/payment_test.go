@@ -19,8 +19,8 @@ import (
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/payment"
 	"github.com/seckill-oss/seckill/internal/stock"
-	"github.com/seckill-oss/seckill/internal/testenv"
-	"github.com/seckill-oss/seckill/internal/toxic"
+	"github.com/seckill-oss/seckill/internal/testkit/testenv"
+	"github.com/seckill-oss/seckill/internal/testkit/toxic"
 )
 
 // TestThreeTriggersRace is seed 002's race: for every order, callbacks (some

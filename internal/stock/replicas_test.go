@@ -8,7 +8,7 @@ import (
 
 	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/stock"
-	"github.com/seckill-oss/seckill/internal/testenv"
+	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
 
 // On the test's single Redis (no replicas): WAIT for none passes, WAIT for

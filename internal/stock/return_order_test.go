@@ -8,7 +8,7 @@ import (
 
 	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/stock"
-	"github.com/seckill-oss/seckill/internal/testenv"
+	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
 
 // TestReturnOrderOnceAfterLostReply: an expired order's return whose reply

@@ -50,7 +50,7 @@
 // back, an expired order's return adds one unit and leaves its receipt. A
 // deduct that took units its receipt does not record (a resend taking them
 // again) breaks it, though the books sweep later hides the loss by reloading.
-// The chaos campaign (internal/chaos, ledger.lua) checks the ledger
+// The chaos campaign (internal/testkit/chaos, ledger.lua) checks the ledger
 // throughout.
 //
 // A missing stock key means "not loaded" (never loaded, or Redis lost its

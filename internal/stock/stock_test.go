@@ -11,11 +11,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/seckill-oss/seckill/internal/faultproxy"
 	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/stock"
-	"github.com/seckill-oss/seckill/internal/testenv"
+	"github.com/seckill-oss/seckill/internal/testkit/faultproxy"
+	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
 
 const (

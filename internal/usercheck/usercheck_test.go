@@ -15,7 +15,7 @@ import (
 	"github.com/sony/gobreaker/v2"
 	"go.uber.org/goleak"
 
-	"github.com/seckill-oss/seckill/internal/testenv"
+	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
 

@@ -1,4 +1,4 @@
-// Command chaos runs one long randomized fault campaign (internal/chaos)
+// Command chaos runs one long randomized fault campaign (internal/testkit/chaos)
 // and prints every violation with the history around it, then, as its last
 // line, `CHAOS seed=N faults=F kinds=K ops=O violations=V`. It exits 0 only
 // when V is 0, 1 when the checker found violations, 2 when the campaign
@@ -22,7 +22,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/seckill-oss/seckill/internal/chaos"
+	"github.com/seckill-oss/seckill/internal/testkit/chaos"
 )
 
 func main() {

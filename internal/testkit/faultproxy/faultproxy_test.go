@@ -9,8 +9,8 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/seckill-oss/seckill/internal/faultproxy"
-	"github.com/seckill-oss/seckill/internal/testenv"
+	"github.com/seckill-oss/seckill/internal/testkit/faultproxy"
+	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
 
 func TestProxy(t *testing.T) {

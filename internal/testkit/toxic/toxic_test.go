@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seckill-oss/seckill/internal/testenv"
-	"github.com/seckill-oss/seckill/internal/toxic"
+	"github.com/seckill-oss/seckill/internal/testkit/testenv"
+	"github.com/seckill-oss/seckill/internal/testkit/toxic"
 )
 
 func dial(t *testing.T, p *toxic.Proxy) net.Conn {

@@ -4,7 +4,7 @@
 // time. The tests, the chaos campaign and cmd/faultproxy put it between the
 // service and Redis, the database, the user check and the payment provider.
 //
-// What Toxiproxy does not do, internal/faultproxy still does: a delay whose
+// What Toxiproxy does not do, internal/testkit/faultproxy still does: a delay whose
 // bytes already held keep their delay when the delay is lifted, and a delay
 // of chosen commands only (the chaos campaign's held COMMITs).
 package toxic

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/seckill-oss/seckill/internal/toxic"
+	"github.com/seckill-oss/seckill/internal/testkit/toxic"
 )
 
 // The kinds of fault a schedule draws from.

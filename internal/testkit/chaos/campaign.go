@@ -30,10 +30,10 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/seckill-oss/seckill/internal/faultproxy"
 	"github.com/seckill-oss/seckill/internal/payment"
 	"github.com/seckill-oss/seckill/internal/stock"
-	"github.com/seckill-oss/seckill/internal/toxic"
+	"github.com/seckill-oss/seckill/internal/testkit/faultproxy"
+	"github.com/seckill-oss/seckill/internal/testkit/toxic"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
 

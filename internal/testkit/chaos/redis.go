@@ -16,8 +16,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/seckill-oss/seckill/internal/faultproxy"
-	"github.com/seckill-oss/seckill/internal/toxic"
+	"github.com/seckill-oss/seckill/internal/testkit/faultproxy"
+	"github.com/seckill-oss/seckill/internal/testkit/toxic"
 )
 
 // The Redis modes of a campaign.

@@ -1,7 +1,7 @@
 // Package faultproxy is a TCP proxy that delays commands or replies the way
 // Toxiproxy cannot: bytes it already holds keep the delay they were read
 // with when the delay is lifted or changed, and Conns tells when every held
-// command has been delivered. Toxiproxy's latency toxic (internal/toxic,
+// command has been delivered. Toxiproxy's latency toxic (internal/testkit/toxic,
 // which the other fault tests use) delivers what it holds at once when the
 // toxic is removed, and does not expose its connections: a test of a
 // command landing after the lookup that followed its timeout (the lookup

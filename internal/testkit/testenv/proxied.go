@@ -6,12 +6,12 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/seckill-oss/seckill/internal/faultproxy"
-	"github.com/seckill-oss/seckill/internal/toxic"
+	"github.com/seckill-oss/seckill/internal/testkit/faultproxy"
+	"github.com/seckill-oss/seckill/internal/testkit/toxic"
 )
 
 // ProxiedRedis returns a client that reaches the test Redis through
-// Toxiproxy (internal/toxic): one attempt per command (the test controls the
+// Toxiproxy (internal/testkit/toxic): one attempt per command (the test controls the
 // faults), context deadlines honoured, replies awaited at most readTimeout
 // (0: go-redis's default), and a connection already open, so a command sent
 // under a fault goes out at once instead of waiting in the handshake. Both
@@ -26,7 +26,7 @@ func ProxiedRedis(t testing.TB, readTimeout time.Duration) (*redis.Client, *toxi
 	return proxiedClient(t, p.Addr(), readTimeout), p
 }
 
-// DelayedRedis is ProxiedRedis through internal/faultproxy, for the tests
+// DelayedRedis is ProxiedRedis through internal/testkit/faultproxy, for the tests
 // that need what Toxiproxy does not do: commands already held keep their
 // delay when the delay is lifted, and Conns tells when every held command
 // has landed.
