@@ -59,17 +59,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer b.Close()
-	// The admitter steps the waiting rooms; it stops before the stores close.
-	roomsCtx, stopRooms := context.WithCancel(ctx)
-	roomsDone := make(chan struct{})
-	go func() {
-		defer close(roomsDone)
-		b.rooms.Run(roomsCtx)
-	}()
-	defer func() {
-		stopRooms()
-		<-roomsDone
-	}()
+	defer startAdmitter(ctx, b)() // stopped before the stores close
 	pay, err := openPayments(cfg, cfg.embedded(), b, log, reg)
 	if err != nil {
 		return err
@@ -106,6 +96,21 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// startAdmitter runs the waiting rooms' admitter (waitingroom.Room.Run)
+// until the returned stop, which waits for it.
+func startAdmitter(ctx context.Context, b *backend) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.rooms.Run(ctx)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 // serveConfig reads serve's (or demo's) flags and the configuration, and

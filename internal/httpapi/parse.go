@@ -121,27 +121,10 @@ func decodeCreateActivity(body []byte) (seckill.Activity, error) {
 		hasStarts, hasEnds bool
 	)
 	err := decodeObject(body, map[string]func(json.RawMessage) error{
-		"price_minor": func(raw json.RawMessage) error { return decodePriceMinor(raw, &a.PriceMinor) },
-		"currency":    func(raw json.RawMessage) error { return decodeCurrency(raw, &a.Currency) },
-		"waiting_room": func(raw json.RawMessage) error {
-			if string(raw) == "null" {
-				return nil
-			}
-			opensAt, err := decodeWaitingRoom(raw)
-			if err != nil {
-				return err
-			}
-			a.WaitingRoom = &seckill.WaitingRoom{OpensAt: opensAt}
-			return nil
-		},
-		"announced": func(raw json.RawMessage) error {
-			var b bool
-			if string(raw) == "null" || json.Unmarshal(raw, &b) != nil {
-				return invalid("announced must be true or false")
-			}
-			a.Unannounced = !b
-			return nil
-		},
+		"price_minor":  func(raw json.RawMessage) error { return decodePriceMinor(raw, &a.PriceMinor) },
+		"currency":     func(raw json.RawMessage) error { return decodeCurrency(raw, &a.Currency) },
+		"waiting_room": func(raw json.RawMessage) error { return decodeRoomField(raw, &a.WaitingRoom) },
+		"announced":    func(raw json.RawMessage) error { return decodeAnnounced(raw, &a.Unannounced) },
 		"name": func(raw json.RawMessage) error {
 			s, ok := jsonString(raw)
 			if !ok || !validName(s) {
@@ -182,6 +165,30 @@ func decodeCreateActivity(body []byte) (seckill.Activity, error) {
 		return seckill.Activity{}, err
 	}
 	return a, nil
+}
+
+// decodeRoomField reads create's waiting_room: an object (docs/API.md
+// "Waiting room"), or null for none.
+func decodeRoomField(raw json.RawMessage, dst **seckill.WaitingRoom) error {
+	if string(raw) == "null" {
+		return nil
+	}
+	opensAt, err := decodeWaitingRoom(raw)
+	if err != nil {
+		return err
+	}
+	*dst = &seckill.WaitingRoom{OpensAt: opensAt}
+	return nil
+}
+
+// decodeAnnounced reads create's announced: true or false, not null.
+func decodeAnnounced(raw json.RawMessage, unannounced *bool) error {
+	var b bool
+	if string(raw) == "null" || json.Unmarshal(raw, &b) != nil {
+		return invalid("announced must be true or false")
+	}
+	*unannounced = !b
+	return nil
 }
 
 // decodePrice reads a price change: {"price_minor":N,"currency":"EUR"},

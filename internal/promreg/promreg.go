@@ -26,3 +26,31 @@ func Register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error)
 	}
 	return c, fmt.Errorf("register metrics: %w", err)
 }
+
+// Registrar registers a package's collectors with one failure policy: each
+// is registered (or shared, as Register does), and the first failure is kept
+// for Err; the caller decides whether it stops them. A nil registry
+// registers nothing: the collectors count unregistered.
+type Registrar struct {
+	reg prometheus.Registerer
+	err error
+}
+
+// NewRegistrar returns a Registrar on reg (nil: register nothing).
+func NewRegistrar(reg prometheus.Registerer) *Registrar { return &Registrar{reg: reg} }
+
+// Add registers *c and replaces it with the collector registered under its
+// name, which may be another instance's.
+func Add[C prometheus.Collector](r *Registrar, c *C) {
+	if r.reg == nil {
+		return
+	}
+	got, err := Register(r.reg, *c)
+	*c = got
+	if err != nil && r.err == nil {
+		r.err = err
+	}
+}
+
+// Err is the first registration's failure, or nil.
+func (r *Registrar) Err() error { return r.err }

@@ -62,102 +62,78 @@ func newMetrics(reg prometheus.Registerer) (metrics, error) {
 			Name: "seckill_fence_reseeds_total",
 			Help: "Fence counters raised past the database's after it refused a grant as stale (after a Redis failover, or a lease that expired).",
 		}),
-		queueDepth: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "seckill_purchase_queue_depth",
-			Help: "Buyers waiting in this process's queue of the activity when its last batch formed.",
-		}, []string{"activity_id"}),
-		queued: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "seckill_purchase_queued_buyers",
-			Help: "Buyers waiting in all of this process's purchase queues (at most SECKILL_QUEUE_MAX_TOTAL).",
-		}),
-		batchSize: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "seckill_purchase_batch_size",
-			Help:    "Buyers served by one lock grant.",
-			Buckets: prometheus.ExponentialBuckets(1, 2, 10), // 1 .. 512
-		}),
-		groupSize: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "seckill_purchase_write_group_activities",
-			Help:    "Activities whose batches one shared order transaction wrote (group commit across activities).",
-			Buckets: prometheus.ExponentialBuckets(1, 2, 9), // 1 .. 256
-		}),
-		groupTime: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "seckill_purchase_write_group_seconds",
-			Help:    "How long one shared order transaction took, from BEGIN to COMMIT; a batch's write step adds the wait for its group to start.",
-			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 14),
-		}),
-		batchStep: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "seckill_purchase_batch_step_seconds",
-			Help: "Where a batch's wall time goes, step by step: grant (lock obtain, with its wait), verify (user checks), deduct (Redis), write (the orders' transaction), release.",
-			// 100 µs .. 0.8 s: a step is a round trip or a few.
-			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 14),
-		}, []string{"step"}),
-		batches: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "seckill_purchase_batches_total",
-			Help: "Batches by how they ended: written, sold_out, lock_busy, unavailable, unreplicated, none_approved, write_failed.",
-		}, []string{"outcome"}),
-		abandoned: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "seckill_purchase_queue_left_total",
-			Help: "Buyers who left an activity's queue unserved, by why: queue_full (SECKILL_QUEUE_MAX), instance_full (SECKILL_QUEUE_MAX_TOTAL), wait (SECKILL_LOCK_WAIT passed), cancelled.",
-		}, []string{"reason"}),
 		repaired: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "seckill_books_repaired_units_total",
 			Help: "Units the background books sweep put right in Redis (total - sold, under the activity's lock and fence), by reason: redis_low (returned), redis_high (taken off), not_loaded (loaded).",
 		}, []string{"reason"}),
 	}
+	m.addBatchMetrics()
 	// Every reason exists from start-up, so a dashboard and an alert on it
 	// see zero rather than nothing.
 	for _, r := range []string{repairRedisLow, repairRedisHigh, repairNotLoaded} {
 		m.repaired.WithLabelValues(r)
 	}
-	if reg == nil {
-		m.resolveSteps()
-		return m, nil
-	}
-	var err error
-	if m.remaining, err = promreg.Register(reg, m.remaining); err != nil {
-		return metrics{}, fmt.Errorf("purchase: %w", err)
-	}
-	if m.returned, err = promreg.Register(reg, m.returned); err != nil {
-		return metrics{}, fmt.Errorf("purchase: %w", err)
-	}
-	if m.leaked, err = promreg.Register(reg, m.leaked); err != nil {
-		return metrics{}, fmt.Errorf("purchase: %w", err)
-	}
-	if m.reconciled, err = promreg.Register(reg, m.reconciled); err != nil {
-		return metrics{}, fmt.Errorf("purchase: %w", err)
-	}
-	if m.reseeded, err = promreg.Register(reg, m.reseeded); err != nil {
-		return metrics{}, fmt.Errorf("purchase: %w", err)
-	}
-	if m.queueDepth, err = promreg.Register(reg, m.queueDepth); err != nil {
-		return metrics{}, fmt.Errorf("purchase: %w", err)
-	}
-	if m.queued, err = promreg.Register(reg, m.queued); err != nil {
-		return metrics{}, fmt.Errorf("purchase: %w", err)
-	}
-	if m.batchSize, err = promreg.Register(reg, m.batchSize); err != nil {
-		return metrics{}, fmt.Errorf("purchase: %w", err)
-	}
-	if m.groupSize, err = promreg.Register(reg, m.groupSize); err != nil {
-		return metrics{}, fmt.Errorf("purchase: %w", err)
-	}
-	if m.groupTime, err = promreg.Register(reg, m.groupTime); err != nil {
-		return metrics{}, fmt.Errorf("purchase: %w", err)
-	}
-	if m.batchStep, err = promreg.Register(reg, m.batchStep); err != nil {
-		return metrics{}, fmt.Errorf("purchase: %w", err)
-	}
-	if m.batches, err = promreg.Register(reg, m.batches); err != nil {
-		return metrics{}, fmt.Errorf("purchase: %w", err)
-	}
-	if m.abandoned, err = promreg.Register(reg, m.abandoned); err != nil {
-		return metrics{}, fmt.Errorf("purchase: %w", err)
-	}
-	if m.repaired, err = promreg.Register(reg, m.repaired); err != nil {
+	r := promreg.NewRegistrar(reg)
+	promreg.Add(r, &m.remaining)
+	promreg.Add(r, &m.returned)
+	promreg.Add(r, &m.leaked)
+	promreg.Add(r, &m.reconciled)
+	promreg.Add(r, &m.reseeded)
+	promreg.Add(r, &m.queueDepth)
+	promreg.Add(r, &m.queued)
+	promreg.Add(r, &m.batchSize)
+	promreg.Add(r, &m.groupSize)
+	promreg.Add(r, &m.groupTime)
+	promreg.Add(r, &m.batchStep)
+	promreg.Add(r, &m.batches)
+	promreg.Add(r, &m.abandoned)
+	promreg.Add(r, &m.repaired)
+	if err := r.Err(); err != nil {
 		return metrics{}, fmt.Errorf("purchase: %w", err)
 	}
 	m.resolveSteps()
 	return m, nil
+}
+
+// addBatchMetrics makes the metrics of the queues and batches.
+func (m *metrics) addBatchMetrics() {
+	m.queueDepth = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "seckill_purchase_queue_depth",
+		Help: "Buyers waiting in this process's queue of the activity when its last batch formed.",
+	}, []string{"activity_id"})
+	m.queued = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "seckill_purchase_queued_buyers",
+		Help: "Buyers waiting in all of this process's purchase queues (at most SECKILL_QUEUE_MAX_TOTAL).",
+	})
+	m.batchSize = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "seckill_purchase_batch_size",
+		Help:    "Buyers served by one lock grant.",
+		Buckets: prometheus.ExponentialBuckets(1, 2, 10), // 1 .. 512
+	})
+	m.groupSize = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "seckill_purchase_write_group_activities",
+		Help:    "Activities whose batches one shared order transaction wrote (group commit across activities).",
+		Buckets: prometheus.ExponentialBuckets(1, 2, 9), // 1 .. 256
+	})
+	m.groupTime = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "seckill_purchase_write_group_seconds",
+		Help:    "How long one shared order transaction took, from BEGIN to COMMIT; a batch's write step adds the wait for its group to start.",
+		Buckets: prometheus.ExponentialBuckets(0.0001, 2, 14),
+	})
+	m.batchStep = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "seckill_purchase_batch_step_seconds",
+		Help: "Where a batch's wall time goes, step by step: grant (lock obtain, with its wait), verify (user checks), deduct (Redis), write (the orders' transaction), release.",
+		// 100 µs .. 0.8 s: a step is a round trip or a few.
+		Buckets: prometheus.ExponentialBuckets(0.0001, 2, 14),
+	}, []string{"step"})
+	m.batches = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "seckill_purchase_batches_total",
+		Help: "Batches by how they ended: written, sold_out, lock_busy, unavailable, unreplicated, none_approved, write_failed.",
+	}, []string{"outcome"})
+	m.abandoned = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "seckill_purchase_queue_left_total",
+		Help: "Buyers who left an activity's queue unserved, by why: queue_full (SECKILL_QUEUE_MAX), instance_full (SECKILL_QUEUE_MAX_TOTAL), wait (SECKILL_LOCK_WAIT passed), cancelled.",
+	}, []string{"reason"})
 }
 
 // step is a step of a batch (seckill_purchase_batch_step_seconds).

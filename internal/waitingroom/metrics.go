@@ -30,23 +30,14 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		stepFailures: prometheus.NewCounter(prometheus.CounterOpts{Name: "seckill_waiting_room_step_failures_total",
 			Help: "Steps of a waiting room that failed (Redis did not answer); the next step retries."}),
 	}
-	var err error
-	if m.waiting, err = promreg.Register(reg, m.waiting); err != nil {
-		return nil, err
-	}
-	if m.open, err = promreg.Register(reg, m.open); err != nil {
-		return nil, err
-	}
-	if m.etaError, err = promreg.Register(reg, m.etaError); err != nil {
-		return nil, err
-	}
-	if m.admitted, err = promreg.Register(reg, m.admitted); err != nil {
-		return nil, err
-	}
-	if m.lapsed, err = promreg.Register(reg, m.lapsed); err != nil {
-		return nil, err
-	}
-	if m.stepFailures, err = promreg.Register(reg, m.stepFailures); err != nil {
+	r := promreg.NewRegistrar(reg)
+	promreg.Add(r, &m.waiting)
+	promreg.Add(r, &m.open)
+	promreg.Add(r, &m.etaError)
+	promreg.Add(r, &m.admitted)
+	promreg.Add(r, &m.lapsed)
+	promreg.Add(r, &m.stepFailures)
+	if err := r.Err(); err != nil {
 		return nil, err
 	}
 	return m, nil
