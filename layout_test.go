@@ -14,7 +14,7 @@ import (
 const module = "github.com/seckill-oss/seckill"
 
 // mapRow is a row of docs/DESIGN.md's map: `| layer | package | job |`.
-var mapRow = regexp.MustCompile("^\\| ([0-9T]) \\| (.+?) \\| ")
+var mapRow = regexp.MustCompile(`^\| ([0-9T]) \| (.+?) \| `)
 
 // designLayers reads the map at the top of docs/DESIGN.md: each package's
 // layer, "T" for test tooling.
