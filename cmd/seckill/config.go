@@ -92,8 +92,9 @@ func (c config) embedded() bool { return c.RedisURL == "" && c.MySQLDSN == "" }
 
 // loadConfig reads the configuration and refuses values that cannot work,
 // naming every bad variable at once so a deploy fails with one clear message.
-// It is long because it is the list of every setting, each read and checked
-// where it is named.
+// Each section reads its settings through one envReader, whose parsers hold
+// the rules every setting of a kind shares (a duration's minimum, a rate's
+// bounds, a count's range, a boolean).
 func loadConfig(getenv func(string) string) (config, error) {
 	c := config{
 		HTTPAddr:     envOr(getenv, "SECKILL_HTTP_ADDR", ":8080"),
@@ -107,142 +108,174 @@ func loadConfig(getenv func(string) string) (config, error) {
 		Tracing:      tracing.Enabled(getenv),
 		LogFormat:    strings.ToLower(envOr(getenv, "SECKILL_LOG_FORMAT", "json")),
 	}
-	var errs []error
-	duration := func(name, def string, min time.Duration) time.Duration {
-		v := envOr(getenv, name, def)
-		d, err := time.ParseDuration(v)
-		switch {
-		case err != nil:
-			errs = append(errs, fmt.Errorf("%s=%q: not a duration such as 500ms or 2s", name, v))
-		case d < min:
-			errs = append(errs, fmt.Errorf("%s=%q: must be at least %v", name, v, min))
-		}
-		return d
+	e := &envReader{get: getenv}
+	c.readPurchase(e)
+	c.edgeSecrets(e)
+	c.readStores(e)
+	c.readListeners(e)
+	c.readPayments(e)
+	c.strictness(e)
+	if err := errors.Join(e.errs...); err != nil {
+		return config{}, fmt.Errorf("configuration: %w", err)
 	}
-	rate := func(name, def string) float64 {
-		v := envOr(getenv, name, def)
-		r, err := strconv.ParseFloat(v, 64)
-		if err != nil || r < 0 || math.IsNaN(r) || r > 1e9 {
-			errs = append(errs, fmt.Errorf("%s=%q: must be requests per second, 0 for no limit", name, v))
-		}
-		return r
+	return c, nil
+}
+
+// envReader reads settings, collecting what is wrong with them.
+type envReader struct {
+	get  func(string) string
+	errs []error
+}
+
+func (e *envReader) fail(err error) { e.errs = append(e.errs, err) }
+
+// duration reads a Go duration of at least min.
+func (e *envReader) duration(name, def string, min time.Duration) time.Duration {
+	v := envOr(e.get, name, def)
+	d, err := time.ParseDuration(v)
+	switch {
+	case err != nil:
+		e.fail(fmt.Errorf("%s=%q: not a duration such as 500ms or 2s", name, v))
+	case d < min:
+		e.fail(fmt.Errorf("%s=%q: must be at least %v", name, v, min))
 	}
-	c.LockTTL = duration("SECKILL_LOCK_TTL", "2s", 10*time.Millisecond)
-	c.UserCheckTimeout = duration("SECKILL_USERCHECK_TIMEOUT", "500ms", time.Millisecond)
-	c.LockWait = duration("SECKILL_LOCK_WAIT", purchase.DefaultLockWait.String(), time.Millisecond)
-	c.ShutdownTimeout = duration("SECKILL_SHUTDOWN_TIMEOUT", "15s", 0)
-	c.BooksSweep = duration("SECKILL_BOOKS_SWEEP", "5s", 0)
-	c.AdmissionTTL = duration("SECKILL_ADMISSION_TTL", waitingroom.DefaultAdmissionTTL.String(), time.Second)
-	admissionRate := envOr(getenv, "SECKILL_ADMISSION_RATE", strconv.Itoa(waitingroom.DefaultMaxRate))
+	return d
+}
+
+// rate reads requests per second, 0 for no limit.
+func (e *envReader) rate(name, def string) float64 {
+	v := envOr(e.get, name, def)
+	r, err := strconv.ParseFloat(v, 64)
+	if err != nil || r < 0 || math.IsNaN(r) || r > 1e9 {
+		e.fail(fmt.Errorf("%s=%q: must be requests per second, 0 for no limit", name, v))
+	}
+	return r
+}
+
+// count reads a whole number in lo..hi; what says in the error what it
+// counts ("a whole number of buyers from 1 to 10000").
+func (e *envReader) count(name string, def, lo, hi int, what string) int {
+	v := envOr(e.get, name, strconv.Itoa(def))
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		e.fail(fmt.Errorf("%s=%q: must be %s", name, v, what))
+		return 0
+	}
+	return n
+}
+
+// boolean reads true or false.
+func (e *envReader) boolean(name, def string) bool {
+	v := envOr(e.get, name, def)
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		e.fail(fmt.Errorf("%s=%q: must be true or false", name, v))
+	}
+	return b
+}
+
+// readPurchase reads the purchase path's and the waiting rooms' settings.
+func (c *config) readPurchase(e *envReader) {
+	c.LockTTL = e.duration("SECKILL_LOCK_TTL", "2s", 10*time.Millisecond)
+	c.UserCheckTimeout = e.duration("SECKILL_USERCHECK_TIMEOUT", "500ms", time.Millisecond)
+	c.LockWait = e.duration("SECKILL_LOCK_WAIT", purchase.DefaultLockWait.String(), time.Millisecond)
+	c.ShutdownTimeout = e.duration("SECKILL_SHUTDOWN_TIMEOUT", "15s", 0)
+	c.BooksSweep = e.duration("SECKILL_BOOKS_SWEEP", "5s", 0)
+	c.AdmissionTTL = e.duration("SECKILL_ADMISSION_TTL", waitingroom.DefaultAdmissionTTL.String(), time.Second)
+	admissionRate := envOr(e.get, "SECKILL_ADMISSION_RATE", strconv.Itoa(waitingroom.DefaultMaxRate))
 	if r, err := strconv.ParseFloat(admissionRate, 64); err == nil && r >= 1 && r <= 1e9 {
 		c.AdmissionRate = r
 	} else {
-		errs = append(errs, fmt.Errorf("SECKILL_ADMISSION_RATE=%q: must be admissions a second, from 1 to 1e9", admissionRate))
+		e.fail(fmt.Errorf("SECKILL_ADMISSION_RATE=%q: must be admissions a second, from 1 to 1e9", admissionRate))
 	}
-	errs = append(errs, c.edgeSecrets(getenv)...)
-	queueMax := envOr(getenv, "SECKILL_QUEUE_MAX", strconv.Itoa(purchase.DefaultQueueMax))
-	if n, err := strconv.Atoi(queueMax); err != nil || n < 1 || n > maxQueueMax {
-		errs = append(errs, fmt.Errorf("SECKILL_QUEUE_MAX=%q: must be a whole number of buyers from 1 to %d", queueMax, maxQueueMax))
-	} else {
-		c.QueueMax = n
+	c.QueueMax = e.count("SECKILL_QUEUE_MAX", purchase.DefaultQueueMax, 1, maxQueueMax,
+		fmt.Sprintf("a whole number of buyers from 1 to %d", maxQueueMax))
+	c.QueueMaxTotal = e.count("SECKILL_QUEUE_MAX_TOTAL", purchase.DefaultQueueMaxTotal, 1, maxQueueMax,
+		fmt.Sprintf("a whole number of buyers from 1 to %d", maxQueueMax))
+	c.RateGlobal = e.rate("SECKILL_RATE_GLOBAL", "0")
+	c.RatePerUser = e.rate("SECKILL_RATE_PER_USER", strconv.Itoa(defaultRatePerUser))
+	c.RatePerUserReads = e.rate("SECKILL_RATE_PER_USER_READS", "0")
+	// A verification call that may outlive the lease is the seed's oversell:
+	// the lock expires while its holder still waits.
+	if c.LockTTL > 0 && c.UserCheckTimeout >= c.LockTTL {
+		e.fail(fmt.Errorf("SECKILL_USERCHECK_TIMEOUT=%v must be shorter than SECKILL_LOCK_TTL=%v", c.UserCheckTimeout, c.LockTTL))
 	}
-	queueMaxTotal := envOr(getenv, "SECKILL_QUEUE_MAX_TOTAL", strconv.Itoa(purchase.DefaultQueueMaxTotal))
-	if n, err := strconv.Atoi(queueMaxTotal); err != nil || n < 1 || n > maxQueueMax {
-		errs = append(errs, fmt.Errorf("SECKILL_QUEUE_MAX_TOTAL=%q: must be a whole number of buyers from 1 to %d", queueMaxTotal, maxQueueMax))
-	} else {
-		c.QueueMaxTotal = n
-	}
-	maxConns := envOr(getenv, "SECKILL_MYSQL_MAX_CONNS", strconv.Itoa(order.DefaultMaxConns))
-	if n, err := strconv.Atoi(maxConns); err != nil || n < 1 || n > order.MaxPoolConns {
-		errs = append(errs, fmt.Errorf("SECKILL_MYSQL_MAX_CONNS=%q: must be a number of connections from 1 to %d", maxConns, order.MaxPoolConns))
-	} else {
-		c.MySQLMaxConns = n
-	}
-	c.RedisMode = strings.ToLower(envOr(getenv, "SECKILL_REDIS_MODE", redisSingle))
+}
+
+// readStores reads Redis's and the database's settings.
+func (c *config) readStores(e *envReader) {
+	c.MySQLMaxConns = e.count("SECKILL_MYSQL_MAX_CONNS", order.DefaultMaxConns, 1, order.MaxPoolConns,
+		fmt.Sprintf("a number of connections from 1 to %d", order.MaxPoolConns))
+	c.RedisMode = strings.ToLower(envOr(e.get, "SECKILL_REDIS_MODE", redisSingle))
 	switch {
 	case c.RedisURL != "":
 		var err error
 		if c.Redis, err = parseRedis(c.RedisMode, c.RedisURL); err != nil {
-			errs = append(errs, err)
+			e.fail(err)
 		}
 	case c.RedisMode != redisSingle:
-		errs = append(errs, fmt.Errorf("SECKILL_REDIS_MODE=%q needs SECKILL_REDIS_URL: the embedded Redis is a single node", c.RedisMode))
+		e.fail(fmt.Errorf("SECKILL_REDIS_MODE=%q needs SECKILL_REDIS_URL: the embedded Redis is a single node", c.RedisMode))
 	}
 	// A brace would change the hash tag {act:N} that keeps each activity's
 	// keys in one Cluster slot: Redis hashes the first {...} of a key.
 	if strings.ContainsAny(c.KeyPrefix, "{}") {
-		errs = append(errs, fmt.Errorf("SECKILL_KEY_PREFIX=%q: must not contain { or }: it would move activities' keys to other Cluster slots", c.KeyPrefix))
+		e.fail(fmt.Errorf("SECKILL_KEY_PREFIX=%q: must not contain { or }: it would move activities' keys to other Cluster slots", c.KeyPrefix))
 	}
 	for _, d := range []struct{ name, value string }{{"SECKILL_MYSQL_DSN", c.MySQLDSN}, {"SECKILL_MIGRATE_DSN", c.MigrateDSN}} {
 		if d.value != "" {
 			if err := checkMySQLDSN(d.name, d.value); err != nil {
-				errs = append(errs, err)
+				e.fail(err)
 			}
 		}
 	}
-	switch v := strings.ToLower(envOr(getenv, "SECKILL_MIGRATIONS", migrationsApply)); v {
+	switch v := strings.ToLower(envOr(e.get, "SECKILL_MIGRATIONS", migrationsApply)); v {
 	case migrationsApply:
 	case migrationsSkip:
 		c.SkipMigrations = true
 	default:
-		errs = append(errs, fmt.Errorf("SECKILL_MIGRATIONS=%q: must be %s (serve applies pending migrations) or %s (serve only checks the schema is current; run `seckill migrate` first)", v, migrationsApply, migrationsSkip))
+		e.fail(fmt.Errorf("SECKILL_MIGRATIONS=%q: must be %s (serve applies pending migrations) or %s (serve only checks the schema is current; run `seckill migrate` first)", v, migrationsApply, migrationsSkip))
 	}
+	c.WaitReplicas = e.count("SECKILL_REDIS_WAIT_REPLICAS", 0, 0, maxWaitReplicas,
+		fmt.Sprintf("a number of replicas from 0 (no WAIT) to %d", maxWaitReplicas))
+	c.WaitTimeout = e.duration("SECKILL_REDIS_WAIT_TIMEOUT", "100ms", time.Millisecond)
+	// The WAITs come out of the lease's write reserve.
+	if c.WaitReplicas > 0 && c.LockTTL > 0 && c.WaitTimeout >= c.LockTTL/4 {
+		e.fail(fmt.Errorf("SECKILL_REDIS_WAIT_TIMEOUT=%v must be shorter than a quarter of SECKILL_LOCK_TTL=%v", c.WaitTimeout, c.LockTTL))
+	}
+}
+
+// readListeners reads the listeners' and the log's settings.
+func (c *config) readListeners(e *envReader) {
 	for _, a := range []struct{ name, value string }{{"SECKILL_HTTP_ADDR", c.HTTPAddr}, {"SECKILL_ADMIN_ADDR", c.AdminAddr}} {
 		if a.value != "" {
 			if err := checkListenAddr(a.name, a.value); err != nil {
-				errs = append(errs, err)
+				e.fail(err)
 			}
 		}
 	}
-	waitReplicas := envOr(getenv, "SECKILL_REDIS_WAIT_REPLICAS", "0")
-	if n, err := strconv.Atoi(waitReplicas); err != nil || n < 0 || n > maxWaitReplicas {
-		errs = append(errs, fmt.Errorf("SECKILL_REDIS_WAIT_REPLICAS=%q: must be a number of replicas from 0 (no WAIT) to %d", waitReplicas, maxWaitReplicas))
-	} else {
-		c.WaitReplicas = n
-	}
-	c.WaitTimeout = duration("SECKILL_REDIS_WAIT_TIMEOUT", "100ms", time.Millisecond)
-	c.RateGlobal = rate("SECKILL_RATE_GLOBAL", "0")
-	c.RatePerUser = rate("SECKILL_RATE_PER_USER", strconv.Itoa(defaultRatePerUser))
-	c.RatePerUserReads = rate("SECKILL_RATE_PER_USER_READS", "0")
-
-	// A verification call that may outlive the lease is the seed's oversell:
-	// the lock expires while its holder still waits.
-	if c.LockTTL > 0 && c.UserCheckTimeout >= c.LockTTL {
-		errs = append(errs, fmt.Errorf("SECKILL_USERCHECK_TIMEOUT=%v must be shorter than SECKILL_LOCK_TTL=%v", c.UserCheckTimeout, c.LockTTL))
-	}
-	// The WAITs come out of the lease's write reserve.
-	if c.WaitReplicas > 0 && c.LockTTL > 0 && c.WaitTimeout >= c.LockTTL/4 {
-		errs = append(errs, fmt.Errorf("SECKILL_REDIS_WAIT_TIMEOUT=%v must be shorter than a quarter of SECKILL_LOCK_TTL=%v", c.WaitTimeout, c.LockTTL))
-	}
-	if v := envOr(getenv, "SECKILL_LOG_LEVEL", "info"); c.LogLevel.UnmarshalText([]byte(v)) != nil {
-		errs = append(errs, fmt.Errorf("SECKILL_LOG_LEVEL=%q: must be debug, info, warn or error", v))
-	}
-	c.PaymentURL, c.PaymentSecret = getenv("SECKILL_PAYMENT_URL"), getenv("SECKILL_PAYMENT_SECRET")
-	c.PaymentMerchantID = strings.TrimSpace(getenv("SECKILL_PAYMENT_MERCHANT_ID"))
-	c.PaymentAPIKey = getenv("SECKILL_PAYMENT_API_KEY")
-	c.PaymentWindow = duration("SECKILL_PAYMENT_WINDOW", "15m", time.Second)
-	if c.PaymentURL != "" && c.PaymentSecret == "" {
-		errs = append(errs, errors.New("SECKILL_PAYMENT_SECRET is required when SECKILL_PAYMENT_URL is set: callbacks are signed with it"))
-	}
-	allowHTTP := envOr(getenv, "SECKILL_PAYMENT_ALLOW_HTTP", "false")
-	if b, err := strconv.ParseBool(allowHTTP); err != nil {
-		errs = append(errs, fmt.Errorf("SECKILL_PAYMENT_ALLOW_HTTP=%q: must be true or false", allowHTTP))
-	} else {
-		c.PaymentAllowHTTP = b
-	}
-	if c.PaymentURL != "" {
-		if err := checkPaymentURL(c.PaymentURL, c.PaymentAllowHTTP); err != nil {
-			errs = append(errs, err)
-		}
+	if v := envOr(e.get, "SECKILL_LOG_LEVEL", "info"); c.LogLevel.UnmarshalText([]byte(v)) != nil {
+		e.fail(fmt.Errorf("SECKILL_LOG_LEVEL=%q: must be debug, info, warn or error", v))
 	}
 	if c.LogFormat != "json" && c.LogFormat != "text" {
-		errs = append(errs, fmt.Errorf("SECKILL_LOG_FORMAT=%q: must be json or text", c.LogFormat))
+		e.fail(fmt.Errorf("SECKILL_LOG_FORMAT=%q: must be json or text", c.LogFormat))
 	}
-	errs = append(errs, c.strictness(getenv)...)
-	if err := errors.Join(errs...); err != nil {
-		return config{}, fmt.Errorf("configuration: %w", err)
+}
+
+// readPayments reads the payment settings.
+func (c *config) readPayments(e *envReader) {
+	c.PaymentURL, c.PaymentSecret = e.get("SECKILL_PAYMENT_URL"), e.get("SECKILL_PAYMENT_SECRET")
+	c.PaymentMerchantID = strings.TrimSpace(e.get("SECKILL_PAYMENT_MERCHANT_ID"))
+	c.PaymentAPIKey = e.get("SECKILL_PAYMENT_API_KEY")
+	c.PaymentWindow = e.duration("SECKILL_PAYMENT_WINDOW", "15m", time.Second)
+	if c.PaymentURL != "" && c.PaymentSecret == "" {
+		e.fail(errors.New("SECKILL_PAYMENT_SECRET is required when SECKILL_PAYMENT_URL is set: callbacks are signed with it"))
 	}
-	return c, nil
+	c.PaymentAllowHTTP = e.boolean("SECKILL_PAYMENT_ALLOW_HTTP", "false")
+	if c.PaymentURL != "" {
+		if err := checkPaymentURL(c.PaymentURL, c.PaymentAllowHTTP); err != nil {
+			e.fail(err)
+		}
+	}
 }
 
 // defaultRatePerUser is the per-user limit when SECKILL_RATE_PER_USER is

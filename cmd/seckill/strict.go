@@ -24,39 +24,30 @@ import (
 
 // strictness reads SECKILL_STRICT, SECKILL_USERCHECK and
 // SECKILL_PAYMENT_REQUIRE_TIMESTAMP, and refuses what strict mode does not
-// allow, each error naming its setting.
-func (c *config) strictness(getenv func(string) string) []error {
-	var errs []error
-	boolean := func(name, def string) bool {
-		v := envOr(getenv, name, def)
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s=%q: must be true or false", name, v))
-		}
-		return b
-	}
-	c.Strict = boolean("SECKILL_STRICT", "false")
-	switch v := getenv("SECKILL_USERCHECK"); v {
+// allow, each error naming its setting. It runs last: it judges the other
+// settings.
+func (c *config) strictness(e *envReader) {
+	c.Strict = e.boolean("SECKILL_STRICT", "false")
+	switch v := e.get("SECKILL_USERCHECK"); v {
 	case "":
 	case "approve-all":
 		c.ApproveAll = true
 	default:
-		errs = append(errs, fmt.Errorf("SECKILL_USERCHECK=%q: the only value is approve-all", v))
+		e.fail(fmt.Errorf("SECKILL_USERCHECK=%q: the only value is approve-all", v))
 	}
-	c.PaymentRequireTimestamp = boolean("SECKILL_PAYMENT_REQUIRE_TIMESTAMP", strconv.FormatBool(c.Strict))
+	c.PaymentRequireTimestamp = e.boolean("SECKILL_PAYMENT_REQUIRE_TIMESTAMP", strconv.FormatBool(c.Strict))
 	if !c.Strict || c.embedded() {
-		return errs
+		return
 	}
 	if c.UserCheckURL == "" && !c.ApproveAll {
-		errs = append(errs, errors.New("SECKILL_USERCHECK_URL is unset and SECKILL_STRICT=true: set it to the user-verification service, or SECKILL_USERCHECK=approve-all to approve every buyer on purpose"))
+		e.fail(errors.New("SECKILL_USERCHECK_URL is unset and SECKILL_STRICT=true: set it to the user-verification service, or SECKILL_USERCHECK=approve-all to approve every buyer on purpose"))
 	}
 	if c.PaymentURL != "" && c.PaymentMerchantID == "" {
-		errs = append(errs, errors.New("SECKILL_PAYMENT_MERCHANT_ID is required when SECKILL_PAYMENT_URL is set and SECKILL_STRICT=true: a paid answer must name this service's merchant"))
+		e.fail(errors.New("SECKILL_PAYMENT_MERCHANT_ID is required when SECKILL_PAYMENT_URL is set and SECKILL_STRICT=true: a paid answer must name this service's merchant"))
 	}
 	if c.AdminToken != "" && len(c.AdminToken) < minSecretLen {
-		errs = append(errs, fmt.Errorf("SECKILL_ADMIN_TOKEN is shorter than %d bytes and SECKILL_STRICT=true: use at least 16 random bytes (openssl rand -hex 16)", minSecretLen))
+		e.fail(fmt.Errorf("SECKILL_ADMIN_TOKEN is shorter than %d bytes and SECKILL_STRICT=true: use at least 16 random bytes (openssl rand -hex 16)", minSecretLen))
 	}
-	return errs
 }
 
 // requirePrice reports whether activities must have a price: strict mode
