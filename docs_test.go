@@ -199,3 +199,74 @@ func TestReadmeConfigurationMatchesContract(t *testing.T) {
 		}
 	}
 }
+
+// RESULTS.md keeps the current figures, each with the command behind it;
+// runs of code that no longer exists move, verbatim, to a file of
+// loadtest/history/ linked from its History section. Its links, and those
+// of the history files (one directory deeper), must resolve.
+const (
+	historyDir      = "loadtest/history"
+	maxResultsLines = 300
+)
+
+func TestResultsStayShort(t *testing.T) {
+	results, err := os.ReadFile(resultsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(results), "\n"); n > maxResultsLines {
+		t.Errorf("%s has %d lines, more than %d: keep the current figures there and move superseded runs, verbatim, "+
+			"to a file of %s/ (one sentence first saying which code state it describes), linked from its History section",
+			resultsPath, n, maxResultsLines, historyDir)
+	}
+	history, err := filepath.Glob(filepath.Join(historyDir, "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(history) == 0 {
+		t.Fatalf("no history in %s/", historyDir)
+	}
+	for _, doc := range append([]string{resultsPath}, history...) {
+		text, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if doc != resultsPath && !strings.Contains(string(results), "history/"+filepath.Base(doc)) {
+			t.Errorf("%s is not linked from %s", doc, resultsPath)
+		}
+		for _, problem := range brokenLinks(doc, string(text)) {
+			t.Error(problem)
+		}
+	}
+}
+
+// brokenLinks lists the relative links of doc whose file, or whose section
+// of a Markdown file, does not exist.
+func brokenLinks(doc, text string) (problems []string) {
+	for _, m := range mdLink.FindAllStringSubmatch(text, -1) {
+		target := m[2]
+		if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+			continue
+		}
+		file, anchor, _ := strings.Cut(target, "#")
+		path := doc
+		if file != "" {
+			path = filepath.Join(filepath.Dir(doc), file)
+		}
+		body, err := os.ReadFile(path)
+		if err != nil {
+			if info, serr := os.Stat(path); serr == nil && info.IsDir() {
+				continue
+			}
+			problems = append(problems, fmt.Sprintf("%s: link %q: no file %s", doc, m[0], path))
+			continue
+		}
+		if anchor == "" || !strings.HasSuffix(path, ".md") {
+			continue
+		}
+		if _, ok := markdownSections(string(body))[anchor]; !ok {
+			problems = append(problems, fmt.Sprintf("%s: link %q: %s has no section #%s", doc, m[0], path, anchor))
+		}
+	}
+	return problems
+}
