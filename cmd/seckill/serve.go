@@ -47,9 +47,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer stopTracing()
-
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg := newRegistry()
 
 	users, closeUsers := userVerifier(cfg, log, reg)
 	defer closeUsers()
@@ -90,12 +88,19 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	// (their connections cut) before the stores close under them: a
 	// purchase a batch has taken ends within the queue wait, its lease and
 	// the detached clean-up after it.
-	drain := cfg.LockWait + cfg.LockTTL + 10*time.Second
-	if err := l.serve(ctx, cfg.ShutdownTimeout, drain, log); err != nil {
+	if err := l.serve(ctx, cfg.ShutdownTimeout, cfg.LockWait+cfg.LockTTL+10*time.Second, log); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// newRegistry is the process's metrics registry, with the Go runtime's and
+// the process's own collectors.
+func newRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
 }
 
 // startAdmitter runs the waiting rooms' admitter (waitingroom.Room.Run)

@@ -211,31 +211,8 @@ func claimGroup(tx *gorm.DB, parts []*part, skipBusy bool) error {
 	var claiming []int64
 	for _, p := range parts {
 		a, ok := byID[p.activityID]
-		switch {
-		case !ok:
-			p.err = ErrActivityNotFound
+		if !p.decide(a, ok) {
 			continue
-		case a.busy:
-			p.err = ErrRowBusy
-			continue
-		case p.lease != nil && p.lease.Err() != nil:
-			p.err = fmt.Errorf("the lease ended before the claim: %w", context.Cause(p.lease))
-			continue
-		case a.Fence >= p.fence:
-			p.err = fmt.Errorf("%w: fence %d, activity written under %d", ErrStaleFence, p.fence, a.Fence)
-			continue
-		}
-		p.oldFence = a.Fence
-		p.claimed = min(int64(len(p.rows)), max(a.TotalStock-a.Sold, 0))
-		for _, r := range p.rows[p.claimed:] {
-			p.batch.Over = append(p.batch.Over, r.order())
-		}
-		p.rows = p.rows[:p.claimed]
-		if p.claimed == 0 {
-			continue
-		}
-		for i := range p.rows {
-			p.rows[i].PriceMinor, p.rows[i].Currency = a.PriceMinor, a.Currency
 		}
 		if len(claiming) > 0 {
 			where.WriteString(" OR ")
@@ -264,6 +241,38 @@ func claimGroup(tx *gorm.DB, parts []*part, skipBusy bool) error {
 		return fmt.Errorf("claim of the units of %d activities refused under their row locks (%d claimed)", n, res.RowsAffected)
 	}
 	return nil
+}
+
+// decide settles the part against its activity's row as the locking read
+// found it (ok false: no such row): an error for a missing, busy or stale
+// row or an ended lease; otherwise the units it claims, at most those left,
+// the rows beyond them over (sold out), and the activity's price copied
+// onto each order. It reports whether the part claims any unit.
+func (p *part) decide(a lockedActivity, ok bool) bool {
+	switch {
+	case !ok:
+		p.err = ErrActivityNotFound
+		return false
+	case a.busy:
+		p.err = ErrRowBusy
+		return false
+	case p.lease != nil && p.lease.Err() != nil:
+		p.err = fmt.Errorf("the lease ended before the claim: %w", context.Cause(p.lease))
+		return false
+	case a.Fence >= p.fence:
+		p.err = fmt.Errorf("%w: fence %d, activity written under %d", ErrStaleFence, p.fence, a.Fence)
+		return false
+	}
+	p.oldFence = a.Fence
+	p.claimed = min(int64(len(p.rows)), max(a.TotalStock-a.Sold, 0))
+	for _, r := range p.rows[p.claimed:] {
+		p.batch.Over = append(p.batch.Over, r.order())
+	}
+	p.rows = p.rows[:p.claimed]
+	for i := range p.rows {
+		p.rows[i].PriceMinor, p.rows[i].Currency = a.PriceMinor, a.Currency
+	}
+	return p.claimed > 0
 }
 
 // lockedActivity is an activity's row as a group's locking read found it;
