@@ -1,13 +1,11 @@
 package payment
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -240,49 +238,6 @@ func (s *Stub) RequireAPIKey(key string) {
 	s.apiKey = key
 }
 
-// RequireAdminToken locks the routes that change the stub's own behaviour
-// (PUT /stub/config: latency, failures, and where signed callbacks go):
-// they then answer 401 without "Authorization: Bearer <token>", and 403 to
-// everyone when token is "". Unlocked, anyone who reaches the stub could
-// send the service's signed callbacks to a URL of their choosing. Setting a
-// payment's outcome (PUT /stub/payments/{order_id}) stays open: it is how a
-// tester pays an order.
-func (s *Stub) RequireAdminToken(token string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.configLocked, s.configSet = true, token != ""
-	s.configToken = [sha256.Size]byte{}
-	if token != "" {
-		s.configToken = sha256.Sum256([]byte(token))
-	}
-}
-
-// configAllowed reports whether r may change the stub's behaviour, and
-// otherwise answers it.
-func (s *Stub) configAllowed(w http.ResponseWriter, r *http.Request) bool {
-	s.mu.Lock()
-	locked, set, want := s.configLocked, s.configSet, s.configToken
-	s.mu.Unlock()
-	if !locked {
-		return true
-	}
-	if !set {
-		stubhttp.WriteError(w, http.StatusForbidden, "admin_disabled", "the stub's configuration is locked: start it with SECKILL_ADMIN_TOKEN and send it as a bearer token")
-		return false
-	}
-	// Digests compared in constant time: the comparison does not tell how
-	// much of a guess was right.
-	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	got := sha256.Sum256([]byte(token))
-	if !ok || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-		w.Header().Set("WWW-Authenticate", "Bearer")
-		stubhttp.WriteError(w, http.StatusUnauthorized, "unauthorized", "PUT /stub/config needs Authorization: Bearer <admin token>")
-		return false
-	}
-	return true
-}
-
-// validateAnswer checks what a payment says was paid.
 func (p StubPayment) validateAnswer() error {
 	switch {
 	case p.Status != PaymentPaid && p.Status != PaymentPending && p.Status != PaymentFailed:
@@ -440,97 +395,3 @@ func (s *Stub) handleSet(w http.ResponseWriter, r *http.Request) {
 }
 
 // later runs f after d unless the Stub is closed first.
-func (s *Stub) later(d time.Duration, f func()) {
-	s.pending.Add(1)
-	go func() {
-		defer s.pending.Done()
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			f()
-		case <-s.ctx.Done():
-		}
-	}()
-}
-
-func (s *Stub) callbackBase() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.callbackURL
-}
-
-// sendCallback posts one signed notification about the order to the service.
-func (s *Stub) sendCallback(orderID, status string) {
-	body, _ := json.Marshal(map[string]string{"order_id": orderID, "status": status})
-	req, err := http.NewRequestWithContext(s.ctx, http.MethodPost, s.callbackBase()+"/api/v1/payments/callback", bytes.NewReader(body))
-	if err != nil {
-		s.log.Warn("paystub: callback", "order_id", orderID, "err", err)
-		return
-	}
-	req.Header.Set("Content-Type", "application/json")
-	// Signed with a timestamp, as docs/API.md asks of providers.
-	ts, sig := SignAt(s.secret, body, time.Now())
-	req.Header.Set("X-Signature-Timestamp", ts)
-	req.Header.Set("X-Signature", sig)
-	resp, err := s.client.Do(req)
-	if err != nil {
-		s.log.Warn("paystub: callback", "order_id", orderID, "err", err)
-		return
-	}
-	_ = resp.Body.Close()
-	s.log.Info("paystub: callback sent", "order_id", orderID, "status", resp.StatusCode)
-}
-
-func (s *Stub) handleGetConfig(w http.ResponseWriter, _ *http.Request) {
-	stubhttp.WriteJSON(w, http.StatusOK, s.wireConfig())
-}
-
-func (s *Stub) wireConfig() stubConfigJSON {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return stubConfigJSON{Latency: s.cfg.Latency.String(), FailRate: s.cfg.FailRate, CallbackURL: s.callbackURL}
-}
-
-func (s *Stub) handlePutConfig(w http.ResponseWriter, r *http.Request) {
-	if !s.configAllowed(w, r) {
-		return
-	}
-	w0 := s.wireConfig()
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&w0); err != nil {
-		stubhttp.WriteError(w, http.StatusBadRequest, "invalid_request", "bad config: "+err.Error())
-		return
-	}
-	latency, err := time.ParseDuration(w0.Latency)
-	if err != nil {
-		stubhttp.WriteError(w, http.StatusBadRequest, "invalid_request", "latency must be a Go duration such as 300ms")
-		return
-	}
-	if w0.CallbackURL != "" && !strings.HasPrefix(w0.CallbackURL, "http://") && !strings.HasPrefix(w0.CallbackURL, "https://") {
-		stubhttp.WriteError(w, http.StatusBadRequest, "invalid_request", "callback_url must be an http(s) URL")
-		return
-	}
-	if w0.CallbackURL != "" && len(s.secret) == 0 {
-		stubhttp.WriteError(w, http.StatusBadRequest, "invalid_request", "callbacks need a secret (SECKILL_PAYMENT_SECRET)")
-		return
-	}
-	if err := s.SetConfig(StubConfig{Latency: latency, FailRate: w0.FailRate}); err != nil {
-		stubhttp.WriteError(w, http.StatusBadRequest, "invalid_request", err.Error())
-		return
-	}
-	s.SetCallbackURL(w0.CallbackURL)
-	s.handleGetConfig(w, r)
-}
-
-func optionalDuration(v string) (time.Duration, error) {
-	if v == "" {
-		return 0, nil
-	}
-	d, err := time.ParseDuration(v)
-	if err == nil && d < 0 {
-		err = fmt.Errorf("negative duration %s", v)
-	}
-	return d, err
-}
