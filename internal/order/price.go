@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"gorm.io/gorm"
-
 	"github.com/seckill-oss/seckill"
 )
 
@@ -22,20 +20,5 @@ func (s *Store) SetPrice(ctx context.Context, activityID, priceMinor int64, curr
 		return seckill.Activity{}, fmt.Errorf("order: price of activity %d: %w", activityID, err)
 	}
 	price, cur := optionalPrice(priceMinor, currency)
-	var a activityRow
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		res := tx.Model(&activityRow{}).Where("id = ?", activityID).
-			Updates(map[string]any{"price_minor": price, "currency": cur})
-		if res.Error != nil {
-			return fmt.Errorf("order: set price of activity %d: %w", activityID, res.Error)
-		}
-		if err := tx.Take(&a, activityID).Error; err != nil {
-			return activityErr(activityID, err)
-		}
-		return nil
-	})
-	if err != nil {
-		return seckill.Activity{}, err
-	}
-	return a.activity(), nil
+	return s.updateActivity(ctx, activityID, "set price", map[string]any{"price_minor": price, "currency": cur})
 }

@@ -2,7 +2,7 @@ package waitingroom
 
 import (
 	"context"
-	_ "embed"
+	"embed"
 	"errors"
 	"fmt"
 	"strconv"
@@ -13,23 +13,25 @@ import (
 	"github.com/seckill-oss/seckill/internal/keys"
 )
 
+// The room's scripts, one job each (the .lua files say what and why).
 var (
-	//go:embed join.lua
-	joinSrc    string
-	joinScript = redis.NewScript(joinSrc)
-	//go:embed status.lua
-	statusSrc    string
-	statusScript = redis.NewScript(statusSrc)
-	//go:embed admit.lua
-	admitSrc    string
-	admitScript = redis.NewScript(admitSrc)
-	//go:embed finish.lua
-	finishSrc    string
-	finishScript = redis.NewScript(finishSrc)
-	//go:embed close.lua
-	closeSrc    string
-	closeScript = redis.NewScript(closeSrc)
+	//go:embed *.lua
+	luaFiles     embed.FS
+	joinScript   = script("join.lua")
+	statusScript = script("status.lua")
+	admitScript  = script("admit.lua")
+	finishScript = script("finish.lua")
+	closeScript  = script("close.lua")
 )
+
+// script loads one of the package's embedded scripts.
+func script(name string) *redis.Script {
+	src, err := luaFiles.ReadFile(name)
+	if err != nil {
+		panic(fmt.Sprintf("waitingroom: embedded %s: %v", name, err)) // a build without its own files
+	}
+	return redis.NewScript(string(src))
+}
 
 // ErrNotReplicated is returned when fewer Redis replicas than asked
 // acknowledged a write of the room within the timeout; the write may be lost
