@@ -216,7 +216,20 @@ const (
 	OrderStatusPaid           = "paid"
 	OrderStatusExpired        = "expired"
 	OrderStatusRefundRequired = "refund_required"
+	// OrderStatusRefunded: a refund_required order whose refund an operator
+	// marked done. It holds no unit.
+	OrderStatusRefunded = "refunded"
 )
+
+// AdminOrder is an order with what only operators see.
+type AdminOrder struct {
+	Order
+	RefundedBy string    // on refunded orders
+	RefundedAt time.Time // on refunded orders
+}
+
+// MaxPage bounds a page of an admin listing.
+const MaxPage = 500
 
 // HoldsUnit reports whether an order with status keeps its unit sold: created
 // and paid orders do; expired and refund_required ones gave it back.
@@ -273,6 +286,10 @@ const (
 	ENotOpen        = "not_open"        // joining before opens_at
 	ENotInQueue     = "not_in_queue"    // asking for a place one does not have
 	EAlreadyStarted = "already_started" // turning a room on after the start
+
+	// Admin tasks and the buyer's cancel.
+	ENotCancellable    = "order_not_cancellable" // a cancel of an order that is not created
+	ERefundNotRequired = "refund_not_required"   // a refund marked done on an order that is not refund_required
 )
 
 // Error is a failure a client can act on: a code from the contract, a message

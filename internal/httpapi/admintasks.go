@@ -9,8 +9,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/order"
-	"github.com/seckill-oss/seckill/internal/payment"
 	"github.com/seckill-oss/seckill/internal/purchase"
 )
 
@@ -19,8 +17,8 @@ import (
 // without them serves none of their routes.
 type AdminTasks interface {
 	ListActivities(ctx context.Context, afterID int64, limit int) ([]purchase.ActivityView, error)
-	ListOrders(ctx context.Context, activityID int64, status, afterID string, limit int) ([]order.AdminOrder, error)
-	MarkRefunded(ctx context.Context, orderID, who string) (order.AdminOrder, error)
+	ListOrders(ctx context.Context, activityID int64, status, afterID string, limit int) ([]seckill.AdminOrder, error)
+	MarkRefunded(ctx context.Context, orderID, who string) (seckill.AdminOrder, error)
 	AdjustStock(ctx context.Context, id, total int64) (purchase.StockAdjustment, error)
 }
 
@@ -39,7 +37,7 @@ const (
 // listedStatuses are the statuses an order listing may filter on.
 var listedStatuses = map[string]bool{
 	seckill.OrderStatusCreated: true, seckill.OrderStatusPaid: true, seckill.OrderStatusExpired: true,
-	seckill.OrderStatusRefundRequired: true, order.OrderStatusRefunded: true,
+	seckill.OrderStatusRefundRequired: true, seckill.OrderStatusRefunded: true,
 }
 
 // addAdminTaskRoutes adds the admin tasks' routes to the ops API group.
@@ -61,7 +59,7 @@ func addCancelRoute(buyer *gin.RouterGroup, c Canceller, guards ...gin.HandlerFu
 	buyer.POST("/activities/:id/orders/mine/cancel", append(guards, handleCancel(c))...)
 }
 
-// pageQuery reads ?cursor= and ?limit= (1..order.MaxPage, default 100).
+// pageQuery reads ?cursor= and ?limit= (1..seckill.MaxPage, default 100).
 func pageQuery(c *gin.Context) (cursor string, limit int, err error) {
 	q := c.Request.URL.Query()
 	for name := range q {
@@ -75,8 +73,8 @@ func pageQuery(c *gin.Context) (cursor string, limit int, err error) {
 	limit = defaultPage
 	if v := q.Get("limit"); v != "" {
 		n, perr := strconv.Atoi(v)
-		if perr != nil || n < 1 || n > order.MaxPage {
-			return "", 0, invalid("limit must be an integer in 1..%d", order.MaxPage)
+		if perr != nil || n < 1 || n > seckill.MaxPage {
+			return "", 0, invalid("limit must be an integer in 1..%d", seckill.MaxPage)
 		}
 		limit = n
 	}
@@ -137,7 +135,7 @@ type adminOrderResponse struct {
 	RefundedAt string `json:"refunded_at,omitempty"`
 }
 
-func newAdminOrderResponse(o order.AdminOrder) adminOrderResponse {
+func newAdminOrderResponse(o seckill.AdminOrder) adminOrderResponse {
 	return adminOrderResponse{orderResponse: newOrderResponse(o.Order), RefundedBy: o.RefundedBy, RefundedAt: formatOptionalTime(o.RefundedAt)}
 }
 
@@ -271,5 +269,5 @@ func handleCancel(cn Canceller) gin.HandlerFunc {
 
 // conflictCodes of the admin tasks and the cancel, answered 409.
 func isTaskConflict(code string) bool {
-	return code == payment.ENotCancellable || code == purchase.ERefundNotRequired
+	return code == seckill.ENotCancellable || code == seckill.ERefundNotRequired
 }

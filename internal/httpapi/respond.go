@@ -13,8 +13,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/payment"
-	"github.com/seckill-oss/seckill/internal/purchase"
 )
 
 // Codes the edge adds to the contract's for requests no route serves.
@@ -52,7 +50,7 @@ func statusOf(code string) (status int, ok bool) {
 		return http.StatusConflict, true
 	case seckill.ENoWaitingRoom, seckill.ENotOpen, seckill.EAlreadyStarted:
 		return http.StatusConflict, true
-	case payment.ENotCancellable, purchase.ERefundNotRequired: // admin tasks (admintasks.go)
+	case seckill.ENotCancellable, seckill.ERefundNotRequired: // admin tasks (admintasks.go)
 		return http.StatusConflict, true
 	case seckill.ETooLarge:
 		return http.StatusRequestEntityTooLarge, true

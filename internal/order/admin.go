@@ -23,13 +23,6 @@ var (
 	ErrNotRefundRequired = errors.New("order: order is not refund_required")
 )
 
-// OrderStatusRefunded is the status of a refund_required order whose refund
-// an operator marked done. It holds no unit.
-const OrderStatusRefunded = "refunded"
-
-// MaxPage bounds a page of a listing.
-const MaxPage = 500
-
 // ActivityStock is an activity with its sold count as the database keeps it.
 type ActivityStock struct {
 	seckill.Activity
@@ -50,13 +43,6 @@ func (s *Store) ListActivities(ctx context.Context, afterID int64, limit int) ([
 	return out, nil
 }
 
-// AdminOrder is an order with what only operators see.
-type AdminOrder struct {
-	seckill.Order
-	RefundedBy string    // on refunded orders
-	RefundedAt time.Time // on refunded orders
-}
-
 type adminOrderRow struct {
 	Row        orderRow `gorm:"embedded"`
 	RefundedBy *string
@@ -65,8 +51,8 @@ type adminOrderRow struct {
 
 func (adminOrderRow) TableName() string { return "orders" }
 
-func (r adminOrderRow) adminOrder() AdminOrder {
-	o := AdminOrder{Order: r.Row.order()}
+func (r adminOrderRow) adminOrder() seckill.AdminOrder {
+	o := seckill.AdminOrder{Order: r.Row.order()}
 	if r.RefundedBy != nil {
 		o.RefundedBy = *r.RefundedBy
 	}
@@ -79,7 +65,7 @@ func (r adminOrderRow) adminOrder() AdminOrder {
 // ListOrders returns up to limit of the activity's orders in status (all
 // statuses when empty) with ids above afterID, by id. Order ids are UUIDv7,
 // so this is also roughly the order they were created in.
-func (s *Store) ListOrders(ctx context.Context, activityID int64, status, afterID string, limit int) ([]AdminOrder, error) {
+func (s *Store) ListOrders(ctx context.Context, activityID int64, status, afterID string, limit int) ([]seckill.AdminOrder, error) {
 	q := s.db.WithContext(ctx).Where("activity_id = ? AND id > ?", activityID, afterID)
 	if status != "" {
 		q = q.Where("status = ?", status)
@@ -88,7 +74,7 @@ func (s *Store) ListOrders(ctx context.Context, activityID int64, status, afterI
 	if err := q.Order("id").Limit(pageSize(limit)).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("order: list orders of activity %d: %w", activityID, err)
 	}
-	out := make([]AdminOrder, len(rows))
+	out := make([]seckill.AdminOrder, len(rows))
 	for i, r := range rows {
 		out[i] = r.adminOrder()
 	}
@@ -96,10 +82,10 @@ func (s *Store) ListOrders(ctx context.Context, activityID int64, status, afterI
 }
 
 // AdminOrderByID is OrderByID with the refund's details.
-func (s *Store) AdminOrderByID(ctx context.Context, id string) (AdminOrder, error) {
+func (s *Store) AdminOrderByID(ctx context.Context, id string) (seckill.AdminOrder, error) {
 	var row adminOrderRow
 	if err := s.db.WithContext(ctx).Where("id = ?", id).Take(&row).Error; err != nil {
-		return AdminOrder{}, orderErr(id, err)
+		return seckill.AdminOrder{}, orderErr(id, err)
 	}
 	return row.adminOrder(), nil
 }
@@ -112,14 +98,14 @@ WHERE id = ? AND status = ?`
 // MarkRefunded records that the order's refund was made by who at at:
 // refund_required becomes refunded. ErrNotFound, or ErrNotRefundRequired
 // (with the order as it is) when its status is another.
-func (s *Store) MarkRefunded(ctx context.Context, orderID, who string, at time.Time) (AdminOrder, error) {
-	res := s.db.WithContext(ctx).Exec(markRefunded, OrderStatusRefunded, who, storedTime(at), orderID, seckill.OrderStatusRefundRequired)
+func (s *Store) MarkRefunded(ctx context.Context, orderID, who string, at time.Time) (seckill.AdminOrder, error) {
+	res := s.db.WithContext(ctx).Exec(markRefunded, seckill.OrderStatusRefunded, who, storedTime(at), orderID, seckill.OrderStatusRefundRequired)
 	if res.Error != nil {
-		return AdminOrder{}, fmt.Errorf("order: mark order %s refunded: %w", orderID, res.Error)
+		return seckill.AdminOrder{}, fmt.Errorf("order: mark order %s refunded: %w", orderID, res.Error)
 	}
 	o, err := s.AdminOrderByID(ctx, orderID)
 	if err != nil {
-		return AdminOrder{}, err
+		return seckill.AdminOrder{}, err
 	}
 	if res.RowsAffected == 0 {
 		return o, fmt.Errorf("order: mark order %s refunded: %w (%s)", orderID, ErrNotRefundRequired, o.Status)
@@ -159,8 +145,8 @@ func (s *Store) SetTotalStock(ctx context.Context, activityID, fence, total int6
 }
 
 func pageSize(limit int) int {
-	if limit < 1 || limit > MaxPage {
-		return MaxPage
+	if limit < 1 || limit > seckill.MaxPage {
+		return seckill.MaxPage
 	}
 	return limit
 }

@@ -75,7 +75,7 @@ func TestMarkRefundedOnce(t *testing.T) {
 		}
 		at := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 		got, err := s.MarkRefunded(ctx, o.ID, "alice", at)
-		if err != nil || got.Status != OrderStatusRefunded || got.RefundedBy != "alice" || !got.RefundedAt.Equal(at) {
+		if err != nil || got.Status != seckill.OrderStatusRefunded || got.RefundedBy != "alice" || !got.RefundedAt.Equal(at) {
 			t.Fatalf("MarkRefunded = %+v, %v", got, err)
 		}
 		if _, err := s.MarkRefunded(ctx, o.ID, "bob", time.Now()); !errors.Is(err, ErrNotRefundRequired) {

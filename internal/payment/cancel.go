@@ -10,10 +10,6 @@ import (
 	"github.com/seckill-oss/seckill/internal/order"
 )
 
-// ENotCancellable is the code of a cancellation of an order that is no
-// longer created (paid, expired, refund_required): 409.
-const ENotCancellable = "order_not_cancellable"
-
 // triggerCancel labels a buyer's cancellation in the verification metrics.
 const triggerCancel = "cancel"
 
@@ -22,7 +18,7 @@ const triggerCancel = "cancel"
 // makes the order paid, and it is not cancelled); otherwise the order expires
 // now, through the expiry's own path (expire): created -> expired and the
 // activity's sold count down in one transaction, then the unit back to Redis
-// exactly once. Errors: EOrderNotFound, ENotCancellable (with the order's
+// exactly once. Errors: EOrderNotFound, seckill.ENotCancellable (with the order's
 // status in the message), EUnavailable (provider, lock or store).
 func (s *Service) Cancel(ctx context.Context, activityID, userID int64) (seckill.Order, error) {
 	o, err := s.orders.OrderByUser(ctx, activityID, userID)
@@ -100,5 +96,5 @@ func (s *Service) cancelHolding(lk *lock.Lock, orderID string) (seckill.Order, s
 }
 
 func notCancellable(o seckill.Order) *seckill.Error {
-	return &seckill.Error{Code: ENotCancellable, Message: fmt.Sprintf("the order is %s; only an unpaid (created) order can be cancelled", o.Status), OrderID: o.ID}
+	return &seckill.Error{Code: seckill.ENotCancellable, Message: fmt.Sprintf("the order is %s; only an unpaid (created) order can be cancelled", o.Status), OrderID: o.ID}
 }

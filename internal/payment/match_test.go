@@ -163,7 +163,7 @@ func TestCancelOfAWrongPayment(t *testing.T) {
 	}
 	got, err := in.svc.Cancel(context.Background(), o.ActivityID, o.UserID)
 	var se *seckill.Error
-	if !errors.As(err, &se) || se.Code != payment.ENotCancellable || got.Status != seckill.OrderStatusRefundRequired {
+	if !errors.As(err, &se) || se.Code != seckill.ENotCancellable || got.Status != seckill.OrderStatusRefundRequired {
 		t.Fatalf("cancel: %q, %v; want refund_required and order_not_cancellable", got.Status, err)
 	}
 	if s := statusOf(t, w.orders, o.ID); s != seckill.OrderStatusRefundRequired {

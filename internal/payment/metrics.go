@@ -169,7 +169,7 @@ func (o *ordersByStatus) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.NewInvalidMetric(o.desc, fmt.Errorf("count orders: %w", err))
 		return
 	}
-	for _, s := range []string{seckill.OrderStatusCreated, seckill.OrderStatusPaid, seckill.OrderStatusExpired, seckill.OrderStatusRefundRequired, order.OrderStatusRefunded} {
+	for _, s := range []string{seckill.OrderStatusCreated, seckill.OrderStatusPaid, seckill.OrderStatusExpired, seckill.OrderStatusRefundRequired, seckill.OrderStatusRefunded} {
 		ch <- prometheus.MustNewConstMetric(o.desc, prometheus.GaugeValue, float64(counts[s]), s)
 	}
 }

@@ -31,7 +31,7 @@ func (s *Service) ListActivities(ctx context.Context, afterID int64, limit int) 
 
 // ListOrders returns a page of the activity's orders in status ("" for all),
 // by id, after afterID.
-func (s *Service) ListOrders(ctx context.Context, activityID int64, status, afterID string, limit int) ([]order.AdminOrder, error) {
+func (s *Service) ListOrders(ctx context.Context, activityID int64, status, afterID string, limit int) ([]seckill.AdminOrder, error) {
 	if _, err := s.activity(ctx, activityID); err != nil {
 		return nil, err
 	}
@@ -42,21 +42,17 @@ func (s *Service) ListOrders(ctx context.Context, activityID int64, status, afte
 	return os, nil
 }
 
-// ERefundNotRequired is the code of a refund marked done on an order that is
-// not refund_required: 409.
-const ERefundNotRequired = "refund_not_required"
-
 // MarkRefunded records that an operator (who) refunded the order:
 // refund_required becomes refunded, once.
-func (s *Service) MarkRefunded(ctx context.Context, orderID, who string) (order.AdminOrder, error) {
+func (s *Service) MarkRefunded(ctx context.Context, orderID, who string) (seckill.AdminOrder, error) {
 	o, err := s.orders.MarkRefunded(ctx, orderID, who, time.Now())
 	switch {
 	case errors.Is(err, order.ErrNotFound):
-		return order.AdminOrder{}, seckill.Errorf(seckill.EOrderNotFound, "no order %q", orderID)
+		return seckill.AdminOrder{}, seckill.Errorf(seckill.EOrderNotFound, "no order %q", orderID)
 	case errors.Is(err, order.ErrNotRefundRequired):
-		return o, &seckill.Error{Code: ERefundNotRequired, Message: "the order is " + o.Status + ", not refund_required", OrderID: o.ID, Err: err}
+		return o, &seckill.Error{Code: seckill.ERefundNotRequired, Message: "the order is " + o.Status + ", not refund_required", OrderID: o.ID, Err: err}
 	case err != nil:
-		return order.AdminOrder{}, seckill.Unavailable("the order database did not answer", err)
+		return seckill.AdminOrder{}, seckill.Unavailable("the order database did not answer", err)
 	}
 	s.log.InfoContext(ctx, "refund marked done", "order_id", o.ID, "activity_id", o.ActivityID, "by", who)
 	return o, nil
