@@ -14,7 +14,6 @@ import (
 
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/httpapi"
-	"github.com/seckill-oss/seckill/internal/purchase"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 	"github.com/seckill-oss/seckill/loadtest/naive"
 )
@@ -56,7 +55,7 @@ type naiveService struct {
 	seed *naive.Seed
 }
 
-func (n naiveService) Buy(ctx context.Context, req purchase.BuyRequest) (seckill.Order, error) {
+func (n naiveService) Buy(ctx context.Context, req seckill.BuyRequest) (seckill.Order, error) {
 	id, err := n.seed.Buy(ctx, req.ActivityID, req.UserID)
 	switch {
 	case err == nil:

@@ -9,17 +9,16 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/purchase"
 )
 
 // AdminTasks are the shop's admin tasks beyond the contract's first ops API
 // (docs/API.md "Admin tasks"); *purchase.Service implements them. A Service
 // without them serves none of their routes.
 type AdminTasks interface {
-	ListActivities(ctx context.Context, afterID int64, limit int) ([]purchase.ActivityView, error)
+	ListActivities(ctx context.Context, afterID int64, limit int) ([]seckill.ActivityView, error)
 	ListOrders(ctx context.Context, activityID int64, status, afterID string, limit int) ([]seckill.AdminOrder, error)
 	MarkRefunded(ctx context.Context, orderID, who string) (seckill.AdminOrder, error)
-	AdjustStock(ctx context.Context, id, total int64) (purchase.StockAdjustment, error)
+	AdjustStock(ctx context.Context, id, total int64) (seckill.StockAdjustment, error)
 }
 
 // Canceller lets a buyer cancel their unpaid order; *payment.Service

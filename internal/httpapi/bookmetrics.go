@@ -9,7 +9,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/purchase"
 )
 
 // bookMetrics exports what the answers of the service say about an
@@ -44,7 +43,7 @@ func observeBooks(svc Service, reg prometheus.Registerer, log *slog.Logger) *boo
 }
 
 // Audit implements Service.
-func (b *bookMetrics) Audit(ctx context.Context, id int64) (purchase.Audit, error) {
+func (b *bookMetrics) Audit(ctx context.Context, id int64) (seckill.Audit, error) {
 	a, err := b.Service.Audit(ctx, id)
 	if err == nil {
 		label := strconv.FormatInt(a.ActivityID, 10)
@@ -55,7 +54,7 @@ func (b *bookMetrics) Audit(ctx context.Context, id int64) (purchase.Audit, erro
 }
 
 // Buy implements Service.
-func (b *bookMetrics) Buy(ctx context.Context, req purchase.BuyRequest) (seckill.Order, error) {
+func (b *bookMetrics) Buy(ctx context.Context, req seckill.BuyRequest) (seckill.Order, error) {
 	o, err := b.Service.Buy(ctx, req)
 	if errors.Is(err, seckill.ErrStockNotLoaded) {
 		b.notLoaded.WithLabelValues(strconv.FormatInt(req.ActivityID, 10)).Inc()
@@ -77,7 +76,7 @@ func boolGauge(b bool) float64 {
 func (b *bookMetrics) seen(id int64) { b.notLoaded.WithLabelValues(strconv.FormatInt(id, 10)) }
 
 // CreateActivity implements Service.
-func (b *bookMetrics) CreateActivity(ctx context.Context, a seckill.Activity) (purchase.ActivityView, error) {
+func (b *bookMetrics) CreateActivity(ctx context.Context, a seckill.Activity) (seckill.ActivityView, error) {
 	v, err := b.Service.CreateActivity(ctx, a)
 	if err == nil {
 		b.seen(v.ID)
@@ -95,7 +94,7 @@ func (b *bookMetrics) Preload(ctx context.Context, id int64) (int64, error) {
 }
 
 // Reconcile implements Service.
-func (b *bookMetrics) Reconcile(ctx context.Context, id int64) (purchase.Reconciliation, error) {
+func (b *bookMetrics) Reconcile(ctx context.Context, id int64) (seckill.Reconciliation, error) {
 	r, err := b.Service.Reconcile(ctx, id)
 	if err == nil {
 		b.seen(id)
@@ -104,7 +103,7 @@ func (b *bookMetrics) Reconcile(ctx context.Context, id int64) (purchase.Reconci
 }
 
 // Activity implements Service.
-func (b *bookMetrics) Activity(ctx context.Context, id int64) (purchase.ActivityView, error) {
+func (b *bookMetrics) Activity(ctx context.Context, id int64) (seckill.ActivityView, error) {
 	v, err := b.Service.Activity(ctx, id)
 	if err == nil {
 		b.seen(id)

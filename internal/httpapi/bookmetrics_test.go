@@ -8,7 +8,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/purchase"
 	"github.com/seckill-oss/seckill/internal/stock"
 )
 
@@ -16,10 +15,10 @@ import (
 // /metrics, where the alerts look for them.
 func TestBookMetrics(t *testing.T) {
 	f := newFake()
-	f.audit = func(id int64) (purchase.Audit, error) {
-		return purchase.Audit{ActivityID: id, TotalStock: 100, Orders: 101, Oversold: true}, nil
+	f.audit = func(id int64) (seckill.Audit, error) {
+		return seckill.Audit{ActivityID: id, TotalStock: 100, Orders: 101, Oversold: true}, nil
 	}
-	f.buy = func(r purchase.BuyRequest) (seckill.Order, error) {
+	f.buy = func(r seckill.BuyRequest) (seckill.Order, error) {
 		return seckill.Order{}, &seckill.Error{Code: seckill.EUnavailable, Message: "not loaded",
 			Err: fmt.Errorf("deduct: %w", stock.ErrNotLoaded)}
 	}

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/purchase"
 )
 
 // TestCacheHeaders: answers that depend on X-User-ID are never stored by a
@@ -14,7 +13,7 @@ func TestCacheHeaders(t *testing.T) {
 	f := newFake()
 	h := newTestServer(Config{AdminToken: adminToken}, f)
 	held := newFake()
-	held.buy = func(purchase.BuyRequest) (seckill.Order, error) {
+	held.buy = func(seckill.BuyRequest) (seckill.Order, error) {
 		return seckill.Order{}, &seckill.Error{Code: seckill.EAlreadyPurchased, Message: "held", OrderID: "ord-1", OrderStatus: seckill.OrderStatusCreated}
 	}
 	hHeld := newTestServer(Config{}, held)

@@ -21,7 +21,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/purchase"
 	"github.com/seckill-oss/seckill/internal/testkit/apispec"
 )
 
@@ -248,7 +247,7 @@ func FuzzServer(f *testing.F) {
 
 	fake := newFake()
 	checkBuy := fake.buy
-	fake.buy = func(r purchase.BuyRequest) (seckill.Order, error) {
+	fake.buy = func(r seckill.BuyRequest) (seckill.Order, error) {
 		if r.ActivityID < 1 || r.UserID < 1 || (r.IdempotencyKey != "" && !idempotencyKeyRE.MatchString(r.IdempotencyKey)) {
 			panic("Buy got an invalid request") // answered 500: fails below
 		}

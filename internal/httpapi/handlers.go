@@ -9,7 +9,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/purchase"
 )
 
 // readyTimeout bounds a readiness probe, so a hung dependency answers 503
@@ -33,7 +32,7 @@ type activityResponse struct {
 	Announced *bool `json:"announced,omitempty"`
 }
 
-func newActivityResponse(v purchase.ActivityView) activityResponse {
+func newActivityResponse(v seckill.ActivityView) activityResponse {
 	return activityResponse{
 		ID:             v.ID,
 		Name:           v.Name,
@@ -144,7 +143,7 @@ func handleBuy(svc Service) gin.HandlerFunc {
 			respondError(c, err)
 			return
 		}
-		o, err := svc.Buy(c.Request.Context(), purchase.BuyRequest{
+		o, err := svc.Buy(c.Request.Context(), seckill.BuyRequest{
 			ActivityID:     id,
 			UserID:         c.GetInt64(keyUserID),
 			IdempotencyKey: key,

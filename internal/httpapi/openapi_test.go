@@ -16,7 +16,6 @@ import (
 
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/docs"
-	"github.com/seckill-oss/seckill/internal/purchase"
 	"github.com/seckill-oss/seckill/internal/testkit/apispec"
 )
 
@@ -80,12 +79,12 @@ func TestOpenAPIListsEveryRoute(t *testing.T) {
 // routesOnlyQueue a Queue; both only make the routes exist.
 type roomsFake struct{ *fakeService }
 
-func (roomsFake) SetWaitingRoom(context.Context, int64, time.Time) (purchase.ActivityView, error) {
-	return purchase.ActivityView{}, nil
+func (roomsFake) SetWaitingRoom(context.Context, int64, time.Time) (seckill.ActivityView, error) {
+	return seckill.ActivityView{}, nil
 }
 
-func (roomsFake) RemoveWaitingRoom(context.Context, int64) (purchase.ActivityView, error) {
-	return purchase.ActivityView{}, nil
+func (roomsFake) RemoveWaitingRoom(context.Context, int64) (seckill.ActivityView, error) {
+	return seckill.ActivityView{}, nil
 }
 
 type routesOnlyQueue struct{}

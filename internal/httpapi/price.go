@@ -5,15 +5,14 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
-
-	"github.com/seckill-oss/seckill/internal/purchase"
+	"github.com/seckill-oss/seckill"
 )
 
 // Pricer changes an activity's price (docs/API.md "Prices");
 // *purchase.Service implements it. A Service without it serves no price
 // route.
 type Pricer interface {
-	SetPrice(ctx context.Context, id, priceMinor int64, currency string) (purchase.ActivityView, error)
+	SetPrice(ctx context.Context, id, priceMinor int64, currency string) (seckill.ActivityView, error)
 }
 
 // addPriceRoute adds POST /admin/v1/activities/{id}/price to the ops API.

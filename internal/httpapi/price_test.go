@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/purchase"
 	"github.com/seckill-oss/seckill/internal/testkit/apispec"
 )
 
@@ -16,7 +15,7 @@ type pricedFake struct {
 	*fakeService
 }
 
-func (p pricedFake) SetPrice(_ context.Context, id, priceMinor int64, currency string) (purchase.ActivityView, error) {
+func (p pricedFake) SetPrice(_ context.Context, id, priceMinor int64, currency string) (seckill.ActivityView, error) {
 	if err := seckill.ValidPrice(priceMinor, currency); err != nil {
 		panic("SetPrice got an invalid price") // answered 500: the edge must refuse it first
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/purchase"
 )
 
 // Queue is the buyer side of the waiting rooms (docs/API.md "Waiting room").
@@ -21,8 +20,8 @@ type Queue interface {
 // RoomAdmin turns an activity's waiting room on (or moves its opening) and
 // off.
 type RoomAdmin interface {
-	SetWaitingRoom(ctx context.Context, id int64, opensAt time.Time) (purchase.ActivityView, error)
-	RemoveWaitingRoom(ctx context.Context, id int64) (purchase.ActivityView, error)
+	SetWaitingRoom(ctx context.Context, id int64, opensAt time.Time) (seckill.ActivityView, error)
+	RemoveWaitingRoom(ctx context.Context, id int64) (seckill.ActivityView, error)
 }
 
 type queueResponse struct {
@@ -59,7 +58,7 @@ type roomResponse struct {
 	Admitted int64  `json:"admitted"`
 }
 
-func newRoomResponse(v *purchase.RoomView) *roomResponse {
+func newRoomResponse(v *seckill.RoomView) *roomResponse {
 	if v == nil {
 		return nil
 	}
@@ -123,7 +122,7 @@ func addRoomRoutes(admin *gin.RouterGroup, ra RoomAdmin) {
 	})
 }
 
-func respondActivity(c *gin.Context, v purchase.ActivityView, err error) {
+func respondActivity(c *gin.Context, v seckill.ActivityView, err error) {
 	if err != nil {
 		respondError(c, err)
 		return

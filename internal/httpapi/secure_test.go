@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/seckill-oss/seckill"
-
-	"github.com/seckill-oss/seckill/internal/purchase"
 )
 
 // TestNoSniffOnEveryAnswer: every answer of both listeners, successes,
@@ -21,7 +19,7 @@ import (
 // and pprof, carries X-Content-Type-Options: nosniff (issue 33).
 func TestNoSniffOnEveryAnswer(t *testing.T) {
 	f := newFake()
-	f.activity = func(id int64) (purchase.ActivityView, error) {
+	f.activity = func(id int64) (seckill.ActivityView, error) {
 		if id == 9 {
 			panic("boom")
 		}

@@ -39,7 +39,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/purchase"
 )
 
 // Service is what the HTTP edge needs of the purchase service;
@@ -47,16 +46,16 @@ import (
 // contract code; any other error is answered 500 internal (or 503 unavailable
 // for a context deadline or cancellation).
 type Service interface {
-	Buy(ctx context.Context, req purchase.BuyRequest) (seckill.Order, error)
-	Activity(ctx context.Context, id int64) (purchase.ActivityView, error)
+	Buy(ctx context.Context, req seckill.BuyRequest) (seckill.Order, error)
+	Activity(ctx context.Context, id int64) (seckill.ActivityView, error)
 	// BuyerActivity is Activity as buyers may see it (an unannounced
 	// activity is not found until its start).
-	BuyerActivity(ctx context.Context, id int64) (purchase.ActivityView, error)
+	BuyerActivity(ctx context.Context, id int64) (seckill.ActivityView, error)
 	MyOrder(ctx context.Context, activityID, userID int64) (seckill.Order, error)
-	CreateActivity(ctx context.Context, a seckill.Activity) (purchase.ActivityView, error)
+	CreateActivity(ctx context.Context, a seckill.Activity) (seckill.ActivityView, error)
 	Preload(ctx context.Context, id int64) (remaining int64, err error)
-	Audit(ctx context.Context, id int64) (purchase.Audit, error)
-	Reconcile(ctx context.Context, id int64) (purchase.Reconciliation, error)
+	Audit(ctx context.Context, id int64) (seckill.Audit, error)
+	Reconcile(ctx context.Context, id int64) (seckill.Reconciliation, error)
 	Ready(ctx context.Context) error
 }
 

@@ -47,13 +47,13 @@ var (
 // fakeService answers like a purchase service holding activity 1 (total 100,
 // 37 left) and nothing else; tests replace single methods.
 type fakeService struct {
-	buy       func(purchase.BuyRequest) (seckill.Order, error)
-	activity  func(id int64) (purchase.ActivityView, error)
+	buy       func(seckill.BuyRequest) (seckill.Order, error)
+	activity  func(id int64) (seckill.ActivityView, error)
 	myOrder   func(activityID, userID int64) (seckill.Order, error)
-	create    func(seckill.Activity) (purchase.ActivityView, error)
+	create    func(seckill.Activity) (seckill.ActivityView, error)
 	preload   func(id int64) (int64, error)
-	audit     func(id int64) (purchase.Audit, error)
-	reconcile func(id int64) (purchase.Reconciliation, error)
+	audit     func(id int64) (seckill.Audit, error)
+	reconcile func(id int64) (seckill.Reconciliation, error)
 	ready     func() error
 }
 
@@ -64,18 +64,18 @@ func notFound(id int64) error {
 func newFake() *fakeService {
 	act := seckill.Activity{ID: 1, Name: "Moutai 53%", TotalStock: 100, StartsAt: t0, EndsAt: t1}
 	return &fakeService{
-		buy: func(r purchase.BuyRequest) (seckill.Order, error) {
+		buy: func(r seckill.BuyRequest) (seckill.Order, error) {
 			if r.ActivityID != 1 {
 				return seckill.Order{}, notFound(r.ActivityID)
 			}
 			return seckill.Order{ID: "ord-1", ActivityID: r.ActivityID, UserID: r.UserID, Status: seckill.OrderStatusCreated,
 				IdempotencyKey: r.IdempotencyKey, CreatedAt: t0.Add(5 * time.Minute)}, nil
 		},
-		activity: func(id int64) (purchase.ActivityView, error) {
+		activity: func(id int64) (seckill.ActivityView, error) {
 			if id != 1 {
-				return purchase.ActivityView{}, notFound(id)
+				return seckill.ActivityView{}, notFound(id)
 			}
-			return purchase.ActivityView{Activity: act, Remaining: 37, Status: seckill.StatusActive}, nil
+			return seckill.ActivityView{Activity: act, Remaining: 37, Status: seckill.StatusActive}, nil
 		},
 		myOrder: func(activityID, userID int64) (seckill.Order, error) {
 			if activityID != 1 {
@@ -86,9 +86,9 @@ func newFake() *fakeService {
 			}
 			return seckill.Order{ID: "ord-42", ActivityID: 1, UserID: 42, Status: seckill.OrderStatusCreated, CreatedAt: t0}, nil
 		},
-		create: func(a seckill.Activity) (purchase.ActivityView, error) {
+		create: func(a seckill.Activity) (seckill.ActivityView, error) {
 			a.ID = 7
-			return purchase.ActivityView{Activity: a, Remaining: a.TotalStock, Status: seckill.StatusUpcoming}, nil
+			return seckill.ActivityView{Activity: a, Remaining: a.TotalStock, Status: seckill.StatusUpcoming}, nil
 		},
 		preload: func(id int64) (int64, error) {
 			if id != 1 {
@@ -96,43 +96,43 @@ func newFake() *fakeService {
 			}
 			return 100, nil
 		},
-		audit: func(id int64) (purchase.Audit, error) {
+		audit: func(id int64) (seckill.Audit, error) {
 			if id != 1 {
-				return purchase.Audit{}, notFound(id)
+				return seckill.Audit{}, notFound(id)
 			}
-			return purchase.Audit{ActivityID: 1, TotalStock: 100, Orders: 100, RedisRemaining: 0, Consistent: true}, nil
+			return seckill.Audit{ActivityID: 1, TotalStock: 100, Orders: 100, RedisRemaining: 0, Consistent: true}, nil
 		},
-		reconcile: func(id int64) (purchase.Reconciliation, error) {
+		reconcile: func(id int64) (seckill.Reconciliation, error) {
 			if id != 1 {
-				return purchase.Reconciliation{}, notFound(id)
+				return seckill.Reconciliation{}, notFound(id)
 			}
-			return purchase.Reconciliation{ActivityID: 1, TotalStock: 100, Orders: 60, Before: 39, After: 40, Changed: true}, nil
+			return seckill.Reconciliation{ActivityID: 1, TotalStock: 100, Orders: 60, Before: 39, After: 40, Changed: true}, nil
 		},
 		ready: func() error { return nil },
 	}
 }
 
-func (f *fakeService) Buy(_ context.Context, r purchase.BuyRequest) (seckill.Order, error) {
+func (f *fakeService) Buy(_ context.Context, r seckill.BuyRequest) (seckill.Order, error) {
 	return f.buy(r)
 }
-func (f *fakeService) BuyerActivity(ctx context.Context, id int64) (purchase.ActivityView, error) {
+func (f *fakeService) BuyerActivity(ctx context.Context, id int64) (seckill.ActivityView, error) {
 	return f.Activity(ctx, id)
 }
 
-func (f *fakeService) Activity(_ context.Context, id int64) (purchase.ActivityView, error) {
+func (f *fakeService) Activity(_ context.Context, id int64) (seckill.ActivityView, error) {
 	return f.activity(id)
 }
 func (f *fakeService) MyOrder(_ context.Context, a, u int64) (seckill.Order, error) {
 	return f.myOrder(a, u)
 }
-func (f *fakeService) CreateActivity(_ context.Context, a seckill.Activity) (purchase.ActivityView, error) {
+func (f *fakeService) CreateActivity(_ context.Context, a seckill.Activity) (seckill.ActivityView, error) {
 	return f.create(a)
 }
 func (f *fakeService) Preload(_ context.Context, id int64) (int64, error) { return f.preload(id) }
-func (f *fakeService) Audit(_ context.Context, id int64) (purchase.Audit, error) {
+func (f *fakeService) Audit(_ context.Context, id int64) (seckill.Audit, error) {
 	return f.audit(id)
 }
-func (f *fakeService) Reconcile(_ context.Context, id int64) (purchase.Reconciliation, error) {
+func (f *fakeService) Reconcile(_ context.Context, id int64) (seckill.Reconciliation, error) {
 	return f.reconcile(id)
 }
 func (f *fakeService) Ready(context.Context) error { return f.ready() }
@@ -315,8 +315,8 @@ func TestSuccessBodies(t *testing.T) {
 
 func TestReconcileNotLoaded(t *testing.T) {
 	f := newFake()
-	f.reconcile = func(int64) (purchase.Reconciliation, error) {
-		return purchase.Reconciliation{ActivityID: 1, TotalStock: 100, Orders: 3, Before: -1, After: 97, Changed: true}, nil
+	f.reconcile = func(int64) (seckill.Reconciliation, error) {
+		return seckill.Reconciliation{ActivityID: 1, TotalStock: 100, Orders: 3, Before: -1, After: 97, Changed: true}, nil
 	}
 	rec := serve(newTestServer(Config{AdminToken: adminToken}, f), request{"POST", "/admin/v1/activities/1/reconcile", "", admin})
 	checkBody(t, rec, 200, `{"activity_id":1,"total_stock":100,"orders":3,"before":null,"after":97,"changed":true}`)
@@ -325,8 +325,8 @@ func TestReconcileNotLoaded(t *testing.T) {
 // TestBuyPassesRequest checks what reaches the purchase service.
 func TestBuyPassesRequest(t *testing.T) {
 	f := newFake()
-	var got purchase.BuyRequest
-	f.buy = func(r purchase.BuyRequest) (seckill.Order, error) {
+	var got seckill.BuyRequest
+	f.buy = func(r seckill.BuyRequest) (seckill.Order, error) {
 		got = r
 		return seckill.Order{ID: "o", ActivityID: r.ActivityID, UserID: r.UserID, Status: "created", CreatedAt: t0}, nil
 	}
@@ -335,7 +335,7 @@ func TestBuyPassesRequest(t *testing.T) {
 	if rec.Code != 201 {
 		t.Fatalf("status %d: %s", rec.Code, rec.Body)
 	}
-	want := purchase.BuyRequest{ActivityID: 9223372036854775807, UserID: 1234567890123, IdempotencyKey: "!~key-1"}
+	want := seckill.BuyRequest{ActivityID: 9223372036854775807, UserID: 1234567890123, IdempotencyKey: "!~key-1"}
 	if got != want {
 		t.Errorf("Buy got %+v, want %+v", got, want)
 	}
@@ -486,11 +486,11 @@ func TestRejections(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFake()
-			f.create = func(a seckill.Activity) (purchase.ActivityView, error) {
+			f.create = func(a seckill.Activity) (seckill.ActivityView, error) {
 				t.Errorf("CreateActivity reached with %+v", a)
-				return purchase.ActivityView{}, errors.New("unreachable")
+				return seckill.ActivityView{}, errors.New("unreachable")
 			}
-			f.buy = func(r purchase.BuyRequest) (seckill.Order, error) {
+			f.buy = func(r seckill.BuyRequest) (seckill.Order, error) {
 				t.Errorf("Buy reached with %+v", r)
 				return seckill.Order{}, errors.New("unreachable")
 			}
@@ -529,7 +529,7 @@ func TestServiceErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFake()
-			f.buy = func(purchase.BuyRequest) (seckill.Order, error) { return seckill.Order{}, tt.err }
+			f.buy = func(seckill.BuyRequest) (seckill.Order, error) { return seckill.Order{}, tt.err }
 			rec := serve(newTestServer(Config{}, f), request{"POST", "/api/v1/activities/1/orders", "", user("42")})
 			body := checkError(t, rec, tt.status, tt.code)
 			if got := rec.Header().Get("Retry-After"); got != tt.retryAfter {
@@ -550,12 +550,12 @@ func TestServiceErrors(t *testing.T) {
 func TestEveryEndpointMapsErrors(t *testing.T) {
 	unavailable := seckill.Errorf(seckill.EUnavailable, "down")
 	f := newFake()
-	f.activity = func(int64) (purchase.ActivityView, error) { return purchase.ActivityView{}, unavailable }
+	f.activity = func(int64) (seckill.ActivityView, error) { return seckill.ActivityView{}, unavailable }
 	f.myOrder = func(int64, int64) (seckill.Order, error) { return seckill.Order{}, unavailable }
-	f.create = func(seckill.Activity) (purchase.ActivityView, error) { return purchase.ActivityView{}, unavailable }
+	f.create = func(seckill.Activity) (seckill.ActivityView, error) { return seckill.ActivityView{}, unavailable }
 	f.preload = func(int64) (int64, error) { return 0, unavailable }
-	f.audit = func(int64) (purchase.Audit, error) { return purchase.Audit{}, unavailable }
-	f.reconcile = func(int64) (purchase.Reconciliation, error) { return purchase.Reconciliation{}, unavailable }
+	f.audit = func(int64) (seckill.Audit, error) { return seckill.Audit{}, unavailable }
+	f.reconcile = func(int64) (seckill.Reconciliation, error) { return seckill.Reconciliation{}, unavailable }
 	h := newTestServer(Config{AdminToken: adminToken}, f)
 	for _, r := range []request{
 		{"GET", "/api/v1/activities/1", "", nil},
@@ -654,7 +654,7 @@ func TestReadyzUnavailable(t *testing.T) {
 
 func TestPanicIsJSON500(t *testing.T) {
 	f := newFake()
-	f.buy = func(purchase.BuyRequest) (seckill.Order, error) { panic("boom: secret state") }
+	f.buy = func(seckill.BuyRequest) (seckill.Order, error) { panic("boom: secret state") }
 	var logs bytes.Buffer
 	h := NewServer(Config{}, Deps{Service: f, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	rec := serve(h, request{"POST", "/api/v1/activities/1/orders", "", user("42")})
@@ -717,7 +717,7 @@ func TestRateLimits(t *testing.T) {
 	// is looked at, so a holder past it gets 429, not already_purchased.
 	t.Run("before already_purchased", func(t *testing.T) {
 		f := newFake()
-		f.buy = func(purchase.BuyRequest) (seckill.Order, error) {
+		f.buy = func(seckill.BuyRequest) (seckill.Order, error) {
 			return seckill.Order{}, &seckill.Error{Code: seckill.EAlreadyPurchased, Message: "you have one", OrderID: "ord-9"}
 		}
 		h := newTestServer(Config{UserRate: 0.01, UserBurst: 1}, f)
@@ -882,7 +882,7 @@ func TestMetrics(t *testing.T) {
 	h := NewServer(Config{}, Deps{Service: f, Registry: reg, Gatherer: reg})
 	serve(h, request{"POST", "/api/v1/activities/1/orders", "", user("42")})
 	serve(h, request{"POST", "/api/v1/activities/1/orders", "", nil})
-	f.buy = func(purchase.BuyRequest) (seckill.Order, error) {
+	f.buy = func(seckill.BuyRequest) (seckill.Order, error) {
 		return seckill.Order{}, seckill.Errorf(seckill.ESoldOut, "gone")
 	}
 	serve(h, request{"POST", "/api/v1/activities/1/orders", "", user("42")})

@@ -13,7 +13,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/purchase"
 	"github.com/seckill-oss/seckill/internal/tracing"
 )
 
@@ -26,7 +25,7 @@ type spanService struct {
 	requestID string
 }
 
-func (s *spanService) Buy(ctx context.Context, r purchase.BuyRequest) (seckill.Order, error) {
+func (s *spanService) Buy(ctx context.Context, r seckill.BuyRequest) (seckill.Order, error) {
 	s.got, s.baggage, s.requestID = trace.SpanContextFromContext(ctx), baggage.FromContext(ctx), tracing.RequestID(ctx)
 	return s.fakeService.Buy(ctx, r)
 }

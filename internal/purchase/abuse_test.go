@@ -49,7 +49,7 @@ func TestConcurrentRepeatsOfOneBuyerHoldOneQueueSlot(t *testing.T) {
 	answers := make(chan answer, n)
 	for range n {
 		go func() {
-			o, err := svc.Buy(ctx, purchase.BuyRequest{ActivityID: a.ID, UserID: 7})
+			o, err := svc.Buy(ctx, seckill.BuyRequest{ActivityID: a.ID, UserID: 7})
 			answers <- answer{o, err}
 		}()
 	}
@@ -101,14 +101,14 @@ func TestBoughtBuyerWithFreshKeysCostsNoKeyLookup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := svc.Buy(ctx, purchase.BuyRequest{ActivityID: a.ID, UserID: 9, IdempotencyKey: "k-first"})
+	first, err := svc.Buy(ctx, seckill.BuyRequest{ActivityID: a.ID, UserID: 9, IdempotencyKey: "k-first"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var lookups atomic.Int64
 	svc.CountKeyLookups(&lookups)
 	for i := range 50 {
-		_, err := svc.Buy(ctx, purchase.BuyRequest{ActivityID: a.ID, UserID: 9, IdempotencyKey: fmt.Sprintf("k-%d", i)})
+		_, err := svc.Buy(ctx, seckill.BuyRequest{ActivityID: a.ID, UserID: 9, IdempotencyKey: fmt.Sprintf("k-%d", i)})
 		var e *seckill.Error
 		if !errors.As(err, &e) || e.Code != seckill.EAlreadyPurchased || e.OrderID != first.ID || e.OrderStatus != seckill.OrderStatusCreated {
 			t.Fatalf("fresh key %d: %v, want already_purchased naming %s (created)", i, err, first.ID)
@@ -117,7 +117,7 @@ func TestBoughtBuyerWithFreshKeysCostsNoKeyLookup(t *testing.T) {
 	if n := lookups.Load(); n != 0 {
 		t.Errorf("50 fresh keys of a user who bought cost %d look-ups by key, want 0", n)
 	}
-	again, err := svc.Buy(ctx, purchase.BuyRequest{ActivityID: a.ID, UserID: 9, IdempotencyKey: "k-first"})
+	again, err := svc.Buy(ctx, seckill.BuyRequest{ActivityID: a.ID, UserID: 9, IdempotencyKey: "k-first"})
 	if err != nil || again.ID != first.ID || again.Status != seckill.OrderStatusCreated {
 		t.Errorf("repeat of the first key: %+v, %v; want order %s again", again, err, first.ID)
 	}
@@ -146,7 +146,7 @@ func TestRejectedBuyerIsRememberedBriefly(t *testing.T) {
 	}
 	var first string
 	for i := range 10 {
-		_, err := svc.Buy(context.Background(), purchase.BuyRequest{ActivityID: a.ID, UserID: 4})
+		_, err := svc.Buy(context.Background(), seckill.BuyRequest{ActivityID: a.ID, UserID: 4})
 		var e *seckill.Error
 		if !errors.As(err, &e) || e.Code != seckill.EUserRejected {
 			t.Fatalf("attempt %d: %v, want user_rejected", i, err)
@@ -161,7 +161,7 @@ func TestRejectedBuyerIsRememberedBriefly(t *testing.T) {
 		t.Errorf("10 attempts of a rejected user made %d user-service calls, want 1", n)
 	}
 	f.clock.Add(5 * time.Second)
-	if _, err := svc.Buy(context.Background(), purchase.BuyRequest{ActivityID: a.ID, UserID: 4}); code(err) != seckill.EUserRejected {
+	if _, err := svc.Buy(context.Background(), seckill.BuyRequest{ActivityID: a.ID, UserID: 4}); code(err) != seckill.EUserRejected {
 		t.Fatalf("after 5 s: %v, want user_rejected", err)
 	}
 	if n := calls.Load(); n != 2 {
@@ -182,7 +182,7 @@ func TestConcurrentRepeatsOfOneKeyGetTheOneOrder(t *testing.T) {
 	ids := make(chan string, n)
 	for range n {
 		go func() {
-			o, err := svc.Buy(ctx, purchase.BuyRequest{ActivityID: a.ID, UserID: 8, IdempotencyKey: "k-same"})
+			o, err := svc.Buy(ctx, seckill.BuyRequest{ActivityID: a.ID, UserID: 8, IdempotencyKey: "k-same"})
 			if err != nil {
 				t.Errorf("repeat of one key: %v, want the order", err)
 			}

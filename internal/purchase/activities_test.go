@@ -13,7 +13,6 @@ import (
 
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/order"
-	"github.com/seckill-oss/seckill/internal/purchase"
 	"github.com/seckill-oss/seckill/migrations"
 )
 
@@ -69,7 +68,7 @@ func TestUnknownActivityIDsCostTwoQueriesASecond(t *testing.T) {
 			t.Fatalf("Activity(1) of an empty database: %v, want activity_not_found", err)
 		}
 	}
-	if _, err := svc.Buy(ctx, purchase.BuyRequest{ActivityID: 1, UserID: 7}); code(err) != seckill.EActivityNotFound {
+	if _, err := svc.Buy(ctx, seckill.BuyRequest{ActivityID: 1, UserID: 7}); code(err) != seckill.EActivityNotFound {
 		t.Fatalf("Buy of an unknown activity: %v, want activity_not_found", err)
 	}
 	for id := int64(2); id < 202; id++ {

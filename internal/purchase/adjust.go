@@ -11,15 +11,6 @@ import (
 	"github.com/seckill-oss/seckill/internal/order"
 )
 
-// StockAdjustment reports what AdjustStock changed.
-type StockAdjustment struct {
-	ActivityID int64
-	Before     int64 // total stock before
-	TotalStock int64 // total stock after
-	Sold       int64 // units held by created and paid orders
-	Remaining  int64 // loaded into Redis: TotalStock - Sold
-}
-
 // AdjustStock sets the activity's total stock to total during a sale, safely:
 // under the activity's lock (no batch of this or another instance deducts
 // meanwhile), with the fence claimed in the database (no purchase whose lease
@@ -28,45 +19,45 @@ type StockAdjustment struct {
 // Reconcile does. The database is changed first: when the Redis load fails
 // after it, the answer is 503 and a reconcile (or preload) loads the stock
 // from the new total.
-func (s *Service) AdjustStock(ctx context.Context, id, total int64) (StockAdjustment, error) {
+func (s *Service) AdjustStock(ctx context.Context, id, total int64) (seckill.StockAdjustment, error) {
 	if total < 1 || total > seckill.MaxTotalStock {
-		return StockAdjustment{}, seckill.Errorf(seckill.EInvalid, "total_stock must be between 1 and %d", seckill.MaxTotalStock)
+		return seckill.StockAdjustment{}, seckill.Errorf(seckill.EInvalid, "total_stock must be between 1 and %d", seckill.MaxTotalStock)
 	}
 	if _, err := s.activity(ctx, id); err != nil {
-		return StockAdjustment{}, err
+		return seckill.StockAdjustment{}, err
 	}
 	lk, release, err := s.holdActivity(ctx, id)
 	if err != nil {
-		return StockAdjustment{}, err
+		return seckill.StockAdjustment{}, err
 	}
 	defer release()
 	lease := lk.Context()
 	if _, err := s.orders.ClaimFence(lease, id, lk.Fence()); err != nil {
-		return StockAdjustment{}, seckill.Unavailable("could not claim the activity in the database", err)
+		return seckill.StockAdjustment{}, seckill.Unavailable("could not claim the activity in the database", err)
 	}
 	epoch := s.soldOut.epoch(id)
 	// Read under the claim: no other adjustment can change it until we are done.
 	a, err := s.orders.Activity(lease, id)
 	if err != nil {
-		return StockAdjustment{}, seckill.Unavailable("the order database did not answer", err)
+		return seckill.StockAdjustment{}, seckill.Unavailable("the order database did not answer", err)
 	}
 	sold, err := s.orders.SetTotalStock(lease, id, lk.Fence(), total)
 	switch {
 	case errors.Is(err, order.ErrBelowSold):
-		return StockAdjustment{}, &seckill.Error{Code: seckill.EInvalid,
+		return seckill.StockAdjustment{}, &seckill.Error{Code: seckill.EInvalid,
 			Message: fmt.Sprintf("total_stock %d is below the %d units already sold", total, sold), Err: err}
 	case err != nil:
-		return StockAdjustment{}, seckill.Unavailable("the order database did not change the stock", err)
+		return seckill.StockAdjustment{}, seckill.Unavailable("the order database did not change the stock", err)
 	}
 	before := a.TotalStock
 	a.TotalStock = total
 	s.activities.put(a)
 	after := total - sold
 	if err := s.loadHeld(lease, lk, id, after, epoch); err != nil {
-		return StockAdjustment{}, seckill.Unavailable("the total stock changed, but Redis was not loaded with it: reconcile the activity", err)
+		return seckill.StockAdjustment{}, seckill.Unavailable("the total stock changed, but Redis was not loaded with it: reconcile the activity", err)
 	}
 	s.log.InfoContext(ctx, "stock adjusted", "activity_id", id, "before", before, "total_stock", total, "sold", sold, "remaining", after)
-	return StockAdjustment{ActivityID: id, Before: before, TotalStock: total, Sold: sold, Remaining: after}, nil
+	return seckill.StockAdjustment{ActivityID: id, Before: before, TotalStock: total, Sold: sold, Remaining: after}, nil
 }
 
 // holdActivity obtains the activity's lock as Reconcile does: the fence

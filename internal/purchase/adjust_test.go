@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/purchase"
 )
 
 // Stock changed while buyers buy: the books balance after every change and
@@ -19,7 +18,7 @@ func TestAdjustStockDuringASale(t *testing.T) {
 	var wg sync.WaitGroup
 	for u := int64(1); u <= 120; u++ {
 		wg.Go(func() {
-			_, err := f.svc.Buy(ctx, purchase.BuyRequest{ActivityID: id, UserID: u})
+			_, err := f.svc.Buy(ctx, seckill.BuyRequest{ActivityID: id, UserID: u})
 			if err != nil && code(err) != seckill.ESoldOut && code(err) != seckill.EBusy {
 				t.Errorf("buyer %d: %v", u, err)
 			}

@@ -12,19 +12,19 @@ import (
 // ListActivities returns a page of activities by id, after afterID, each with
 // its live stock (from Redis, or total - sold from the database when Redis
 // has none loaded).
-func (s *Service) ListActivities(ctx context.Context, afterID int64, limit int) ([]ActivityView, error) {
+func (s *Service) ListActivities(ctx context.Context, afterID int64, limit int) ([]seckill.ActivityView, error) {
 	rows, err := s.orders.ListActivities(ctx, afterID, limit)
 	if err != nil {
 		return nil, seckill.Unavailable("the order database did not answer", err)
 	}
 	now := s.now()
-	out := make([]ActivityView, len(rows))
+	out := make([]seckill.ActivityView, len(rows))
 	for i, r := range rows {
 		remaining, err := s.stock.Remaining(ctx, r.ID)
 		if err != nil {
 			remaining = max(r.TotalStock-r.Sold, 0)
 		}
-		out[i] = ActivityView{Activity: r.Activity, Remaining: remaining, Status: r.StatusAt(now, remaining), Room: s.roomView(ctx, r.Activity)}
+		out[i] = seckill.ActivityView{Activity: r.Activity, Remaining: remaining, Status: r.StatusAt(now, remaining), Room: s.roomView(ctx, r.Activity)}
 	}
 	return out, nil
 }

@@ -49,7 +49,7 @@ func (b *batch) fail(idx []int, err error) {
 }
 
 // req is the purchase request of the buyer at i.
-func (b *batch) req(i int) BuyRequest { return b.tickets[i].req }
+func (b *batch) req(i int) seckill.BuyRequest { return b.tickets[i].req }
 
 // users returns the user ids of the buyers at idx, in order.
 func (b *batch) users(idx []int) []int64 {

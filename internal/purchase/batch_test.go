@@ -91,7 +91,7 @@ func TestBatchWithMixedOutcomes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	held, err := other.Buy(ctx, purchase.BuyRequest{ActivityID: a.ID, UserID: holder})
+	held, err := other.Buy(ctx, seckill.BuyRequest{ActivityID: a.ID, UserID: holder})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestBatchWithMixedOutcomes(t *testing.T) {
 	buy := func(user int64, key string) <-chan answer {
 		c := make(chan answer, 1)
 		go func() {
-			o, err := svc.Buy(ctx, purchase.BuyRequest{ActivityID: a.ID, UserID: user, IdempotencyKey: key})
+			o, err := svc.Buy(ctx, seckill.BuyRequest{ActivityID: a.ID, UserID: user, IdempotencyKey: key})
 			c <- answer{user, o, err}
 		}()
 		return c
@@ -192,7 +192,7 @@ func TestHolderHearsAlreadyPurchasedAfterSellOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := a.Buy(ctx, purchase.BuyRequest{ActivityID: act.ID, UserID: 1})
+	o, err := a.Buy(ctx, seckill.BuyRequest{ActivityID: act.ID, UserID: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,14 +200,14 @@ func TestHolderHearsAlreadyPurchasedAfterSellOut(t *testing.T) {
 	// answers from its sold-out mark.
 	holder := func(how string) {
 		t.Helper()
-		_, err := b.Buy(ctx, purchase.BuyRequest{ActivityID: act.ID, UserID: 1})
+		_, err := b.Buy(ctx, seckill.BuyRequest{ActivityID: act.ID, UserID: 1})
 		var e *seckill.Error
 		if !errors.As(err, &e) || e.Code != seckill.EAlreadyPurchased || e.OrderID != o.ID || e.OrderStatus != seckill.OrderStatusCreated {
 			t.Fatalf("the holder on another instance, %s: %v, want already_purchased with order %s, status created", how, err, o.ID)
 		}
 	}
 	holder("in a batch")
-	if _, err := b.Buy(ctx, purchase.BuyRequest{ActivityID: act.ID, UserID: 2}); code(err) != seckill.ESoldOut {
+	if _, err := b.Buy(ctx, seckill.BuyRequest{ActivityID: act.ID, UserID: 2}); code(err) != seckill.ESoldOut {
 		t.Fatalf("a buyer without an order: %v, want sold_out", err)
 	}
 	holder("from the sold-out mark")
@@ -235,13 +235,13 @@ func TestHolderInABatchTakesNoUnitFromANewcomer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	held, err := a.Buy(ctx, purchase.BuyRequest{ActivityID: act.ID, UserID: 1})
+	held, err := a.Buy(ctx, seckill.BuyRequest{ActivityID: act.ID, UserID: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	buy := func(user int64) <-chan error {
 		c := make(chan error, 1)
-		go func() { _, err := b.Buy(ctx, purchase.BuyRequest{ActivityID: act.ID, UserID: user}); c <- err }()
+		go func() { _, err := b.Buy(ctx, seckill.BuyRequest{ActivityID: act.ID, UserID: user}); c <- err }()
 		return c
 	}
 	first := buy(99) // takes a unit; its batch holds b's queue meanwhile
@@ -297,7 +297,7 @@ func TestFailedAcquireIsUnavailableNotBusy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Buy(context.Background(), purchase.BuyRequest{ActivityID: act.ID, UserID: 1}); code(err) != seckill.EUnavailable {
+	if _, err := svc.Buy(context.Background(), seckill.BuyRequest{ActivityID: act.ID, UserID: 1}); code(err) != seckill.EUnavailable {
 		t.Fatalf("purchase while every acquire times out: %v, want unavailable", err)
 	}
 }

@@ -10,15 +10,6 @@ import (
 	"github.com/seckill-oss/seckill/internal/tracing"
 )
 
-// BuyRequest is one buyer's attempt to buy one unit.
-type BuyRequest struct {
-	ActivityID int64
-	UserID     int64
-	// IdempotencyKey, when not empty, makes a repeat by the same user return
-	// the first request's order.
-	IdempotencyKey string
-}
-
 // Buy sells one unit of the activity to the user. It returns the order, or an
 // *seckill.Error with the contract's code. Whatever it returns, it never leaves
 // a unit deducted without its order unless it could not learn whether the
@@ -27,7 +18,7 @@ type BuyRequest struct {
 // The answer comes within about 2*LockWait + LockTTL + a few seconds of
 // detached clean-up: LockWait in the queue (then 429 busy), LockWait for a
 // lock another process holds, and the batch itself, bounded by its lease.
-func (s *Service) Buy(ctx context.Context, req BuyRequest) (seckill.Order, error) {
+func (s *Service) Buy(ctx context.Context, req seckill.BuyRequest) (seckill.Order, error) {
 	if req.ActivityID <= 0 {
 		return seckill.Order{}, seckill.Errorf(seckill.EInvalid, "activity id must be a positive integer")
 	}
@@ -67,7 +58,7 @@ func (s *Service) Buy(ctx context.Context, req BuyRequest) (seckill.Order, error
 // moment ago, for a repeat of an idempotency key, for a buyer the
 // activity's waiting room has not admitted, and while the activity is fresh
 // sold out. done is false when the buyer must queue.
-func (s *Service) answerUnqueued(ctx context.Context, a seckill.Activity, req BuyRequest) (o seckill.Order, err error, done bool) {
+func (s *Service) answerUnqueued(ctx context.Context, a seckill.Activity, req seckill.BuyRequest) (o seckill.Order, err error, done bool) {
 	now := s.now()
 	if now.Before(a.StartsAt) {
 		return seckill.Order{}, seckill.Errorf(seckill.ENotStarted, "the sale starts at %s", a.StartsAt.UTC().Format(time.RFC3339)), true
@@ -109,7 +100,7 @@ func (s *Service) answerUnqueued(ctx context.Context, a seckill.Activity, req Bu
 // again for a repeat of its idempotency key, already_purchased otherwise. It
 // makes no look-up by key. ok is false when the database holds no order of
 // the user after all; the buyer then goes the usual way.
-func (s *Service) answerBought(ctx context.Context, activityID int64, req BuyRequest) (o seckill.Order, err error, ok bool) {
+func (s *Service) answerBought(ctx context.Context, activityID int64, req seckill.BuyRequest) (o seckill.Order, err error, ok bool) {
 	held, err := s.orders.OrdersByUsers(ctx, activityID, []int64{req.UserID})
 	if err != nil {
 		if req.IdempotencyKey != "" {
@@ -132,14 +123,14 @@ func (s *Service) answerBought(ctx context.Context, activityID int64, req BuyReq
 // leadFlight runs the buyer's purchase in flight and gives its outcome to
 // the requests waiting for it; should the purchase panic, they go on by
 // themselves rather than wait for their contexts to end.
-func (s *Service) leadFlight(ctx context.Context, f *flight, a seckill.Activity, req BuyRequest) (o seckill.Order, err error) {
+func (s *Service) leadFlight(ctx context.Context, f *flight, a seckill.Activity, req seckill.BuyRequest) (o seckill.Order, err error) {
 	err = seckill.Errorf(seckill.EInternal, "the purchase in flight did not finish")
 	defer func() { s.inflight.leave(f, o, err, ctx.Err() != nil) }()
 	return s.queueAndAwait(ctx, a, req)
 }
 
 // queueAndAwait queues the buyer and waits for its batch's answer.
-func (s *Service) queueAndAwait(ctx context.Context, a seckill.Activity, req BuyRequest) (seckill.Order, error) {
+func (s *Service) queueAndAwait(ctx context.Context, a seckill.Activity, req seckill.BuyRequest) (seckill.Order, error) {
 	s.tickets.Add(1)
 	defer s.tickets.Add(-1)
 	t := newTicket(req)
@@ -182,7 +173,7 @@ func ended(a seckill.Activity) *seckill.Error {
 	return seckill.Errorf(seckill.EEnded, "the sale ended at %s", a.EndsAt.UTC().Format(time.RFC3339))
 }
 
-func (s *Service) replay(o seckill.Order, req BuyRequest) (seckill.Order, error) {
+func (s *Service) replay(o seckill.Order, req seckill.BuyRequest) (seckill.Order, error) {
 	if o.ActivityID != req.ActivityID {
 		return seckill.Order{}, seckill.Errorf(seckill.EInvalid, "this Idempotency-Key was already used for activity %d", o.ActivityID)
 	}

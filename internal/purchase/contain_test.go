@@ -17,7 +17,7 @@ func TestContainedPanicFailsOnlyItsBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &Service{m: m, log: slog.New(slog.DiscardHandler)}
-	batch := []*ticket{newTicket(BuyRequest{UserID: 1}), newTicket(BuyRequest{UserID: 2})}
+	batch := []*ticket{newTicket(seckill.BuyRequest{UserID: 1}), newTicket(seckill.BuyRequest{UserID: 2})}
 	batch[0].answer(seckill.Order{ID: "sold-before-the-panic"}, nil)
 
 	s.contain(7, batch, func() { panic("index out of range [5] with length 3") })

@@ -24,7 +24,7 @@ type inflights struct {
 
 // flight is one purchase in flight and, once done is closed, its outcome.
 type flight struct {
-	req  BuyRequest
+	req  seckill.BuyRequest
 	done chan struct{}
 	// Set before done is closed, read after.
 	order seckill.Order
@@ -35,7 +35,7 @@ type flight struct {
 // join returns the buyer's flight, and whether the caller leads it: a
 // leader runs the purchase and must leave; any other caller waits for done
 // and then calls waited.
-func (fs *inflights) join(b buyer, req BuyRequest) (*flight, bool) {
+func (fs *inflights) join(b buyer, req seckill.BuyRequest) (*flight, bool) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if f := fs.flights[b]; f != nil {
@@ -67,7 +67,7 @@ func (fs *inflights) waited() { fs.waiting.Add(-1) }
 // the same buyer that waited for it; ok is false when req must go on by
 // itself (and will meet the buyer's order, if there is one, in the bought
 // memory or the queue).
-func (f *flight) answerFor(req BuyRequest) (o seckill.Order, err error, ok bool) {
+func (f *flight) answerFor(req seckill.BuyRequest) (o seckill.Order, err error, ok bool) {
 	if f.own {
 		return seckill.Order{}, nil, false
 	}

@@ -11,31 +11,23 @@ import (
 	"github.com/seckill-oss/seckill/internal/stock"
 )
 
-// ActivityView is an activity with its live stock.
-type ActivityView struct {
-	seckill.Activity
-	Remaining int64
-	Status    string
-	Room      *RoomView // nil: no waiting room
-}
-
 // Activity returns the activity and what is left of it. Remaining stock
 // comes from Redis; when Redis has none loaded or does not answer, it is
 // computed from the database.
-func (s *Service) Activity(ctx context.Context, id int64) (ActivityView, error) {
+func (s *Service) Activity(ctx context.Context, id int64) (seckill.ActivityView, error) {
 	a, err := s.activity(ctx, id)
 	if err != nil {
-		return ActivityView{}, err
+		return seckill.ActivityView{}, err
 	}
 	return s.view(ctx, a)
 }
 
 // BuyerActivity is Activity as a buyer may see it: an unannounced activity
 // is activity_not_found until its start.
-func (s *Service) BuyerActivity(ctx context.Context, id int64) (ActivityView, error) {
+func (s *Service) BuyerActivity(ctx context.Context, id int64) (seckill.ActivityView, error) {
 	a, err := s.VisibleActivity(ctx, id)
 	if err != nil {
-		return ActivityView{}, err
+		return seckill.ActivityView{}, err
 	}
 	return s.view(ctx, a)
 }
@@ -51,17 +43,17 @@ func (s *Service) VisibleActivity(ctx context.Context, id int64) (seckill.Activi
 }
 
 // view is the activity with its live stock and room.
-func (s *Service) view(ctx context.Context, a seckill.Activity) (ActivityView, error) {
+func (s *Service) view(ctx context.Context, a seckill.Activity) (seckill.ActivityView, error) {
 	id := a.ID
 	remaining, err := s.stock.Remaining(ctx, id)
 	if err != nil {
 		n, cerr := s.orders.CountOrders(ctx, id)
 		if cerr != nil {
-			return ActivityView{}, seckill.Unavailable("neither Redis nor the database answered", errors.Join(err, cerr))
+			return seckill.ActivityView{}, seckill.Unavailable("neither Redis nor the database answered", errors.Join(err, cerr))
 		}
 		remaining = max(a.TotalStock-n, 0)
 	}
-	return ActivityView{Activity: a, Remaining: remaining, Status: a.StatusAt(s.now(), remaining), Room: s.roomView(ctx, a)}, nil
+	return seckill.ActivityView{Activity: a, Remaining: remaining, Status: a.StatusAt(s.now(), remaining), Room: s.roomView(ctx, a)}, nil
 }
 
 // MyOrder returns the user's order for the activity.
@@ -82,30 +74,30 @@ func (s *Service) MyOrder(ctx context.Context, activityID, userID int64) (seckil
 // CreateActivity validates and stores a new activity and loads its stock
 // into Redis. A failure to load leaves the activity created; preloading it
 // later is safe.
-func (s *Service) CreateActivity(ctx context.Context, a seckill.Activity) (ActivityView, error) {
+func (s *Service) CreateActivity(ctx context.Context, a seckill.Activity) (seckill.ActivityView, error) {
 	if err := a.Validate(); err != nil {
-		return ActivityView{}, err
+		return seckill.ActivityView{}, err
 	}
 	if err := s.priceRequired(a.PriceMinor); err != nil {
-		return ActivityView{}, err
+		return seckill.ActivityView{}, err
 	}
 	a.StartsAt, a.EndsAt = a.StartsAt.UTC(), a.EndsAt.UTC()
 	if a.WaitingRoom != nil {
 		w, err := NewWaitingRoom(a.StartsAt, a.WaitingRoom.OpensAt)
 		if err != nil {
-			return ActivityView{}, err
+			return seckill.ActivityView{}, err
 		}
 		a.WaitingRoom = w
 	}
 	created, err := s.orders.CreateActivity(ctx, a)
 	if err != nil {
-		return ActivityView{}, seckill.Unavailable("the order database failed; the activity was not created", err)
+		return seckill.ActivityView{}, seckill.Unavailable("the order database failed; the activity was not created", err)
 	}
 	s.activities.put(created)
 	if _, err := s.Reconcile(ctx, created.ID); err != nil {
 		s.log.WarnContext(ctx, "stock of new activity not loaded; preload it", "activity_id", created.ID, "err", err)
 	}
-	return ActivityView{Activity: created, Remaining: created.TotalStock, Status: created.StatusAt(s.now(), created.TotalStock),
+	return seckill.ActivityView{Activity: created, Remaining: created.TotalStock, Status: created.StatusAt(s.now(), created.TotalStock),
 		Room: s.roomView(ctx, created)}, nil
 }
 
@@ -116,41 +108,24 @@ func (s *Service) Preload(ctx context.Context, id int64) (remaining int64, err e
 	return r.After, err
 }
 
-// Audit compares the database, Redis and the activity's total.
-type Audit struct {
-	ActivityID     int64
-	TotalStock     int64
-	Orders         int64
-	RedisRemaining int64 // 0 when Redis holds no stock for the activity
-	Oversold       bool  // Orders > TotalStock
-	Consistent     bool  // Orders + RedisRemaining == TotalStock
-	// AdmittedOpen is the waiting room's admissions given and not used up
-	// or lapsed; 0 without a room.
-	AdmittedOpen int64
-	// DrawSeed is the seed of the waiting room's draw, once the sale has
-	// started ("" before, and without a room): with it anyone can recompute
-	// every pre-queue place (docs/API.md).
-	DrawSeed string
-}
-
 // Audit reports whether the activity's books balance.
-func (s *Service) Audit(ctx context.Context, id int64) (Audit, error) {
+func (s *Service) Audit(ctx context.Context, id int64) (seckill.Audit, error) {
 	a, err := s.freshActivity(ctx, id) // the total may have been adjusted elsewhere
 	if err != nil {
-		return Audit{}, err
+		return seckill.Audit{}, err
 	}
 	n, err := s.orders.CountOrders(ctx, id)
 	if err != nil {
-		return Audit{}, seckill.Unavailable("the order database did not answer", err)
+		return seckill.Audit{}, seckill.Unavailable("the order database did not answer", err)
 	}
 	remaining, err := s.stock.Remaining(ctx, id)
 	switch {
 	case errors.Is(err, stock.ErrNotLoaded):
 		remaining = 0
 	case err != nil:
-		return Audit{}, seckill.Unavailable("Redis did not answer", err)
+		return seckill.Audit{}, seckill.Unavailable("Redis did not answer", err)
 	}
-	out := Audit{
+	out := seckill.Audit{
 		ActivityID:     id,
 		TotalStock:     a.TotalStock,
 		Orders:         n,
@@ -169,40 +144,20 @@ func (s *Service) Audit(ctx context.Context, id int64) (Audit, error) {
 	return out, nil
 }
 
-// Reconciliation reports what Reconcile changed.
-type Reconciliation struct {
-	ActivityID int64
-	TotalStock int64
-	Orders     int64
-	Before     int64 // Redis remaining before; -1 when none was loaded
-	After      int64
-	Changed    bool
-	Fence      int64 // of the lock grant the load was made under
-}
-
-// LoadedBefore is Before, or nil when Redis held no stock for the activity,
-// for reports where a sentinel number could be read as stock.
-func (r Reconciliation) LoadedBefore() *int64 {
-	if r.Before < 0 {
-		return nil
-	}
-	return &r.Before
-}
-
 // Reconcile sets the activity's stock in Redis to total_stock minus the
 // units sold in the database (created and paid orders, as the activity row
 // keeps them), under the activity's lock, and reports what it changed. It is safe at any time, during a sale and after Redis lost its
 // data: the lock keeps live purchases out, and the fence it claims in the
 // database keeps out any purchase whose lease has expired but which has not
 // written yet.
-func (s *Service) Reconcile(ctx context.Context, id int64) (Reconciliation, error) {
+func (s *Service) Reconcile(ctx context.Context, id int64) (seckill.Reconciliation, error) {
 	a, err := s.activity(ctx, id)
 	if err != nil {
-		return Reconciliation{}, err
+		return seckill.Reconciliation{}, err
 	}
 	lk, err := s.reconcileGrant(ctx, id)
 	if err != nil {
-		return Reconciliation{}, err
+		return seckill.Reconciliation{}, err
 	}
 	defer func() {
 		if err := lk.Release(ctx); err != nil {
@@ -212,12 +167,12 @@ func (s *Service) Reconcile(ctx context.Context, id int64) (Reconciliation, erro
 	lease := lk.Context()
 	n, err := s.orders.ClaimFence(lease, id, lk.Fence())
 	if err != nil {
-		return Reconciliation{}, seckill.Unavailable("could not claim the activity in the database", err)
+		return seckill.Reconciliation{}, seckill.Unavailable("could not claim the activity in the database", err)
 	}
 	// The total as of the claim: AdjustStock on another instance may have
 	// changed it since this one cached it, and only under a fence.
 	if a, err = s.freshActivity(lease, id); err != nil {
-		return Reconciliation{}, err
+		return seckill.Reconciliation{}, err
 	}
 	epoch := s.soldOut.epoch(id)
 	before, err := s.stock.Remaining(lease, id)
@@ -225,11 +180,11 @@ func (s *Service) Reconcile(ctx context.Context, id int64) (Reconciliation, erro
 	case errors.Is(err, stock.ErrNotLoaded):
 		before = -1
 	case err != nil:
-		return Reconciliation{}, seckill.Unavailable("Redis did not answer", err)
+		return seckill.Reconciliation{}, seckill.Unavailable("Redis did not answer", err)
 	}
 	after := max(a.TotalStock-n, 0)
 	if err := s.loadHeld(lease, lk, id, after, epoch); err != nil {
-		return Reconciliation{}, seckill.Unavailable("Redis did not answer, or the lease ended; stock not loaded", err)
+		return seckill.Reconciliation{}, seckill.Unavailable("Redis did not answer, or the lease ended; stock not loaded", err)
 	}
 	if a.WaitingRoom != nil {
 		// The room as the database has it, in case Redis lost it.
@@ -237,7 +192,7 @@ func (s *Service) Reconcile(ctx context.Context, id int64) (Reconciliation, erro
 			s.log.WarnContext(ctx, "waiting room not written to Redis; reconcile again", "activity_id", id, "err", err)
 		}
 	}
-	r := Reconciliation{ActivityID: id, TotalStock: a.TotalStock, Orders: n, Before: before, After: after, Changed: before != after, Fence: lk.Fence()}
+	r := seckill.Reconciliation{ActivityID: id, TotalStock: a.TotalStock, Orders: n, Before: before, After: after, Changed: before != after, Fence: lk.Fence()}
 	if r.Changed {
 		s.m.reconciled.Inc()
 		s.log.InfoContext(ctx, "stock reconciled", "activity_id", id, "orders", n, "before", r.LoadedBefore(), "after", after) // null, as the API says, when nothing was loaded

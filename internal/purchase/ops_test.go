@@ -81,7 +81,7 @@ func TestReconcileOfTwoMillionOrders(t *testing.T) {
 		t.Errorf("reconciliation %+v, want %d orders, nothing loaded before and %d after", r, orders, left)
 	}
 	t.Logf("reconciled in %v: %+v", time.Since(began).Round(time.Millisecond), r)
-	if _, err := svc.Buy(ctx, purchase.BuyRequest{ActivityID: a.ID, UserID: orders + 1}); err != nil {
+	if _, err := svc.Buy(ctx, seckill.BuyRequest{ActivityID: a.ID, UserID: orders + 1}); err != nil {
 		t.Errorf("purchase after the reload: %v", err)
 	}
 }

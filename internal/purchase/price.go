@@ -14,19 +14,19 @@ import (
 // so no cache here decides a price. 0 and "" remove the price. This
 // instance shows the new price at once; another one from its next read of
 // the activity (reconcile, audit, stock change or restart).
-func (s *Service) SetPrice(ctx context.Context, id, priceMinor int64, currency string) (ActivityView, error) {
+func (s *Service) SetPrice(ctx context.Context, id, priceMinor int64, currency string) (seckill.ActivityView, error) {
 	if err := seckill.ValidPrice(priceMinor, currency); err != nil {
-		return ActivityView{}, err
+		return seckill.ActivityView{}, err
 	}
 	if err := s.priceRequired(priceMinor); err != nil {
-		return ActivityView{}, err
+		return seckill.ActivityView{}, err
 	}
 	a, err := s.orders.SetPrice(ctx, id, priceMinor, currency)
 	switch {
 	case errors.Is(err, order.ErrActivityNotFound):
-		return ActivityView{}, seckill.Errorf(seckill.EActivityNotFound, "no activity %d", id)
+		return seckill.ActivityView{}, seckill.Errorf(seckill.EActivityNotFound, "no activity %d", id)
 	case err != nil:
-		return ActivityView{}, seckill.Unavailable("the order database did not answer; the price is unchanged", err)
+		return seckill.ActivityView{}, seckill.Unavailable("the order database did not answer; the price is unchanged", err)
 	}
 	s.activities.put(a)
 	s.log.InfoContext(ctx, "activity price changed", "activity_id", id, "price_minor", priceMinor, "currency", currency)

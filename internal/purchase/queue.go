@@ -18,7 +18,7 @@ const queueIdle = 30 * time.Second
 // (abandon) and a batch (take) claims it; a taken ticket is always answered,
 // once, on done.
 type ticket struct {
-	req      BuyRequest
+	req      seckill.BuyRequest
 	q        *queue
 	state    atomic.Int32
 	answered atomic.Bool
@@ -37,7 +37,7 @@ type outcome struct {
 	err   error
 }
 
-func newTicket(req BuyRequest) *ticket {
+func newTicket(req seckill.BuyRequest) *ticket {
 	return &ticket{req: req, done: make(chan outcome, 1)}
 }
 

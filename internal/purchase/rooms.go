@@ -30,12 +30,6 @@ type Rooms interface {
 	Sizes(ctx context.Context, activityID int64) (waiting, admitted int64, err error)
 }
 
-// RoomView is a waiting room as the activity's answers show it.
-type RoomView struct {
-	OpensAt           time.Time
-	Waiting, Admitted int64
-}
-
 // noRooms is Rooms when the service has none.
 type noRooms struct{}
 
@@ -104,11 +98,11 @@ func (s *Service) finishAdmissions(b *batch) {
 
 // roomView is the activity's room with its sizes; nil without a room. Sizes
 // Redis cannot give are shown as 0.
-func (s *Service) roomView(ctx context.Context, a seckill.Activity) *RoomView {
+func (s *Service) roomView(ctx context.Context, a seckill.Activity) *seckill.RoomView {
 	if a.WaitingRoom == nil {
 		return nil
 	}
-	v := &RoomView{OpensAt: a.WaitingRoom.OpensAt}
+	v := &seckill.RoomView{OpensAt: a.WaitingRoom.OpensAt}
 	if w, n, err := s.rooms.Sizes(ctx, a.ID); err == nil {
 		v.Waiting, v.Admitted = w, n
 	}
@@ -119,17 +113,17 @@ func (s *Service) roomView(ctx context.Context, a seckill.Activity) *RoomView {
 // DefaultWaitingRoomLead before the start), or moves its opening, before
 // the sale starts: already_started after. The draw's seed is made once and
 // kept.
-func (s *Service) SetWaitingRoom(ctx context.Context, id int64, opensAt time.Time) (ActivityView, error) {
+func (s *Service) SetWaitingRoom(ctx context.Context, id int64, opensAt time.Time) (seckill.ActivityView, error) {
 	a, err := s.freshActivity(ctx, id)
 	if err != nil {
-		return ActivityView{}, err
+		return seckill.ActivityView{}, err
 	}
 	if !s.now().Before(a.StartsAt) {
-		return ActivityView{}, seckill.Errorf(seckill.EAlreadyStarted, "the sale started at %s; a waiting room can only be turned on before", a.StartsAt.UTC().Format(time.RFC3339))
+		return seckill.ActivityView{}, seckill.Errorf(seckill.EAlreadyStarted, "the sale started at %s; a waiting room can only be turned on before", a.StartsAt.UTC().Format(time.RFC3339))
 	}
 	w, err := NewWaitingRoom(a.StartsAt, opensAt)
 	if err != nil {
-		return ActivityView{}, err
+		return seckill.ActivityView{}, err
 	}
 	if a.WaitingRoom != nil {
 		w.Seed = a.WaitingRoom.Seed
@@ -139,21 +133,21 @@ func (s *Service) SetWaitingRoom(ctx context.Context, id int64, opensAt time.Tim
 
 // RemoveWaitingRoom takes the activity's waiting room away: everyone may buy
 // again as without one.
-func (s *Service) RemoveWaitingRoom(ctx context.Context, id int64) (ActivityView, error) {
+func (s *Service) RemoveWaitingRoom(ctx context.Context, id int64) (seckill.ActivityView, error) {
 	if _, err := s.freshActivity(ctx, id); err != nil {
-		return ActivityView{}, err
+		return seckill.ActivityView{}, err
 	}
 	return s.storeRoom(ctx, id, nil)
 }
 
 // storeRoom writes the room to the database, then to Redis.
-func (s *Service) storeRoom(ctx context.Context, id int64, w *seckill.WaitingRoom) (ActivityView, error) {
+func (s *Service) storeRoom(ctx context.Context, id int64, w *seckill.WaitingRoom) (seckill.ActivityView, error) {
 	a, err := s.orders.SetWaitingRoom(ctx, id, w)
 	switch {
 	case errors.Is(err, order.ErrActivityNotFound):
-		return ActivityView{}, activityNotFound(id)
+		return seckill.ActivityView{}, activityNotFound(id)
 	case err != nil:
-		return ActivityView{}, seckill.Unavailable("the order database did not answer; the waiting room is unchanged", err)
+		return seckill.ActivityView{}, seckill.Unavailable("the order database did not answer; the waiting room is unchanged", err)
 	}
 	s.activities.put(a)
 	if w == nil {
@@ -163,7 +157,7 @@ func (s *Service) storeRoom(ctx context.Context, id int64, w *seckill.WaitingRoo
 	}
 	if err != nil {
 		// The database has it; a reconcile writes it to Redis again.
-		return ActivityView{}, seckill.Unavailable("Redis did not answer; the waiting room is stored but not in effect: retry, or reconcile the activity", err)
+		return seckill.ActivityView{}, seckill.Unavailable("Redis did not answer; the waiting room is stored but not in effect: retry, or reconcile the activity", err)
 	}
 	s.log.InfoContext(ctx, "waiting room changed", "activity_id", id, "on", w != nil)
 	return s.Activity(ctx, id)

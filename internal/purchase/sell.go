@@ -165,7 +165,7 @@ func (s *Service) answerWritten(lease context.Context, b *batch, approved []int,
 	if len(w.Taken) == 0 {
 		return
 	}
-	reqs := make([]BuyRequest, len(w.Taken))
+	reqs := make([]seckill.BuyRequest, len(w.Taken))
 	for k, o := range w.Taken {
 		reqs[k] = b.req(at[o.ID])
 	}
@@ -179,7 +179,7 @@ func (s *Service) answerWritten(lease context.Context, b *batch, approved []int,
 // idempotency key gets that order again), or used the idempotency key for
 // another order. One query finds the holders; only a buyer who holds none (a
 // key used elsewhere, rare) costs one more.
-func (s *Service) explainTaken(lease context.Context, activityID int64, reqs []BuyRequest) []outcome {
+func (s *Service) explainTaken(lease context.Context, activityID int64, reqs []seckill.BuyRequest) []outcome {
 	outs, none, err := s.keptOutAfter(lease, activityID, reqs)
 	for k := range outs {
 		if err != nil || none[k] {
@@ -194,7 +194,7 @@ func (s *Service) explainTaken(lease context.Context, activityID int64, reqs []B
 // for it): it reads on detached contexts of its own, asking up to three
 // times, since an answer from a context already over would tell buyers the
 // database did not answer and give back units their orders may hold.
-func (s *Service) keptOutAfter(ctx context.Context, activityID int64, reqs []BuyRequest) (outs []outcome, none []bool, err error) {
+func (s *Service) keptOutAfter(ctx context.Context, activityID int64, reqs []seckill.BuyRequest) (outs []outcome, none []bool, err error) {
 	err = lock.RetryDetached(ctx, func(dctx context.Context) (err error) {
 		outs, none, err = s.keptOut(dctx, activityID, reqs)
 		return retry.RetryableError(err)
@@ -207,7 +207,7 @@ func (s *Service) keptOutAfter(ctx context.Context, activityID int64, reqs []Buy
 // (already_purchased, or that order again for a repeat of its idempotency
 // key), used the key for another order (the replay's answer), or neither
 // (none[k]: the database had no unit for it).
-func (s *Service) keptOut(ctx context.Context, activityID int64, reqs []BuyRequest) (outs []outcome, none []bool, err error) {
+func (s *Service) keptOut(ctx context.Context, activityID int64, reqs []seckill.BuyRequest) (outs []outcome, none []bool, err error) {
 	outs, none = make([]outcome, len(reqs)), make([]bool, len(reqs))
 	users := make([]int64, len(reqs))
 	for k, r := range reqs {

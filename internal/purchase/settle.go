@@ -93,7 +93,7 @@ func (s *Service) answerCommitted(ctx context.Context, b *batch, approved []int,
 	keep = int64(len(written))
 	var (
 		left []int // indexes into orders
-		reqs []BuyRequest
+		reqs []seckill.BuyRequest
 	)
 	for k, i := range approved {
 		if o, ok := written[orders[k].ID]; ok {
@@ -102,7 +102,7 @@ func (s *Service) answerCommitted(ctx context.Context, b *batch, approved []int,
 			continue
 		}
 		left = append(left, k)
-		reqs = append(reqs, BuyRequest{ActivityID: b.activity.ID, UserID: orders[k].UserID, IdempotencyKey: orders[k].IdempotencyKey})
+		reqs = append(reqs, seckill.BuyRequest{ActivityID: b.activity.ID, UserID: orders[k].UserID, IdempotencyKey: orders[k].IdempotencyKey})
 	}
 	explained, none, kerr := s.keptOutAfter(ctx, b.activity.ID, reqs)
 	for n, k := range left {

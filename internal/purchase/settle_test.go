@@ -200,7 +200,7 @@ func TestCommitAtTheLeasesEndExplainsTheKeptOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	kept := seckill.Order{ID: newOrderID(), ActivityID: a.ID, UserID: 3}
-	b := newBatch(a, []*ticket{newTicket(BuyRequest{ActivityID: a.ID, UserID: 3})})
+	b := newBatch(a, []*ticket{newTicket(seckill.BuyRequest{ActivityID: a.ID, UserID: 3})})
 	lease, cancel := context.WithCancel(ctx)
 	cancel() // the lease is over when the answer is looked up
 	s.answerWritten(lease, b, []int{0}, []seckill.Order{kept}, order.Batch{Taken: []seckill.Order{kept}}, 0)

@@ -46,7 +46,7 @@ func TestBooksSweepReturnsWhatACrashLeftDeducted(t *testing.T) {
 		t.Fatal(err)
 	}
 	for u := int64(1); u <= 2; u++ {
-		if _, err := svc.Buy(ctx, purchase.BuyRequest{ActivityID: a.ID, UserID: u}); err != nil {
+		if _, err := svc.Buy(ctx, seckill.BuyRequest{ActivityID: a.ID, UserID: u}); err != nil {
 			t.Fatal(err)
 		}
 	}

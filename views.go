@@ -1,0 +1,76 @@
+package seckill
+
+import "time"
+
+// What the service answers about activities, purchases and the books: the
+// shapes the HTTP edge renders, kept here so that it needs no service
+// package.
+
+// BuyRequest is one buyer's attempt to buy one unit.
+type BuyRequest struct {
+	ActivityID int64
+	UserID     int64
+	// IdempotencyKey, when not empty, makes a repeat by the same user return
+	// the first request's order.
+	IdempotencyKey string
+}
+
+// ActivityView is an activity with its live stock.
+type ActivityView struct {
+	Activity
+	Remaining int64
+	Status    string
+	Room      *RoomView // nil: no waiting room
+}
+
+// RoomView is a waiting room as the activity's answers show it.
+type RoomView struct {
+	OpensAt           time.Time
+	Waiting, Admitted int64
+}
+
+// Audit compares the database, Redis and the activity's total.
+type Audit struct {
+	ActivityID     int64
+	TotalStock     int64
+	Orders         int64
+	RedisRemaining int64 // 0 when Redis holds no stock for the activity
+	Oversold       bool  // Orders > TotalStock
+	Consistent     bool  // Orders + RedisRemaining == TotalStock
+	// AdmittedOpen is the waiting room's admissions given and not used up
+	// or lapsed; 0 without a room.
+	AdmittedOpen int64
+	// DrawSeed is the seed of the waiting room's draw, once the sale has
+	// started ("" before, and without a room): with it anyone can recompute
+	// every pre-queue place (docs/API.md).
+	DrawSeed string
+}
+
+// Reconciliation reports what Reconcile changed.
+type Reconciliation struct {
+	ActivityID int64
+	TotalStock int64
+	Orders     int64
+	Before     int64 // Redis remaining before; -1 when none was loaded
+	After      int64
+	Changed    bool
+	Fence      int64 // of the lock grant the load was made under
+}
+
+// LoadedBefore is Before, or nil when Redis held no stock for the activity,
+// for reports where a sentinel number could be read as stock.
+func (r Reconciliation) LoadedBefore() *int64 {
+	if r.Before < 0 {
+		return nil
+	}
+	return &r.Before
+}
+
+// StockAdjustment reports what AdjustStock changed.
+type StockAdjustment struct {
+	ActivityID int64
+	Before     int64 // total stock before
+	TotalStock int64 // total stock after
+	Sold       int64 // units held by created and paid orders
+	Remaining  int64 // loaded into Redis: TotalStock - Sold
+}
