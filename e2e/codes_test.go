@@ -39,7 +39,7 @@ func TestEveryErrorCodeOverHTTP(t *testing.T) {
 
 	// An admin API with no token configured.
 	disabled := *s
-	disabled.url = newHTTPServer(t, httpapi.NewServer(httpapi.Config{}, httpapi.Deps{Service: s.svc}))
+	disabled.url = newHTTPServer(t, httpapi.NewServer(httpapi.Config{}, httpapi.Deps{Service: s.svc, Tasks: s.svc, Pricer: s.svc, Rooms: s.svc}))
 
 	orders := func(a int64) string { return fmt.Sprintf("/api/v1/activities/%d/orders", a) }
 	cases := []struct {

@@ -153,7 +153,7 @@ func (s *stack) start() {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.svc.Close() })
-	s.url = newHTTPServer(t, httpapi.NewServer(httpapi.Config{AdminToken: adminToken}, httpapi.Deps{Service: s.svc, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}))
+	s.url = newHTTPServer(t, httpapi.NewServer(httpapi.Config{AdminToken: adminToken}, httpapi.Deps{Service: s.svc, Tasks: s.svc, Pricer: s.svc, Rooms: s.svc, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}))
 }
 
 // newHTTPServer serves h on loopback until the test ends and returns its URL.

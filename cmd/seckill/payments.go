@@ -128,6 +128,14 @@ func (p *payments) api() httpapi.Payments {
 	return p.svc
 }
 
+// canceller is the buyer's cancel, nil when payments are off.
+func (p *payments) canceller() httpapi.Canceller {
+	if p == nil {
+		return nil
+	}
+	return p.svc
+}
+
 // serving tells the in-process stub where the service answers callbacks.
 func (p *payments) serving(addr net.Addr) {
 	if p != nil && p.stub != nil {

@@ -71,7 +71,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer closeNaive()
-	deps := httpapi.Deps{Service: svc, Queue: b.rooms, Payments: pay.api(), Logger: log, Registry: reg, Gatherer: reg}
+	deps := httpapi.Deps{
+		Service: svc, Tasks: b.service, Pricer: b.service, Rooms: b.service, Queue: b.rooms,
+		Payments: pay.api(), Canceller: pay.canceller(),
+		Logger: log, Registry: reg, Gatherer: reg,
+	}
 	l, err := listen(ctx, cfg, apiConfig(cfg), deps, log)
 	if err != nil {
 		return err

@@ -13,7 +13,7 @@ import (
 // With an admin listener, the ops API, /metrics and pprof are served there
 // and nowhere on the public listener.
 func TestAdminListenerSplit(t *testing.T) {
-	pub, ops := NewServers(Config{AdminToken: adminToken}, Deps{Service: newFake()})
+	pub, ops := NewServers(Config{AdminToken: adminToken}, withParts(Deps{Service: newFake()}))
 
 	for _, r := range []request{
 		{"GET", "/metrics", "", nil},
@@ -65,7 +65,7 @@ func TestAdminListenerSplit(t *testing.T) {
 
 // On one listener there is no pprof at all.
 func TestNoPprofOnOneListener(t *testing.T) {
-	h := NewServer(Config{AdminToken: adminToken}, Deps{Service: newFake()})
+	h := NewServer(Config{AdminToken: adminToken}, withParts(Deps{Service: newFake()}))
 	checkError(t, serve(h, request{"GET", "/debug/pprof/heap", "", nil}), http.StatusNotFound, codeNotFound)
 }
 
@@ -73,7 +73,7 @@ func TestNoPprofOnOneListener(t *testing.T) {
 // is served, with the same 404 not_found (issue 37); on one listener, and for
 // other paths, the answer is as before.
 func TestOpsPathOnPublicListenerSaysWhere(t *testing.T) {
-	pub, _ := NewServers(Config{AdminToken: adminToken}, Deps{Service: newFake()})
+	pub, _ := NewServers(Config{AdminToken: adminToken}, withParts(Deps{Service: newFake()}))
 	for _, path := range []string{"/admin/v1/activities/1/audit", "/admin", "/metrics", "/debug/pprof/heap"} {
 		rec := serve(pub, request{"GET", path, "", admin})
 		body := rec.Body.String()
@@ -88,7 +88,7 @@ func TestOpsPathOnPublicListenerSaysWhere(t *testing.T) {
 	if strings.Contains(body, "admin address") {
 		t.Errorf("an unknown buyer path points at the admin address: %s", body)
 	}
-	one := NewServer(Config{AdminToken: adminToken}, Deps{Service: newFake()})
+	one := NewServer(Config{AdminToken: adminToken}, withParts(Deps{Service: newFake()}))
 	rec = serve(one, request{"GET", "/admin/v1/users", "", admin})
 	body = rec.Body.String()
 	checkError(t, rec, http.StatusNotFound, codeNotFound)
@@ -101,7 +101,7 @@ func TestOpsPathOnPublicListenerSaysWhere(t *testing.T) {
 // API's (issue 33); /metrics and the probes stay open for Prometheus and the
 // orchestrator. Without a token configured pprof is disabled, never open.
 func TestPprofNeedsAdminToken(t *testing.T) {
-	_, ops := NewServers(Config{AdminToken: adminToken}, Deps{Service: newFake()})
+	_, ops := NewServers(Config{AdminToken: adminToken}, withParts(Deps{Service: newFake()}))
 	for _, path := range []string{"/debug/pprof/", "/debug/pprof", "/debug/pprof/heap", "/debug/pprof/goroutine?debug=1", "/debug/pprof/cmdline", "/debug/pprof/nope"} {
 		for _, hdr := range [][]string{nil, {"Authorization", "Bearer wrong"}, {"Authorization", "Basic " + adminToken}} {
 			rec := serve(ops, request{"GET", path, "", hdr})
@@ -121,6 +121,6 @@ func TestPprofNeedsAdminToken(t *testing.T) {
 		}
 	}
 
-	_, off := NewServers(Config{}, Deps{Service: newFake()})
+	_, off := NewServers(Config{}, withParts(Deps{Service: newFake()}))
 	checkError(t, serve(off, request{"GET", "/debug/pprof/heap", "", nil}), http.StatusForbidden, "admin_disabled")
 }

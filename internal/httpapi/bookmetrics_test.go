@@ -23,7 +23,7 @@ func TestBookMetrics(t *testing.T) {
 			Err: fmt.Errorf("deduct: %w", stock.ErrNotLoaded)}
 	}
 	reg := prometheus.NewRegistry()
-	h := NewServer(Config{AdminToken: adminToken}, Deps{Service: f, Registry: reg})
+	h := NewServer(Config{AdminToken: adminToken}, withParts(Deps{Service: f, Registry: reg}))
 	checkError(t, serve(h, request{"POST", "/api/v1/activities/3/orders", "", user("42")}), 503, seckill.EUnavailable)
 	serve(h, request{"GET", "/admin/v1/activities/3/audit", "", admin})
 

@@ -44,7 +44,7 @@ func FuzzCallback(f *testing.F) {
 	f.Add([]byte(`{"order_id":"ord-42"}`), uint8(fuzzSignRaw), "", "99999999999999999999")
 
 	pay := newFakePayments()
-	h := NewServer(Config{}, Deps{Service: newFake(), Payments: pay})
+	h := NewServer(Config{}, withParts(Deps{Service: newFake(), Payments: pay}))
 	f.Fuzz(func(t *testing.T, body []byte, mode uint8, sig, ts string) {
 		signed, sure := true, true
 		now := time.Now()

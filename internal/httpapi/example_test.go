@@ -7,7 +7,7 @@ import (
 
 func ExampleNewServer() {
 	// newFake stands in for *purchase.Service.
-	h := NewServer(Config{AdminToken: ""}, Deps{Service: newFake()})
+	h := NewServer(Config{AdminToken: ""}, withParts(Deps{Service: newFake()}))
 
 	buy := httptest.NewRequest("POST", "/api/v1/activities/1/orders", nil)
 	buy.Header.Set("X-User-ID", "42")

@@ -253,7 +253,7 @@ func FuzzServer(f *testing.F) {
 		}
 		return checkBuy(r)
 	}
-	h := NewServer(Config{AdminToken: adminToken}, Deps{Service: pricedFake{fake}})
+	h := NewServer(Config{AdminToken: adminToken}, withParts(Deps{Service: pricedFake{fake}}))
 	spec, err := apispec.Service()
 	if err != nil {
 		f.Fatal(err)

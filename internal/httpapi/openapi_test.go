@@ -63,7 +63,7 @@ func TestOpenAPIListsEveryRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	// With waiting rooms, so their routes (served only then) are listed too.
-	routes := NewServer(Config{AdminToken: adminToken}, Deps{Service: roomsFake{newFake()}, Queue: routesOnlyQueue{}}).(*gin.Engine).Routes()
+	routes := NewServer(Config{AdminToken: adminToken}, withParts(Deps{Service: roomsFake{newFake()}, Queue: routesOnlyQueue{}})).(*gin.Engine).Routes()
 	if len(routes) < 10 {
 		t.Fatalf("only %d routes found: %v", len(routes), routes)
 	}
@@ -132,7 +132,7 @@ func TestOpenAPICheckFails(t *testing.T) {
 
 // GET /openapi.yaml serves the document the binary embeds, byte for byte.
 func TestOpenAPIServed(t *testing.T) {
-	rec := serve(NewServer(Config{OpenAPI: docs.OpenAPI}, Deps{Service: newFake()}), request{"GET", "/openapi.yaml", "", nil})
+	rec := serve(NewServer(Config{OpenAPI: docs.OpenAPI}, withParts(Deps{Service: newFake()})), request{"GET", "/openapi.yaml", "", nil})
 	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "application/yaml" || rec.Body.String() != string(docs.OpenAPI) {
 		t.Errorf("GET /openapi.yaml: %d %q, %d bytes; want 200 application/yaml, the document", rec.Code, rec.Header().Get("Content-Type"), rec.Body.Len())
 	}

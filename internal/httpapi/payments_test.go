@@ -106,7 +106,7 @@ func TestPaymentCallback(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			pay := newFakePayments()
-			h := NewServer(Config{}, Deps{Service: newFake(), Payments: pay})
+			h := NewServer(Config{}, withParts(Deps{Service: newFake(), Payments: pay}))
 			rec := serve(h, request{"POST", path, tt.body, tt.header})
 			if tt.code == "" {
 				checkBody(t, rec, tt.status, paidJSON)
@@ -124,11 +124,11 @@ func TestPaymentCallback(t *testing.T) {
 		pay.callback = func(string) (seckill.Order, error) {
 			return seckill.Order{}, &seckill.Error{Code: seckill.EUnavailable, Message: "later", Err: payment.ErrUnknown}
 		}
-		h := NewServer(Config{}, Deps{Service: newFake(), Payments: pay})
+		h := NewServer(Config{}, withParts(Deps{Service: newFake(), Payments: pay}))
 		checkError(t, serve(h, request{"POST", path, good, signed(good)}), http.StatusServiceUnavailable, seckill.EUnavailable)
 	})
 	t.Run("payments off", func(t *testing.T) {
-		h := NewServer(Config{}, Deps{Service: newFake()})
+		h := NewServer(Config{}, withParts(Deps{Service: newFake()}))
 		checkError(t, serve(h, request{"POST", path, good, signed(good)}), http.StatusNotFound, codeNotFound)
 	})
 }
@@ -138,7 +138,7 @@ func TestPaymentCallback(t *testing.T) {
 // before (no pay_by).
 func TestResultPageVerifies(t *testing.T) {
 	pay := newFakePayments()
-	h := NewServer(Config{AdminToken: adminToken}, Deps{Service: newFake(), Payments: pay})
+	h := NewServer(Config{AdminToken: adminToken}, withParts(Deps{Service: newFake(), Payments: pay}))
 	checkBody(t, serve(h, request{"GET", "/api/v1/activities/1/orders/mine", "", user("42")}), 200,
 		`{"order_id":"ord-42","activity_id":1,"user_id":42,"status":"paid","created_at":"2026-11-22T10:00:00Z",
 		"pay_by":"2026-11-22T10:15:00Z","paid_at":"2026-11-22T10:01:00Z"}`)
@@ -148,7 +148,7 @@ func TestResultPageVerifies(t *testing.T) {
 	checkBody(t, serve(h, request{"GET", "/admin/v1/activities/1/audit", "", admin}), 200,
 		`{"activity_id":1,"total_stock":100,"orders":100,"redis_remaining":0,"oversold":false,"consistent":true,"expired":3,"refund_required":1,"admitted_open":0}`)
 
-	off := NewServer(Config{}, Deps{Service: newFake()})
+	off := NewServer(Config{}, withParts(Deps{Service: newFake()}))
 	checkBody(t, serve(off, request{"GET", "/api/v1/activities/1/orders/mine", "", user("42")}), 200,
 		`{"order_id":"ord-42","activity_id":1,"user_id":42,"status":"created","created_at":"2026-11-22T10:00:00Z"}`)
 }
@@ -169,7 +169,7 @@ func (w waitingPayments) Callback(ctx context.Context, orderID string) (seckill.
 func TestPaymentCallbackDeadline(t *testing.T) {
 	const wait = 200 * time.Millisecond
 	good := `{"order_id":"ord-42"}`
-	h := NewServer(Config{CallbackWait: wait}, Deps{Service: newFake(), Payments: waitingPayments{newFakePayments()}})
+	h := NewServer(Config{CallbackWait: wait}, withParts(Deps{Service: newFake(), Payments: waitingPayments{newFakePayments()}}))
 	answered := make(chan *httptest.ResponseRecorder, 1)
 	began := time.Now()
 	go func() { answered <- serve(h, request{"POST", "/api/v1/payments/callback", good, signed(good)}) }()

@@ -30,7 +30,7 @@ func newPricedServer() http.Handler {
 		return seckill.Order{ID: "ord-42", ActivityID: 1, UserID: 42, Status: seckill.OrderStatusRefundRequired, CreatedAt: t0,
 			PaidAt: t0, PriceMinor: 1999, Currency: "EUR", RefundReason: seckill.RefundAmountMismatch}, nil
 	}
-	return NewServer(Config{AdminToken: adminToken, Now: func() time.Time { return t0.Add(-time.Hour) }}, Deps{Service: pricedFake{f}})
+	return NewServer(Config{AdminToken: adminToken, Now: func() time.Time { return t0.Add(-time.Hour) }}, withParts(Deps{Service: pricedFake{f}}))
 }
 
 // TestPriceBodies: an activity may be created with a price and currency

@@ -39,7 +39,7 @@ func slowMetricsServer(t *testing.T, c *blockingCollector) http.Handler {
 	t.Helper()
 	slow := prometheus.NewRegistry()
 	slow.MustRegister(c)
-	return NewServer(Config{}, Deps{Service: newFake(), Registry: prometheus.NewRegistry(), Gatherer: slow})
+	return NewServer(Config{}, withParts(Deps{Service: newFake(), Registry: prometheus.NewRegistry(), Gatherer: slow}))
 }
 
 // scrapeAsync scrapes /metrics in a goroutine and sends the answer's status.

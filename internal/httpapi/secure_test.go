@@ -25,8 +25,8 @@ func TestNoSniffOnEveryAnswer(t *testing.T) {
 		}
 		return newFake().activity(id)
 	}
-	one := NewServer(Config{AdminToken: adminToken}, Deps{Service: f})
-	pub, ops := NewServers(Config{AdminToken: adminToken}, Deps{Service: f})
+	one := NewServer(Config{AdminToken: adminToken}, withParts(Deps{Service: f}))
+	pub, ops := NewServers(Config{AdminToken: adminToken}, withParts(Deps{Service: f}))
 	big := string(make([]byte, MaxBodyBytes+1))
 	reqs := []request{
 		{"GET", "/healthz", "", nil},
@@ -66,7 +66,7 @@ func TestAdminFailuresSlowedDown(t *testing.T) {
 	var slept []time.Duration
 	cfg := Config{AdminToken: adminToken, Now: func() time.Time { return now },
 		sleep: func(_ context.Context, d time.Duration) { slept = append(slept, d) }}
-	h := NewServer(cfg, Deps{Service: newFake()})
+	h := NewServer(cfg, withParts(Deps{Service: newFake()}))
 	const audit = "/admin/v1/activities/1/audit"
 	from := func(addr string, hdr []string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest("GET", "http://seckill.test"+audit, nil)
@@ -150,7 +150,7 @@ func TestReadyzCached(t *testing.T) {
 		}
 		return nil
 	}
-	pub, ops := NewServers(Config{AdminToken: adminToken, Now: clock}, Deps{Service: f})
+	pub, ops := NewServers(Config{AdminToken: adminToken, Now: clock}, withParts(Deps{Service: f}))
 
 	const n = 20
 	codes := make(chan int, n)

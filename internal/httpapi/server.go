@@ -152,9 +152,12 @@ const MaxBodyBytes = 64 << 10
 type Deps struct {
 	// Service runs purchases and ops operations. Required.
 	Service Service
-	// Queue serves the buyers' waiting rooms; nil: the queue routes are not
-	// served.
-	Queue Queue
+	// The optional parts of the contract; each nil leaves its routes out.
+	Tasks     AdminTasks // the admin listings, stock adjustment and refunds
+	Pricer    Pricer     // activities' prices
+	Rooms     RoomAdmin  // turning waiting rooms on and off
+	Queue     Queue      // the buyers' waiting rooms
+	Canceller Canceller  // the buyer's cancel (with payments on)
 	// Payments verifies payments; nil when payments are off (no callback
 	// endpoint, no verification on orders/mine, audit counts 0).
 	Payments Payments
@@ -219,11 +222,7 @@ func newEdge(cfg Config, deps Deps) *edge {
 	registerReady(reg, e.ready, log)
 	e.adminFails = newFailureBackoff(cfg)
 	e.limits = newRateLimits(cfg, e.m)
-	e.tasks, _ = deps.Service.(AdminTasks)
-	e.pricer, _ = deps.Service.(Pricer)
-	e.rooms, _ = deps.Service.(RoomAdmin)
-	e.queue = deps.Queue
-	e.cancel, _ = deps.Payments.(Canceller)
+	e.tasks, e.pricer, e.rooms, e.queue, e.cancel = deps.Tasks, deps.Pricer, deps.Rooms, deps.Queue, deps.Canceller
 	return e
 }
 

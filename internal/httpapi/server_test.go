@@ -259,7 +259,7 @@ func newTestServer(cfg Config, f *fakeService) http.Handler {
 		// The tests' activities are of 2026-11-22, 10:00 to 11:00.
 		cfg.Now = func() time.Time { return time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC) }
 	}
-	return NewServer(cfg, Deps{Service: f})
+	return NewServer(cfg, withParts(Deps{Service: f}))
 }
 
 const (
@@ -656,7 +656,7 @@ func TestPanicIsJSON500(t *testing.T) {
 	f := newFake()
 	f.buy = func(seckill.BuyRequest) (seckill.Order, error) { panic("boom: secret state") }
 	var logs bytes.Buffer
-	h := NewServer(Config{}, Deps{Service: f, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	h := NewServer(Config{}, withParts(Deps{Service: f, Logger: slog.New(slog.NewJSONHandler(&logs, nil))}))
 	rec := serve(h, request{"POST", "/api/v1/activities/1/orders", "", user("42")})
 	checkError(t, rec, 500, seckill.EInternal)
 	if strings.Contains(rec.Body.String(), "boom") || strings.Contains(rec.Body.String(), "goroutine") {
@@ -845,7 +845,7 @@ func TestUserBucketsForgetLeastRecentlyUsed(t *testing.T) {
 
 func TestAccessLog(t *testing.T) {
 	var logs bytes.Buffer
-	h := NewServer(Config{AdminToken: adminToken}, Deps{Service: newFake(), Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	h := NewServer(Config{AdminToken: adminToken}, withParts(Deps{Service: newFake(), Logger: slog.New(slog.NewJSONHandler(&logs, nil))}))
 	serve(h, request{"POST", "/api/v1/activities/1/orders", "", user("42", "X-Request-ID", "rid-1")})
 	serve(h, request{"GET", "/admin/v1/activities/1/audit", "", admin})
 	serve(h, request{"GET", "/admin/v1/activities/1/audit", "", []string{"Authorization", "Bearer wrong-token-value"}})
@@ -879,7 +879,7 @@ func TestAccessLog(t *testing.T) {
 func TestMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	f := newFake()
-	h := NewServer(Config{}, Deps{Service: f, Registry: reg, Gatherer: reg})
+	h := NewServer(Config{}, withParts(Deps{Service: f, Registry: reg, Gatherer: reg}))
 	serve(h, request{"POST", "/api/v1/activities/1/orders", "", user("42")})
 	serve(h, request{"POST", "/api/v1/activities/1/orders", "", nil})
 	f.buy = func(seckill.BuyRequest) (seckill.Order, error) {
@@ -907,7 +907,7 @@ func TestMetrics(t *testing.T) {
 	}
 
 	// A second server on the same registry shares the counters instead of failing.
-	h2 := NewServer(Config{}, Deps{Service: newFake(), Registry: reg, Gatherer: reg})
+	h2 := NewServer(Config{}, withParts(Deps{Service: newFake(), Registry: reg, Gatherer: reg}))
 	serve(h2, request{"POST", "/api/v1/activities/1/orders", "", user("7")})
 	if !strings.Contains(serve(h, request{"GET", "/metrics", "", nil}).Body.String(), `seckill_purchases_total{outcome="created"} 2`) {
 		t.Error("second server's purchase not counted in the shared counter")
@@ -928,7 +928,7 @@ func TestTimesAreUTC(t *testing.T) {
 // limits, logging to a discarding handler, metrics) with a service that
 // answers at once.
 func BenchmarkBuy(b *testing.B) {
-	h := NewServer(Config{UserRate: 1e9, UserBurst: 1 << 30, GlobalRate: 1e9, GlobalBurst: 1 << 30}, Deps{Service: newFake()})
+	h := NewServer(Config{UserRate: 1e9, UserBurst: 1 << 30, GlobalRate: 1e9, GlobalBurst: 1 << 30}, withParts(Deps{Service: newFake()}))
 	body := `{"quantity":1}`
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
@@ -1003,4 +1003,14 @@ func TestCreateEndedActivityIsAccepted(t *testing.T) {
 	if rec.Code != http.StatusCreated {
 		t.Fatalf("create an ended activity: %d %s, want 201", rec.Code, rec.Body)
 	}
+}
+
+// withParts fills the optional parts of d the way cmd/seckill wires them:
+// from whatever the service and the payments also implement.
+func withParts(d Deps) Deps {
+	d.Tasks, _ = d.Service.(AdminTasks)
+	d.Pricer, _ = d.Service.(Pricer)
+	d.Rooms, _ = d.Service.(RoomAdmin)
+	d.Canceller, _ = d.Payments.(Canceller)
+	return d
 }

@@ -54,7 +54,7 @@ func TestTraceRequests(t *testing.T) {
 	for _, on := range []bool{true, false} {
 		exp.Reset()
 		svc := &spanService{fakeService: newFake()}
-		h := NewServer(Config{Tracing: on, Now: now}, Deps{Service: svc})
+		h := NewServer(Config{Tracing: on, Now: now}, withParts(Deps{Service: svc}))
 		headers := user("42", append(caller, "X-Request-ID", "rid with spaces")...)
 		rec := serve(h, request{"POST", "/api/v1/activities/1/orders", "", headers})
 		if rec.Code != 201 {
