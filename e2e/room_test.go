@@ -203,7 +203,9 @@ func runCrowd(t *testing.T, instances []*stack, activity int64, users []int64, p
 // join ranks must look uniform, and the bots must win no more than their
 // share (10%). Every admitted buyer who buys gets a unit.
 // Can fail: with places given in arrival order (FIFO), the winners are the
-// first 200 joiners: chi-square 1,800 and 200 bot wins.
+// first 200 joiners: chi-square 1,800 and 200 bot wins. With late joiners
+// placed by the draw too, they land among the pre-queue ("late joiner 2001:
+// position 6").
 func TestWaitingRoomDrawIsFair(t *testing.T) {
 	const (
 		users = 2000
