@@ -248,6 +248,12 @@ func Unavailable(msg string, err error) *Error {
 	return &Error{Code: EUnavailable, Message: msg, RetryAfter: RetryAfter, Err: err}
 }
 
+// DatabaseDown is the EUnavailable error of a read the order database did
+// not answer: nothing changed.
+func DatabaseDown(err error) *Error {
+	return Unavailable("the order database did not answer", err)
+}
+
 // Busy is an EBusy error: the work was refused for load, nothing changed.
 func Busy(msg string, err error) *Error {
 	return &Error{Code: EBusy, Message: msg, RetryAfter: RetryAfter, Err: err}

@@ -45,7 +45,7 @@ func (s *Service) Callback(ctx context.Context, orderID string) (seckill.Order, 
 	case errors.Is(err, order.ErrNotFound):
 		return seckill.Order{}, seckill.Errorf(seckill.EOrderNotFound, "no order %q", orderID)
 	case err != nil:
-		return seckill.Order{}, seckill.Unavailable("the order database did not answer", err)
+		return seckill.Order{}, seckill.DatabaseDown(err)
 	}
 	if s.expiredLongAgo(o) {
 		s.m.verified(triggerCallback, outcomeCoalesced)

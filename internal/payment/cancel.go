@@ -26,7 +26,7 @@ func (s *Service) Cancel(ctx context.Context, activityID, userID int64) (seckill
 	case errors.Is(err, order.ErrNotFound):
 		return seckill.Order{}, seckill.Errorf(seckill.EOrderNotFound, "you hold no order for activity %d", activityID)
 	case err != nil:
-		return seckill.Order{}, seckill.Unavailable("the order database did not answer", err)
+		return seckill.Order{}, seckill.DatabaseDown(err)
 	}
 	if o.Status != seckill.OrderStatusCreated {
 		return o, notCancellable(o)

@@ -203,7 +203,7 @@ func (s *Service) Refresh(ctx context.Context, o seckill.Order) seckill.Order {
 func (s *Service) Counts(ctx context.Context, activityID int64) (expired, refundRequired int64, err error) {
 	counts, err := s.orders.CountByStatus(ctx, activityID)
 	if err != nil {
-		return 0, 0, seckill.Unavailable("the order database did not answer", err)
+		return 0, 0, seckill.DatabaseDown(err)
 	}
 	return counts[seckill.OrderStatusExpired], counts[seckill.OrderStatusRefundRequired], nil
 }

@@ -129,7 +129,7 @@ func (s *Service) freshActivity(ctx context.Context, id int64) (seckill.Activity
 		}
 		return seckill.Activity{}, activityNotFound(id)
 	case err != nil:
-		return seckill.Activity{}, seckill.Unavailable("the order database did not answer", err)
+		return seckill.Activity{}, seckill.DatabaseDown(err)
 	}
 	s.activities.put(a)
 	return a, nil

@@ -39,7 +39,7 @@ func (s *Service) AdjustStock(ctx context.Context, id, total int64) (seckill.Sto
 	// Read under the claim: no other adjustment can change it until we are done.
 	a, err := s.orders.Activity(lease, id)
 	if err != nil {
-		return seckill.StockAdjustment{}, seckill.Unavailable("the order database did not answer", err)
+		return seckill.StockAdjustment{}, seckill.DatabaseDown(err)
 	}
 	sold, err := s.orders.SetTotalStock(lease, id, lk.Fence(), total)
 	switch {
@@ -67,7 +67,7 @@ func (s *Service) holdActivity(ctx context.Context, id int64) (lk *lock.Lock, re
 	key := keys.Lock(s.cfg.KeyPrefix, id)
 	dbFence, err := s.orders.Fence(ctx, id)
 	if err != nil {
-		return nil, nil, seckill.Unavailable("the order database did not answer", err)
+		return nil, nil, seckill.DatabaseDown(err)
 	}
 	if err := s.locks.SeedFence(ctx, key, dbFence); err != nil {
 		return nil, nil, seckill.Unavailable("Redis did not answer", err)

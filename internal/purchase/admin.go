@@ -15,7 +15,7 @@ import (
 func (s *Service) ListActivities(ctx context.Context, afterID int64, limit int) ([]seckill.ActivityView, error) {
 	rows, err := s.orders.ListActivities(ctx, afterID, limit)
 	if err != nil {
-		return nil, seckill.Unavailable("the order database did not answer", err)
+		return nil, seckill.DatabaseDown(err)
 	}
 	now := s.now()
 	out := make([]seckill.ActivityView, len(rows))
@@ -37,7 +37,7 @@ func (s *Service) ListOrders(ctx context.Context, activityID int64, status, afte
 	}
 	os, err := s.orders.ListOrders(ctx, activityID, status, afterID, limit)
 	if err != nil {
-		return nil, seckill.Unavailable("the order database did not answer", err)
+		return nil, seckill.DatabaseDown(err)
 	}
 	return os, nil
 }
@@ -52,7 +52,7 @@ func (s *Service) MarkRefunded(ctx context.Context, orderID, who string) (seckil
 	case errors.Is(err, order.ErrNotRefundRequired):
 		return o, &seckill.Error{Code: seckill.ERefundNotRequired, Message: "the order is " + o.Status + ", not refund_required", OrderID: o.ID, Err: err}
 	case err != nil:
-		return seckill.AdminOrder{}, seckill.Unavailable("the order database did not answer", err)
+		return seckill.AdminOrder{}, seckill.DatabaseDown(err)
 	}
 	s.log.InfoContext(ctx, "refund marked done", "order_id", o.ID, "activity_id", o.ActivityID, "by", who)
 	return o, nil

@@ -83,7 +83,7 @@ func (s *Service) answerUnqueued(ctx context.Context, a seckill.Activity, req se
 			o, err := s.replay(o, req)
 			return o, err, true
 		case !errors.Is(err, order.ErrNotFound):
-			return seckill.Order{}, seckill.Unavailable("the order database did not answer", err), true
+			return seckill.Order{}, seckill.DatabaseDown(err), true
 		}
 	}
 	if err, refused := s.refuseUnadmitted(ctx, a, req.UserID); refused {
@@ -105,7 +105,7 @@ func (s *Service) answerBought(ctx context.Context, activityID int64, req seckil
 	if err != nil {
 		if req.IdempotencyKey != "" {
 			// The key's order cannot be replayed without the database.
-			return seckill.Order{}, seckill.Unavailable("the order database did not answer", err), true
+			return seckill.Order{}, seckill.DatabaseDown(err), true
 		}
 		id, _ := s.bought.orderOf(activityID, req.UserID)
 		return seckill.Order{}, holds(seckill.Order{ID: id, ActivityID: activityID, UserID: req.UserID}), true

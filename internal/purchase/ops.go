@@ -66,7 +66,7 @@ func (s *Service) MyOrder(ctx context.Context, activityID, userID int64) (seckil
 	case errors.Is(err, order.ErrNotFound):
 		return seckill.Order{}, seckill.Errorf(seckill.EOrderNotFound, "you hold no order for activity %d", activityID)
 	case err != nil:
-		return seckill.Order{}, seckill.Unavailable("the order database did not answer", err)
+		return seckill.Order{}, seckill.DatabaseDown(err)
 	}
 	return o, nil
 }
@@ -116,7 +116,7 @@ func (s *Service) Audit(ctx context.Context, id int64) (seckill.Audit, error) {
 	}
 	n, err := s.orders.CountOrders(ctx, id)
 	if err != nil {
-		return seckill.Audit{}, seckill.Unavailable("the order database did not answer", err)
+		return seckill.Audit{}, seckill.DatabaseDown(err)
 	}
 	remaining, err := s.stock.Remaining(ctx, id)
 	switch {
@@ -210,7 +210,7 @@ func (s *Service) reconcileGrant(ctx context.Context, id int64) (*lock.Lock, err
 	// order already written.
 	dbFence, err := s.orders.Fence(ctx, id)
 	if err != nil {
-		return nil, seckill.Unavailable("the order database did not answer", err)
+		return nil, seckill.DatabaseDown(err)
 	}
 	if err := s.locks.SeedFence(ctx, key, dbFence); err != nil {
 		return nil, seckill.Unavailable("Redis did not answer", err)
