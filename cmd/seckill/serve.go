@@ -71,12 +71,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer closeNaive()
-	deps := httpapi.Deps{
-		Service: svc, Tasks: b.service, Pricer: b.service, Rooms: b.service, Queue: b.rooms,
-		Payments: pay.api(), Canceller: pay.canceller(),
-		Logger: log, Registry: reg, Gatherer: reg,
-	}
-	l, err := listen(ctx, cfg, apiConfig(cfg), deps, log)
+	l, err := listen(ctx, cfg, apiConfig(cfg), apiDeps(svc, b, pay, log, reg), log)
 	if err != nil {
 		return err
 	}
@@ -97,6 +92,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// apiDeps are the HTTP edge's parts: svc serves the purchase (the seed's
+// handler in the naive build), the backend's service the rest.
+func apiDeps(svc httpapi.Service, b *backend, pay *payments, log *slog.Logger, reg *prometheus.Registry) httpapi.Deps {
+	return httpapi.Deps{
+		Service: svc, Tasks: b.service, Pricer: b.service, Rooms: b.service, Queue: b.rooms,
+		Payments: pay.api(), Canceller: pay.canceller(),
+		Logger: log, Registry: reg, Gatherer: reg,
+	}
 }
 
 // newRegistry is the process's metrics registry, with the Go runtime's and
