@@ -132,55 +132,24 @@ type crowdOutcome struct {
 	polls      atomic.Int64
 }
 
-// runCrowd makes every user poll their place (polls times each round: a
-// greedy user polls more), buy when admitted, and stops when everyone is in
-// a final state, or fails after within.
-func runCrowd(t *testing.T, instances []*stack, activity int64, users []int64, polls func(int64) int, within time.Duration) *crowdOutcome {
-	t.Helper()
-	out := &crowdOutcome{final: map[int64]queueStatus{}}
-	deadline := time.Now().Add(within)
+// rounds runs do for every user, workers at a time, round after round, on
+// the users for whom it returned false, pausing between rounds, until all
+// are done or the deadline passes; it returns those left.
+func rounds(users []int64, workers int, pause time.Duration, deadline time.Time, do func(u int64) (done bool)) []int64 {
 	pending := slices.Clone(users)
-	for len(pending) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d users not final after %v, e.g. user %d", len(pending), within, pending[0])
-		}
-		var next []int64
+	for len(pending) > 0 && time.Now().Before(deadline) {
 		var mu sync.Mutex
-		work := make(chan int64)
+		var next []int64
 		var wg sync.WaitGroup
-		for range 32 {
+		work := make(chan int64)
+		for range workers {
 			wg.Go(func() {
 				for u := range work {
-					in := instances[int(u)%len(instances)]
-					var q queueStatus
-					for range polls(u) {
-						q = in.queue(http.MethodGet, activity, u)
-						out.polls.Add(1)
-					}
-					if q.status == http.StatusOK && q.state == "admitted" {
-						r := in.buy(activity, u, nil)
-						out.mu.Lock()
-						switch {
-						case r.status == http.StatusCreated:
-							out.winners = append(out.winners, u)
-						case r.code() == "sold_out":
-							out.soldOutAdm = append(out.soldOutAdm, u)
-						}
-						out.mu.Unlock()
-						q = in.queue(http.MethodGet, activity, u)
-					}
-					mu.Lock()
-					switch {
-					case q.status != http.StatusOK:
-						t.Errorf("user %d: queue/mine %d %s", u, q.status, q.code)
-					case q.state == "done" || q.state == "closed" || q.state == "lapsed":
-						out.mu.Lock()
-						out.final[u] = q
-						out.mu.Unlock()
-					default:
+					if !do(u) {
+						mu.Lock()
 						next = append(next, u)
+						mu.Unlock()
 					}
-					mu.Unlock()
 				}
 			})
 		}
@@ -189,10 +158,51 @@ func runCrowd(t *testing.T, instances []*stack, activity int64, users []int64, p
 		}
 		close(work)
 		wg.Wait()
-		pending = next
-		if len(pending) > 0 {
-			time.Sleep(200 * time.Millisecond)
+		if pending = next; len(pending) > 0 {
+			time.Sleep(pause)
 		}
+	}
+	return pending
+}
+
+// runCrowd makes every user poll their place (polls times each round: a
+// greedy user polls more), buy when admitted, and stops when everyone is in
+// a final state, or fails after within.
+func runCrowd(t *testing.T, instances []*stack, activity int64, users []int64, polls func(int64) int, within time.Duration) *crowdOutcome {
+	t.Helper()
+	out := &crowdOutcome{final: map[int64]queueStatus{}}
+	left := rounds(users, 32, 200*time.Millisecond, time.Now().Add(within), func(u int64) bool {
+		in := instances[int(u)%len(instances)]
+		var q queueStatus
+		for range polls(u) {
+			q = in.queue(http.MethodGet, activity, u)
+			out.polls.Add(1)
+		}
+		if q.status == http.StatusOK && q.state == "admitted" {
+			r := in.buy(activity, u, nil)
+			out.mu.Lock()
+			switch {
+			case r.status == http.StatusCreated:
+				out.winners = append(out.winners, u)
+			case r.code() == "sold_out":
+				out.soldOutAdm = append(out.soldOutAdm, u)
+			}
+			out.mu.Unlock()
+			q = in.queue(http.MethodGet, activity, u)
+		}
+		switch {
+		case q.status != http.StatusOK:
+			t.Errorf("user %d: queue/mine %d %s", u, q.status, q.code)
+		case q.state == "done" || q.state == "closed" || q.state == "lapsed":
+			out.mu.Lock()
+			out.final[u] = q
+			out.mu.Unlock()
+			return true
+		}
+		return false
+	})
+	if len(left) > 0 {
+		t.Fatalf("%d users not final after %v, e.g. user %d", len(left), within, left[0])
 	}
 	return out
 }
@@ -402,64 +412,42 @@ func admittedSale(t *testing.T, s *stack, instances []*stack, halfway func()) {
 		}
 		return instances[u%2]
 	}
-	deadline := time.Now().Add(90 * time.Second)
-	pending := make([]int64, 0, users)
+	all := make([]int64, 0, users)
 	for u := int64(1); u <= users; u++ {
-		pending = append(pending, u)
+		all = append(all, u)
 	}
-	for len(pending) > 0 && time.Now().Before(deadline) {
-		var mu sync.Mutex
-		var next []int64
-		var wg sync.WaitGroup
-		work := make(chan int64)
-		for range 16 {
-			wg.Go(func() {
-				for u := range work {
-					in := live(u)
-					q, err := tryMine(s.client, in.url, act, u)
-					final := err == nil && q.status == http.StatusOK && (q.state == "done" || q.state == "closed" || (q.state == "lapsed" && u%4 == 0))
-					if err == nil && q.state == "lapsed" && u%4 != 0 {
-						// A buyer whose admission ran out (the sale stalled
-						// under them) joins again, as the app would.
-						_, _ = tryJoin(s.client, in.url, act, u)
-						statesMu.Lock()
-						states["rejoined"]++
-						statesMu.Unlock()
-					}
-					if final {
-						statesMu.Lock()
-						states[q.state+" "+q.code]++
-						statesMu.Unlock()
-					}
-					if err == nil && q.status == http.StatusOK && q.state == "admitted" && u%4 != 0 {
-						status, code, _, err := post(s.client, in.url, act, u)
-						switch {
-						case err != nil:
-						case status == http.StatusCreated:
-							if sold.Add(1) == units/2 && half.CompareAndSwap(false, true) {
-								halfway()
-							}
-						case code == "sold_out":
-							soldOutAdmitted.Add(1)
-							t.Errorf("admitted user %d told sold_out", u)
-						}
-					}
-					if !final {
-						mu.Lock()
-						next = append(next, u)
-						mu.Unlock()
-					}
+	pending := rounds(all, 16, 100*time.Millisecond, time.Now().Add(90*time.Second), func(u int64) bool {
+		in := live(u)
+		q, err := tryMine(s.client, in.url, act, u)
+		final := err == nil && q.status == http.StatusOK && (q.state == "done" || q.state == "closed" || (q.state == "lapsed" && u%4 == 0))
+		if err == nil && q.state == "lapsed" && u%4 != 0 {
+			// A buyer whose admission ran out (the sale stalled
+			// under them) joins again, as the app would.
+			_, _ = tryJoin(s.client, in.url, act, u)
+			statesMu.Lock()
+			states["rejoined"]++
+			statesMu.Unlock()
+		}
+		if final {
+			statesMu.Lock()
+			states[q.state+" "+q.code]++
+			statesMu.Unlock()
+		}
+		if err == nil && q.status == http.StatusOK && q.state == "admitted" && u%4 != 0 {
+			status, code, _, err := post(s.client, in.url, act, u)
+			switch {
+			case err != nil:
+			case status == http.StatusCreated:
+				if sold.Add(1) == units/2 && half.CompareAndSwap(false, true) {
+					halfway()
 				}
-			})
+			case code == "sold_out":
+				soldOutAdmitted.Add(1)
+				t.Errorf("admitted user %d told sold_out", u)
+			}
 		}
-		for _, u := range pending {
-			work <- u
-		}
-		close(work)
-		wg.Wait()
-		pending = next
-		time.Sleep(100 * time.Millisecond)
-	}
+		return final
+	})
 	if len(pending) > 0 {
 		t.Errorf("%d users not final after 90 s, e.g. %d", len(pending), pending[0])
 	}
