@@ -1,4 +1,4 @@
-# lib.sh: helpers shared by loadtest/run.sh and loadtest/bench.sh (sourced;
+# lib.sh: helpers shared by loadtest/run.sh, bench.sh and room.sh (sourced;
 # they expect $logs, the run's log folder, and a log function).
 
 free_port() {
@@ -25,6 +25,18 @@ wait_http() { # url what seconds [pid]
 	log "$2 did not answer at $1 within $3s; its log:"
 	tail -n 30 "$logs/$2.log" >&2 || true
 	return 1
+}
+
+# start_userstub starts the user-verification stub ($logs/seckill
+# userstub) on a free loopback port, adds it to $pids, waits until it
+# answers, and points the service at it in $uc_env.
+start_userstub() {
+	local port
+	port=$(free_port)
+	"$logs/seckill" userstub -addr "127.0.0.1:$port" >"$logs/userstub.log" 2>&1 &
+	pids+=($!)
+	wait_http "http://127.0.0.1:$port/healthz" userstub 10 "${pids[-1]}"
+	uc_env=(SECKILL_USERCHECK_URL="http://127.0.0.1:$port")
 }
 
 # progress_loop ADDR prints the live progress of the k6 run whose REST API

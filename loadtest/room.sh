@@ -110,13 +110,7 @@ db="seckill_room_$run_id" prefix="room${run_id}:"
 sql -e "CREATE DATABASE \`$db\`"
 admin_token="room-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 uc_env=()
-if [ "$verify" = stub ]; then
-	stub_port=$(free_port)
-	"$logs/seckill" userstub -addr "127.0.0.1:$stub_port" >"$logs/userstub.log" 2>&1 &
-	pids+=($!)
-	wait_http "http://127.0.0.1:$stub_port/healthz" userstub 10 "${pids[-1]}"
-	uc_env=(SECKILL_USERCHECK_URL="http://127.0.0.1:$stub_port")
-fi
+[ "$verify" = stub ] && start_userstub
 bases=() svc_pids=()
 for k in $(seq "$instances"); do
 	port=$(free_port)
