@@ -86,26 +86,15 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	var err error
-	if m.obtains, err = promreg.Register(reg, m.obtains); err != nil {
-		return nil, fmt.Errorf("lock: %w", err)
-	}
-	if m.obtainDur, err = promreg.Register(reg, m.obtainDur); err != nil {
-		return nil, fmt.Errorf("lock: %w", err)
-	}
-	if m.unknown, err = promreg.Register(reg, m.unknown); err != nil {
-		return nil, fmt.Errorf("lock: %w", err)
-	}
-	if m.releases, err = promreg.Register(reg, m.releases); err != nil {
-		return nil, fmt.Errorf("lock: %w", err)
-	}
-	if m.hold, err = promreg.Register(reg, m.hold); err != nil {
-		return nil, fmt.Errorf("lock: %w", err)
-	}
-	if m.lost, err = promreg.Register(reg, m.lost); err != nil {
-		return nil, fmt.Errorf("lock: %w", err)
-	}
-	if m.cleanups, err = promreg.Register(reg, m.cleanups); err != nil {
+	r := promreg.NewRegistrar(reg)
+	promreg.Add(r, &m.obtains)
+	promreg.Add(r, &m.obtainDur)
+	promreg.Add(r, &m.unknown)
+	promreg.Add(r, &m.releases)
+	promreg.Add(r, &m.hold)
+	promreg.Add(r, &m.lost)
+	promreg.Add(r, &m.cleanups)
+	if err := r.Err(); err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}
 	return m, nil

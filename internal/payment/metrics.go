@@ -2,7 +2,6 @@ package payment
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -87,14 +86,14 @@ func newMetrics(reg prometheus.Registerer, log *slog.Logger) *metrics {
 		}
 	}
 	if m.reg != nil {
-		var errs [6]error
-		m.verifications, errs[0] = promreg.Register(m.reg, m.verifications)
-		m.expirations, errs[1] = promreg.Register(m.reg, m.expirations)
-		m.refunds, errs[2] = promreg.Register(m.reg, m.refunds)
-		m.returns, errs[3] = promreg.Register(m.reg, m.returns)
-		m.provider, errs[4] = promreg.Register(m.reg, m.provider)
-		m.lag, errs[5] = promreg.Register(m.reg, m.lag)
-		m.failed(errors.Join(errs[:]...))
+		r := promreg.NewRegistrar(m.reg)
+		promreg.Add(r, &m.verifications)
+		promreg.Add(r, &m.expirations)
+		promreg.Add(r, &m.refunds)
+		promreg.Add(r, &m.returns)
+		promreg.Add(r, &m.provider)
+		promreg.Add(r, &m.lag)
+		m.failed(r.Err())
 	}
 	return m
 }

@@ -70,11 +70,11 @@ func newMetrics(reg prometheus.Registerer, state func() gobreaker.State, logger 
 	for _, r := range []string{resultEligible, resultRejected, resultUnavailable, resultCanceled} {
 		m.duration.WithLabelValues(r)
 	}
-	var err1, err2, err3 error
-	m.requests, err1 = promreg.Register(reg, m.requests)
-	m.duration, err2 = promreg.Register(reg, m.duration)
-	_, err3 = promreg.Register(reg, stateGauge)
-	if err := errors.Join(err1, err2, err3); err != nil {
+	r := promreg.NewRegistrar(reg)
+	promreg.Add(r, &m.requests)
+	promreg.Add(r, &m.duration)
+	promreg.Add(r, &stateGauge)
+	if err := r.Err(); err != nil {
 		// Metrics are not worth refusing to verify users over.
 		logger.Error("usercheck: metrics not registered", "err", err)
 	}
