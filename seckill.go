@@ -248,6 +248,17 @@ func Unavailable(msg string, err error) *Error {
 	return &Error{Code: EUnavailable, Message: msg, RetryAfter: RetryAfter, Err: err}
 }
 
+// Holds is the EAlreadyPurchased answer to a buyer who holds o, with its
+// id and status ("" when only the id is known).
+func Holds(o Order) *Error {
+	return &Error{Code: EAlreadyPurchased, Message: "this user already holds an order for this activity", OrderID: o.ID, OrderStatus: o.Status}
+}
+
+// Ended is the EEnded answer for activity a.
+func Ended(a Activity) *Error {
+	return Errorf(EEnded, "the sale ended at %s", a.EndsAt.UTC().Format(time.RFC3339))
+}
+
 // DatabaseDown is the EUnavailable error of a read the order database did
 // not answer: nothing changed.
 func DatabaseDown(err error) *Error {

@@ -27,6 +27,18 @@ wait_http() { # url what seconds [pid]
 	return 1
 }
 
+# stop_pids stops every process in $pids: SIGTERM to all, then for each up
+# to 5 s to exit before SIGKILL, and reaps it.
+stop_pids() {
+	local pid
+	for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+	for pid in "${pids[@]}"; do
+		for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+}
+
 # start_userstub starts the user-verification stub ($logs/seckill
 # userstub) on a free loopback port, adds it to $pids, waits until it
 # answers, and points the service at it in $uc_env.

@@ -65,14 +65,10 @@ log() { printf '[room.sh %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 pids=() db="" prefix="" failed=1
 redis() { redis-cli -h 127.0.0.1 -p 6379 "$@"; }
 sql() { mariadb -h 127.0.0.1 -P 3306 -u"$db_user" -p"$db_pass" -N -B "$@"; }
+# shellcheck source=lib.sh
+source loadtest/lib.sh
 cleanup() {
-	local pid
-	for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-	for pid in "${pids[@]}"; do
-		for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	done
+	stop_pids
 	if [ "$keep" = 1 ] || [ "$failed" = 1 ]; then
 		[ -n "$db" ] && log "kept for inspection: database $db, Redis keys ${prefix}*, logs $logs"
 		return
@@ -85,8 +81,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# shellcheck source=lib.sh
-source loadtest/lib.sh
 
 # ---- 1. build, services, tools ----------------------------------------------
 command -v go >/dev/null || die "go is needed to build the service"

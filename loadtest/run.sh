@@ -160,14 +160,10 @@ pids=() db="" prefix="" failed=1
 redis_nodes=(6379)
 redis() { redis-cli -c -h 127.0.0.1 -p "${redis_nodes[0]}" "$@"; }
 sql() { mariadb -h 127.0.0.1 -P 3306 -u"$db_user" -p"$db_pass" -N -B "$@"; }
+# shellcheck source=lib.sh
+source loadtest/lib.sh
 cleanup() {
-	local pid i
-	for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-	for pid in "${pids[@]}"; do
-		for i in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	done
+	stop_pids
 	if [ "$keep" = 1 ] || [ "$failed" = 1 ]; then
 		[ -n "$db" ] && log "kept for inspection: database $db, Redis keys ${prefix}*, logs $logs"
 		return
@@ -182,8 +178,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# shellcheck source=lib.sh
-source loadtest/lib.sh
 
 # ---- 1. build, services, k6 -------------------------------------------------
 command -v go >/dev/null || die "go is needed to build the service"

@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/redis/go-redis/extra/redisotel/v9"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/redis/go-redis/extra/redisotel/v9"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/go-sql-driver/mysql"
@@ -117,7 +118,7 @@ func openRooms(cfg config, b *backend, users usercheck.Verifier, log *slog.Logge
 		Activity: func(ctx context.Context, id int64) (seckill.Activity, error) {
 			return b.service.VisibleActivity(ctx, id)
 		},
-		Holder: func(ctx context.Context, activityID, userID int64) (seckill.Order, bool, error) {
+		Holder: func(ctx context.Context, activityID, userID int64) (seckill.Order, bool) {
 			return b.service.HeldOrder(ctx, activityID, userID)
 		},
 		Verify: users.Verify,

@@ -19,6 +19,10 @@ func Stock(prefix string, activityID int64) string { return Activity(prefix, act
 
 // Lock is the activity's purchase lock, <prefix>seckill:{act:N}:lock; its
 // fence counter is the lock package's to name.
+// Buyers is the set of users a deduct took a unit for (the holders are
+// among them); the waiting room reads it too.
+func Buyers(prefix string, activityID int64) string { return Activity(prefix, activityID, "buyers") }
+
 func Lock(prefix string, activityID int64) string { return Activity(prefix, activityID, "lock") }
 
 // PaymentOrderLock is the lock of one order's payment verification:

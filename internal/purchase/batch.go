@@ -80,7 +80,7 @@ func (s *Service) runBatch(q *queue, tickets []*ticket) {
 		case r.t.req.IdempotencyKey != "" && r.t.req.IdempotencyKey == first.req.IdempotencyKey:
 			r.t.answer(out.order, out.err)
 		case out.err == nil:
-			r.t.answer(seckill.Order{}, holds(out.order))
+			r.t.answer(seckill.Order{}, seckill.Holds(out.order))
 		default:
 			r.t.answer(seckill.Order{}, out.err)
 		}
@@ -119,7 +119,7 @@ func (s *Service) sellUnderGrant(q *queue, b *batch) {
 	// The window is checked again here, not only when the buyer queued: a
 	// buyer who waited past the end must not be sold to.
 	if !s.now().Before(a.EndsAt) {
-		b.fail(pending, ended(a))
+		b.fail(pending, seckill.Ended(a))
 		return
 	}
 	if s.stillSoldOut(a.ID) {

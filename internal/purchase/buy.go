@@ -64,7 +64,7 @@ func (s *Service) answerUnqueued(ctx context.Context, a seckill.Activity, req se
 		return seckill.Order{}, seckill.Errorf(seckill.ENotStarted, "the sale starts at %s", a.StartsAt.UTC().Format(time.RFC3339)), true
 	}
 	if !now.Before(a.EndsAt) {
-		return seckill.Order{}, s.holderOr(ctx, a.ID, req.UserID, ended(a)), true
+		return seckill.Order{}, s.holderOr(ctx, a.ID, req.UserID, seckill.Ended(a)), true
 	}
 	// Before the key's look-up: a buyer who spams fresh keys after buying
 	// costs no key look-up each.
@@ -108,7 +108,7 @@ func (s *Service) answerBought(ctx context.Context, activityID int64, req seckil
 			return seckill.Order{}, seckill.DatabaseDown(err), true
 		}
 		id, _ := s.bought.orderOf(activityID, req.UserID)
-		return seckill.Order{}, holds(seckill.Order{ID: id, ActivityID: activityID, UserID: req.UserID}), true
+		return seckill.Order{}, seckill.Holds(seckill.Order{ID: id, ActivityID: activityID, UserID: req.UserID}), true
 	}
 	o, ok = held[req.UserID]
 	switch {
@@ -117,7 +117,7 @@ func (s *Service) answerBought(ctx context.Context, activityID int64, req seckil
 	case req.IdempotencyKey != "" && o.IdempotencyKey == req.IdempotencyKey:
 		return o, nil, true
 	}
-	return seckill.Order{}, holds(o), true
+	return seckill.Order{}, seckill.Holds(o), true
 }
 
 // leadFlight runs the buyer's purchase in flight and gives its outcome to
@@ -167,10 +167,6 @@ func (s *Service) await(ctx context.Context, t *ticket) (seckill.Order, error) {
 	}
 	out := <-t.done
 	return out.order, out.err
-}
-
-func ended(a seckill.Activity) *seckill.Error {
-	return seckill.Errorf(seckill.EEnded, "the sale ended at %s", a.EndsAt.UTC().Format(time.RFC3339))
 }
 
 func (s *Service) replay(o seckill.Order, req seckill.BuyRequest) (seckill.Order, error) {

@@ -43,7 +43,7 @@ func (s *Service) preferHolders(b *batch) {
 	held := s.heldOrders(ctx, b.activity.ID, users)
 	for i, t := range b.tickets {
 		if o, ok := held[t.req.UserID]; ok && finalNoOrder(b.outs[i].err) {
-			b.outs[i] = outcome{err: holds(o)}
+			b.outs[i] = outcome{err: seckill.Holds(o)}
 		}
 	}
 }
@@ -70,7 +70,7 @@ func (s *Service) answerHolders(b *batch, pending []int) []int {
 		case o.IdempotencyKey != "" && o.IdempotencyKey == b.req(i).IdempotencyKey:
 			b.outs[i].order = o
 		default:
-			b.outs[i].err = holds(o)
+			b.outs[i].err = seckill.Holds(o)
 		}
 	}
 	return left
@@ -80,7 +80,7 @@ func (s *Service) answerHolders(b *batch, pending []int) []int {
 // activity, and otherwise err, a final "no order" answer.
 func (s *Service) holderOr(ctx context.Context, activityID, userID int64, err error) error {
 	if o, ok := s.heldOrders(ctx, activityID, []int64{userID})[userID]; ok {
-		return holds(o)
+		return seckill.Holds(o)
 	}
 	return err
 }
@@ -130,11 +130,4 @@ func (s *Service) heldOrders(ctx context.Context, activityID int64, users []int6
 		held[u] = o
 	}
 	return held
-}
-
-// holds is already_purchased for a buyer holding o (its status when known).
-func holds(o seckill.Order) *seckill.Error {
-	e := alreadyPurchased(o.ID)
-	e.OrderStatus = o.Status
-	return e
 }

@@ -75,7 +75,7 @@ func (f *flight) answerFor(req seckill.BuyRequest) (o seckill.Order, err error, 
 		if req.IdempotencyKey != "" && req.IdempotencyKey == f.req.IdempotencyKey {
 			return f.order, nil, true
 		}
-		return seckill.Order{}, holds(f.order), true
+		return seckill.Order{}, seckill.Holds(f.order), true
 	}
 	var e *seckill.Error
 	if !errors.As(f.err, &e) {

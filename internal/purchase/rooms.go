@@ -182,9 +182,9 @@ func NewWaitingRoom(startsAt, opensAt time.Time) (*seckill.WaitingRoom, error) {
 // HeldOrder returns the order the user holds in the activity, if any, for a
 // waiting room's join (a holder gets no place). Only a user this process saw
 // buy, or in the activity's buyer set, costs a database read.
-func (s *Service) HeldOrder(ctx context.Context, activityID, userID int64) (seckill.Order, bool, error) {
+func (s *Service) HeldOrder(ctx context.Context, activityID, userID int64) (seckill.Order, bool) {
 	o, ok := s.heldOrders(ctx, activityID, []int64{userID})[userID]
-	return o, ok, nil
+	return o, ok
 }
 
 // Sold reports what the database holds of the activity: the units its

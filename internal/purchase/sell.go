@@ -223,7 +223,7 @@ func (s *Service) keptOut(ctx context.Context, activityID int64, reqs []seckill.
 			if req.IdempotencyKey != "" && existing.IdempotencyKey == req.IdempotencyKey {
 				outs[k].order = existing
 			} else {
-				outs[k].err = holds(existing)
+				outs[k].err = seckill.Holds(existing)
 			}
 			continue
 		}

@@ -308,10 +308,6 @@ func soldOut() *seckill.Error {
 	return seckill.Errorf(seckill.ESoldOut, "no stock left")
 }
 
-func alreadyPurchased(orderID string) *seckill.Error {
-	return &seckill.Error{Code: seckill.EAlreadyPurchased, Message: "this user already holds an order for this activity", OrderID: orderID}
-}
-
 func newOrderID() string {
 	id, err := uuid.NewV7()
 	if err != nil {

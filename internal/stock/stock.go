@@ -343,7 +343,7 @@ func (s *Store) HoldersIn(ctx context.Context, users map[int64][]int64) (map[int
 
 // buyers is the key of the activity's buyer set:
 // <prefix>seckill:{act:N}:buyers.
-func (s *Store) buyers(activityID int64) string { return activityKey(s.prefix, activityID, "buyers") }
+func (s *Store) buyers(activityID int64) string { return keys.Buyers(s.prefix, activityID) }
 
 // Remaining returns the units left, or ErrNotLoaded.
 func (s *Store) Remaining(ctx context.Context, activityID int64) (int64, error) {

@@ -3,7 +3,6 @@ package waitingroom
 import (
 	"context"
 	"math"
-	"math/rand/v2"
 	"strconv"
 	"time"
 )
@@ -38,19 +37,13 @@ func (r *Room) tick(ctx context.Context, now time.Time) {
 	if relist {
 		r.list(ctx, now)
 	}
-	r.mu.Lock()
-	ids := make([]int64, 0, len(r.on))
-	for id, rs := range r.on {
-		if rs.on && (rs.closed == "" || (relist && rs.closed == "sold_out")) {
-			ids = append(ids, id)
-		}
-	}
-	r.mu.Unlock()
-	for _, id := range ids {
+	for id, rs := range r.rooms() {
 		if ctx.Err() != nil {
 			return
 		}
-		r.step(ctx, id, now)
+		if rs.on && (rs.closed == "" || (relist && rs.closed == "sold_out")) {
+			r.step(ctx, id, now)
+		}
 	}
 }
 
@@ -63,13 +56,14 @@ func (r *Room) list(ctx context.Context, now time.Time) {
 		r.log.Warn("waiting rooms not listed; stepping the last known", "err", err)
 		return
 	}
-	r.mu.Lock()
-	for id, was := range r.on {
+	for id, was := range r.rooms() {
 		if now, ok := rooms[id]; was.on && (!ok || !now.on) {
 			r.m.forget(id) // turned off or gone: its gauges would stand still
 		}
 	}
-	r.on, r.listedAt = rooms, now
+	r.mu.Lock()
+	r.known.Store(&rooms)
+	r.listedAt = now
 	r.mu.Unlock()
 }
 
@@ -84,15 +78,13 @@ func (r *Room) step(ctx context.Context, id int64, now time.Time) {
 		r.log.Debug("waiting room step failed; the next one retries", "activity_id", id, "err", err)
 		return
 	}
+	if rs := r.rooms()[id]; rs.closed != res.closed {
+		rs.closed = res.closed
+		r.setRoom(id, rs)
+	}
 	label := strconv.FormatInt(id, 10)
 	if res.closed != "" {
 		r.m.forget(id) // closed: nobody waits, nothing is admitted
-		r.mu.Lock()
-		if rs, ok := r.on[id]; ok {
-			rs.closed = res.closed
-			r.on[id] = rs
-		}
-		r.mu.Unlock()
 		return
 	}
 	r.m.waiting.WithLabelValues(label).Set(float64(res.waiting))
@@ -100,13 +92,7 @@ func (r *Room) step(ctx context.Context, id int64, now time.Time) {
 	r.m.admitted.WithLabelValues(label).Add(float64(res.admitted))
 	r.m.lapsed.WithLabelValues(label).Add(float64(res.lapsed))
 	r.checkETA(label, id, res, now)
-	r.mu.Lock()
-	if rs, ok := r.on[id]; ok {
-		rs.closed = res.closed
-		r.on[id] = rs
-	}
-	r.mu.Unlock()
-	if res.closed == "" && res.remaining == 0 && res.open == 0 {
+	if res.remaining == 0 && res.open == 0 {
 		r.closeIfDone(sctx, id, now)
 	}
 }
@@ -172,13 +158,4 @@ func (r *Room) checkETA(label string, id int64, res step, now time.Time) {
 		r.m.etaError.WithLabelValues(label).Set(math.Abs(promised-given) / math.Max(promised, given))
 	}
 	*c = etaCheck{at: now, total: res.total, rate: res.rate}
-}
-
-// jitter spreads a refresh by up to a fifth, so a crowd told the same
-// refresh does not come back in step.
-func jitter(d time.Duration) time.Duration {
-	if d <= time.Second {
-		return d
-	}
-	return d + time.Duration(rand.Int64N(int64(d/5))) //nolint:gosec // G404: spreading polls needs no secret randomness
 }

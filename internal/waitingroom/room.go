@@ -23,9 +23,9 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"math"
-	"math/rand/v2"
+	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -68,8 +68,10 @@ type Deps struct {
 	// Activity returns the activity as buyers may see it, or
 	// activity_not_found.
 	Activity func(ctx context.Context, id int64) (seckill.Activity, error)
-	// Holder returns the order the user holds in the activity, if any.
-	Holder func(ctx context.Context, activityID, userID int64) (seckill.Order, bool, error)
+	// Holder returns the order the user holds in the activity, if any (a
+	// look-up that fails counts as none, as for the purchase path's
+	// precedence).
+	Holder func(ctx context.Context, activityID, userID int64) (seckill.Order, bool)
 	// Verify asks the user-verification service about the user (nil:
 	// everyone is approved); usercheck.ErrRejected is a refusal.
 	Verify func(ctx context.Context, userID, activityID int64) error
@@ -88,8 +90,11 @@ type Room struct {
 	log  *slog.Logger
 	m    *metrics
 
+	// known is what this instance knows of the rooms in Redis, listed each
+	// second: replaced whole under mu, so the purchase path's On reads it
+	// without a lock.
+	known     atomic.Pointer[map[int64]roomState]
 	mu        sync.Mutex
-	on        map[int64]roomState // rooms listed in Redis, refreshed each second
 	listedAt  time.Time
 	soldAt    map[int64]time.Time // when each room's orders were last counted
 	etaChecks map[int64]*etaCheck
@@ -116,12 +121,23 @@ func New(cfg Config, deps Deps) (*Room, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Room{cfg: cfg, deps: deps, st: deps.Store, log: deps.Log, m: m,
-		on: map[int64]roomState{}, soldAt: map[int64]time.Time{}, etaChecks: map[int64]*etaCheck{}}, nil
+	r := &Room{cfg: cfg, deps: deps, st: deps.Store, log: deps.Log, m: m,
+		soldAt: map[int64]time.Time{}, etaChecks: map[int64]*etaCheck{}}
+	r.known.Store(&map[int64]roomState{})
+	return r, nil
 }
 
-// AdmissionTTL is how long an admission lasts.
-func (r *Room) AdmissionTTL() time.Duration { return r.cfg.AdmissionTTL }
+// rooms is the known rooms; the map must not be changed.
+func (r *Room) rooms() map[int64]roomState { return *r.known.Load() }
+
+// setRoom records one room's state in a copy of the known rooms.
+func (r *Room) setRoom(id int64, rs roomState) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	next := maps.Clone(r.rooms())
+	next[id] = rs
+	r.known.Store(&next)
+}
 
 // Open turns the activity's room on (or rebuilds it in Redis).
 func (r *Room) Open(ctx context.Context, a seckill.Activity) error {
@@ -130,9 +146,7 @@ func (r *Room) Open(ctx context.Context, a seckill.Activity) error {
 	}
 	err := r.st.Open(ctx, a.ID, Window{OpensAt: a.WaitingRoom.OpensAt, StartsAt: a.StartsAt, EndsAt: a.EndsAt, Seed: a.WaitingRoom.Seed})
 	if err == nil {
-		r.mu.Lock()
-		r.on[a.ID] = roomState{on: true}
-		r.mu.Unlock()
+		r.setRoom(a.ID, roomState{on: true})
 	}
 	return err
 }
@@ -141,9 +155,7 @@ func (r *Room) Open(ctx context.Context, a seckill.Activity) error {
 func (r *Room) Shut(ctx context.Context, activityID int64) error {
 	err := r.st.Shut(ctx, activityID)
 	if err == nil {
-		r.mu.Lock()
-		r.on[activityID] = roomState{}
-		r.mu.Unlock()
+		r.setRoom(activityID, roomState{})
 	}
 	return err
 }
@@ -151,11 +163,7 @@ func (r *Room) Shut(ctx context.Context, activityID int64) error {
 // On reports, from memory at most a second old, whether the activity has a
 // waiting room turned on. The deduct checks admissions itself; this only
 // spares activities without a room any look-up.
-func (r *Room) On(activityID int64) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.on[activityID].on
-}
+func (r *Room) On(activityID int64) bool { return r.rooms()[activityID].on }
 
 // Admitted reports whether the user holds an open admission to buy in the
 // activity; on is false when the activity has no room after all.
@@ -214,7 +222,7 @@ func (r *Room) Join(ctx context.Context, activityID, userID int64) (seckill.Queu
 	case answer == notOpen:
 		return seckill.QueueStatus{}, notOpenYet(st.opens)
 	case answer == isEnded:
-		return seckill.QueueStatus{}, seckill.Errorf(seckill.EEnded, "the sale ended at %s", a.EndsAt.UTC().Format(time.RFC3339))
+		return seckill.QueueStatus{}, seckill.Ended(a)
 	case answer == isClosed:
 		return seckill.QueueStatus{}, soldOut()
 	}
@@ -233,21 +241,16 @@ func (r *Room) admissible(ctx context.Context, a seckill.Activity, userID int64,
 	case st.now.Before(st.opens):
 		return notOpenYet(st.opens)
 	case !st.now.Before(st.ends):
-		return seckill.Errorf(seckill.EEnded, "the sale ended at %s", a.EndsAt.UTC().Format(time.RFC3339))
+		return seckill.Ended(a)
 	}
 	if r.deps.Holder != nil {
-		o, ok, err := r.deps.Holder(ctx, a.ID, userID)
-		switch {
-		case err != nil:
-			return seckill.Unavailable("the order database did not answer; you have no place yet", err)
-		case ok:
-			return &seckill.Error{Code: seckill.EAlreadyPurchased, Message: "you already hold an order for this activity",
-				OrderID: o.ID, OrderStatus: o.Status}
+		if o, ok := r.deps.Holder(ctx, a.ID, userID); ok {
+			return seckill.Holds(o)
 		}
 	}
 	if st.closed != "" {
 		if st.closed == isEnded {
-			return seckill.Errorf(seckill.EEnded, "the sale ended at %s", a.EndsAt.UTC().Format(time.RFC3339))
+			return seckill.Ended(a)
 		}
 		return soldOut()
 	}
@@ -264,113 +267,6 @@ func (r *Room) admissible(ctx context.Context, a seckill.Activity, userID int64,
 	}
 	return nil
 }
-
-// Mine returns the user's standing in the activity's room.
-func (r *Room) Mine(ctx context.Context, activityID, userID int64) (seckill.QueueStatus, error) {
-	if _, err := r.deps.Activity(ctx, activityID); err != nil {
-		return seckill.QueueStatus{}, err
-	}
-	st, err := r.st.standing(ctx, activityID, userID)
-	if err != nil {
-		return seckill.QueueStatus{}, unavailable(err)
-	}
-	if !st.hasPlace() {
-		return seckill.QueueStatus{}, seckill.Errorf(seckill.ENotInQueue, "you have no place in the waiting room of activity %d; join it first", activityID)
-	}
-	return r.status(ctx, activityID, userID, st)
-}
-
-// status turns a standing into the answer the buyer sees. Only a buyer
-// whose admission lapsed while they were buying costs a database read.
-func (r *Room) status(ctx context.Context, activityID, userID int64, st standing) (seckill.QueueStatus, error) {
-	q := seckill.QueueStatus{ActivityID: activityID}
-	switch {
-	case len(st.end) > 2 && st.end[:2] == "d:":
-		q.State, q.OrderID = seckill.QueueDone, st.end[2:]
-	case len(st.end) > 2 && st.end[:2] == "c:":
-		q.State, q.Reason = seckill.QueueClosed, st.end[2:]
-	case st.closed == isEnded:
-		q.State, q.Reason = seckill.QueueClosed, seckill.EEnded
-	case st.until > st.now.UnixMilli():
-		q.State, q.AdmittedUntil = seckill.QueueAdmitted, time.UnixMilli(st.until).UTC()
-		q.Refresh = time.Second
-	case st.end == "l" || st.until >= 0:
-		q.State = seckill.QueueLapsed
-		if st.buyer && r.deps.Holder != nil {
-			// The purchase's end was not written (Redis failed then):
-			// the buyer set says they may hold an order.
-			if o, ok, err := r.deps.Holder(ctx, activityID, userID); err == nil && ok {
-				r.Finish(ctx, activityID, map[int64]string{userID: o.ID}, nil)
-				q.State, q.OrderID = seckill.QueueDone, o.ID
-			}
-		}
-	case st.closed != "":
-		q.State, q.Reason = seckill.QueueClosed, st.closed
-	case st.now.Before(st.starts):
-		q.State = seckill.QueuePrequeue
-		q.Refresh = max(prequeueRefresh(st).Round(time.Second), time.Second)
-	default:
-		q.State, q.Position = seckill.QueueWaiting, st.rank+1
-		q.ETA, q.HasETA = eta(st)
-		q.Refresh = jitter(waitingRefresh(q.Position, q.ETA, q.HasETA, r.cfg.AdmissionTTL)).Round(time.Second)
-	}
-	return q, nil
-}
-
-// eta estimates the time until a waiting user at st is admitted. The
-// places within the units no admission holds come in at the pace the
-// admitter allows; the places behind them wait for units to come back
-// (purchases, lapses, expiries), at the measured admission rate. None while
-// no unit is left (a unit may or may not come back), or when nothing was
-// admitted lately.
-func eta(st standing) (time.Duration, bool) {
-	position := float64(st.rank + 1)
-	free := float64(st.remain - st.admitted)
-	var s float64
-	switch {
-	case st.remain <= 0:
-		return 0, false
-	case position <= free && st.pace > 0:
-		s = position / st.pace
-	case st.rate >= 0.01:
-		s = max(free, 0)/max(st.pace, 1) + (position-max(free, 0))/st.rate
-	default:
-		return 0, false
-	}
-	if s > 365*24*3600 {
-		return 0, false
-	}
-	return time.Duration(math.Ceil(s)) * time.Second, true
-}
-
-// waitingRefresh spreads a line's polls: about position/pollBudget seconds,
-// at least a second, and at most half the estimate (or half an admission's
-// lifetime without one), so nobody misses their admission.
-func waitingRefresh(position int64, eta time.Duration, hasETA bool, ttl time.Duration) time.Duration {
-	limit := ttl / 2
-	if hasETA {
-		limit = max(limit, eta/2)
-	}
-	d := time.Duration(math.Ceil(float64(position)/pollBudget)) * time.Second
-	return min(max(d, time.Second), max(limit, time.Second))
-}
-
-// prequeueRefresh is the pre-queue's: every prequeuePeriod (longer for a
-// pre-queue too large to poll that often within pollBudget), and near the
-// start, the start plus a random share of the time a line of this size is
-// spread over, so that the draw is not met by every member at once.
-func prequeueRefresh(st standing) time.Duration {
-	until := st.starts.Sub(st.now)
-	spread := time.Duration(math.Ceil(float64(st.waiting)/pollBudget)) * time.Second
-	if period := max(prequeuePeriod, spread); until > period {
-		return jitter(period)
-	}
-	return until + time.Duration(rand.Int64N(int64(spread)+1)) //nolint:gosec // G404: spreading polls needs no secret randomness
-}
-
-// prequeuePeriod is how often a pre-queue member is asked to poll while the
-// start is far: nothing changes for them until then.
-const prequeuePeriod = 10 * time.Second
 
 func noWaitingRoom(id int64) error {
 	return seckill.Errorf(seckill.ENoWaitingRoom, "activity %d has no waiting room; buy directly", id)
@@ -390,6 +286,5 @@ func unavailable(err error) error {
 
 // Sizes returns the places not yet admitted and the admissions open.
 func (r *Room) Sizes(ctx context.Context, activityID int64) (waiting, admitted int64, err error) {
-	c, err := r.st.counts(ctx, activityID)
-	return c.Waiting, c.Admitted, err
+	return r.st.counts(ctx, activityID)
 }

@@ -223,29 +223,21 @@ func (s *Store) admittedUntil(ctx context.Context, activityID, userID int64) (un
 	return until, onCmd.Val() == "1", nil
 }
 
-// Counts is a room's size: places not yet admitted, and admissions open.
-type Counts struct {
-	On                bool
-	Waiting, Admitted int64
-}
-
-// counts reads the sizes of the activity's room.
-func (s *Store) counts(ctx context.Context, activityID int64) (Counts, error) {
+// counts reads the sizes of the activity's room: the places not yet
+// admitted (none once the room is closed: its places are closed, not
+// waiting) and the admissions open.
+func (s *Store) counts(ctx context.Context, activityID int64) (waiting, admitted int64, err error) {
 	pipe := s.rdb.Pipeline()
-	room := pipe.HMGet(ctx, s.room(activityID), "on", "closed")
-	waiting := pipe.ZCard(ctx, keys.WaitingLine(s.prefix, activityID))
-	admitted := pipe.ZCard(ctx, keys.WaitingAdmitted(s.prefix, activityID))
+	closed := pipe.HGet(ctx, s.room(activityID), "closed")
+	line := pipe.ZCard(ctx, keys.WaitingLine(s.prefix, activityID))
+	open := pipe.ZCard(ctx, keys.WaitingAdmitted(s.prefix, activityID))
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return Counts{}, fmt.Errorf("waitingroom: counts of activity %d: %w", activityID, err)
+		return 0, 0, fmt.Errorf("waitingroom: counts of activity %d: %w", activityID, err)
 	}
-	c := Counts{Waiting: waiting.Val(), Admitted: admitted.Val()}
-	if v := room.Val(); len(v) == 2 {
-		c.On = str(v[0]) == "1"
-		if str(v[1]) != "" {
-			c.Waiting = 0 // a closed room's places are closed, not waiting
-		}
+	if closed.Val() != "" {
+		return 0, open.Val(), nil
 	}
-	return c, nil
+	return line.Val(), open.Val(), nil
 }
 
 // roomState is what the admitter needs to know of a listed room.
@@ -323,7 +315,7 @@ func (s *Store) replicated(ctx context.Context, activityID int64, script *redis.
 
 func (s *Store) room(activityID int64) string { return keys.WaitingRoom(s.prefix, activityID) }
 
-func (s *Store) buyers(activityID int64) string { return keys.Activity(s.prefix, activityID, "buyers") }
+func (s *Store) buyers(activityID int64) string { return keys.Buyers(s.prefix, activityID) }
 
 // userKeys are the room's hash, line, admissions and ends: join.lua's KEYS.
 func (s *Store) userKeys(activityID int64) []string {

@@ -1,0 +1,129 @@
+package waitingroom
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/seckill-oss/seckill"
+)
+
+// A buyer's standing as they see it (queue/mine, a join's answer), and the
+// cadence of their polls: when to come back, and when they may be in.
+
+// Mine returns the user's standing in the activity's room.
+func (r *Room) Mine(ctx context.Context, activityID, userID int64) (seckill.QueueStatus, error) {
+	if _, err := r.deps.Activity(ctx, activityID); err != nil {
+		return seckill.QueueStatus{}, err
+	}
+	st, err := r.st.standing(ctx, activityID, userID)
+	if err != nil {
+		return seckill.QueueStatus{}, unavailable(err)
+	}
+	if !st.hasPlace() {
+		return seckill.QueueStatus{}, seckill.Errorf(seckill.ENotInQueue, "you have no place in the waiting room of activity %d; join it first", activityID)
+	}
+	return r.status(ctx, activityID, userID, st)
+}
+
+// status turns a standing into the answer the buyer sees. Only a buyer
+// whose admission lapsed while they were buying costs a database read.
+func (r *Room) status(ctx context.Context, activityID, userID int64, st standing) (seckill.QueueStatus, error) {
+	q := seckill.QueueStatus{ActivityID: activityID}
+	switch {
+	case len(st.end) > 2 && st.end[:2] == "d:":
+		q.State, q.OrderID = seckill.QueueDone, st.end[2:]
+	case len(st.end) > 2 && st.end[:2] == "c:":
+		q.State, q.Reason = seckill.QueueClosed, st.end[2:]
+	case st.closed == isEnded:
+		q.State, q.Reason = seckill.QueueClosed, seckill.EEnded
+	case st.until > st.now.UnixMilli():
+		q.State, q.AdmittedUntil = seckill.QueueAdmitted, time.UnixMilli(st.until).UTC()
+		q.Refresh = time.Second
+	case st.end == "l" || st.until >= 0:
+		q.State = seckill.QueueLapsed
+		if st.buyer && r.deps.Holder != nil {
+			// The purchase's end was not written (Redis failed then):
+			// the buyer set says they may hold an order.
+			if o, ok := r.deps.Holder(ctx, activityID, userID); ok {
+				r.Finish(ctx, activityID, map[int64]string{userID: o.ID}, nil)
+				q.State, q.OrderID = seckill.QueueDone, o.ID
+			}
+		}
+	case st.closed != "":
+		q.State, q.Reason = seckill.QueueClosed, st.closed
+	case st.now.Before(st.starts):
+		q.State = seckill.QueuePrequeue
+		q.Refresh = max(prequeueRefresh(st).Round(time.Second), time.Second)
+	default:
+		q.State, q.Position = seckill.QueueWaiting, st.rank+1
+		q.ETA, q.HasETA = eta(st)
+		q.Refresh = jitter(waitingRefresh(q.Position, q.ETA, q.HasETA, r.cfg.AdmissionTTL)).Round(time.Second)
+	}
+	return q, nil
+}
+
+// eta estimates the time until a waiting user at st is admitted. The
+// places within the units no admission holds come in at the pace the
+// admitter allows; the places behind them wait for units to come back
+// (purchases, lapses, expiries), at the measured admission rate. None while
+// no unit is left (a unit may or may not come back), or when nothing was
+// admitted lately.
+func eta(st standing) (time.Duration, bool) {
+	position := float64(st.rank + 1)
+	free := float64(st.remain - st.admitted)
+	var s float64
+	switch {
+	case st.remain <= 0:
+		return 0, false
+	case position <= free && st.pace > 0:
+		s = position / st.pace
+	case st.rate >= 0.01:
+		s = max(free, 0)/max(st.pace, 1) + (position-max(free, 0))/st.rate
+	default:
+		return 0, false
+	}
+	if s > 365*24*3600 {
+		return 0, false
+	}
+	return time.Duration(math.Ceil(s)) * time.Second, true
+}
+
+// waitingRefresh spreads a line's polls: about position/pollBudget seconds,
+// at least a second, and at most half the estimate (or half an admission's
+// lifetime without one), so nobody misses their admission.
+func waitingRefresh(position int64, eta time.Duration, hasETA bool, ttl time.Duration) time.Duration {
+	limit := ttl / 2
+	if hasETA {
+		limit = max(limit, eta/2)
+	}
+	d := time.Duration(math.Ceil(float64(position)/pollBudget)) * time.Second
+	return min(max(d, time.Second), max(limit, time.Second))
+}
+
+// prequeueRefresh is the pre-queue's: every prequeuePeriod (longer for a
+// pre-queue too large to poll that often within pollBudget), and near the
+// start, the start plus a random share of the time a line of this size is
+// spread over, so that the draw is not met by every member at once.
+func prequeueRefresh(st standing) time.Duration {
+	until := st.starts.Sub(st.now)
+	spread := time.Duration(math.Ceil(float64(st.waiting)/pollBudget)) * time.Second
+	if period := max(prequeuePeriod, spread); until > period {
+		return jitter(period)
+	}
+	return until + time.Duration(rand.Int64N(int64(spread)+1)) //nolint:gosec // G404: spreading polls needs no secret randomness
+}
+
+// prequeuePeriod is how often a pre-queue member is asked to poll while the
+// start is far: nothing changes for them until then.
+const prequeuePeriod = 10 * time.Second
+
+// jitter spreads a refresh by up to a fifth, so a crowd told the same
+// refresh does not come back in step.
+func jitter(d time.Duration) time.Duration {
+	if d <= time.Second {
+		return d
+	}
+	return d + time.Duration(rand.Int64N(int64(d/5))) //nolint:gosec // G404: spreading polls needs no secret randomness
+}
