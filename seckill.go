@@ -259,6 +259,11 @@ func Ended(a Activity) *Error {
 	return Errorf(EEnded, "the sale ended at %s", a.EndsAt.UTC().Format(time.RFC3339))
 }
 
+// NoActivity is the EActivityNotFound answer for activity id.
+func NoActivity(id int64) *Error {
+	return Errorf(EActivityNotFound, "no activity %d", id)
+}
+
 // DatabaseDown is the EUnavailable error of a read the order database did
 // not answer: nothing changed.
 func DatabaseDown(err error) *Error {

@@ -24,12 +24,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seckill-oss/seckill/internal/books"
 	"github.com/seckill-oss/seckill/internal/httpapi"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/purchase"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
+	"github.com/seckill-oss/seckill/internal/testkit/wiring"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
 
@@ -64,7 +66,7 @@ type stack struct {
 	topology map[string]string
 
 	// One service instance.
-	svc   *purchase.Service
+	svc   wiring.Service
 	users *usercheck.Client
 	locks *lock.Client
 	url   string
@@ -136,12 +138,12 @@ func (s *stack) start() {
 	s.users = usercheck.New(usercheck.Config{BaseURL: s.stubURL, Timeout: opt.userCheckTimeout, Breaker: opt.breaker})
 	s.locks = lock.New(svcRedis, nil)
 	t.Cleanup(func() { _ = s.locks.Close() })
-	s.svc, err = purchase.New(purchase.Config{
+	s.svc, err = wiring.New(purchase.Config{
 		LockTTL:          opt.lockTTL,
 		UserCheckTimeout: opt.userCheckTimeout,
 		LockWait:         opt.lockWait,
 		KeyPrefix:        s.prefix,
-	}, purchase.Deps{
+	}, books.Config{}, purchase.Deps{
 		Redis:    svcRedis,
 		Locks:    s.locks,
 		Stock:    stock.New(svcRedis, s.prefix),

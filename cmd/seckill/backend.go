@@ -19,6 +19,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/books"
+	"github.com/seckill-oss/seckill/internal/catalog"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/purchase"
@@ -29,7 +31,8 @@ import (
 	"github.com/seckill-oss/seckill/migrations"
 )
 
-// backend is the purchase service with the stores it runs on. serve and
+// backend is the purchase service and the books side with the stores they
+// run on. serve and
 // reconcile share it, so both take the production code path.
 type backend struct {
 	log     *slog.Logger
@@ -40,6 +43,8 @@ type backend struct {
 	orders  *order.Store
 	locks   *lock.Client
 	service *purchase.Service
+	books   *books.Service
+	catalog *catalog.Catalog
 	rooms   *waitingroom.Room
 	// stopClock stops the goroutine that moves the embedded Redis's TTLs
 	// with real time; nil unless Redis is embedded.
@@ -74,9 +79,11 @@ func openBackend(ctx context.Context, cfg config, users usercheck.Verifier, log 
 		return nil, err
 	}
 	b.locks = lock.New(b.rdb, &lock.Options{Observer: lockMetrics, Logger: log})
+	b.catalog = catalog.New(b.orders, nil)
 	if b.rooms, err = openRooms(cfg, b, users, log, reg); err != nil {
 		return nil, err
 	}
+	st := stock.New(b.rdb, cfg.KeyPrefix)
 	b.service, err = purchase.New(purchase.Config{
 		LockTTL:          cfg.LockTTL,
 		UserCheckTimeout: cfg.UserCheckTimeout,
@@ -86,24 +93,38 @@ func openBackend(ctx context.Context, cfg config, users usercheck.Verifier, log 
 		KeyPrefix:        cfg.KeyPrefix,
 		WaitReplicas:     cfg.WaitReplicas,
 		WaitTimeout:      cfg.WaitTimeout,
-		BooksSweep:       cfg.BooksSweep,
-		RequirePrice:     cfg.requirePrice(),
-		// Expiries give units back until the last order's pay_by.
-		BooksAfterEnd: cfg.PaymentWindow + time.Hour,
 	}, purchase.Deps{
-		Redis:    b.rdb,
-		Locks:    b.locks,
-		Stock:    stock.New(b.rdb, cfg.KeyPrefix),
-		Orders:   b.orders,
-		Users:    users,
-		Rooms:    b.rooms,
-		Logger:   log,
-		Registry: reg,
+		Redis: b.rdb, Locks: b.locks, Stock: st, Orders: b.orders, Catalog: b.catalog,
+		Users: users, Rooms: b.rooms, Logger: log, Registry: reg,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("purchase service: %w", err)
 	}
+	if b.books, err = openBooks(cfg, b, st, log, reg); err != nil {
+		return nil, err
+	}
 	return b, nil
+}
+
+// openBooks builds the books side over the purchase service's stores and
+// catalog, its loads moving the purchase path's sold-out marks.
+func openBooks(cfg config, b *backend, st *stock.Store, log *slog.Logger, reg prometheus.Registerer) (*books.Service, error) {
+	svc, err := books.New(books.Config{
+		LockTTL:      cfg.LockTTL,
+		LockWait:     cfg.LockWait,
+		KeyPrefix:    cfg.KeyPrefix,
+		BooksSweep:   cfg.BooksSweep,
+		RequirePrice: cfg.requirePrice(),
+		// Expiries give units back until the last order's pay_by.
+		BooksAfterEnd: cfg.PaymentWindow + time.Hour,
+	}, books.Deps{
+		Locks: b.locks, Stock: st, Orders: b.orders, Catalog: b.catalog, Sales: b.service,
+		Rooms: b.rooms, Logger: log, Registry: reg,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("books: %w", err)
+	}
+	return svc, nil
 }
 
 // openRooms builds the waiting rooms over the backend's Redis; they ask the
@@ -116,14 +137,14 @@ func openRooms(cfg config, b *backend, users usercheck.Verifier, log *slog.Logge
 	}, waitingroom.Deps{
 		Store: waitingroom.NewStore(b.rdb, cfg.KeyPrefix, cfg.WaitReplicas, cfg.WaitTimeout),
 		Activity: func(ctx context.Context, id int64) (seckill.Activity, error) {
-			return b.service.VisibleActivity(ctx, id)
+			return b.catalog.Visible(ctx, id)
 		},
 		Holder: func(ctx context.Context, activityID, userID int64) (seckill.Order, bool) {
 			return b.service.HeldOrder(ctx, activityID, userID)
 		},
 		Verify: users.Verify,
 		Sold: func(ctx context.Context, activityID int64) (held, unpaid, total int64, err error) {
-			return b.service.Sold(ctx, activityID)
+			return b.books.Sold(ctx, activityID)
 		},
 		Log:        log,
 		Registerer: reg,
@@ -207,6 +228,9 @@ func (b *backend) openOrders(ctx context.Context, cfg config, reg prometheus.Reg
 // there for whatever the one before it does while closing.
 func (b *backend) Close() error {
 	var errs []error
+	if b.books != nil {
+		errs = append(errs, b.books.Close())
+	}
 	if b.service != nil {
 		errs = append(errs, b.service.Close())
 	}

@@ -81,7 +81,7 @@ func reconcile(ctx context.Context, args []string, getenv func(string) string, s
 			return err
 		}
 	}
-	r, err := b.service.Reconcile(ctx, *id)
+	r, err := b.books.Reconcile(ctx, *id)
 	if err != nil {
 		return fmt.Errorf("reconcile activity %d: %w", *id, err)
 	}

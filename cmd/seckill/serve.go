@@ -20,7 +20,9 @@ import (
 
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/docs"
+	"github.com/seckill-oss/seckill/internal/books"
 	"github.com/seckill-oss/seckill/internal/httpapi"
+	"github.com/seckill-oss/seckill/internal/purchase"
 	"github.com/seckill-oss/seckill/internal/tracing"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
@@ -66,7 +68,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 	generatedToken := ensureAdminToken(&cfg, demo, log)
 
-	svc, closeNaive, err := withNaive(getenv, b.service, cfg, b, users, log)
+	svc, closeNaive, err := withNaive(getenv, edge{b.service, b.books}, cfg, b, users, log)
 	if err != nil {
 		return err
 	}
@@ -98,11 +100,32 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 // handler in the naive build), the backend's service the rest.
 func apiDeps(svc httpapi.Service, b *backend, pay *payments, log *slog.Logger, reg *prometheus.Registry) httpapi.Deps {
 	return httpapi.Deps{
-		Service: svc, Tasks: b.service, Pricer: b.service, Rooms: b.service, Queue: b.rooms,
+		Service: svc, Tasks: b.books, Pricer: b.books, Rooms: b.books, Queue: b.rooms,
 		Payments: pay.api(), Canceller: pay.canceller(),
 		Logger: log, Registry: reg, Gatherer: reg,
 	}
 }
+
+// edge is the service the HTTP edge serves: purchases, a buyer's order and
+// readiness from the purchase path, the activities and their books from the
+// books side.
+type edge struct {
+	*sales
+	*ledger
+}
+
+type (
+	sales  = purchase.Service
+	ledger = books.Service
+)
+
+// The real services must keep satisfying what the edge needs of them.
+var (
+	_ httpapi.Service    = edge{}
+	_ httpapi.AdminTasks = (*books.Service)(nil)
+	_ httpapi.Pricer     = (*books.Service)(nil)
+	_ httpapi.RoomAdmin  = (*books.Service)(nil)
+)
 
 // newRegistry is the process's metrics registry, with the Go runtime's and
 // the process's own collectors.
@@ -313,7 +336,7 @@ func randomToken() string {
 // terminal how to try it. It returns the activity's id.
 func startDemo(ctx context.Context, b *backend, token string, printToken bool, addr net.Addr, stdout io.Writer) (int64, error) {
 	now := time.Now().UTC().Truncate(time.Second)
-	a, err := b.service.CreateActivity(ctx, seckill.Activity{
+	a, err := b.books.CreateActivity(ctx, seckill.Activity{
 		Name:       "Moutai 53%",
 		TotalStock: 100,
 		StartsAt:   now.Add(-time.Minute),
@@ -324,7 +347,7 @@ func startDemo(ctx context.Context, b *backend, token string, printToken bool, a
 	if err != nil {
 		return 0, fmt.Errorf("create: %w", err)
 	}
-	if _, err := b.service.Preload(ctx, a.ID); err != nil {
+	if _, err := b.books.Preload(ctx, a.ID); err != nil {
 		return 0, fmt.Errorf("preload: %w", err)
 	}
 	base := "http://" + hostPort(addr)
@@ -354,7 +377,7 @@ const demoRoomLead = 2 * time.Minute
 // startDemoRoom creates the demo's second activity, one with a waiting room,
 // and prints how to join, poll and buy.
 func startDemoRoom(ctx context.Context, b *backend, now time.Time, base string, stdout io.Writer) error {
-	a, err := b.service.CreateActivity(ctx, seckill.Activity{
+	a, err := b.books.CreateActivity(ctx, seckill.Activity{
 		Name:        "Moutai 53% (waiting room)",
 		TotalStock:  10,
 		StartsAt:    now.Add(demoRoomLead),

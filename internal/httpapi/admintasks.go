@@ -12,7 +12,7 @@ import (
 )
 
 // AdminTasks are the shop's admin tasks beyond the contract's first ops API
-// (docs/API.md "Admin tasks"); *purchase.Service implements them. A Service
+// (docs/API.md "Admin tasks"); *books.Service implements them. A Service
 // without them serves none of their routes.
 type AdminTasks interface {
 	ListActivities(ctx context.Context, afterID int64, limit int) ([]seckill.ActivityView, error)

@@ -6,7 +6,7 @@ import (
 )
 
 func ExampleNewServer() {
-	// newFake stands in for *purchase.Service.
+	// newFake stands in for the purchase path and the books.
 	h := NewServer(Config{AdminToken: ""}, withParts(Deps{Service: newFake()}))
 
 	buy := httptest.NewRequest("POST", "/api/v1/activities/1/orders", nil)

@@ -9,7 +9,7 @@ import (
 )
 
 // Pricer changes an activity's price (docs/API.md "Prices");
-// *purchase.Service implements it. A Service without it serves no price
+// *books.Service implements it. A Service without it serves no price
 // route.
 type Pricer interface {
 	SetPrice(ctx context.Context, id, priceMinor int64, currency string) (seckill.ActivityView, error)

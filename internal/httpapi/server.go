@@ -41,8 +41,8 @@ import (
 	"github.com/seckill-oss/seckill"
 )
 
-// Service is what the HTTP edge needs of the purchase service;
-// *purchase.Service implements it. Errors it returns are *seckill.Error with a
+// Service is what the HTTP edge needs of the service: cmd/seckill serves it
+// from *purchase.Service and *books.Service together. Errors it returns are *seckill.Error with a
 // contract code; any other error is answered 500 internal (or 503 unavailable
 // for a context deadline or cancellation).
 type Service interface {

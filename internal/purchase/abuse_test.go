@@ -10,10 +10,12 @@ import (
 	"time"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/books"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/purchase"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
+	"github.com/seckill-oss/seckill/internal/testkit/wiring"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
 
@@ -129,7 +131,7 @@ func TestBoughtBuyerWithFreshKeysCostsNoKeyLookup(t *testing.T) {
 func TestRejectedBuyerIsRememberedBriefly(t *testing.T) {
 	f := newFixture(t)
 	var calls atomic.Int64
-	svc, err := purchase.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond, Now: f.clock.Now},
+	svc, err := wiring.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond, Now: f.clock.Now}, books.Config{},
 		purchase.Deps{Redis: f.rdb, Locks: lock.New(f.rdb, nil), Stock: stock.New(f.rdb, ""), Orders: f.orders,
 			Users: verifierFunc(func(context.Context, int64, int64) error {
 				calls.Add(1)

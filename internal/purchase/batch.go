@@ -10,6 +10,7 @@ import (
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
+	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
 
@@ -26,6 +27,24 @@ type batch struct {
 	activity seckill.Activity
 	tickets  []*ticket
 	outs     []outcome
+}
+
+// sale is one lock grant's work for a batch: the holders answered first,
+// the verification, the deduct, the orders' write and the units that go
+// back. It carries what those steps share.
+type sale struct {
+	*Service
+	q *queue
+	b *batch
+	// Set by grant.
+	lk    *lock.Lock
+	lease context.Context // the grant's lease: lk.Context()
+	g     stock.Grant
+	// Set by sell: the sold-out epoch read before the deduct, the buyers
+	// still being sold to (indexes into b) and, once placed, their orders.
+	epoch    uint64
+	approved []int
+	placed   []seckill.Order
 }
 
 func newBatch(a seckill.Activity, tickets []*ticket) *batch {
@@ -68,9 +87,10 @@ func (s *Service) runBatch(q *queue, tickets []*ticket) {
 	s.m.batchSize.Observe(float64(len(tickets)))
 	firsts, repeats := byUser(tickets)
 	b := newBatch(q.activity, firsts)
-	s.sellUnderGrant(q, b)
-	s.preferHolders(b)
-	s.finishAdmissions(b)
+	sl := &sale{Service: s, q: q, b: b}
+	sl.sellUnderGrant()
+	sl.preferHolders()
+	sl.finishAdmissions()
 	for i, t := range firsts {
 		t.answer(b.outs[i].order, b.outs[i].err)
 	}
@@ -109,10 +129,10 @@ func byUser(tickets []*ticket) (firsts []*ticket, repeats []repeat) {
 // sellUnderGrant serves the batch under one grant of the activity's lock:
 // holders are answered without it; the others, if the sale is still open,
 // are verified and sold to while the grant's lease lasts.
-func (s *Service) sellUnderGrant(q *queue, b *batch) {
-	a := b.activity
+func (s *sale) sellUnderGrant() {
+	b, a := s.b, s.b.activity
 	// Buyers who hold an order need no lock and take no unit.
-	pending := s.answerHolders(b, b.all())
+	pending := s.answerHolders(b.all())
 	if len(pending) == 0 {
 		return
 	}
@@ -129,33 +149,34 @@ func (s *Service) sellUnderGrant(q *queue, b *batch) {
 	}
 
 	start := time.Now()
-	lk, release, ok := s.grant(q, b, pending)
+	release, ok := s.grant(pending)
 	s.m.timeStep(stepGrant, start)
 	if !ok {
 		return
 	}
 	defer release()
-	if e := s.replicated(lk.Context(), "grant", func(ctx context.Context) error {
-		return s.stock.WaitGrant(ctx, a.ID, lk.Value(), s.cfg.WaitReplicas, s.cfg.WaitTimeout)
+	if e := s.replicated(s.lease, "grant", func(ctx context.Context) error {
+		return s.stock.WaitGrant(ctx, a.ID, s.lk.Value(), s.cfg.WaitReplicas, s.cfg.WaitTimeout)
 	}); e != nil {
-		q.failing.Store(e)
+		s.q.failing.Store(e)
 		b.fail(pending, e)
 		return
 	}
 	start = time.Now()
-	approved := s.verify(lk, b, pending)
+	s.approved = s.verify(pending)
 	s.m.timeStep(stepVerify, start)
-	if len(approved) == 0 {
+	if len(s.approved) == 0 {
 		s.m.batches.WithLabelValues("none_approved").Inc()
 		return
 	}
-	s.sell(lk, b, approved)
+	s.sell()
 }
 
 // grant obtains the activity's lock for the batch, waiting up to LockWait
-// for another instance's grant to end, and returns it with its release.
-// When it cannot, it fails the pending buyers and returns false.
-func (s *Service) grant(q *queue, b *batch, pending []int) (*lock.Lock, func(), bool) {
+// for another instance's grant to end, makes it the sale's, and returns its
+// release. When it cannot, it fails the pending buyers and returns false.
+func (s *sale) grant(pending []int) (func(), bool) {
+	b, q := s.b, s.q
 	// The lease context derives from this one: it must live as long as the
 	// grant can (the wait, then the TTL).
 	lctx, cancel := context.WithTimeout(context.Background(), s.cfg.LockWait+s.cfg.LockTTL)
@@ -166,17 +187,19 @@ func (s *Service) grant(q *queue, b *batch, pending []int) (*lock.Lock, func(), 
 		cancel()
 		s.m.batches.WithLabelValues("lock_busy").Inc()
 		b.fail(pending, seckill.Busy("the activity is too busy: another instance held its lock past the queue wait; nothing was sold", err))
-		return nil, nil, false
+		return nil, false
 	case err != nil:
 		cancel()
 		s.m.batches.WithLabelValues("unavailable").Inc()
 		e := seckill.Unavailable("Redis did not answer; nothing was sold", err)
 		q.failing.Store(e)
 		b.fail(pending, e)
-		return nil, nil, false
+		return nil, false
 	}
 	q.failing.Store(nil)
-	return lk, func() {
+	s.lk, s.lease = lk, lk.Context()
+	s.g = stock.Grant{Fence: lk.Fence(), Token: lk.Value()}
+	return func() {
 		defer cancel()
 		defer s.m.timeStep(stepRelease, time.Now())
 		if err := lk.Release(context.Background()); err != nil {
@@ -188,13 +211,14 @@ func (s *Service) grant(q *queue, b *batch, pending []int) (*lock.Lock, func(), 
 // verify asks the user-verification service about the pending buyers in
 // parallel, each call within min(UserCheckTimeout, lease left - reserve),
 // fails those not approved and returns the approved.
-func (s *Service) verify(lk *lock.Lock, b *batch, pending []int) (approved []int) {
-	budget := lk.CallBudget(s.cfg.UserCheckTimeout)
+func (s *sale) verify(pending []int) (approved []int) {
+	b := s.b
+	budget := s.lk.CallBudget(s.cfg.UserCheckTimeout)
 	if budget <= 0 {
 		b.fail(pending, seckill.Unavailable("the activity's lease ran out before the user could be verified; nothing was sold", context.DeadlineExceeded))
 		return nil
 	}
-	vctx, cancel := context.WithTimeout(lk.Context(), budget)
+	vctx, cancel := context.WithTimeout(s.lease, budget)
 	defer cancel()
 	errs := make([]error, len(pending))
 	var wg sync.WaitGroup

@@ -12,11 +12,13 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/books"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/purchase"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
+	"github.com/seckill-oss/seckill/internal/testkit/wiring"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
 
@@ -52,12 +54,12 @@ func (v mixedVerifier) Verify(ctx context.Context, userID, _ int64) error {
 }
 
 // realService is a purchase service on the real Redis and MariaDB.
-func realService(t *testing.T, prefix, dsn string, users usercheck.Verifier) (*purchase.Service, *order.Store) {
+func realService(t *testing.T, prefix, dsn string, users usercheck.Verifier) (wiring.Service, *order.Store) {
 	return realServiceTTL(t, prefix, dsn, users, 2*time.Second)
 }
 
 // realServiceTTL is realService with a lock TTL of ttl.
-func realServiceTTL(t *testing.T, prefix, dsn string, users usercheck.Verifier, ttl time.Duration) (*purchase.Service, *order.Store) {
+func realServiceTTL(t *testing.T, prefix, dsn string, users usercheck.Verifier, ttl time.Duration) (wiring.Service, *order.Store) {
 	t.Helper()
 	rdb := testenv.Redis(t)
 	orders, err := order.Open(context.Background(), dsn, order.Options{})
@@ -67,7 +69,7 @@ func realServiceTTL(t *testing.T, prefix, dsn string, users usercheck.Verifier, 
 	t.Cleanup(func() { _ = orders.Close() })
 	locks := lock.New(rdb, nil)
 	t.Cleanup(func() { _ = locks.Close() })
-	svc, err := purchase.New(purchase.Config{LockTTL: ttl, UserCheckTimeout: ttl / 4, LockWait: time.Minute, KeyPrefix: prefix},
+	svc, err := wiring.New(purchase.Config{LockTTL: ttl, UserCheckTimeout: ttl / 4, LockWait: time.Minute, KeyPrefix: prefix}, books.Config{},
 		purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, prefix), Orders: orders, Users: users, Registry: prometheus.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
@@ -286,7 +288,7 @@ func TestFailedAcquireIsUnavailableNotBusy(t *testing.T) {
 	t.Cleanup(func() { _ = orders.Close() })
 	locks := lock.New(rdb, nil)
 	t.Cleanup(func() { _ = locks.Close() })
-	svc, err := purchase.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 100 * time.Millisecond, LockWait: 50 * time.Millisecond, KeyPrefix: prefix},
+	svc, err := wiring.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 100 * time.Millisecond, LockWait: 50 * time.Millisecond, KeyPrefix: prefix}, books.Config{},
 		purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, prefix), Orders: orders, Users: usercheck.ApproveAll{}})
 	if err != nil {
 		t.Fatal(err)

@@ -25,7 +25,7 @@ func (s *Service) Buy(ctx context.Context, req seckill.BuyRequest) (seckill.Orde
 	if req.UserID <= 0 {
 		return seckill.Order{}, seckill.Errorf(seckill.EUnauthenticated, "user id must be a positive integer")
 	}
-	a, err := s.VisibleActivity(ctx, req.ActivityID)
+	a, err := s.catalog.Visible(ctx, req.ActivityID)
 	if err != nil {
 		return seckill.Order{}, err
 	}
@@ -89,7 +89,7 @@ func (s *Service) answerUnqueued(ctx context.Context, a seckill.Activity, req se
 	if err, refused := s.refuseUnadmitted(ctx, a, req.UserID); refused {
 		return seckill.Order{}, err, true
 	}
-	if s.soldOutFresh(a.ID) {
+	if s.soldOut.fresh(a.ID, s.now()) {
 		return seckill.Order{}, s.holderOr(ctx, a.ID, req.UserID, soldOut()), true
 	}
 	return seckill.Order{}, nil, false
@@ -172,6 +172,21 @@ func (s *Service) await(ctx context.Context, t *ticket) (seckill.Order, error) {
 func (s *Service) replay(o seckill.Order, req seckill.BuyRequest) (seckill.Order, error) {
 	if o.ActivityID != req.ActivityID {
 		return seckill.Order{}, seckill.Errorf(seckill.EInvalid, "this Idempotency-Key was already used for activity %d", o.ActivityID)
+	}
+	return o, nil
+}
+
+// MyOrder returns the user's order for the activity.
+func (s *Service) MyOrder(ctx context.Context, activityID, userID int64) (seckill.Order, error) {
+	if _, err := s.catalog.Visible(ctx, activityID); err != nil {
+		return seckill.Order{}, err
+	}
+	o, err := s.orders.OrderByUser(ctx, activityID, userID)
+	switch {
+	case errors.Is(err, order.ErrNotFound):
+		return seckill.Order{}, seckill.Errorf(seckill.EOrderNotFound, "you hold no order for activity %d", activityID)
+	case err != nil:
+		return seckill.Order{}, seckill.DatabaseDown(err)
 	}
 	return o, nil
 }

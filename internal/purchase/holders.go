@@ -28,7 +28,8 @@ func finalNoOrder(err error) bool {
 
 // preferHolders replaces, among the batch's outcomes, each final "no order"
 // answer of a buyer who holds an order by already_purchased.
-func (s *Service) preferHolders(b *batch) {
+func (s *sale) preferHolders() {
+	b := s.b
 	var users []int64
 	for i, t := range b.tickets {
 		if finalNoOrder(b.outs[i].err) {
@@ -54,7 +55,8 @@ func (s *Service) preferHolders(b *batch) {
 // holder would go back after the database's unique key refused the order,
 // while the batch might have told another buyer "sold out". It returns the
 // pending buyers left.
-func (s *Service) answerHolders(b *batch, pending []int) []int {
+func (s *sale) answerHolders(pending []int) []int {
+	b := s.b
 	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
 	defer cancel()
 	held := s.heldOrders(ctx, b.activity.ID, b.users(pending))
@@ -103,7 +105,7 @@ func (s *Service) heldOrders(ctx context.Context, activityID int64, users []int6
 		}
 	}
 	if len(unknown) > 0 {
-		in, err := s.inBuyerSet(ctx, activityID, unknown)
+		in, err := s.buyers.in(ctx, activityID, unknown)
 		if err != nil {
 			s.log.Warn("buyer set not read; holders may be told they have no order", "activity_id", activityID, "err", err)
 		}

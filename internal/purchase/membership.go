@@ -3,6 +3,8 @@ package purchase
 import (
 	"context"
 	"errors"
+
+	"github.com/seckill-oss/seckill/internal/stock"
 )
 
 // The sold-out storm asks, for each answer, whether the buyer holds an order
@@ -27,10 +29,22 @@ type membershipAnswer struct {
 
 var errClosed = errors.New("purchase: service closed")
 
-// inBuyerSet reports which of the users are in the activity's buyer set: a
-// whole batch's in one SMISMEMBER, a single buyer's through the shared
-// round trips of askMembership.
-func (s *Service) inBuyerSet(ctx context.Context, activityID int64, users []int64) (map[int64]bool, error) {
+// buyerSet asks the activities' buyer sets in Redis, a single question in
+// a round trip shared with the others asked meanwhile.
+type buyerSet struct {
+	stock     *stock.Store
+	questions chan membershipQuestion
+	stop      <-chan struct{} // closed: run returns, questions are refused
+}
+
+func newBuyerSet(st *stock.Store, stop <-chan struct{}) *buyerSet {
+	return &buyerSet{stock: st, questions: make(chan membershipQuestion, maxMembershipBatch), stop: stop}
+}
+
+// in reports which of the users are in the activity's buyer set: a whole
+// batch's in one SMISMEMBER, a single buyer's through the shared round
+// trips of run.
+func (s *buyerSet) in(ctx context.Context, activityID int64, users []int64) (map[int64]bool, error) {
 	if len(users) != 1 {
 		return s.stock.Holders(ctx, activityID, users)
 	}
@@ -50,10 +64,9 @@ func (s *Service) inBuyerSet(ctx context.Context, activityID int64, users []int6
 	}
 }
 
-// answerMembership is the goroutine behind inBuyerSet's single questions;
-// it returns when the service closes.
-func (s *Service) answerMembership() {
-	defer s.background.Done()
+// run is the goroutine behind in's single questions; it returns when stop
+// is closed.
+func (s *buyerSet) run() {
 	for {
 		select {
 		case <-s.stop:
@@ -69,12 +82,13 @@ func (s *Service) answerMembership() {
 					break drain
 				}
 			}
-			s.answerBatch(batch)
+			s.answer(batch)
 		}
 	}
 }
 
-func (s *Service) answerBatch(batch []membershipQuestion) {
+// answer asks Redis the questions in one round trip and replies to each.
+func (s *buyerSet) answer(batch []membershipQuestion) {
 	users := make(map[int64][]int64)
 	for _, q := range batch {
 		users[q.activityID] = append(users[q.activityID], q.userID)

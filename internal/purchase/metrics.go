@@ -16,7 +16,6 @@ type metrics struct {
 	remaining  *prometheus.GaugeVec
 	returned   *prometheus.CounterVec
 	leaked     prometheus.Counter
-	reconciled prometheus.Counter
 	reseeded   prometheus.Counter
 	queueDepth *prometheus.GaugeVec
 	queued     prometheus.Gauge
@@ -27,15 +26,7 @@ type metrics struct {
 	steps      [stepCount]prometheus.Observer // batchStep's children, resolved once
 	batches    *prometheus.CounterVec
 	abandoned  *prometheus.CounterVec
-	repaired   *prometheus.CounterVec
 }
-
-// Reasons of a books repair (seckill_books_repaired_units_total).
-const (
-	repairRedisLow  = "redis_low"  // units deducted or sold-then-expired that never came back: returned
-	repairRedisHigh = "redis_high" // Redis held units the database has sold: taken off
-	repairNotLoaded = "not_loaded" // the stock was gone from Redis: loaded
-)
 
 // newMetrics defines the package's collectors and registers them with reg.
 // It is long because it is a flat list, one collector after another, with no
@@ -54,30 +45,16 @@ func newMetrics(reg prometheus.Registerer) (metrics, error) {
 			Name: "seckill_units_leaked_total",
 			Help: "Deducted units that could be neither confirmed as sold nor returned; reconciliation recovers them.",
 		}),
-		reconciled: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "seckill_reconcile_changes_total",
-			Help: "Preloads and reconciliations that changed the stock in Redis.",
-		}),
 		reseeded: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "seckill_fence_reseeds_total",
 			Help: "Fence counters raised past the database's after it refused a grant as stale (after a Redis failover, or a lease that expired).",
 		}),
-		repaired: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "seckill_books_repaired_units_total",
-			Help: "Units the background books sweep put right in Redis (total - sold, under the activity's lock and fence), by reason: redis_low (returned), redis_high (taken off), not_loaded (loaded).",
-		}, []string{"reason"}),
 	}
 	m.addBatchMetrics()
-	// Every reason exists from start-up, so a dashboard and an alert on it
-	// see zero rather than nothing.
-	for _, r := range []string{repairRedisLow, repairRedisHigh, repairNotLoaded} {
-		m.repaired.WithLabelValues(r)
-	}
 	r := promreg.NewRegistrar(reg)
 	promreg.Add(r, &m.remaining)
 	promreg.Add(r, &m.returned)
 	promreg.Add(r, &m.leaked)
-	promreg.Add(r, &m.reconciled)
 	promreg.Add(r, &m.reseeded)
 	promreg.Add(r, &m.queueDepth)
 	promreg.Add(r, &m.queued)
@@ -87,7 +64,6 @@ func newMetrics(reg prometheus.Registerer) (metrics, error) {
 	promreg.Add(r, &m.batchStep)
 	promreg.Add(r, &m.batches)
 	promreg.Add(r, &m.abandoned)
-	promreg.Add(r, &m.repaired)
 	if err := r.Err(); err != nil {
 		return metrics{}, fmt.Errorf("purchase: %w", err)
 	}

@@ -12,12 +12,14 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/books"
 	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/purchase"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
+	"github.com/seckill-oss/seckill/internal/testkit/wiring"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
 
@@ -115,7 +117,7 @@ func TestReconcileLoadLandingAfterItsLease(t *testing.T) {
 	t.Cleanup(func() { _ = orders.Close() })
 	locks := lock.New(stalled, nil)
 	t.Cleanup(func() { _ = locks.Close() })
-	svc, err := purchase.New(purchase.Config{LockTTL: 300 * time.Millisecond, UserCheckTimeout: 50 * time.Millisecond, KeyPrefix: prefix},
+	svc, err := wiring.New(purchase.Config{LockTTL: 300 * time.Millisecond, UserCheckTimeout: 50 * time.Millisecond, KeyPrefix: prefix}, books.Config{},
 		purchase.Deps{Redis: stalled, Locks: locks, Stock: stock.New(stalled, prefix), Orders: orders, Users: usercheck.ApproveAll{}})
 	if err != nil {
 		t.Fatal(err)

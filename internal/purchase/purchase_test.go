@@ -12,11 +12,13 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/books"
 	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/purchase"
 	"github.com/seckill-oss/seckill/internal/stock"
+	"github.com/seckill-oss/seckill/internal/testkit/wiring"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
 
@@ -37,7 +39,7 @@ func (c *clock) Add(d time.Duration) {
 }
 
 type fixture struct {
-	svc    *purchase.Service
+	svc    wiring.Service
 	rdb    *redis.Client
 	clock  *clock
 	orders *order.Store
@@ -62,7 +64,7 @@ func newFixtureOn(t *testing.T, orders *order.Store) fixture {
 	locks := lock.New(rdb, nil)
 	t.Cleanup(func() { _ = locks.Close() })
 	c := &clock{now: time.Now()}
-	svc, err := purchase.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond, Now: c.Now},
+	svc, err := wiring.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond, Now: c.Now}, books.Config{},
 		purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, ""), Orders: orders, Users: usercheck.ApproveAll{}})
 	if err != nil {
 		t.Fatal(err)
@@ -184,7 +186,7 @@ func TestSoldOutMarkIsRecheckedAfterASecond(t *testing.T) {
 // heldService is a service whose verification of user 1 is held until
 // release is closed, so a test can fill the activity's queue behind it.
 type heldService struct {
-	svc     *purchase.Service
+	svc     wiring.Service
 	mr      *miniredis.Miniredis
 	orders  *order.Store
 	act     int64
@@ -213,7 +215,7 @@ func newHeldService(t *testing.T, cfg purchase.Config) *heldService {
 		return nil
 	})
 	cfg.LockTTL, cfg.UserCheckTimeout = 5*time.Second, time.Second
-	h.svc, err = purchase.New(cfg, purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, ""), Orders: h.orders, Users: users})
+	h.svc, err = wiring.New(cfg, books.Config{}, purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, ""), Orders: h.orders, Users: users})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +360,7 @@ func (f verifierFunc) Verify(ctx context.Context, userID, activityID int64) erro
 // next buyer of the same activity is served.
 func TestPanickingVerifierFailsOnlyItsBuyer(t *testing.T) {
 	f := newFixture(t)
-	svc, err := purchase.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond},
+	svc, err := wiring.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond}, books.Config{},
 		purchase.Deps{Redis: f.rdb, Locks: lock.New(f.rdb, nil), Stock: stock.New(f.rdb, ""), Orders: f.orders,
 			Users: verifierFunc(func(_ context.Context, userID, _ int64) error {
 				if userID == 13 {
@@ -493,7 +495,7 @@ func TestStrictRequiresAPrice(t *testing.T) {
 	t.Cleanup(func() { _ = rdb.Close() })
 	locks := lock.New(rdb, nil)
 	t.Cleanup(func() { _ = locks.Close() })
-	svc, err := purchase.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond, RequirePrice: true},
+	svc, err := wiring.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond}, books.Config{RequirePrice: true},
 		purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, ""), Orders: orders, Users: usercheck.ApproveAll{}})
 	if err != nil {
 		t.Fatal(err)

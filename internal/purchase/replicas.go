@@ -15,7 +15,7 @@ import (
 // saw the grant (a second holder may get the lock) or the deduct (the units
 // come back). With the WAIT, a write the batch acts on is on that many
 // replicas. It returns the 503 for the batch's buyers, or nil.
-func (s *Service) replicated(ctx context.Context, what string, wait func(context.Context) error) *seckill.Error {
+func (s *sale) replicated(ctx context.Context, what string, wait func(context.Context) error) *seckill.Error {
 	if s.cfg.WaitReplicas == 0 {
 		return nil
 	}

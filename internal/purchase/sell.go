@@ -17,99 +17,99 @@ import (
 // sell deducts the approved buyers' units in one step under the grant's
 // fence, writes their orders in one transaction, and settles the units of
 // orders not written.
-func (s *Service) sell(lk *lock.Lock, b *batch, approved []int) {
-	lease, g := lk.Context(), stock.Grant{Fence: lk.Fence(), Token: lk.Value()}
-	epoch := s.soldOut.epoch(b.activity.ID)
+func (s *sale) sell() {
+	s.epoch = s.soldOut.epoch(s.b.activity.ID)
 	start := time.Now()
-	approved, taken, ok := s.deduct(lease, b, g, approved, epoch)
+	taken, ok := s.deduct()
 	s.m.timeStep(stepDeduct, start)
 	if !ok {
 		return
 	}
 	crashpoint.Hit(crashpoint.AfterDeduct)
-	b.fail(approved[taken:], soldOut())
-	approved = approved[:taken]
+	s.b.fail(s.approved[taken:], soldOut())
+	s.approved = s.approved[:taken]
 
-	orders := s.newOrders(b, g.Fence, approved)
+	s.placed = s.newOrders()
 	start = time.Now()
-	w, err := s.writes.CreateOrders(lease, b.activity.ID, g.Fence, orders)
+	w, err := s.writes.CreateOrders(s.lease, s.b.activity.ID, s.g.Fence, s.placed)
 	s.m.timeStep(stepWrite, start)
 	if err != nil {
 		s.m.batches.WithLabelValues("write_failed").Inc()
-		s.afterFailedWrite(lease, b, g, approved, orders, err)
+		s.afterFailedWrite(err)
 		return
 	}
 	crashpoint.Hit(crashpoint.AfterCommit)
 	s.m.batches.WithLabelValues("written").Inc()
-	s.answerWritten(lease, b, approved, orders, w, epoch)
+	s.answerWritten(w)
 	if keep := int64(len(w.Written) + len(w.Over)); keep < taken {
-		s.settle(lease, b.activity.ID, g, keep, taken-keep, "already_ordered")
+		s.settle(keep, taken-keep, "already_ordered")
 	}
 }
 
 // deduct takes the approved buyers' units from Redis in one step, and waits
 // for the replicas when configured. Buyers the activity's waiting room has
 // not admitted (their admission lapsed while they queued) are told
-// not_admitted and the rest deduct again. It returns the buyers left and how
-// many units it took, for the first that many of them; on false every
-// approved buyer has been failed and whatever the deduct may have taken is
-// being given back.
-func (s *Service) deduct(lease context.Context, b *batch, g stock.Grant, approved []int, epoch uint64) (left []int, taken int64, ok bool) {
-	a := b.activity.ID
-	taken, remaining, err := s.stock.Deduct(lease, a, g, int64(len(approved)), b.users(approved)...)
+// not_admitted and the rest deduct again. It leaves the buyers left in
+// s.approved and returns how many units it took, for the first that many of
+// them; on false every approved buyer has been failed and whatever the
+// deduct may have taken is being given back.
+func (s *sale) deduct() (taken int64, ok bool) {
+	b, a, lease, g := s.b, s.b.activity.ID, s.lease, s.g
+	taken, remaining, err := s.stock.Deduct(lease, a, g, int64(len(s.approved)), b.users(s.approved)...)
 	if refused, isRefusal := errors.AsType[*stock.NotAdmittedError](err); isRefusal {
-		approved = s.failUnadmitted(b, approved, refused.Buyers)
-		if len(approved) == 0 {
-			return nil, 0, false
+		s.failUnadmitted(refused.Buyers)
+		if len(s.approved) == 0 {
+			return 0, false
 		}
 		// Nothing was taken and no receipt written: the grant deducts anew.
-		taken, remaining, err = s.stock.Deduct(lease, a, g, int64(len(approved)), b.users(approved)...)
+		taken, remaining, err = s.stock.Deduct(lease, a, g, int64(len(s.approved)), b.users(s.approved)...)
 		if errors.Is(err, stock.ErrNotAdmitted) {
-			b.fail(approved, notAdmitted())
-			return nil, 0, false
+			b.fail(s.approved, notAdmitted())
+			return 0, false
 		}
 	}
+	approved := s.approved
 	switch {
 	case errors.Is(err, stock.ErrSoldOut):
-		s.markSoldOut(a, 0, epoch)
+		s.markSoldOut(a, 0, s.epoch)
 		s.m.batches.WithLabelValues("sold_out").Inc()
 		b.fail(approved, soldOut())
-		return nil, 0, false
+		return 0, false
 	case errors.Is(err, stock.ErrNotLoaded):
 		s.m.batches.WithLabelValues("unavailable").Inc()
 		b.fail(approved, seckill.Unavailable("the activity's stock is not loaded; an operator must preload it", err))
-		return nil, 0, false
+		return 0, false
 	case err != nil:
 		// A deduct whose reply was lost may have landed: settling at 0
 		// gives its units back if it did, and stops it if it lands later.
-		s.settle(lease, a, g, 0, int64(len(approved)), "deduct_failed")
+		s.settle(0, int64(len(approved)), "deduct_failed")
 		s.m.batches.WithLabelValues("unavailable").Inc()
 		b.fail(approved, seckill.Unavailable("the stock store did not answer; nothing was sold", err))
-		return nil, 0, false
+		return 0, false
 	}
 	if e := s.replicated(lease, "deduct", func(ctx context.Context) error {
 		return s.stock.WaitDeduct(ctx, a, g, s.cfg.WaitReplicas, s.cfg.WaitTimeout)
 	}); e != nil {
 		// Not sold: its units go back where the deduct still is, and a
 		// tombstone stops it where it is not.
-		s.settle(lease, a, g, 0, taken, "unreplicated")
+		s.settle(0, taken, "unreplicated")
 		b.fail(approved, e)
-		return nil, 0, false
+		return 0, false
 	}
 	s.m.remaining.WithLabelValues(itoa(a)).Set(float64(remaining))
-	s.markSoldOut(a, remaining, epoch)
-	return approved, taken, true
+	s.markSoldOut(a, remaining, s.epoch)
+	return taken, true
 }
 
-// failUnadmitted tells the buyers at refused (indexes into approved)
-// not_admitted and returns the others.
-func (s *Service) failUnadmitted(b *batch, approved, refused []int) []int {
+// failUnadmitted tells the buyers at refused (indexes into s.approved)
+// not_admitted and keeps the others.
+func (s *sale) failUnadmitted(refused []int) {
 	out := make(map[int]bool, len(refused))
 	for _, k := range refused {
 		out[k] = true
 	}
 	var rest, gone []int
-	for k, i := range approved {
+	for k, i := range s.approved {
 		if out[k] {
 			gone = append(gone, i)
 		} else {
@@ -117,19 +117,20 @@ func (s *Service) failUnadmitted(b *batch, approved, refused []int) []int {
 		}
 	}
 	s.m.batches.WithLabelValues("not_admitted").Inc()
-	b.fail(gone, notAdmitted())
-	return rest
+	s.b.fail(gone, notAdmitted())
+	s.approved = rest
 }
 
-// newOrders builds the orders of the buyers at idx, under fence.
-func (s *Service) newOrders(b *batch, fence int64, idx []int) []seckill.Order {
-	now := s.now().UTC()
-	orders := make([]seckill.Order, len(idx))
-	for k, i := range idx {
-		req := b.req(i)
+// newOrders builds the orders of the approved buyers, under the grant's
+// fence.
+func (s *sale) newOrders() []seckill.Order {
+	now, fence := s.now().UTC(), s.g.Fence
+	orders := make([]seckill.Order, len(s.approved))
+	for k, i := range s.approved {
+		req := s.b.req(i)
 		orders[k] = seckill.Order{
 			ID:             newOrderID(),
-			ActivityID:     b.activity.ID,
+			ActivityID:     s.b.activity.ID,
 			UserID:         req.UserID,
 			Status:         seckill.OrderStatusCreated,
 			IdempotencyKey: req.IdempotencyKey,
@@ -140,14 +141,14 @@ func (s *Service) newOrders(b *batch, fence int64, idx []int) []seckill.Order {
 	return orders
 }
 
-// answerWritten sets the outcomes of a committed write of orders (one per
-// buyer at approved): the written orders, sold_out for those the database
-// had no unit for, and for those a unique key kept out, why.
-func (s *Service) answerWritten(lease context.Context, b *batch, approved []int, orders []seckill.Order, w order.Batch, epoch uint64) {
-	a := b.activity.ID
-	at := make(map[string]int, len(orders))
-	for k, o := range orders {
-		at[o.ID] = approved[k]
+// answerWritten sets the outcomes of a committed write of the sale's
+// orders: the written orders, sold_out for those the database had no unit
+// for, and for those a unique key kept out, why.
+func (s *sale) answerWritten(w order.Batch) {
+	b, a := s.b, s.b.activity.ID
+	at := make(map[string]int, len(s.placed))
+	for k, o := range s.placed {
+		at[o.ID] = s.approved[k]
 	}
 	for _, o := range w.Written {
 		s.bought.remember(o)
@@ -160,7 +161,7 @@ func (s *Service) answerWritten(lease context.Context, b *batch, approved []int,
 		// The database holds every unit already: Redis had too many.
 		// Keeping those units deducted moves Redis towards the truth.
 		s.log.Warn("database refused units Redis had; reconcile the activity", "activity_id", a, "units", len(w.Over))
-		s.markSoldOut(a, 0, epoch)
+		s.markSoldOut(a, 0, s.epoch)
 	}
 	if len(w.Taken) == 0 {
 		return
@@ -169,7 +170,7 @@ func (s *Service) answerWritten(lease context.Context, b *batch, approved []int,
 	for k, o := range w.Taken {
 		reqs[k] = b.req(at[o.ID])
 	}
-	for k, out := range s.explainTaken(lease, a, reqs) {
+	for k, out := range s.explainTaken(reqs) {
 		b.outs[at[w.Taken[k].ID]] = out
 	}
 }
@@ -179,8 +180,8 @@ func (s *Service) answerWritten(lease context.Context, b *batch, approved []int,
 // idempotency key gets that order again), or used the idempotency key for
 // another order. One query finds the holders; only a buyer who holds none (a
 // key used elsewhere, rare) costs one more.
-func (s *Service) explainTaken(lease context.Context, activityID int64, reqs []seckill.BuyRequest) []outcome {
-	outs, none, err := s.keptOutAfter(lease, activityID, reqs)
+func (s *sale) explainTaken(reqs []seckill.BuyRequest) []outcome {
+	outs, none, err := s.keptOutAfter(reqs)
 	for k := range outs {
 		if err != nil || none[k] {
 			outs[k].err = seckill.Unavailable("the order database did not answer; nothing was sold", err)
@@ -194,9 +195,9 @@ func (s *Service) explainTaken(lease context.Context, activityID int64, reqs []s
 // for it): it reads on detached contexts of its own, asking up to three
 // times, since an answer from a context already over would tell buyers the
 // database did not answer and give back units their orders may hold.
-func (s *Service) keptOutAfter(ctx context.Context, activityID int64, reqs []seckill.BuyRequest) (outs []outcome, none []bool, err error) {
-	err = lock.RetryDetached(ctx, func(dctx context.Context) (err error) {
-		outs, none, err = s.keptOut(dctx, activityID, reqs)
+func (s *sale) keptOutAfter(reqs []seckill.BuyRequest) (outs []outcome, none []bool, err error) {
+	err = lock.RetryDetached(s.lease, func(dctx context.Context) (err error) {
+		outs, none, err = s.keptOut(dctx, reqs)
 		return retry.RetryableError(err)
 	})
 	return outs, none, err
@@ -207,7 +208,8 @@ func (s *Service) keptOutAfter(ctx context.Context, activityID int64, reqs []sec
 // (already_purchased, or that order again for a repeat of its idempotency
 // key), used the key for another order (the replay's answer), or neither
 // (none[k]: the database had no unit for it).
-func (s *Service) keptOut(ctx context.Context, activityID int64, reqs []seckill.BuyRequest) (outs []outcome, none []bool, err error) {
+func (s *sale) keptOut(ctx context.Context, reqs []seckill.BuyRequest) (outs []outcome, none []bool, err error) {
+	activityID := s.b.activity.ID
 	outs, none = make([]outcome, len(reqs)), make([]bool, len(reqs))
 	users := make([]int64, len(reqs))
 	for k, r := range reqs {

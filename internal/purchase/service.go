@@ -1,5 +1,5 @@
-// Package purchase is the purchase path of a flash sale and the operations
-// that keep its stock honest (preload, audit, reconcile).
+// Package purchase is the purchase path of a flash sale; internal/books
+// keeps the books it sells from (create, preload, audit, reconcile).
 //
 // Buyers of an activity queue in this process for a batched lock grant
 // instead of bouncing on a busy lock: one leader per activity takes the
@@ -27,11 +27,11 @@
 //   - replicas.go: the WAIT for Redis replicas; rejected.go: the verifier's
 //     reason shown to a rejected buyer.
 //
-// The caches, each in its own file with its whole API: activities.go (the
-// activities), soldout.go (the sold-out marks), bought.go (this process's
-// orders), rejectedmem.go (buyers the user check just rejected). The ops side: ops.go (create, preload, audit, reconcile),
-// adjust.go (total stock changes), admin.go (listings), sweep.go (the books'
-// repair without a command). metrics.go: the package's metrics.
+// The caches, each in its own file with its whole API: soldout.go (the
+// sold-out marks, and the hook through which the books side's loads move
+// them), bought.go (this process's orders), rejectedmem.go (buyers the user
+// check just rejected); the activities are internal/catalog's. metrics.go:
+// the package's metrics.
 package purchase
 
 import (
@@ -48,6 +48,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/catalog"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/stock"
@@ -101,17 +102,6 @@ type Config struct {
 	// sells nothing and its buyers are told 503 (replicas.go).
 	WaitReplicas int
 	WaitTimeout  time.Duration
-	// BooksSweep, when above 0, is how often this process checks the books of
-	// open activities and repairs Redis's stock where a crash left it off
-	// (sweep.go); 0 means no sweep.
-	BooksSweep time.Duration
-	// BooksAfterEnd is how long after an activity's end its books are still
-	// swept: expiries give units back until the last order's pay_by.
-	BooksAfterEnd time.Duration
-	// RequirePrice refuses an activity without a price, at creation and
-	// when its price is removed (SECKILL_STRICT with payments on): a
-	// payment cannot prove an unpriced order paid.
-	RequirePrice bool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -122,6 +112,7 @@ type Deps struct {
 	Locks    *lock.Client
 	Stock    *stock.Store
 	Orders   *order.Store
+	Catalog  *catalog.Catalog // shared with the books side
 	Users    usercheck.Verifier
 	Rooms    Rooms                 // nil: no waiting rooms
 	Logger   *slog.Logger          // nil: discard
@@ -135,7 +126,7 @@ const lookupTimeout = 2 * time.Second
 // soldOutRecheck is how long a sold-out mark answers without asking Redis.
 const soldOutRecheck = time.Second
 
-// Service runs purchases and the ops operations. It is safe for concurrent
+// Service runs purchases. It is safe for concurrent
 // use. Close stops its queues' leaders.
 type Service struct {
 	cfg    Config
@@ -152,7 +143,7 @@ type Service struct {
 	log    *slog.Logger
 	m      metrics
 
-	activities activityCache
+	catalog *catalog.Catalog
 	// soldOut marks activities whose stock hit zero, with when, so the
 	// sold-out storm after the last unit costs no Redis round trip. Cleared
 	// when a unit goes back or stock is loaded here; trusted for
@@ -179,9 +170,9 @@ type Service struct {
 	closing bool
 	stop    chan struct{} // closed by Close: leaders drain and exit
 	leaders sync.WaitGroup
-	// background are the books sweep and the membership answers.
+	// buyers answers whether users are in buyer sets; background runs it.
+	buyers     *buyerSet
 	background sync.WaitGroup
-	questions  chan membershipQuestion
 }
 
 // checked returns cfg with its defaults filled in, or why it cannot work.
@@ -224,25 +215,25 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	if deps.Locks == nil || deps.Stock == nil || deps.Orders == nil || deps.Users == nil {
-		return nil, errors.New("purchase: Locks, Stock, Orders and Users are required")
+	if deps.Locks == nil || deps.Stock == nil || deps.Orders == nil || deps.Catalog == nil || deps.Users == nil {
+		return nil, errors.New("purchase: Locks, Stock, Orders, Catalog and Users are required")
 	}
 	if deps.Rooms == nil {
 		deps.Rooms = noRooms{}
 	}
 	s := &Service{
-		cfg:       cfg,
-		now:       cfg.Now,
-		redis:     deps.Redis,
-		locks:     deps.Locks,
-		stock:     deps.Stock,
-		orders:    deps.Orders,
-		users:     deps.Users,
-		rooms:     deps.Rooms,
-		log:       deps.Logger,
-		queues:    make(map[int64]*queue),
-		stop:      make(chan struct{}),
-		questions: make(chan membershipQuestion, maxMembershipBatch),
+		cfg:     cfg,
+		now:     cfg.Now,
+		redis:   deps.Redis,
+		locks:   deps.Locks,
+		stock:   deps.Stock,
+		orders:  deps.Orders,
+		catalog: deps.Catalog,
+		users:   deps.Users,
+		rooms:   deps.Rooms,
+		log:     deps.Logger,
+		queues:  make(map[int64]*queue),
+		stop:    make(chan struct{}),
 	}
 	s.orderByKey = deps.Orders.OrderByIdempotencyKey
 	if s.now == nil {
@@ -258,12 +249,8 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		s.m.groupSize.Observe(float64(n))
 		s.m.groupTime.Observe(took.Seconds())
 	})
-	s.background.Add(1)
-	go s.answerMembership()
-	if cfg.BooksSweep > 0 {
-		s.background.Add(1)
-		go s.sweepBooks()
-	}
+	s.buyers = newBuyerSet(deps.Stock, s.stop)
+	s.background.Go(s.buyers.run)
 	return s, nil
 }
 

@@ -16,21 +16,21 @@ import (
 // afterFailedWrite decides, for a batch whose order write failed after the
 // units of the buyers at approved were deducted, what each of them is told
 // and which units go back.
-func (s *Service) afterFailedWrite(ctx context.Context, b *batch, g stock.Grant, approved []int, orders []seckill.Order, err error) {
-	a, n := b.activity.ID, int64(len(orders))
+func (s *sale) afterFailedWrite(err error) {
+	a, n := s.b.activity.ID, int64(len(s.placed))
 	switch {
 	case errors.Is(err, order.ErrCommitUnknown):
-		s.resolveCommit(ctx, b, g, approved, orders, err)
+		s.resolveCommit(err)
 	case errors.Is(err, order.ErrStaleFence):
-		s.settle(ctx, a, g, 0, n, "stale_fence")
-		s.reseedFence(ctx, a)
-		b.fail(approved, seckill.Unavailable("the batch's lease expired before its orders were written; nothing was sold", err))
+		s.settle(0, n, "stale_fence")
+		s.reseedFence()
+		s.b.fail(s.approved, seckill.Unavailable("the batch's lease expired before its orders were written; nothing was sold", err))
 	case errors.Is(err, order.ErrActivityNotFound):
-		s.settle(ctx, a, g, 0, n, "activity_missing")
-		b.fail(approved, seckill.Errorf(seckill.EActivityNotFound, "no activity %d", a))
+		s.settle(0, n, "activity_missing")
+		s.b.fail(s.approved, seckill.NoActivity(a))
 	default:
-		s.settle(ctx, a, g, 0, n, "write_failed")
-		b.fail(approved, seckill.Unavailable("the order database failed; nothing was sold", err))
+		s.settle(0, n, "write_failed")
+		s.b.fail(s.approved, seckill.Unavailable("the order database failed; nothing was sold", err))
 	}
 }
 
@@ -43,8 +43,9 @@ func (s *Service) afterFailedWrite(ctx context.Context, b *batch, g stock.Grant,
 // database has seen: without this, every purchase of the activity would be
 // refused until an operator ran reconcile. The buyers of the refused batch
 // are still told 503; the next batch goes through.
-func (s *Service) reseedFence(ctx context.Context, activityID int64) {
-	dctx, cancel := lock.Detached(ctx)
+func (s *sale) reseedFence() {
+	activityID := s.b.activity.ID
+	dctx, cancel := lock.Detached(s.lease)
 	defer cancel()
 	dbFence, err := s.orders.Fence(dctx, activityID)
 	if err == nil {
@@ -62,34 +63,35 @@ func (s *Service) reseedFence(ctx context.Context, activityID int64) {
 // only for orders known to be absent: returning one whose order did commit
 // would sell it twice. When nothing can be learned, the units stay deducted
 // for reconciliation.
-func (s *Service) resolveCommit(ctx context.Context, b *batch, g stock.Grant, approved []int, orders []seckill.Order, cause error) {
-	a := b.activity.ID
-	written, err := s.writtenOf(ctx, a, orders)
+func (s *sale) resolveCommit(cause error) {
+	a, n := s.b.activity.ID, int64(len(s.placed))
+	written, err := s.writtenOf()
 	if err != nil {
-		s.m.leaked.Add(float64(len(orders)))
+		s.m.leaked.Add(float64(n))
 		s.log.Error("order commit outcome unknown; units held until the books are repaired",
-			"activity_id", a, "fence", g.Fence, "orders", len(orders), "err", errors.Join(cause, err))
-		b.fail(approved, outcomeUnknown(errors.Join(cause, err)))
+			"activity_id", a, "fence", s.g.Fence, "orders", n, "err", errors.Join(cause, err))
+		s.b.fail(s.approved, outcomeUnknown(errors.Join(cause, err)))
 		return
 	}
 	if len(written) == 0 {
 		// The transaction did not commit: nothing was sold.
-		b.fail(approved, seckill.Unavailable("the order database failed; nothing was sold", cause))
-		s.settle(ctx, a, g, 0, int64(len(orders)), "commit_failed")
+		s.b.fail(s.approved, seckill.Unavailable("the order database failed; nothing was sold", cause))
+		s.settle(0, n, "commit_failed")
 		return
 	}
 	// It did commit: each order it left out was kept out by a unique key
 	// (the buyer holds an order, or used the key elsewhere) or had no unit
 	// left in the database, as in a batch whose COMMIT answered.
-	keep := s.answerCommitted(ctx, b, approved, orders, written, cause)
-	s.settle(ctx, a, g, keep, int64(len(orders))-keep, "commit_failed")
+	keep := s.answerCommitted(written, cause)
+	s.settle(keep, n-keep, "commit_failed")
 }
 
 // answerCommitted sets the outcomes of a batch whose COMMIT did land, from
 // the orders found written, and returns how many of its units stay
 // deducted: the written orders', and those of buyers the database had no
 // unit for or whose reason was not learned.
-func (s *Service) answerCommitted(ctx context.Context, b *batch, approved []int, orders []seckill.Order, written map[string]seckill.Order, cause error) (keep int64) {
+func (s *sale) answerCommitted(written map[string]seckill.Order, cause error) (keep int64) {
+	b, approved, orders := s.b, s.approved, s.placed
 	keep = int64(len(written))
 	var (
 		left []int // indexes into orders
@@ -104,7 +106,7 @@ func (s *Service) answerCommitted(ctx context.Context, b *batch, approved []int,
 		left = append(left, k)
 		reqs = append(reqs, seckill.BuyRequest{ActivityID: b.activity.ID, UserID: orders[k].UserID, IdempotencyKey: orders[k].IdempotencyKey})
 	}
-	explained, none, kerr := s.keptOutAfter(ctx, b.activity.ID, reqs)
+	explained, none, kerr := s.keptOutAfter(reqs)
 	for n, k := range left {
 		i := approved[k]
 		switch {
@@ -125,27 +127,28 @@ func (s *Service) answerCommitted(ctx context.Context, b *batch, approved []int,
 	return keep
 }
 
-// writtenOf reads which of orders exist, with the locking read that waits
-// for a commit still in flight, asking up to three times.
-func (s *Service) writtenOf(ctx context.Context, activityID int64, orders []seckill.Order) (written map[string]seckill.Order, err error) {
-	ids := make([]string, len(orders))
-	for k, o := range orders {
+// writtenOf reads which of the sale's orders exist, with the locking read
+// that waits for a commit still in flight, asking up to three times.
+func (s *sale) writtenOf() (written map[string]seckill.Order, err error) {
+	ids := make([]string, len(s.placed))
+	for k, o := range s.placed {
 		ids[k] = o.ID
 	}
-	err = lock.RetryDetached(ctx, func(dctx context.Context) (err error) {
-		written, err = s.orders.Written(dctx, activityID, ids)
+	err = lock.RetryDetached(s.lease, func(dctx context.Context) (err error) {
+		written, err = s.orders.Written(dctx, s.b.activity.ID, ids)
 		return retry.RetryableError(err)
 	})
 	return written, err
 }
 
-// settle gives back what grant g deducted beyond keep units: the units of
+// settle gives back what the grant deducted beyond keep units: the units of
 // orders not written. Settling is idempotent, so a Redis that does not answer
 // is asked again; only when it never answers are the units (at most atStake)
 // leaked to reconciliation.
-func (s *Service) settle(ctx context.Context, activityID int64, g stock.Grant, keep, atStake int64, why string) {
+func (s *sale) settle(keep, atStake int64, why string) {
+	activityID, g := s.b.activity.ID, s.g
 	var remaining, returned int64
-	err := lock.RetryDetached(ctx, func(dctx context.Context) (err error) {
+	err := lock.RetryDetached(s.lease, func(dctx context.Context) (err error) {
 		remaining, returned, err = s.stock.Settle(dctx, activityID, g, keep)
 		if err != nil && !errors.Is(err, stock.ErrNoDeduct) && !errors.Is(err, stock.ErrStale) && !errors.Is(err, stock.ErrNotLoaded) {
 			return retry.RetryableError(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/catalog"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/stock"
@@ -50,7 +51,7 @@ func resolveFixtureDSN(t *testing.T, total int64) (*Service, *toxic.Proxy, secki
 	locks := lock.New(rdb, nil)
 	t.Cleanup(func() { _ = locks.Close() })
 	s, err := New(Config{LockTTL: time.Second, UserCheckTimeout: 100 * time.Millisecond, KeyPrefix: prefix},
-		Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, prefix), Orders: orders, Users: usercheck.ApproveAll{}})
+		Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, prefix), Orders: orders, Catalog: catalog.New(orders, nil), Users: usercheck.ApproveAll{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func TestUnknownCommitThatLandedAnswersEachBuyer(t *testing.T) {
 		t.Fatalf("the batch's write: %+v, %v", b, err)
 	}
 	rb := &batch{activity: a, outs: make([]outcome, 4)}
-	s.resolveCommit(ctx, rb, g, []int{0, 1, 2, 3}, ords, order.ErrCommitUnknown)
+	(&sale{Service: s, b: rb, lease: ctx, g: g, approved: []int{0, 1, 2, 3}, placed: ords}).resolveCommit(order.ErrCommitUnknown)
 	outs := rb.outs
 
 	for i, want := range []string{"", "", seckill.EAlreadyPurchased, seckill.ESoldOut} {
@@ -128,7 +129,7 @@ func TestUnknownCommitUnresolvedIsOutcomeUnknown(t *testing.T) {
 		t.Fatal(err)
 	}
 	rb := &batch{activity: a, outs: make([]outcome, 2)}
-	s.resolveCommit(ctx, rb, g, []int{0, 1}, ords, order.ErrCommitUnknown)
+	(&sale{Service: s, b: rb, lease: ctx, g: g, approved: []int{0, 1}, placed: ords}).resolveCommit(order.ErrCommitUnknown)
 	outs := rb.outs
 	if err := p.SetDown(false); err != nil {
 		t.Fatal(err)
@@ -171,7 +172,7 @@ func TestUnknownCommitLearnedLateAnswersEachBuyer(t *testing.T) {
 	}
 	testenv.HoldRow(t, dsn, a.ID, lock.DetachedTimeout+500*time.Millisecond)
 	rb := &batch{activity: a, outs: make([]outcome, 4)}
-	s.resolveCommit(ctx, rb, g, []int{0, 1, 2, 3}, ords, order.ErrCommitUnknown)
+	(&sale{Service: s, b: rb, lease: ctx, g: g, approved: []int{0, 1, 2, 3}, placed: ords}).resolveCommit(order.ErrCommitUnknown)
 	for i, want := range []string{"", "", seckill.EAlreadyPurchased, seckill.ESoldOut} {
 		var e *seckill.Error
 		out := rb.outs[i]
@@ -203,7 +204,7 @@ func TestCommitAtTheLeasesEndExplainsTheKeptOut(t *testing.T) {
 	b := newBatch(a, []*ticket{newTicket(seckill.BuyRequest{ActivityID: a.ID, UserID: 3})})
 	lease, cancel := context.WithCancel(ctx)
 	cancel() // the lease is over when the answer is looked up
-	s.answerWritten(lease, b, []int{0}, []seckill.Order{kept}, order.Batch{Taken: []seckill.Order{kept}}, 0)
+	(&sale{Service: s, b: b, lease: lease, approved: []int{0}, placed: []seckill.Order{kept}}).answerWritten(order.Batch{Taken: []seckill.Order{kept}})
 	var e *seckill.Error
 	if !errors.As(b.outs[0].err, &e) || e.Code != seckill.EAlreadyPurchased || e.OrderID != held.ID {
 		t.Errorf("kept-out buyer: %+v, want already_purchased of %s", b.outs[0], held.ID)

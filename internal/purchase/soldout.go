@@ -60,11 +60,27 @@ func (m *soldOutMarks) seen(activityID int64) (time.Time, bool) {
 	return at.(time.Time), true
 }
 
-// soldOutFresh reports whether the activity was seen sold out less than
-// soldOutRecheck ago.
-func (s *Service) soldOutFresh(activityID int64) bool {
-	at, ok := s.soldOut.seen(activityID)
-	return ok && s.now().Sub(at) < soldOutRecheck
+// fresh reports whether the activity was seen sold out less than
+// soldOutRecheck before now.
+func (m *soldOutMarks) fresh(activityID int64, now time.Time) bool {
+	at, ok := m.seen(activityID)
+	return ok && now.Sub(at) < soldOutRecheck
+}
+
+// SoldOutEpoch is the activity's count of sold-out clears, read before a
+// look-up of the stock that is then loaded (books.Sales).
+func (s *Service) SoldOutEpoch(activityID int64) uint64 { return s.soldOut.epoch(activityID) }
+
+// StockLoaded records that remaining units of the activity were loaded
+// under its lock (books.Sales): the sold-out mark follows them, unless a
+// unit went back since epoch, and so does the gauge.
+func (s *Service) StockLoaded(activityID, remaining int64, epoch uint64) {
+	if remaining > 0 {
+		s.soldOut.clear(activityID)
+	} else {
+		s.markSoldOut(activityID, 0, epoch)
+	}
+	s.m.remaining.WithLabelValues(itoa(activityID)).Set(float64(remaining))
 }
 
 // ClearSoldOut forgets the activity's sold-out mark: a unit went back to its
@@ -83,11 +99,11 @@ func (s *Service) markSoldOut(activityID, remaining int64, epoch uint64) {
 // without the lock: from the sold-out mark while it is fresh, then from Redis
 // (which the atomic deduct would consult anyway), refreshing the mark. A
 // failed look-up says no; the deduct then reports what is wrong.
-func (s *Service) stillSoldOut(activityID int64) bool {
+func (s *sale) stillSoldOut(activityID int64) bool {
 	if _, marked := s.soldOut.seen(activityID); !marked {
 		return false
 	}
-	if s.soldOutFresh(activityID) {
+	if s.soldOut.fresh(activityID, s.now()) {
 		return true
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)

@@ -1,4 +1,4 @@
-package purchase
+package books
 
 import (
 	"context"
@@ -24,11 +24,11 @@ func (s *Service) SetPrice(ctx context.Context, id, priceMinor int64, currency s
 	a, err := s.orders.SetPrice(ctx, id, priceMinor, currency)
 	switch {
 	case errors.Is(err, order.ErrActivityNotFound):
-		return seckill.ActivityView{}, seckill.Errorf(seckill.EActivityNotFound, "no activity %d", id)
+		return seckill.ActivityView{}, seckill.NoActivity(id)
 	case err != nil:
 		return seckill.ActivityView{}, seckill.Unavailable("the order database did not answer; the price is unchanged", err)
 	}
-	s.activities.put(a)
+	s.catalog.Put(a)
 	s.log.InfoContext(ctx, "activity price changed", "activity_id", id, "price_minor", priceMinor, "currency", currency)
 	return s.Activity(ctx, id)
 }

@@ -1,4 +1,4 @@
-package purchase_test
+package books_test
 
 import (
 	"context"
@@ -8,11 +8,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/books"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/purchase"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
+	"github.com/seckill-oss/seckill/internal/testkit/wiring"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
 
@@ -33,8 +35,8 @@ func TestBooksSweepReturnsWhatACrashLeftDeducted(t *testing.T) {
 	t.Cleanup(func() { _ = locks.Close() })
 	reg := prometheus.NewRegistry()
 	st := stock.New(rdb, prefix)
-	svc, err := purchase.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond, KeyPrefix: prefix,
-		BooksSweep: 100 * time.Millisecond, BooksAfterEnd: time.Hour},
+	svc, err := wiring.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond, KeyPrefix: prefix},
+		books.Config{BooksSweep: 100 * time.Millisecond, BooksAfterEnd: time.Hour},
 		purchase.Deps{Redis: rdb, Locks: locks, Stock: st, Orders: orders, Users: usercheck.ApproveAll{}, Registry: reg})
 	if err != nil {
 		t.Fatal(err)

@@ -1,18 +1,16 @@
-package purchase
+package catalog
 
 import (
-	"context"
-	"errors"
 	"sync"
 	"time"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/order"
 )
 
 // activityCache holds the activities for the cheap rejections that must not
-// cost a database round trip. Only the total stock changes (AdjustStock),
-// and what depends on it for safety (reconcile, audit) reads it fresh.
+// cost a database round trip. Only the total stock, the price and the
+// waiting room change, and what depends on them for safety (reconcile,
+// audit, stock changes) reads the activity fresh.
 //
 // It also answers ids the database does not know without asking it again,
 // so that probing unknown ids (a scanner walking ids, a client with a stale
@@ -104,37 +102,4 @@ func (c *activityCache) markUnknown(id, highest int64, now time.Time) {
 		}
 	}
 	c.gaps[id] = now
-}
-
-// activity returns the activity, from the cache when it holds it, or
-// activity_not_found when the cache knows the database has no such id.
-func (s *Service) activity(ctx context.Context, id int64) (seckill.Activity, error) {
-	if a, ok := s.activities.get(id); ok {
-		return a, nil
-	}
-	if s.activities.knownUnknown(id, s.now()) {
-		return seckill.Activity{}, activityNotFound(id)
-	}
-	return s.freshActivity(ctx, id)
-}
-
-// freshActivity reads the activity from the database, not the cache, and
-// caches it: its total stock may have been adjusted by another instance.
-func (s *Service) freshActivity(ctx context.Context, id int64) (seckill.Activity, error) {
-	a, err := s.orders.Activity(ctx, id)
-	switch {
-	case errors.Is(err, order.ErrActivityNotFound):
-		if highest, herr := s.orders.HighestActivityID(ctx); herr == nil {
-			s.activities.markUnknown(id, highest, s.now())
-		}
-		return seckill.Activity{}, activityNotFound(id)
-	case err != nil:
-		return seckill.Activity{}, seckill.DatabaseDown(err)
-	}
-	s.activities.put(a)
-	return a, nil
-}
-
-func activityNotFound(id int64) error {
-	return seckill.Errorf(seckill.EActivityNotFound, "no activity %d", id)
 }

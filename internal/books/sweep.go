@@ -1,4 +1,4 @@
-package purchase
+package books
 
 import (
 	"context"
@@ -36,7 +36,7 @@ import (
 // or expiry return is refused by the stock's epoch, which the load moves. So
 // a repair never returns a unit whose order committed: nothing is sold twice.
 func (s *Service) sweepBooks() {
-	defer s.background.Done()
+	defer s.sweeping.Done()
 	suspects := make(map[int64]bool)
 	for {
 		// Jitter spreads the instances' sweeps apart.

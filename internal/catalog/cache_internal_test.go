@@ -1,4 +1,4 @@
-package purchase
+package catalog
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package purchase
+package books
 
 import (
 	"context"
@@ -6,8 +6,6 @@ import (
 	"fmt"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/keys"
-	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 )
 
@@ -23,10 +21,10 @@ func (s *Service) AdjustStock(ctx context.Context, id, total int64) (seckill.Sto
 	if total < 1 || total > seckill.MaxTotalStock {
 		return seckill.StockAdjustment{}, seckill.Errorf(seckill.EInvalid, "total_stock must be between 1 and %d", seckill.MaxTotalStock)
 	}
-	if _, err := s.activity(ctx, id); err != nil {
+	if _, err := s.catalog.Activity(ctx, id); err != nil {
 		return seckill.StockAdjustment{}, err
 	}
-	lk, release, err := s.holdActivity(ctx, id)
+	lk, release, err := s.hold(ctx, id)
 	if err != nil {
 		return seckill.StockAdjustment{}, err
 	}
@@ -35,7 +33,7 @@ func (s *Service) AdjustStock(ctx context.Context, id, total int64) (seckill.Sto
 	if _, err := s.orders.ClaimFence(lease, id, lk.Fence()); err != nil {
 		return seckill.StockAdjustment{}, seckill.Unavailable("could not claim the activity in the database", err)
 	}
-	epoch := s.soldOut.epoch(id)
+	epoch := s.sales.SoldOutEpoch(id)
 	// Read under the claim: no other adjustment can change it until we are done.
 	a, err := s.orders.Activity(lease, id)
 	if err != nil {
@@ -51,38 +49,11 @@ func (s *Service) AdjustStock(ctx context.Context, id, total int64) (seckill.Sto
 	}
 	before := a.TotalStock
 	a.TotalStock = total
-	s.activities.put(a)
+	s.catalog.Put(a)
 	after := total - sold
 	if err := s.loadHeld(lease, lk, id, after, epoch); err != nil {
 		return seckill.StockAdjustment{}, seckill.Unavailable("the total stock changed, but Redis was not loaded with it: reconcile the activity", err)
 	}
 	s.log.InfoContext(ctx, "stock adjusted", "activity_id", id, "before", before, "total_stock", total, "sold", sold, "remaining", after)
 	return seckill.StockAdjustment{ActivityID: id, Before: before, TotalStock: total, Sold: sold, Remaining: after}, nil
-}
-
-// holdActivity obtains the activity's lock as Reconcile does: the fence
-// counter seeded past the database's first (after Redis lost its data it
-// starts again from zero), then a renewed lease. release gives it back.
-func (s *Service) holdActivity(ctx context.Context, id int64) (lk *lock.Lock, release func(), err error) {
-	key := keys.Lock(s.cfg.KeyPrefix, id)
-	dbFence, err := s.orders.Fence(ctx, id)
-	if err != nil {
-		return nil, nil, seckill.DatabaseDown(err)
-	}
-	if err := s.locks.SeedFence(ctx, key, dbFence); err != nil {
-		return nil, nil, seckill.Unavailable("Redis did not answer", err)
-	}
-	lk, err = s.locks.Obtain(ctx, key, s.cfg.LockTTL,
-		&lock.ObtainOptions{Wait: 2*s.cfg.LockTTL + s.cfg.LockWait, MaxBackoff: lockPoll, AutoRenew: true})
-	switch {
-	case errors.Is(err, lock.ErrNotObtained):
-		return nil, nil, seckill.Busy("purchases kept the activity's lock busy; try again", err)
-	case err != nil:
-		return nil, nil, seckill.Unavailable("Redis did not answer", err)
-	}
-	return lk, func() {
-		if err := lk.Release(ctx); err != nil {
-			s.log.WarnContext(ctx, "lock release", "activity_id", id, "fence", lk.Fence(), "err", err)
-		}
-	}, nil
 }

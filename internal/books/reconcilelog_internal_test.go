@@ -1,4 +1,4 @@
-package purchase
+package books
 
 import (
 	"bytes"

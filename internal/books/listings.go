@@ -1,4 +1,4 @@
-package purchase
+package books
 
 import (
 	"context"
@@ -32,7 +32,7 @@ func (s *Service) ListActivities(ctx context.Context, afterID int64, limit int) 
 // ListOrders returns a page of the activity's orders in status ("" for all),
 // by id, after afterID.
 func (s *Service) ListOrders(ctx context.Context, activityID int64, status, afterID string, limit int) ([]seckill.AdminOrder, error) {
-	if _, err := s.activity(ctx, activityID); err != nil {
+	if _, err := s.catalog.Activity(ctx, activityID); err != nil {
 		return nil, err
 	}
 	os, err := s.orders.ListOrders(ctx, activityID, status, afterID, limit)

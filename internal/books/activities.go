@@ -1,0 +1,116 @@
+package books
+
+import (
+	"context"
+	"errors"
+
+	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/stock"
+)
+
+// Activity returns the activity and what is left of it. Remaining stock
+// comes from Redis; when Redis has none loaded or does not answer, it is
+// computed from the database.
+func (s *Service) Activity(ctx context.Context, id int64) (seckill.ActivityView, error) {
+	a, err := s.catalog.Activity(ctx, id)
+	if err != nil {
+		return seckill.ActivityView{}, err
+	}
+	return s.view(ctx, a)
+}
+
+// BuyerActivity is Activity as a buyer may see it: an unannounced activity
+// is activity_not_found until its start.
+func (s *Service) BuyerActivity(ctx context.Context, id int64) (seckill.ActivityView, error) {
+	a, err := s.catalog.Visible(ctx, id)
+	if err != nil {
+		return seckill.ActivityView{}, err
+	}
+	return s.view(ctx, a)
+}
+
+// view is the activity with its live stock and room.
+func (s *Service) view(ctx context.Context, a seckill.Activity) (seckill.ActivityView, error) {
+	remaining, err := s.stock.Remaining(ctx, a.ID)
+	if err != nil {
+		n, cerr := s.orders.CountOrders(ctx, a.ID)
+		if cerr != nil {
+			return seckill.ActivityView{}, seckill.Unavailable("neither Redis nor the database answered", errors.Join(err, cerr))
+		}
+		remaining = max(a.TotalStock-n, 0)
+	}
+	return seckill.ActivityView{Activity: a, Remaining: remaining, Status: a.StatusAt(s.now(), remaining), Room: s.roomView(ctx, a)}, nil
+}
+
+// CreateActivity validates and stores a new activity and loads its stock
+// into Redis. A failure to load leaves the activity created; preloading it
+// later is safe.
+func (s *Service) CreateActivity(ctx context.Context, a seckill.Activity) (seckill.ActivityView, error) {
+	if err := a.Validate(); err != nil {
+		return seckill.ActivityView{}, err
+	}
+	if err := s.priceRequired(a.PriceMinor); err != nil {
+		return seckill.ActivityView{}, err
+	}
+	a.StartsAt, a.EndsAt = a.StartsAt.UTC(), a.EndsAt.UTC()
+	if a.WaitingRoom != nil {
+		w, err := NewWaitingRoom(a.StartsAt, a.WaitingRoom.OpensAt)
+		if err != nil {
+			return seckill.ActivityView{}, err
+		}
+		a.WaitingRoom = w
+	}
+	created, err := s.orders.CreateActivity(ctx, a)
+	if err != nil {
+		return seckill.ActivityView{}, seckill.Unavailable("the order database failed; the activity was not created", err)
+	}
+	s.catalog.Put(created)
+	if _, err := s.Reconcile(ctx, created.ID); err != nil {
+		s.log.WarnContext(ctx, "stock of new activity not loaded; preload it", "activity_id", created.ID, "err", err)
+	}
+	return seckill.ActivityView{Activity: created, Remaining: created.TotalStock, Status: created.StatusAt(s.now(), created.TotalStock),
+		Room: s.roomView(ctx, created)}, nil
+}
+
+// Preload loads the activity's stock into Redis as total_stock minus the
+// orders in the database. It is safe at any time: see Reconcile.
+func (s *Service) Preload(ctx context.Context, id int64) (remaining int64, err error) {
+	r, err := s.Reconcile(ctx, id)
+	return r.After, err
+}
+
+// Audit reports whether the activity's books balance.
+func (s *Service) Audit(ctx context.Context, id int64) (seckill.Audit, error) {
+	a, err := s.catalog.Fresh(ctx, id) // the total may have been adjusted elsewhere
+	if err != nil {
+		return seckill.Audit{}, err
+	}
+	n, err := s.orders.CountOrders(ctx, id)
+	if err != nil {
+		return seckill.Audit{}, seckill.DatabaseDown(err)
+	}
+	remaining, err := s.stock.Remaining(ctx, id)
+	switch {
+	case errors.Is(err, stock.ErrNotLoaded):
+		remaining = 0
+	case err != nil:
+		return seckill.Audit{}, seckill.Unavailable("Redis did not answer", err)
+	}
+	out := seckill.Audit{
+		ActivityID:     id,
+		TotalStock:     a.TotalStock,
+		Orders:         n,
+		RedisRemaining: remaining,
+		Oversold:       n > a.TotalStock,
+		Consistent:     n+remaining == a.TotalStock,
+	}
+	if a.WaitingRoom != nil {
+		if _, open, err := s.rooms.Sizes(ctx, id); err == nil {
+			out.AdmittedOpen = open
+		}
+		if !s.now().Before(a.StartsAt) {
+			out.DrawSeed = a.WaitingRoom.Seed
+		}
+	}
+	return out, nil
+}
