@@ -270,6 +270,12 @@ func DatabaseDown(err error) *Error {
 	return Unavailable("the order database did not answer", err)
 }
 
+// RedisDown is the EUnavailable error of a Redis call that did not answer
+// (the stock, the lock or the fence): nothing changed.
+func RedisDown(err error) *Error {
+	return Unavailable("Redis did not answer", err)
+}
+
 // Busy is an EBusy error: the work was refused for load, nothing changed.
 func Busy(msg string, err error) *Error {
 	return &Error{Code: EBusy, Message: msg, RetryAfter: RetryAfter, Err: err}

@@ -94,7 +94,7 @@ func (s *Service) Audit(ctx context.Context, id int64) (seckill.Audit, error) {
 	case errors.Is(err, stock.ErrNotLoaded):
 		remaining = 0
 	case err != nil:
-		return seckill.Audit{}, seckill.Unavailable("Redis did not answer", err)
+		return seckill.Audit{}, seckill.RedisDown(err)
 	}
 	out := seckill.Audit{
 		ActivityID:     id,

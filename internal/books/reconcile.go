@@ -42,7 +42,7 @@ func (s *Service) Reconcile(ctx context.Context, id int64) (seckill.Reconciliati
 	case errors.Is(err, stock.ErrNotLoaded):
 		before = -1
 	case err != nil:
-		return seckill.Reconciliation{}, seckill.Unavailable("Redis did not answer", err)
+		return seckill.Reconciliation{}, seckill.RedisDown(err)
 	}
 	after := max(a.TotalStock-n, 0)
 	if err := s.loadHeld(lease, lk, id, after, epoch); err != nil {
@@ -75,7 +75,7 @@ func (s *Service) hold(ctx context.Context, id int64) (lk *lock.Lock, release fu
 		return nil, nil, seckill.DatabaseDown(err)
 	}
 	if err := s.locks.SeedFence(ctx, key, dbFence); err != nil {
-		return nil, nil, seckill.Unavailable("Redis did not answer", err)
+		return nil, nil, seckill.RedisDown(err)
 	}
 	lk, err = s.locks.Obtain(ctx, key, s.cfg.LockTTL,
 		&lock.ObtainOptions{Wait: 2*s.cfg.LockTTL + s.cfg.LockWait, MaxBackoff: lockPoll, AutoRenew: true})
@@ -83,7 +83,7 @@ func (s *Service) hold(ctx context.Context, id int64) (lk *lock.Lock, release fu
 	case errors.Is(err, lock.ErrNotObtained):
 		return nil, nil, seckill.Busy("purchases kept the activity's lock busy; try again", err)
 	case err != nil:
-		return nil, nil, seckill.Unavailable("Redis did not answer", err)
+		return nil, nil, seckill.RedisDown(err)
 	}
 	return lk, func() {
 		if err := lk.Release(ctx); err != nil {

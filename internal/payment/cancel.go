@@ -42,7 +42,7 @@ func (s *Service) Cancel(ctx context.Context, activityID, userID int64) (seckill
 		return o, seckill.Unavailable("the order is being verified; try again", err)
 	case err != nil:
 		s.m.verified(triggerCancel, outcomeUnknown)
-		return o, seckill.Unavailable("Redis did not answer", err)
+		return o, seckill.RedisDown(err)
 	}
 	defer func() {
 		if err := lk.Release(ctx); err != nil {

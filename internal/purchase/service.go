@@ -19,11 +19,12 @@
 //   - buy.go: a buyer's side (cheap rejections, queueing, waiting);
 //   - inflight.go: one purchase in flight per buyer, its repeats waiting;
 //   - queue.go: the per-activity queues and their leaders;
-//   - batch.go: the batch type and what one lock grant does (holders,
-//     window, lock, verification);
+//   - batch.go: the batch type, and the sale: what one lock grant does
+//     (holders, window, lock, verification), its steps sharing one value;
 //   - sell.go: the deduct, the orders' write and each buyer's answer;
 //   - settle.go: units that go back, and commits of unknown outcome;
-//   - holders.go, membership.go: already_purchased before any final "no";
+//   - holders.go, membership.go (the buyer sets' shared round trips):
+//     already_purchased before any final "no";
 //   - replicas.go: the WAIT for Redis replicas; rejected.go: the verifier's
 //     reason shown to a rejected buyer.
 //

@@ -23,9 +23,6 @@ type Service struct {
 	*ledger
 }
 
-// Sales is the purchase path alone.
-func (s Service) Sales() *purchase.Service { return s.sales }
-
 // Close stops the books' sweep, then the purchase path.
 func (s Service) Close() error { return errors.Join(s.ledger.Close(), s.sales.Close()) }
 
