@@ -66,12 +66,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 	generatedToken := ensureAdminToken(&cfg, demo, log)
 
-	svc, closeNaive, err := withNaive(getenv, b.service, cfg, b, users, log)
-	if err != nil {
-		return err
-	}
-	defer closeNaive()
-	l, err := listen(ctx, cfg, apiConfig(cfg), apiDeps(svc, b, pay, log, reg), log)
+	l, err := listen(ctx, cfg, apiConfig(cfg), apiDeps(b, pay, log, reg), log)
 	if err != nil {
 		return err
 	}
@@ -94,11 +89,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	return nil
 }
 
-// apiDeps are the HTTP edge's parts: svc serves the purchase (the seed's
-// handler in the naive build), the backend's service the rest.
-func apiDeps(svc httpapi.Service, b *backend, pay *payments, log *slog.Logger, reg *prometheus.Registry) httpapi.Deps {
+// apiDeps are the HTTP edge's parts: the backend's service and rooms, and
+// the payments.
+func apiDeps(b *backend, pay *payments, log *slog.Logger, reg *prometheus.Registry) httpapi.Deps {
 	return httpapi.Deps{
-		Service: svc, Tasks: b.service, Pricer: b.service, Rooms: b.service, Queue: b.rooms,
+		Service: b.service, Tasks: b.service, Pricer: b.service, Rooms: b.service, Queue: b.rooms,
 		Payments: pay.api(), Canceller: pay.canceller(),
 		Logger: log, Registry: reg, Gatherer: reg,
 	}
