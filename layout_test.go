@@ -45,8 +45,7 @@ func designLayers(t *testing.T) map[string]string {
 
 // goList returns each package of the module (relative path, "" for the
 // root) with the module's packages it imports, as the service and the crash
-// tests build it. The load tests' naive build (-tags seckill_naive) links
-// the seed's handler into cmd/seckill on purpose and is left out.
+// tests build it.
 func goList(t *testing.T) map[string][]string {
 	t.Helper()
 	cmd := exec.Command("go", "list", "-tags", "seckill_crashpoints", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...")

@@ -673,9 +673,9 @@ func TestSIGTERMDuringBurst(t *testing.T) {
 // together: exactly its stock, each buyer at most once.
 //
 // Its books checks are the ones TestSeedHandlerOversells shows failing. Run
-// on the seed's handler built into the binary (-tags seckill_naive,
-// SECKILL_NAIVE=1, half the verifications 300 ms against its 166 ms lock,
-// Redis 1 ms away, 200 buyers at once) it did not oversell in two runs:
+// on the seed's handler behind the service's API (loadtest/naiveserver; half
+// the verifications 300 ms against its 166 ms lock, Redis 1 ms away, 200
+// buyers at once) it did not oversell in two runs:
 // across processes the seed's race needs more concurrent holders than this
 // sale makes, so this test is evidence of sharing, not of a guard.
 func TestSeveralProcessesOneActivity(t *testing.T) {

@@ -2,11 +2,14 @@
 # run.sh runs one load-test scenario against real processes on loopback and
 # checks the books afterwards with SQL, independently of the service:
 #
-#   1. builds the service (and cmd/faultproxy when the scenario needs it),
+#   1. builds the service (with --naive also loadtest/naiveserver, the
+#      seed's handler behind the service's API; cmd/faultproxy when the
+#      scenario needs it),
 #      makes sure Redis and MariaDB run (scripts/services.sh), gets k6;
 #   2. creates a fresh database and a fresh Redis key prefix for this run;
 #   3. starts the user-verification stub, the fault proxy if needed, and
-#      1..3 service instances on free loopback ports; waits for /readyz;
+#      1..3 service (or naive server) instances on free loopback ports;
+#      waits for /readyz;
 #   4. runs k6 (loadtest/seckill.js) with the scenario;
 #   5. checks MariaDB and Redis directly: orders <= total per activity, no
 #      (activity, user) twice, orders + Redis remaining == total, and every
@@ -119,7 +122,7 @@ slow-verification)
 	if [ "$naive" = 1 ]; then
 		# The seed: under load the user service answered slower than the
 		# lock's TTL (here a tenth of the verification timeout, 30 ms, as
-		# cmd/seckill/naive.go takes it), yet well within the HTTP timeout
+		# loadtest/naiveserver takes it), yet well within the HTTP timeout
 		# (300 ms, so that a loaded machine's slow answers still succeed),
 		# so the calls succeed after their lock is gone: half take 40 ms,
 		# half 75 ms. Buyers retry eagerly (5-30 ms), so several
@@ -201,16 +204,22 @@ fi
 redis PING | grep -q PONG || die "cannot reach Redis at 127.0.0.1:${redis_nodes[0]}"
 
 bin="$logs/seckill"
+# The instances run the service, or with --naive the seed's handler behind
+# the service's API (loadtest/naiveserver); the stubs are the service's.
+inst_pkg=cmd/seckill inst_bin=$bin serve=("$bin" serve)
+if [ "$naive" = 1 ]; then
+	inst_pkg=loadtest/naiveserver inst_bin="$logs/naiveserver" serve=("$logs/naiveserver")
+	go build -o "$bin" ./cmd/seckill
+fi
 build_flags=()
-[ "$naive" = 1 ] && build_flags+=(-tags seckill_naive)
 if [ "$pprof" = 1 ]; then
 	# The service has no profiling endpoint of its own; a load-test build
 	# adds one through an overlay file, leaving the source tree untouched.
-	printf '{"Replace":{"%s":"%s"}}\n' "$root/cmd/seckill/zz_loadtest_pprof.go" "$root/loadtest/pprof.go.in" >"$logs/overlay.json"
+	printf '{"Replace":{"%s":"%s"}}\n' "$root/$inst_pkg/zz_loadtest_pprof.go" "$root/loadtest/pprof.go.in" >"$logs/overlay.json"
 	build_flags+=(-overlay "$logs/overlay.json")
 fi
-log "building the service${build_flags[*]:+ (${build_flags[*]})}"
-go build "${build_flags[@]}" -o "$bin" ./cmd/seckill
+log "building $inst_pkg${build_flags[*]:+ (${build_flags[*]})}"
+go build "${build_flags[@]}" -o "$inst_bin" "./$inst_pkg"
 if [ "$scenario" = redis-delay ]; then
 	go build -o "$logs/faultproxy" ./cmd/faultproxy
 fi
@@ -263,22 +272,19 @@ for n in $(seq 1 "$instances"); do
 		pprof_addr="127.0.0.1:$(free_port)"
 		extra_env+=("SECKILL_LT_PPROF_ADDR=$pprof_addr")
 	fi
-	# The seed had no books sweep: it would reload the stock the seed's
-	# handler takes without recording it (cmd/seckill/naive.go).
-	[ "$naive" = 1 ] && extra_env+=(SECKILL_NAIVE=1 SECKILL_BOOKS_SWEEP=0)
 	env SECKILL_HTTP_ADDR="127.0.0.1:$port" SECKILL_REDIS_MODE="$redis_mode" SECKILL_REDIS_URL="$redis_url" SECKILL_MYSQL_DSN="$dsn" \
 		SECKILL_USERCHECK_URL="$stub_url" SECKILL_ADMIN_TOKEN="$admin_token" SECKILL_KEY_PREFIX="$prefix" \
 		SECKILL_LOCK_TTL="$lock_ttl" SECKILL_USERCHECK_TIMEOUT="$uc_timeout" \
 		SECKILL_RATE_GLOBAL="${SECKILL_RATE_GLOBAL:-0}" SECKILL_RATE_PER_USER="${SECKILL_RATE_PER_USER:-0}" \
 		SECKILL_LOG_LEVEL="${SECKILL_LOG_LEVEL:-warn}" "${extra_env[@]}" "${pay_env[@]}" \
-		"$bin" serve >"$logs/seckill-$n.log" 2>&1 &
+		"${serve[@]}" >"$logs/seckill-$n.log" 2>&1 &
 	pids+=($!) svc_pids+=($!)
 	base_urls+=("http://127.0.0.1:$port")
 	# The first instance applies the migrations; the others start after it.
 	wait_http "http://127.0.0.1:$port/readyz" "seckill-$n" 30 "${pids[-1]}"
 done
 naive_note=""
-[ "$naive" = 1 ] && naive_note=", NAIVE build (the seed's handler)"
+[ "$naive" = 1 ] && naive_note=", NAIVE server (the seed's handler)"
 log "scenario $scenario: ${instances} instance(s) ${base_urls[*]}, Redis $redis_mode, stub $stub_url${proxy_url:+, fault proxy $proxy_url}, database $db, prefix $prefix, lock TTL $lock_ttl, verification timeout $uc_timeout$naive_note"
 
 # ---- 4. k6 ------------------------------------------------------------------
@@ -377,7 +383,7 @@ fi
 if [ -n "$profile_job" ]; then
 	wait "$profile_job" 2>/dev/null || log "CPU profile not taken"
 	if [ -s "$logs/cpu.pprof" ]; then
-		go tool pprof -top -nodecount=35 "$bin" "$logs/cpu.pprof" >"$logs/cpu-top.txt" 2>/dev/null || true
+		go tool pprof -top -nodecount=35 "$inst_bin" "$logs/cpu.pprof" >"$logs/cpu-top.txt" 2>/dev/null || true
 		log "CPU profile of instance 1: $logs/cpu.pprof (top: $logs/cpu-top.txt)"
 	fi
 fi
@@ -483,7 +489,7 @@ printf 'loadtest: scenario=%s naive=%s instances=%s result=%s purchase_reqs=%s r
 # The charts beside the result line: k6's own HTML report, and answers/s by
 # status with the p99 of each second (loadtest/chart.sh, gnuplot).
 if command -v gnuplot >/dev/null 2>&1; then
-	bash loadtest/chart.sh "$samples" "$chart" "$scenario${naive_note:+ (naive build)}, $instances instance(s): purchase answers/s by status and p99 (result $result)" >/dev/null ||
+	bash loadtest/chart.sh "$samples" "$chart" "$scenario${naive_note:+ (naive server)}, $instances instance(s): purchase answers/s by status and p99 (result $result)" >/dev/null ||
 		{ log "chart not drawn (see above)"; chart=""; }
 else
 	log "gnuplot is not installed (apt-get install gnuplot-nox): no PNG chart"
@@ -492,7 +498,7 @@ fi
 [ -s "$html_report" ] || html_report=""
 echo "loadtest: report=${html_report:-none} chart=${chart:-none}"
 if [ "$naive" = 1 ] && [ "$result" != FAIL ]; then
-	log "the naive build was not caught overselling in this run: its race needs two holders to read a sale's last unit before either writes; it oversold in 22 of 22 runs in loadtest/RESULTS.md, so look at the log above"
+	log "the naive server was not caught overselling in this run: its race needs two holders to read a sale's last unit before either writes; it oversold in 22 of 22 runs in loadtest/RESULTS.md, so look at the log above"
 fi
 case "$result" in
 PASS) exit 0 ;;

@@ -88,9 +88,8 @@ if [ "$tidy_rc" != 0 ]; then
 fi
 echo "go.mod and go.sum are tidy"
 
-step "go vet ./... (and the load tests' naive build, -tags seckill_naive)"
+step "go vet ./..."
 go vet ./...
-go vet -tags seckill_naive ./cmd/seckill
 
 # Lint and vulnerability checks, with tools pinned and built once from the
 # Go module proxy into the cached bin (as install-k6.sh does for k6).
@@ -112,8 +111,8 @@ if [ "${SECKILL_SKIP_LINT:-0}" = 1 ]; then
 else
 	install_tool golangci-lint "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$golangci_version"
 	"$bin_dir/golangci-lint" run ./...
-	# The files only the load tests' and the crash tests' builds compile.
-	"$bin_dir/golangci-lint" run --build-tags seckill_naive,seckill_crashpoints ./...
+	# The files only the crash tests' builds compile.
+	"$bin_dir/golangci-lint" run --build-tags seckill_crashpoints ./...
 fi
 
 # Redocly CLI, pinned, from npm (npx keeps it in npm's cache after the first

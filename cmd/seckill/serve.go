@@ -68,12 +68,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 	generatedToken := ensureAdminToken(&cfg, demo, log)
 
-	svc, closeNaive, err := withNaive(getenv, edge{b.service, b.books}, cfg, b, users, log)
-	if err != nil {
-		return err
-	}
-	defer closeNaive()
-	l, err := listen(ctx, cfg, apiConfig(cfg), apiDeps(svc, b, pay, log, reg), log)
+	l, err := listen(ctx, cfg, apiConfig(cfg), apiDeps(b, pay, log, reg), log)
 	if err != nil {
 		return err
 	}
@@ -96,11 +91,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	return nil
 }
 
-// apiDeps are the HTTP edge's parts: svc serves the purchase (the seed's
-// handler in the naive build), the backend's service the rest.
-func apiDeps(svc httpapi.Service, b *backend, pay *payments, log *slog.Logger, reg *prometheus.Registry) httpapi.Deps {
+// apiDeps are the HTTP edge's parts: the backend's purchase service, books
+// and rooms, and the payments.
+func apiDeps(b *backend, pay *payments, log *slog.Logger, reg *prometheus.Registry) httpapi.Deps {
 	return httpapi.Deps{
-		Service: svc, Tasks: b.books, Pricer: b.books, Rooms: b.books, Queue: b.rooms,
+		Service: edge{b.service, b.books}, Tasks: b.books, Pricer: b.books, Rooms: b.books, Queue: b.rooms,
 		Payments: pay.api(), Canceller: pay.canceller(),
 		Logger: log, Registry: reg, Gatherer: reg,
 	}

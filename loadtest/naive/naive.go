@@ -1,8 +1,7 @@
 // Package naive is incident A's purchase handler (docs/SEEDS.md), kept only
 // to prove that the tests and the load test catch an oversell. Nothing in the
-// service imports it: the e2e tests call it directly, and cmd/seckill links
-// it only into a binary built with -tags seckill_naive (loadtest/run.sh
-// --naive), where SECKILL_NAIVE=1 puts it in place of the purchase.
+// service imports it: the e2e tests call it directly, and loadtest/naiveserver
+// (loadtest/run.sh --naive) serves it in place of the service's purchase.
 //
 // It keeps the seed's three faults and adds no other:
 //   - the lock has a constant value and a TTL shorter than the verification

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/httpapi"
+	"github.com/seckill-oss/seckill/loadtest/naive"
+)
+
+// seedService is the service with the seed's handler in place of its
+// purchase; every other call is the service's own.
+type seedService struct {
+	httpapi.Service
+	seed *naive.Seed
+}
+
+// Buy sells with the seed's handler and answers in the contract's codes.
+func (n seedService) Buy(ctx context.Context, req seckill.BuyRequest) (seckill.Order, error) {
+	id, err := n.seed.Buy(ctx, req.ActivityID, req.UserID)
+	switch {
+	case err == nil:
+		return seckill.Order{ID: id, ActivityID: req.ActivityID, UserID: req.UserID, Status: seckill.OrderStatusCreated, CreatedAt: time.Now().UTC()}, nil
+	case errors.Is(err, naive.ErrBusy):
+		return seckill.Order{}, &seckill.Error{Code: seckill.EBusy, Message: "busy", RetryAfter: time.Second}
+	case errors.Is(err, naive.ErrSoldOut):
+		return seckill.Order{}, seckill.Errorf(seckill.ESoldOut, "no stock left")
+	case errors.Is(err, naive.ErrRejected):
+		return seckill.Order{}, seckill.Errorf(seckill.EUserRejected, "rejected")
+	default:
+		return seckill.Order{}, &seckill.Error{Code: seckill.EUnavailable, Message: "unavailable", RetryAfter: time.Second, Err: err}
+	}
+}
