@@ -94,9 +94,10 @@ db_user=${SECKILL_DB_USER:-seckill} db_pass=${SECKILL_DB_PASSWORD:-seckill}
 sql -e 'SELECT 1' >/dev/null || die "cannot reach MariaDB at 127.0.0.1:3306 as $db_user"
 redis PING | grep -q PONG || die "cannot reach Redis at 127.0.0.1:6379"
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" || true
-log "building the service and the crowd"
+log "building the service, the crowd and metrictable"
 go build -o "$logs/seckill" ./cmd/seckill
 go build -o "$logs/crowd" ./loadtest/crowd
+go build -o "$logs/metrictable" ./loadtest/metrictable
 
 # ---- 2. database, prefix, instances -----------------------------------------
 run_id="$(date -u +%Y%m%d%H%M%S)_$$"
@@ -168,7 +169,7 @@ echo "$audit" >"$logs/audit.json"
 healthz=()
 if command -v wrk >/dev/null 2>&1; then
 	for b in "${bases[@]}"; do
-		healthz+=("$(wrk -t1 -c64 -d5s "$b/healthz" | awk '/^Requests\/sec/ {printf "%d", $2}')")
+		healthz+=("$(wrk -t1 -c64 -d5s "$b/healthz" | "$logs/metrictable" rate)")
 	done
 	healthz_how="wrk -t1 -c64 -d5s, one instance after the other"
 else

@@ -214,6 +214,9 @@ go build "${build_flags[@]}" -o "$bin" ./cmd/seckill
 if [ "$scenario" = redis-delay ]; then
 	go build -o "$logs/faultproxy" ./cmd/faultproxy
 fi
+if [ "$SAMPLE" = 1 ]; then
+	go build -o "$logs/metrictable" ./loadtest/metrictable
+fi
 
 # ---- 2. a database and a key namespace of this run's own --------------------
 db="seckill_lt_$run_id"
@@ -294,7 +297,7 @@ sample_once() { # label
 		port=${base##*:}
 		kill -0 "$pid" 2>/dev/null || continue
 		rss=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo "")
-		gor=$(curl -fsS --max-time 2 "$base/metrics" 2>/dev/null | awk '$1 == "go_goroutines" {print $2}' || true)
+		gor=$(curl -fsS --max-time 2 "$base/metrics" 2>/dev/null | "$logs/metrictable" value go_goroutines 2>/dev/null || true)
 		fds=$(find "/proc/$pid/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l || true)
 		socks=$(find "/proc/$pid/fd" -mindepth 1 -maxdepth 1 -lname 'socket:*' 2>/dev/null | wc -l || true)
 		rconns=$(ss -Htnp state established "( dport = :$redis_port )" 2>/dev/null | grep -c "pid=$pid," || true)
@@ -368,10 +371,7 @@ if [ -n "$sampler_pid" ]; then
 		if [ -n "$before" ] && [ -n "$idle" ] && [ "$idle" -gt $((before + ${MAX_GOROUTINE_GROWTH:-200})) ]; then
 			soak_violation="instance $n: $idle goroutines after the load, $before before it: more than ${MAX_GOROUTINE_GROWTH:-200} left behind"
 		fi
-	done < <(awk -F, 'NR > 1 {
-		n = $3; if ($1 == "before") b[n] = $5; if ($1 == "idle") i[n] = $5
-		if ($5 + 0 > p[n] + 0) p[n] = $5; if ($4 + 0 > r[n] + 0) r[n] = $4
-	} END { for (n in p) printf "%s,%s,%s,%s,%s\n", n, b[n], p[n], i[n], r[n] }' "$samples_csv")
+	done < <("$logs/metrictable" samples "$samples_csv")
 	log "samples:$sample_note see $samples_csv"
 fi
 if [ -n "$profile_job" ]; then
