@@ -36,13 +36,7 @@ const galeraResume = 10 * time.Second
 // the books sweep off, "books still off" whenever the kill stranded a unit.
 func TestGaleraWriterFailoverMidSale(t *testing.T) {
 	g := testenv.GaleraCluster(t)
-	s := newProcessStack(t, usercheck.StubConfig{Latency: 5 * time.Millisecond})
-	s.dsn = g.Proxy
-	var err error
-	if s.db, err = sql.Open("mysql", g.Nodes[1]); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.db.Close() })
+	s := newGaleraStack(t, g.Proxy, g.Nodes[1])
 	env := s.processEnv(map[string]string{"SECKILL_MYSQL_DSN": g.Proxy, "SECKILL_BOOKS_SWEEP": "2s"})
 	var procs []*process
 	for range 3 {
@@ -108,6 +102,20 @@ func TestGaleraWriterFailoverMidSale(t *testing.T) {
 		resumed.Round(time.Millisecond), a.Orders, len(orders), summary(attempts))
 }
 
+// newGaleraStack is a process stack whose order store is the Galera
+// cluster at dsn (HAProxy), read directly at inspect: a node the test does
+// not kill, or HAProxy when every node goes down.
+func newGaleraStack(t *testing.T, dsn, inspect string) *stack {
+	s := newProcessStack(t, usercheck.StubConfig{Latency: 5 * time.Millisecond})
+	s.dsn = dsn
+	var err error
+	if s.db, err = sql.Open("mysql", inspect); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.db.Close() })
+	return s
+}
+
 // ordersOn returns the activity's orders on one node, id -> status, with a
 // causal read (the node first applies what the cluster committed before).
 func ordersOn(dsn string, activity int64) (map[string]string, error) {
@@ -163,13 +171,7 @@ func restartGalera(t *testing.T) {
 // books balance with no command.
 func TestGaleraRejoinAndPaymentsAcrossFailover(t *testing.T) {
 	g := testenv.GaleraCluster(t)
-	s := newProcessStack(t, usercheck.StubConfig{Latency: 5 * time.Millisecond})
-	s.dsn = g.Proxy
-	var err error
-	if s.db, err = sql.Open("mysql", g.Nodes[1]); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.db.Close() })
+	s := newGaleraStack(t, g.Proxy, g.Nodes[1])
 	payStub, err := payment.NewStub(payment.StubConfig{}, "", []byte("galera-test-payment-secret"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -291,13 +293,7 @@ func TestGaleraRejoinAndPaymentsAcrossFailover(t *testing.T) {
 // 201 has its row, none twice, and the books balance with no command.
 func TestGaleraAllNodesDownThenBack(t *testing.T) {
 	g := testenv.GaleraCluster(t)
-	s := newProcessStack(t, usercheck.StubConfig{Latency: 5 * time.Millisecond})
-	s.dsn = g.Proxy
-	var err error
-	if s.db, err = sql.Open("mysql", g.Proxy); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.db.Close() })
+	s := newGaleraStack(t, g.Proxy, g.Proxy)
 	env := s.processEnv(map[string]string{"SECKILL_MYSQL_DSN": g.Proxy, "SECKILL_BOOKS_SWEEP": "2s"})
 	p := startProcess(t, env)
 	s.url = p.url
