@@ -15,7 +15,8 @@
 #      --crowd-stock units (loadtest/crowd): the share of first answers that
 #      are final (201 or 409 sold_out); --crowd 0 skips it;
 #   5. checks the books of every activity (orders + Redis == total, no user
-#      twice, activities.sold == rows) and prints a Markdown table.
+#      twice, activities.sold == rows) and prints Markdown tables (the
+#      figures, ratios and batch timeline from loadtest/metrictable).
 #
 # usage: loadtest/bench.sh [--conns "4 64 256"] [--duration 15s] [--stock N]
 #                          [--activities "1 20 200"] [--instances "1 3"] [--floor]
@@ -95,23 +96,16 @@ redis_node=${redis_node##*@}
 redis_node=${redis_node%%/*}
 redis_node=${redis_node%%\?*}
 
-out_dir="$root/loadtest/out"
-logs="$out_dir/logs-bench"
-mkdir -p "$out_dir"
-rm -rf "$logs" && mkdir -p "$logs"
-log() { printf '[bench.sh %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+# shellcheck source=lib.sh
+source loadtest/lib.sh
+open_logs bench
 
 pids=() db="" prefix="" failed=1
 redis() { redis-cli -h "${redis_node%:*}" -p "${redis_node##*:}" "$@"; }
 sql() { mariadb -h 127.0.0.1 -P "$db_port" -u"$db_user" -p"$db_pass" -N -B "$@"; }
 cleanup() {
-	local pid
-	for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-	for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-	if [ "$keep" = 1 ] || [ "$failed" = 1 ]; then
-		[ -n "$db" ] && log "kept for inspection: database $db, Redis keys ${prefix}*, logs $logs"
-		return
-	fi
+	stop_pids
+	kept_for_inspection && return
 	[ -z "$db" ] || sql -e "DROP DATABASE IF EXISTS \`$db\`" 2>/dev/null || true
 	if [ -n "$prefix" ]; then
 		# UNLINK in batches: one redis-cli per key took minutes after a
@@ -122,9 +116,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-# shellcheck source=lib.sh
-source loadtest/lib.sh
 
 # ---- 1. build, services, wrk ------------------------------------------------
 # shellcheck source=../scripts/services.sh

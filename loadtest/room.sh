@@ -56,23 +56,16 @@ done
 case "$verify" in approve | stub) ;; *) die "--verify must be approve or stub" ;; esac
 [ "$lead" -ge 5 ] || die "--lead must leave at least 5 s before the start"
 
-out_dir="$root/loadtest/out"
-logs="$out_dir/logs-room"
-mkdir -p "$out_dir"
-rm -rf "$logs" && mkdir -p "$logs"
-log() { printf '[room.sh %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+# shellcheck source=lib.sh
+source loadtest/lib.sh
+open_logs room
 
 pids=() db="" prefix="" failed=1
 redis() { redis-cli -h 127.0.0.1 -p 6379 "$@"; }
 sql() { mariadb -h 127.0.0.1 -P 3306 -u"$db_user" -p"$db_pass" -N -B "$@"; }
-# shellcheck source=lib.sh
-source loadtest/lib.sh
 cleanup() {
 	stop_pids
-	if [ "$keep" = 1 ] || [ "$failed" = 1 ]; then
-		[ -n "$db" ] && log "kept for inspection: database $db, Redis keys ${prefix}*, logs $logs"
-		return
-	fi
+	kept_for_inspection && return
 	[ -z "$db" ] || sql -e "DROP DATABASE IF EXISTS \`$db\`" 2>/dev/null || true
 	if [ -n "$prefix" ]; then
 		redis --scan --pattern "${prefix}*" 2>/dev/null | xargs -r -d '\n' -n 500 redis-cli -h 127.0.0.1 -p 6379 UNLINK >/dev/null || true

@@ -147,11 +147,9 @@ export LOCK_TTL=$lock_ttl NAIVE=$naive
 
 ts=$(date -u +%Y%m%d%H%M%S)
 run_id="${ts}_$$"
-out_dir="$root/loadtest/out"
-logs="$out_dir/logs-$scenario"
-mkdir -p "$out_dir"
-rm -rf "$logs" && mkdir -p "$logs"
-log() { printf '[run.sh %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+# shellcheck source=lib.sh
+source loadtest/lib.sh
+open_logs "$scenario"
 
 # ---- what this run starts, and how it is stopped ----------------------------
 pids=() db="" prefix="" failed=1
@@ -160,14 +158,9 @@ pids=() db="" prefix="" failed=1
 redis_nodes=(6379)
 redis() { redis-cli -c -h 127.0.0.1 -p "${redis_nodes[0]}" "$@"; }
 sql() { mariadb -h 127.0.0.1 -P 3306 -u"$db_user" -p"$db_pass" -N -B "$@"; }
-# shellcheck source=lib.sh
-source loadtest/lib.sh
 cleanup() {
 	stop_pids
-	if [ "$keep" = 1 ] || [ "$failed" = 1 ]; then
-		[ -n "$db" ] && log "kept for inspection: database $db, Redis keys ${prefix}*, logs $logs"
-		return
-	fi
+	kept_for_inspection && return
 	if [ -n "$db" ]; then sql -e "DROP DATABASE IF EXISTS \`$db\`" 2>/dev/null || true; fi
 	if [ -n "$prefix" ]; then
 		for node in "${redis_nodes[@]}"; do
