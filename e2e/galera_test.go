@@ -81,15 +81,7 @@ func TestGaleraWriterFailoverMidSale(t *testing.T) {
 	// RPO 0: every 201 has its row on each surviving node.
 	orders := created(attempts, act)
 	for _, dsn := range g.Nodes[1:] {
-		rows, err := ordersOn(dsn, act)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for id, u := range orders {
-			if _, ok := rows[id]; !ok {
-				t.Errorf("201 for order %s of user %d has no row on %s", id, u, dsn)
-			}
-		}
+		rows := ordersHolding(t, dsn, act, orders)
 		if len(rows) > total {
 			t.Errorf("oversold on %s: %d orders for %d units", dsn, len(rows), total)
 		}
@@ -114,6 +106,22 @@ func newGaleraStack(t *testing.T, dsn, inspect string) *stack {
 	}
 	t.Cleanup(func() { _ = s.db.Close() })
 	return s
+}
+
+// ordersHolding is the activity's orders on the node at dsn (ordersOn),
+// checked to hold every order answered 201 (created: order id -> user).
+func ordersHolding(t *testing.T, dsn string, act int64, created map[string]int64) map[string]string {
+	t.Helper()
+	rows, err := ordersOn(dsn, act)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, u := range created {
+		if _, ok := rows[id]; !ok {
+			t.Errorf("201 for order %s of user %d has no row on %s", id, u, dsn)
+		}
+	}
+	return rows
 }
 
 // ordersOn returns the activity's orders on one node, id -> status, with a
@@ -255,15 +263,7 @@ func TestGaleraRejoinAndPaymentsAcrossFailover(t *testing.T) {
 	orders := created(attempts, act)
 	statuses := map[string]int{}
 	for _, dsn := range g.Nodes {
-		rows, err := ordersOn(dsn, act)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for id, u := range orders {
-			if _, ok := rows[id]; !ok {
-				t.Errorf("201 for order %s of user %d has no row on %s", id, u, dsn)
-			}
-		}
+		rows := ordersHolding(t, dsn, act, orders)
 		clear(statuses)
 		for _, st := range rows {
 			statuses[st]++
