@@ -6,8 +6,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/seckill-oss/seckill/internal/testkit/toxic"
 )
 
 // Redis hangs mid-sale (every reply arrives 5 s late, past the service's
@@ -18,16 +16,11 @@ import (
 // batch has met it, buyers queued behind get 503 too, not 429. After the
 // fault the sale goes on and the books balance after reconciliation.
 func TestAnswersStayBoundedWhenRedisHangs(t *testing.T) {
-	var rp *toxic.Proxy
 	const lockTTL, lockWait = time.Second, time.Second
-	s := newStack(t, stackOptions{
+	s, rp := newStackBehindRedisProxy(t, stackOptions{
 		lockTTL:      lockTTL,
 		lockWait:     lockWait,
 		redisTimeout: 200 * time.Millisecond,
-		redisAddr: func(real string) string {
-			rp = proxy(t, real)
-			return rp.Addr()
-		},
 	})
 	const total = 50
 	act := s.createActivity(total)

@@ -28,6 +28,18 @@ func proxy(t testing.TB, addr string) *toxic.Proxy {
 	return p
 }
 
+// newStackBehindRedisProxy is newStack with its Redis reached through a
+// proxy the test can delay, cut and bring back.
+func newStackBehindRedisProxy(t *testing.T, opts stackOptions) (*stack, *toxic.Proxy) {
+	t.Helper()
+	var rp *toxic.Proxy
+	opts.redisAddr = func(real string) string {
+		rp = proxy(t, real)
+		return rp.Addr()
+	}
+	return newStack(t, opts), rp
+}
+
 // The user-verification service hangs: every purchase answers 503 within
 // the verification deadline, the breaker opens and answers without calling,
 // half-opens after its timeout and closes again when the service is back.
@@ -85,14 +97,9 @@ func TestVerificationHangsBreakerOpensAndRecovers(t *testing.T) {
 // nothing is sold twice, no lock outlives its TTL, and after reconciliation
 // the books balance.
 func TestRedisUnreachableMidSale(t *testing.T) {
-	var rp *toxic.Proxy
-	s := newStack(t, stackOptions{
+	s, rp := newStackBehindRedisProxy(t, stackOptions{
 		lockTTL:      time.Second,
 		redisTimeout: 200 * time.Millisecond,
-		redisAddr: func(real string) string {
-			rp = proxy(t, real)
-			return rp.Addr()
-		},
 	})
 	const total = 200
 	act := s.createActivity(total)
@@ -152,14 +159,9 @@ func TestRedisUnreachableMidSale(t *testing.T) {
 // lock it may have taken is recognised or cleaned up, so the same buyer can
 // buy right after the fault instead of a TTL later, and nothing is oversold.
 func TestRedisRepliesLateButCommandsLand(t *testing.T) {
-	var rp *toxic.Proxy
-	s := newStack(t, stackOptions{
+	s, rp := newStackBehindRedisProxy(t, stackOptions{
 		lockTTL:      30 * time.Second, // a stranded lock would block the buyer for 30 s
 		redisTimeout: 100 * time.Millisecond,
-		redisAddr: func(real string) string {
-			rp = proxy(t, real)
-			return rp.Addr()
-		},
 	})
 	const total = 5
 	act := s.createActivity(total)

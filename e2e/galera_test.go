@@ -36,13 +36,7 @@ const galeraResume = 10 * time.Second
 // the books sweep off, "books still off" whenever the kill stranded a unit.
 func TestGaleraWriterFailoverMidSale(t *testing.T) {
 	g := testenv.GaleraCluster(t)
-	s := newProcessStack(t, usercheck.StubConfig{Latency: 5 * time.Millisecond})
-	s.dsn = g.Proxy
-	var err error
-	if s.db, err = sql.Open("mysql", g.Nodes[1]); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.db.Close() })
+	s := newGaleraStack(t, g.Proxy, g.Nodes[1])
 	env := s.processEnv(map[string]string{"SECKILL_MYSQL_DSN": g.Proxy, "SECKILL_BOOKS_SWEEP": "2s"})
 	var procs []*process
 	for range 3 {
@@ -87,15 +81,7 @@ func TestGaleraWriterFailoverMidSale(t *testing.T) {
 	// RPO 0: every 201 has its row on each surviving node.
 	orders := created(attempts, act)
 	for _, dsn := range g.Nodes[1:] {
-		rows, err := ordersOn(dsn, act)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for id, u := range orders {
-			if _, ok := rows[id]; !ok {
-				t.Errorf("201 for order %s of user %d has no row on %s", id, u, dsn)
-			}
-		}
+		rows := ordersHolding(t, dsn, act, orders)
 		if len(rows) > total {
 			t.Errorf("oversold on %s: %d orders for %d units", dsn, len(rows), total)
 		}
@@ -106,6 +92,36 @@ func TestGaleraWriterFailoverMidSale(t *testing.T) {
 	s.checkBooks(act, total, &saleResult{created: orders})
 	t.Logf("writer killed after 30+ orders; sales resumed %v after the kill; %d orders (201s %d); answers %v",
 		resumed.Round(time.Millisecond), a.Orders, len(orders), summary(attempts))
+}
+
+// newGaleraStack is a process stack whose order store is the Galera
+// cluster at dsn (HAProxy), read directly at inspect: a node the test does
+// not kill, or HAProxy when every node goes down.
+func newGaleraStack(t *testing.T, dsn, inspect string) *stack {
+	s := newProcessStack(t, usercheck.StubConfig{Latency: 5 * time.Millisecond})
+	s.dsn = dsn
+	var err error
+	if s.db, err = sql.Open("mysql", inspect); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.db.Close() })
+	return s
+}
+
+// ordersHolding is the activity's orders on the node at dsn (ordersOn),
+// checked to hold every order answered 201 (created: order id -> user).
+func ordersHolding(t *testing.T, dsn string, act int64, created map[string]int64) map[string]string {
+	t.Helper()
+	rows, err := ordersOn(dsn, act)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, u := range created {
+		if _, ok := rows[id]; !ok {
+			t.Errorf("201 for order %s of user %d has no row on %s", id, u, dsn)
+		}
+	}
+	return rows
 }
 
 // ordersOn returns the activity's orders on one node, id -> status, with a
@@ -163,13 +179,7 @@ func restartGalera(t *testing.T) {
 // books balance with no command.
 func TestGaleraRejoinAndPaymentsAcrossFailover(t *testing.T) {
 	g := testenv.GaleraCluster(t)
-	s := newProcessStack(t, usercheck.StubConfig{Latency: 5 * time.Millisecond})
-	s.dsn = g.Proxy
-	var err error
-	if s.db, err = sql.Open("mysql", g.Nodes[1]); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.db.Close() })
+	s := newGaleraStack(t, g.Proxy, g.Nodes[1])
 	payStub, err := payment.NewStub(payment.StubConfig{}, "", []byte("galera-test-payment-secret"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -253,15 +263,7 @@ func TestGaleraRejoinAndPaymentsAcrossFailover(t *testing.T) {
 	orders := created(attempts, act)
 	statuses := map[string]int{}
 	for _, dsn := range g.Nodes {
-		rows, err := ordersOn(dsn, act)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for id, u := range orders {
-			if _, ok := rows[id]; !ok {
-				t.Errorf("201 for order %s of user %d has no row on %s", id, u, dsn)
-			}
-		}
+		rows := ordersHolding(t, dsn, act, orders)
 		clear(statuses)
 		for _, st := range rows {
 			statuses[st]++
@@ -291,13 +293,7 @@ func TestGaleraRejoinAndPaymentsAcrossFailover(t *testing.T) {
 // 201 has its row, none twice, and the books balance with no command.
 func TestGaleraAllNodesDownThenBack(t *testing.T) {
 	g := testenv.GaleraCluster(t)
-	s := newProcessStack(t, usercheck.StubConfig{Latency: 5 * time.Millisecond})
-	s.dsn = g.Proxy
-	var err error
-	if s.db, err = sql.Open("mysql", g.Proxy); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.db.Close() })
+	s := newGaleraStack(t, g.Proxy, g.Proxy)
 	env := s.processEnv(map[string]string{"SECKILL_MYSQL_DSN": g.Proxy, "SECKILL_BOOKS_SWEEP": "2s"})
 	p := startProcess(t, env)
 	s.url = p.url

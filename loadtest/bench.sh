@@ -15,7 +15,8 @@
 #      --crowd-stock units (loadtest/crowd): the share of first answers that
 #      are final (201 or 409 sold_out); --crowd 0 skips it;
 #   5. checks the books of every activity (orders + Redis == total, no user
-#      twice, activities.sold == rows) and prints a Markdown table.
+#      twice, activities.sold == rows) and prints Markdown tables (the
+#      figures, ratios and batch timeline from loadtest/metrictable).
 #
 # usage: loadtest/bench.sh [--conns "4 64 256"] [--duration 15s] [--stock N]
 #                          [--activities "1 20 200"] [--instances "1 3"] [--floor]
@@ -95,23 +96,16 @@ redis_node=${redis_node##*@}
 redis_node=${redis_node%%/*}
 redis_node=${redis_node%%\?*}
 
-out_dir="$root/loadtest/out"
-logs="$out_dir/logs-bench"
-mkdir -p "$out_dir"
-rm -rf "$logs" && mkdir -p "$logs"
-log() { printf '[bench.sh %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+# shellcheck source=lib.sh
+source loadtest/lib.sh
+open_logs bench
 
 pids=() db="" prefix="" failed=1
 redis() { redis-cli -h "${redis_node%:*}" -p "${redis_node##*:}" "$@"; }
 sql() { mariadb -h 127.0.0.1 -P "$db_port" -u"$db_user" -p"$db_pass" -N -B "$@"; }
 cleanup() {
-	local pid
-	for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-	for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-	if [ "$keep" = 1 ] || [ "$failed" = 1 ]; then
-		[ -n "$db" ] && log "kept for inspection: database $db, Redis keys ${prefix}*, logs $logs"
-		return
-	fi
+	stop_pids
+	kept_for_inspection && return
 	[ -z "$db" ] || sql -e "DROP DATABASE IF EXISTS \`$db\`" 2>/dev/null || true
 	if [ -n "$prefix" ]; then
 		# UNLINK in batches: one redis-cli per key took minutes after a
@@ -123,9 +117,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# shellcheck source=lib.sh
-source loadtest/lib.sh
-
 # ---- 1. build, services, wrk ------------------------------------------------
 # shellcheck source=../scripts/services.sh
 source scripts/services.sh
@@ -136,8 +127,10 @@ fi
 command -v wrk >/dev/null || die "wrk is needed (apt-get install wrk)"
 db_user=${SECKILL_DB_USER:-seckill} db_pass=${SECKILL_DB_PASSWORD:-seckill}
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" || true
-log "building the service and the crowd"
+log "building the service, the crowd and the figures' tool"
 go build -o "$logs/seckill" ./cmd/seckill
+go build -o "$logs/metrictable" ./loadtest/metrictable
+metrictable=$logs/metrictable runs=$logs/runs.txt
 [ "$crowd" = 0 ] || go build -o "$logs/crowd" ./loadtest/crowd
 
 # ---- 2. database, prefix, instance ------------------------------------------
@@ -170,40 +163,9 @@ new_activity() { # stock -> id
 		-d "{\"name\":\"bench\",\"total_stock\":$1,\"starts_at\":\"$now\",\"ends_at\":\"$ends\"}" | jq -r .id
 }
 rss_mb() { awk '/^VmRSS/ {printf "%d", $2 / 1024}' "/proc/$svc_pid/status"; }
-kv() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
-
-# steps: the first instance's batch timeline, as "batches sum_size step:sum:count ...".
-steps() {
-	curl -fsS "$admin/metrics" | awk '
-		/^seckill_purchase_batch_size_count / { n = $2 }
-		/^seckill_purchase_batch_size_sum / { size = $2 }
-		/^seckill_purchase_batch_step_seconds_(sum|count)\{/ {
-			match($0, /step="[a-z]+"/); st = substr($0, RSTART + 6, RLENGTH - 7)
-			if ($1 ~ /_sum\{/) sum[st] = $2; else cnt[st] = $2
-		}
-		/^seckill_purchase_write_group_activities_sum / { sum["group"] = $2 }
-		/^seckill_purchase_write_group_activities_count / { cnt["group"] = $2 }
-		/^seckill_purchase_write_group_seconds_sum / { sum["gtx"] = $2 }
-		/^seckill_purchase_write_group_seconds_count / { cnt["gtx"] = $2 }
-		END { printf "%d %d", n, size; for (st in sum) printf " %s:%s:%s", st, sum[st], cnt[st]; print "" }'
-}
-# timeline before after: mean batch size and each step's mean ms over the run.
-timeline() {
-	awk -v a="$1" -v b="$2" 'BEGIN {
-		na = split(a, x, " "); nb = split(b, y, " ")
-		batches = y[1] - x[1]; size = batches > 0 ? (y[2] - x[2]) / batches : 0
-		for (i = 3; i <= na; i++) { split(x[i], f, ":"); s0[f[1]] = f[2]; c0[f[1]] = f[3] }
-		out = sprintf("batches=%d mean_batch=%.1f", batches, size)
-		split("grant verify deduct write release", order, " ")
-		for (i = 3; i <= nb; i++) { split(y[i], f, ":"); s1[f[1]] = f[2]; c1[f[1]] = f[3] }
-		for (k = 1; k <= 5; k++) { st = order[k]; dc = c1[st] - c0[st]
-			out = out sprintf(" %s_ms=%s", st, dc > 0 ? sprintf("%.2f", 1000 * (s1[st] - s0[st]) / dc) : "-") }
-		dc = c1["group"] - c0["group"]
-		out = out sprintf(" write_groups=%d mean_group=%s", dc, dc > 0 ? sprintf("%.1f", (s1["group"] - s0["group"]) / dc) : "-")
-		dc = c1["gtx"] - c0["gtx"]
-		out = out sprintf(" group_ms=%s", dc > 0 ? sprintf("%.2f", 1000 * (s1["gtx"] - s0["gtx"]) / dc) : "-")
-		print out }'
-}
+# scrape FILE: the first instance's metrics, for the batch timeline
+# (metrictable timeline BEFORE AFTER).
+scrape() { curl -fsS "$admin/metrics" >"$1"; }
 
 # purchases conns n_instances paths...: wrk against the first n instances,
 # the connections split evenly, one wrk each; one BENCH line of the sums
@@ -221,18 +183,13 @@ purchases() {
 		wpids+=($!)
 	done
 	for pid in "${wpids[@]}"; do wait "$pid"; done
-	grep -h '^BENCH' "${out[@]}" | awk '
-		{ for (i = 2; i <= NF; i++) { split($i, f, "=")
-			if (f[1] == "duration_s" || f[1] ~ /^p(50|99)_ms$/) { if (f[2] > m[f[1]]) m[f[1]] = f[2] }
-			else t[f[1]] += f[2] } }
-		END { printf "BENCH requests=%d duration_s=%s errors=%d p50_ms=%s p99_ms=%s", t["requests"], m["duration_s"], t["errors"], m["p50_ms"], m["p99_ms"]
-			for (k in t) if (k ~ /^code_/) printf " %s=%d", k, t[k]
-			print "" }'
+	"$metrictable" wrk "${out[@]}"
 }
 
 # ---- 3. wrk at each concurrency ----------------------------------------------
-rows=() steps_rows=()
-declare -A one_ops=() one_inst=()
+# Every run appends one line of key=value to $runs: the tables and the
+# ratios against the one-activity, one-instance and /healthz runs are
+# metrictable's (loadtest/metrictable).
 profiled=0 profile_at=64 prof_secs=5
 # The profile covers the run but its first and last second.
 [[ "$duration" =~ ^([0-9]+)s$ ]] && prof_secs=$((BASH_REMATCH[1] > 3 ? BASH_REMATCH[1] - 2 : 1))
@@ -240,7 +197,7 @@ profiled=0 profile_at=64 prof_secs=5
 for c in $conns; do
 	floor_aps=""
 	if [ "$floor" = 1 ]; then
-		floor_aps=$(wrk -t2 -c"$c" -d"$duration" --timeout 10s "$base/healthz" | awk '/^Requests\/sec/ {printf "%d", $2}')
+		floor_aps=$(wrk -t2 -c"$c" -d"$duration" --timeout 10s "$base/healthz" | "$metrictable" rate)
 		log "c=$c: GET /healthz $floor_aps answers/s"
 	fi
 	for ni in $instances; do
@@ -254,31 +211,21 @@ for c in $conns; do
 				curl -fsS -H "Authorization: Bearer $admin_token" -o "$logs/cpu-c$c-a$n-i$ni.pprof" "$admin/debug/pprof/profile?seconds=$prof_secs" &
 				prof_pid=$!
 			fi
-			before=$(steps)
+			scrape "$logs/metrics-before.prom"
 			line=$(purchases "$c" "$ni" "${paths[@]}")
 			rss=$(rss_mb)
 			sleep 1 # purchases still in flight when wrk stopped finish
-			tl=$(timeline "$before" "$(steps)")
+			scrape "$logs/metrics-after.prom"
+			tl=$("$metrictable" timeline "$logs/metrics-before.prom" "$logs/metrics-after.prom")
 			if [ -n "$prof_pid" ]; then
 				wait "$prof_pid" || log "the CPU profile could not be taken"
 				go tool pprof -top -nodecount=25 "$logs/seckill" "$logs/cpu-c$c-a$n-i$ni.pprof" >"$logs/cpu-c$c-a$n-i$ni-top.txt" 2>/dev/null &&
 					log "CPU profile: $logs/cpu-c$c-a$n-i$ni-top.txt"
 			fi
 			orders=$(sql "$db" -e "SELECT COUNT(*) FROM orders WHERE activity_id IN ($ids)")
-			reqs=$(kv requests "$line") secs=$(kv duration_s "$line")
-			c201=$(kv code_201 "$line") c429=$(kv code_429 "$line") c503=$(kv code_503 "$line") c409=$(kv code_409 "$line")
-			read -r aps ops share201 share429 share503 < <(awk -v r="$reqs" -v s="$secs" -v o="$orders" -v a="${c201:-0}" -v b="${c429:-0}" -v d="${c503:-0}" \
-				'BEGIN { printf "%d %d %.1f %.1f %.1f\n", r / s, o / s, 100 * a / r, 100 * b / r, 100 * d / r }')
-			[ "$n" = 1 ] && one_ops[$c/$ni]=$ops
-			[ "$ni" = 1 ] && one_inst[$c/$n]=$ops
-			vs_one="-" vs_inst="-" vs_floor="-"
-			[ -n "${one_ops[$c/$ni]:-}" ] && [ "${one_ops[$c/$ni]}" -gt 0 ] && vs_one=$(awk -v a="$ops" -v b="${one_ops[$c/$ni]}" 'BEGIN { printf "%.2f", a / b }')
-			[ -n "${one_inst[$c/$n]:-}" ] && [ "${one_inst[$c/$n]}" -gt 0 ] && vs_inst=$(awk -v a="$ops" -v b="${one_inst[$c/$n]}" 'BEGIN { printf "%.2f", a / b }')
-			[ -n "$floor_aps" ] && [ "$floor_aps" -gt 0 ] && vs_floor=$(awk -v a="$ops" -v b="$floor_aps" 'BEGIN { printf "%.2f", a / b }')
-			rows+=("| $c | $ni | $n | $aps | **$ops** | $vs_one | $vs_inst | ${floor_aps:--} | $vs_floor | $share201% | ${c409:-0} | $share429% | $share503% | $(kv p50_ms "$line") | $(kv p99_ms "$line") | $rss |")
-			steps_rows+=("| $c | $ni | $n | $(kv batches "x $tl") | $(kv mean_batch "x $tl") | $(kv grant_ms "x $tl") | $(kv verify_ms "x $tl") | $(kv deduct_ms "x $tl") | $(kv write_ms "x $tl") | $(kv release_ms "x $tl") | $(kv write_groups "x $tl") | $(kv mean_group "x $tl") | $(kv group_ms "x $tl") |")
+			echo "conns=$c instances=$ni activities=$n orders=$orders rss_mb=$rss healthz_per_s=${floor_aps:--} ${line#BENCH } $tl" >>"$runs"
 			log "c=$c instances=$ni activities=$n: $line orders_db=$orders rss=${rss}MB $tl"
-			echo "BENCH_RATIO conns=$c instances=$ni activities=$n orders_per_s=$ops vs_one_activity=$vs_one vs_one_instance=$vs_inst healthz_per_s=${floor_aps:--} vs_healthz=$vs_floor" >&2
+			"$metrictable" ratio "$runs" >&2
 			echo "BENCH_STEPS conns=$c instances=$ni activities=$n $tl" >&2
 		done
 	done
@@ -309,15 +256,11 @@ done < <(sql "$db" -e "SELECT a.id, a.total_stock, COUNT(o.id), a.sold, COUNT(o.
 echo
 echo "Hot activities (requests round-robin over them), verification: $verify,${extra_env[*]:+ ${extra_env[*]},} wrk -t2 -d$duration (one wrk -t1 per instance when several), distinct buyers, no retries ($(nproc) cores shared by wrk, the service, Redis and MariaDB):"
 echo
-echo "| connections | instances | activities | answers/s | durable orders/s (SQL) | ÷ 1 activity | ÷ 1 instance | /healthz answers/s | ÷ /healthz | 201 | 409 | 429 | 503 | p50 ms | p99 ms | service RSS MB |"
-echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-printf '%s\n' "${rows[@]}"
+"$metrictable" orders "$runs"
 echo
 echo "Batch timeline of the first instance (seckill_purchase_batch_step_seconds, mean ms per batch; verify includes the user checks, write the orders' transaction; write groups are the shared transactions, each carrying the batches of that many activities on average):"
 echo
-echo "| connections | instances | activities | batches | buyers per batch | grant | verify | deduct | write | release | write groups | activities per group | group ms |"
-echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-printf '%s\n' "${steps_rows[@]}"
+"$metrictable" steps "$runs"
 echo
 if [ -z "$crowd_line" ]; then
 	echo "Crowd: skipped (--crowd 0)."

@@ -1,5 +1,26 @@
-# lib.sh: helpers shared by loadtest/run.sh, bench.sh and room.sh (sourced;
-# they expect $logs, the run's log folder, and a log function).
+# lib.sh: helpers shared by loadtest/run.sh, bench.sh and room.sh (sourced
+# from the repository's root, $root; open_logs sets $logs, the run's log
+# folder, which the others expect).
+
+# open_logs NAME: $out_dir (loadtest/out) and a fresh $logs
+# (loadtest/out/logs-NAME) for this run.
+open_logs() {
+	out_dir="$root/loadtest/out"
+	logs="$out_dir/logs-$1"
+	mkdir -p "$out_dir"
+	rm -rf "$logs" && mkdir -p "$logs"
+}
+
+# log writes one line to stderr, stamped with the script's name and the time.
+log() { printf '[%s %s] %s\n' "${0##*/}" "$(date -u +%H:%M:%S)" "$*" >&2; }
+
+# kept_for_inspection is true, and says so, when this run's database, Redis
+# keys and logs stay for inspection (--keep, or the run failed): the
+# script's cleanup then removes nothing.
+kept_for_inspection() {
+	[ "$keep" = 1 ] || [ "$failed" = 1 ] || return 1
+	[ -z "$db" ] || log "kept for inspection: database $db, Redis keys ${prefix}*, logs $logs"
+}
 
 free_port() {
 	local p

@@ -56,23 +56,16 @@ done
 case "$verify" in approve | stub) ;; *) die "--verify must be approve or stub" ;; esac
 [ "$lead" -ge 5 ] || die "--lead must leave at least 5 s before the start"
 
-out_dir="$root/loadtest/out"
-logs="$out_dir/logs-room"
-mkdir -p "$out_dir"
-rm -rf "$logs" && mkdir -p "$logs"
-log() { printf '[room.sh %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+# shellcheck source=lib.sh
+source loadtest/lib.sh
+open_logs room
 
 pids=() db="" prefix="" failed=1
 redis() { redis-cli -h 127.0.0.1 -p 6379 "$@"; }
 sql() { mariadb -h 127.0.0.1 -P 3306 -u"$db_user" -p"$db_pass" -N -B "$@"; }
-# shellcheck source=lib.sh
-source loadtest/lib.sh
 cleanup() {
 	stop_pids
-	if [ "$keep" = 1 ] || [ "$failed" = 1 ]; then
-		[ -n "$db" ] && log "kept for inspection: database $db, Redis keys ${prefix}*, logs $logs"
-		return
-	fi
+	kept_for_inspection && return
 	[ -z "$db" ] || sql -e "DROP DATABASE IF EXISTS \`$db\`" 2>/dev/null || true
 	if [ -n "$prefix" ]; then
 		redis --scan --pattern "${prefix}*" 2>/dev/null | xargs -r -d '\n' -n 500 redis-cli -h 127.0.0.1 -p 6379 UNLINK >/dev/null || true
@@ -94,9 +87,10 @@ db_user=${SECKILL_DB_USER:-seckill} db_pass=${SECKILL_DB_PASSWORD:-seckill}
 sql -e 'SELECT 1' >/dev/null || die "cannot reach MariaDB at 127.0.0.1:3306 as $db_user"
 redis PING | grep -q PONG || die "cannot reach Redis at 127.0.0.1:6379"
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" || true
-log "building the service and the crowd"
+log "building the service, the crowd and metrictable"
 go build -o "$logs/seckill" ./cmd/seckill
 go build -o "$logs/crowd" ./loadtest/crowd
+go build -o "$logs/metrictable" ./loadtest/metrictable
 
 # ---- 2. database, prefix, instances -----------------------------------------
 run_id="$(date -u +%Y%m%d%H%M%S)_$$"
@@ -168,7 +162,7 @@ echo "$audit" >"$logs/audit.json"
 healthz=()
 if command -v wrk >/dev/null 2>&1; then
 	for b in "${bases[@]}"; do
-		healthz+=("$(wrk -t1 -c64 -d5s "$b/healthz" | awk '/^Requests\/sec/ {printf "%d", $2}')")
+		healthz+=("$(wrk -t1 -c64 -d5s "$b/healthz" | "$logs/metrictable" rate)")
 	done
 	healthz_how="wrk -t1 -c64 -d5s, one instance after the other"
 else

@@ -150,11 +150,9 @@ export LOCK_TTL=$lock_ttl NAIVE=$naive
 
 ts=$(date -u +%Y%m%d%H%M%S)
 run_id="${ts}_$$"
-out_dir="$root/loadtest/out"
-logs="$out_dir/logs-$scenario"
-mkdir -p "$out_dir"
-rm -rf "$logs" && mkdir -p "$logs"
-log() { printf '[run.sh %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+# shellcheck source=lib.sh
+source loadtest/lib.sh
+open_logs "$scenario"
 
 # ---- what this run starts, and how it is stopped ----------------------------
 pids=() db="" prefix="" failed=1
@@ -163,14 +161,9 @@ pids=() db="" prefix="" failed=1
 redis_nodes=(6379)
 redis() { redis-cli -c -h 127.0.0.1 -p "${redis_nodes[0]}" "$@"; }
 sql() { mariadb -h 127.0.0.1 -P 3306 -u"$db_user" -p"$db_pass" -N -B "$@"; }
-# shellcheck source=lib.sh
-source loadtest/lib.sh
 cleanup() {
 	stop_pids
-	if [ "$keep" = 1 ] || [ "$failed" = 1 ]; then
-		[ -n "$db" ] && log "kept for inspection: database $db, Redis keys ${prefix}*, logs $logs"
-		return
-	fi
+	kept_for_inspection && return
 	if [ -n "$db" ]; then sql -e "DROP DATABASE IF EXISTS \`$db\`" 2>/dev/null || true; fi
 	if [ -n "$prefix" ]; then
 		for node in "${redis_nodes[@]}"; do
@@ -222,6 +215,9 @@ log "building $inst_pkg${build_flags[*]:+ (${build_flags[*]})}"
 go build "${build_flags[@]}" -o "$inst_bin" "./$inst_pkg"
 if [ "$scenario" = redis-delay ]; then
 	go build -o "$logs/faultproxy" ./cmd/faultproxy
+fi
+if [ "$SAMPLE" = 1 ]; then
+	go build -o "$logs/metrictable" ./loadtest/metrictable
 fi
 
 # ---- 2. a database and a key namespace of this run's own --------------------
@@ -300,7 +296,7 @@ sample_once() { # label
 		port=${base##*:}
 		kill -0 "$pid" 2>/dev/null || continue
 		rss=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo "")
-		gor=$(curl -fsS --max-time 2 "$base/metrics" 2>/dev/null | awk '$1 == "go_goroutines" {print $2}' || true)
+		gor=$(curl -fsS --max-time 2 "$base/metrics" 2>/dev/null | "$logs/metrictable" value go_goroutines 2>/dev/null || true)
 		fds=$(find "/proc/$pid/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l || true)
 		socks=$(find "/proc/$pid/fd" -mindepth 1 -maxdepth 1 -lname 'socket:*' 2>/dev/null | wc -l || true)
 		rconns=$(ss -Htnp state established "( dport = :$redis_port )" 2>/dev/null | grep -c "pid=$pid," || true)
@@ -374,10 +370,7 @@ if [ -n "$sampler_pid" ]; then
 		if [ -n "$before" ] && [ -n "$idle" ] && [ "$idle" -gt $((before + ${MAX_GOROUTINE_GROWTH:-200})) ]; then
 			soak_violation="instance $n: $idle goroutines after the load, $before before it: more than ${MAX_GOROUTINE_GROWTH:-200} left behind"
 		fi
-	done < <(awk -F, 'NR > 1 {
-		n = $3; if ($1 == "before") b[n] = $5; if ($1 == "idle") i[n] = $5
-		if ($5 + 0 > p[n] + 0) p[n] = $5; if ($4 + 0 > r[n] + 0) r[n] = $4
-	} END { for (n in p) printf "%s,%s,%s,%s,%s\n", n, b[n], p[n], i[n], r[n] }' "$samples_csv")
+	done < <("$logs/metrictable" samples "$samples_csv")
 	log "samples:$sample_note see $samples_csv"
 fi
 if [ -n "$profile_job" ]; then

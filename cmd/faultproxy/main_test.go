@@ -58,14 +58,22 @@ func roundTrip(t *testing.T, conn net.Conn, r *bufio.Reader) (time.Duration, err
 	return time.Since(start), err
 }
 
-func TestControlDelayAndDown(t *testing.T) {
+// controlledProxy is a proxy to an echo server and its control endpoint,
+// both closed when the test ends.
+func controlledProxy(t *testing.T) (*toxic.Proxy, *httptest.Server) {
+	t.Helper()
 	p, err := toxic.New(echoServer(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
+	t.Cleanup(func() { _ = p.Close() })
 	ctl := httptest.NewServer(newController(p, "echo", slog.New(slog.DiscardHandler)))
-	defer ctl.Close()
+	t.Cleanup(ctl.Close)
+	return p, ctl
+}
+
+func TestControlDelayAndDown(t *testing.T) {
+	p, ctl := controlledProxy(t)
 
 	conn, err := net.Dial("tcp", p.Addr())
 	if err != nil {
@@ -117,13 +125,7 @@ func TestControlDelayAndDown(t *testing.T) {
 }
 
 func TestControlRejectsBadInput(t *testing.T) {
-	p, err := toxic.New(echoServer(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	ctl := httptest.NewServer(newController(p, "echo", slog.New(slog.DiscardHandler)))
-	defer ctl.Close()
+	_, ctl := controlledProxy(t)
 	for _, path := range []string{"/delay?d=soon", "/delay?d=-1s", "/delay", "/request-delay?d=-1s", "/request-delay", "/down?v=maybe"} {
 		if code, _ := put(t, ctl.URL+path); code != http.StatusBadRequest {
 			t.Errorf("PUT %s: %d, want 400", path, code)

@@ -3,12 +3,12 @@ package httpapi
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/promreg"
 )
 
 // bookMetrics exports what the answers of the service say about an
@@ -24,22 +24,26 @@ type bookMetrics struct {
 	notLoaded  *prometheus.CounterVec // activity_id
 }
 
-func observeBooks(svc Service, reg prometheus.Registerer, log *slog.Logger) *bookMetrics {
-	return &bookMetrics{
+func observeBooks(svc Service, r *promreg.Registrar) *bookMetrics {
+	b := &bookMetrics{
 		Service: svc,
-		oversold: register(reg, log, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		oversold: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "seckill_audit_oversold",
 			Help: "1 when the last audit of the activity found more orders than its total stock, else 0.",
-		}, []string{"activity_id"})),
-		consistent: register(reg, log, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		}, []string{"activity_id"}),
+		consistent: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "seckill_audit_consistent",
 			Help: "1 when the last audit of the activity found orders + Redis stock == total, else 0.",
-		}, []string{"activity_id"})),
-		notLoaded: register(reg, log, prometheus.NewCounterVec(prometheus.CounterOpts{
+		}, []string{"activity_id"}),
+		notLoaded: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "seckill_stock_not_loaded_total",
 			Help: "Purchases refused (503) because the activity's stock is not in Redis: preload it.",
-		}, []string{"activity_id"})),
+		}, []string{"activity_id"}),
 	}
+	promreg.Add(r, &b.oversold)
+	promreg.Add(r, &b.consistent)
+	promreg.Add(r, &b.notLoaded)
+	return b
 }
 
 // Audit implements Service.

@@ -30,6 +30,23 @@ func isInvalid(err error) bool {
 	return errors.As(err, &e) && e.Code == seckill.EInvalid
 }
 
+// acceptedJSON checks a JSON body decoder's verdict on body: a refusal must
+// be invalid_request, and only valid UTF-8 JSON may be accepted. It
+// reports whether body was accepted, for the caller's own checks.
+func acceptedJSON(t *testing.T, body []byte, err error) bool {
+	t.Helper()
+	if err != nil {
+		if !isInvalid(err) {
+			t.Fatalf("error %v, want invalid_request", err)
+		}
+		return false
+	}
+	if !utf8.Valid(body) || !json.Valid(body) {
+		t.Fatalf("accepted %q, which is not valid UTF-8 JSON", body)
+	}
+	return true
+}
+
 func FuzzParseUserID(f *testing.F) {
 	for _, s := range []string{"1", "42", "9223372036854775807", "9223372036854775808", "0", "-1", "+1", "01", " 1", "1 ", "1e3", "0x10", "١", ""} {
 		f.Add(s)
@@ -133,14 +150,8 @@ func FuzzDecodeCreateActivity(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		a, err := decodeCreateActivity(body)
-		if err != nil {
-			if !isInvalid(err) {
-				t.Fatalf("error %v, want invalid_request", err)
-			}
+		if !acceptedJSON(t, body, err) {
 			return
-		}
-		if !utf8.Valid(body) || !json.Valid(body) {
-			t.Fatalf("accepted %q, which is not valid UTF-8 JSON", body)
 		}
 		if n := utf8.RuneCountInString(a.Name); n < 1 || n > seckill.MaxActivityName || !validName(a.Name) {
 			t.Fatalf("accepted name %q", a.Name)
@@ -202,14 +213,8 @@ func FuzzDecodePrice(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		price, currency, err := decodePrice(body)
-		if err != nil {
-			if !isInvalid(err) {
-				t.Fatalf("error %v, want invalid_request", err)
-			}
+		if !acceptedJSON(t, body, err) {
 			return
-		}
-		if !utf8.Valid(body) || !json.Valid(body) {
-			t.Fatalf("accepted %q, which is not valid UTF-8 JSON", body)
 		}
 		checkPrice(t, body, price, currency, true)
 	})

@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"log/slog"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/seckill-oss/seckill/internal/promreg"
@@ -18,37 +16,32 @@ type metrics struct {
 	rateLimited *prometheus.CounterVec   // scope
 }
 
-func newMetrics(reg prometheus.Registerer, log *slog.Logger) *metrics {
-	return &metrics{
-		requests: register(reg, log, prometheus.NewCounterVec(prometheus.CounterOpts{
+func newMetrics(r *promreg.Registrar) *metrics {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "seckill_http_requests_total",
 			Help: "HTTP requests answered, by route template, method and status.",
-		}, []string{"route", "method", "status"})),
-		duration: register(reg, log, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		}, []string{"route", "method", "status"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "seckill_http_request_duration_seconds",
 			Help: "Time to answer an HTTP request, by route template.",
 			// A purchase is a few Redis and one database round trip: 1-100 ms.
 			Buckets: []float64{.001, .002, .005, .01, .02, .05, .1, .2, .5, 1, 2.5},
-		}, []string{"route"})),
-		purchases: register(reg, log, prometheus.NewCounterVec(prometheus.CounterOpts{
+		}, []string{"route"}),
+		purchases: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "seckill_purchases_total",
 			Help: `Purchase requests answered, by outcome: "created" or the error code.`,
-		}, []string{"outcome"})),
-		rateLimited: register(reg, log, prometheus.NewCounterVec(prometheus.CounterOpts{
+		}, []string{"outcome"}),
+		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "seckill_http_rate_limited_total",
 			Help: `Requests refused by a rate limit, by scope: "user" or "global".`,
-		}, []string{"scope"})),
+		}, []string{"scope"}),
 	}
-}
-
-// register is promreg.Register, logging a failure: c then counts
-// unregistered, and metrics never stop serving.
-func register[C prometheus.Collector](reg prometheus.Registerer, log *slog.Logger, c C) C {
-	c, err := promreg.Register(reg, c)
-	if err != nil {
-		log.Warn("httpapi: metric not registered", "err", err)
-	}
-	return c
+	promreg.Add(r, &m.requests)
+	promreg.Add(r, &m.duration)
+	promreg.Add(r, &m.purchases)
+	promreg.Add(r, &m.rateLimited)
+	return m
 }
 
 // methodLabel bounds the method label to the methods HTTP defines.

@@ -2,17 +2,18 @@ package httpapi
 
 import (
 	"context"
-	"log/slog"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/seckill-oss/seckill/internal/promreg"
 )
 
 // registerReady exports seckill_ready: 1 when Redis and the database answer
 // (what GET /readyz answers 200 for), 0 otherwise, checked at scrape time
 // within readyTimeout (the result shared with /readyz for ReadyCacheTTL). Prometheus cannot probe /readyz itself, and an
 // instance that answers scrapes but not its dependencies is not serving.
-func registerReady(reg prometheus.Registerer, rc *readyCheck, log *slog.Logger) {
-	register(reg, log, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+func registerReady(r *promreg.Registrar, rc *readyCheck) {
+	ready := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "seckill_ready",
 		Help: "1 when Redis and the database answer (GET /readyz would answer 200), else 0; checked at scrape time.",
 	}, func() float64 {
@@ -22,5 +23,6 @@ func registerReady(reg prometheus.Registerer, rc *readyCheck, log *slog.Logger) 
 			return 0
 		}
 		return 1
-	}))
+	})
+	promreg.Add(r, &ready)
 }

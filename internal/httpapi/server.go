@@ -39,6 +39,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/promreg"
 )
 
 // Service is what the HTTP edge needs of the service: cmd/seckill serves it
@@ -217,9 +218,15 @@ func newEdge(cfg Config, deps Deps) *edge {
 			gatherer = prometheus.NewRegistry()
 		}
 	}
-	e := &edge{cfg: cfg, svc: observeBooks(deps.Service, reg, log), pay: deps.Payments, log: log, m: newMetrics(reg, log), scrape: newMetricsHandler(gatherer)}
+	r := promreg.NewRegistrar(reg)
+	e := &edge{cfg: cfg, svc: observeBooks(deps.Service, r), pay: deps.Payments, log: log, m: newMetrics(r), scrape: newMetricsHandler(gatherer)}
 	e.ready = newReadyCheck(deps.Service, cfg.now)
-	registerReady(reg, e.ready, log)
+	registerReady(r, e.ready)
+	if err := r.Err(); err != nil {
+		// A collector that failed counts unregistered: metrics never stop
+		// the service serving.
+		log.Warn("httpapi: metrics not registered", "err", err)
+	}
 	e.adminFails = newFailureBackoff(cfg)
 	e.limits = newRateLimits(cfg, e.m)
 	e.tasks, e.pricer, e.rooms, e.queue, e.cancel = deps.Tasks, deps.Pricer, deps.Rooms, deps.Queue, deps.Canceller

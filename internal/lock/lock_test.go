@@ -120,13 +120,22 @@ func check(t *testing.T, impl implementation, violated bool, detail string) {
 	}
 }
 
+// eachImpl runs prop once per implementation, as a subtest, with that
+// implementation on the test's Redis and a lock key of its own.
+func eachImpl(t *testing.T, impls []implementation, prop func(t *testing.T, impl implementation, m mutex, key string)) {
+	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
+	for _, impl := range impls {
+		t.Run(impl.name, func(t *testing.T) {
+			prop(t, impl, impl.new(rdb), prefix+impl.name+":{me}:lock")
+		})
+	}
+}
+
 // TestMutualExclusion runs many goroutines through one lock; some holders
 // outlive the TTL, as the incident's 30 s HTTP call outlived a 10 s lock. A
 // holder of this package stops when its lease context ends; naive holders
 // have nothing telling them to.
 func TestMutualExclusion(t *testing.T) {
-	rdb := testenv.Redis(t)
-	prefix := testenv.Prefix(t)
 	impls := []implementation{
 		{"lock", newOurs(&lock.Options{DriftFactor: 0.3}), false},
 		{"level2", newLevel2, true},
@@ -137,97 +146,81 @@ func TestMutualExclusion(t *testing.T) {
 		rounds  = 25
 		ttl     = 100 * time.Millisecond
 	)
-	for _, impl := range impls {
-		t.Run(impl.name, func(t *testing.T) {
-			m := impl.new(rdb)
-			key := prefix + impl.name + ":{me}:lock"
-			var inside, overlaps, grants atomic.Int64
-			var wg sync.WaitGroup
-			for w := range workers {
-				wg.Go(func() {
-					for round := 0; round < rounds; {
-						h, err := m.tryLock(t.Context(), key, ttl)
-						if err != nil {
-							time.Sleep(time.Millisecond)
-							continue
-						}
-						round++
-						grants.Add(1)
-						if inside.Add(1) > 1 {
-							overlaps.Add(1)
-						}
-						work := time.Duration(1+mathrand.IntN(3)) * time.Millisecond
-						if (w+round)%10 == 0 {
-							work = 2 * ttl // the slow dependency
-						}
-						select {
-						case <-time.After(work):
-						case <-h.ctx.Done():
-						}
-						inside.Add(-1)
-						_ = h.unlock(context.Background())
+	eachImpl(t, impls, func(t *testing.T, impl implementation, m mutex, key string) {
+		var inside, overlaps, grants atomic.Int64
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() {
+				for round := 0; round < rounds; {
+					h, err := m.tryLock(t.Context(), key, ttl)
+					if err != nil {
+						time.Sleep(time.Millisecond)
+						continue
 					}
-				})
-			}
-			wg.Wait()
-			check(t, impl, overlaps.Load() > 0, fmt.Sprintf("overlaps %d in %d grants", overlaps.Load(), grants.Load()))
-		})
-	}
+					round++
+					grants.Add(1)
+					if inside.Add(1) > 1 {
+						overlaps.Add(1)
+					}
+					work := time.Duration(1+mathrand.IntN(3)) * time.Millisecond
+					if (w+round)%10 == 0 {
+						work = 2 * ttl // the slow dependency
+					}
+					select {
+					case <-time.After(work):
+					case <-h.ctx.Done():
+					}
+					inside.Add(-1)
+					_ = h.unlock(context.Background())
+				}
+			})
+		}
+		wg.Wait()
+		check(t, impl, overlaps.Load() > 0, fmt.Sprintf("overlaps %d in %d grants", overlaps.Load(), grants.Load()))
+	})
 }
 
 // TestExpiredHolderReleaseKeepsNewHolder: A's lock expires, B takes it, then
 // A releases. B must still hold it.
 func TestExpiredHolderReleaseKeepsNewHolder(t *testing.T) {
-	rdb := testenv.Redis(t)
-	prefix := testenv.Prefix(t)
 	impls := []implementation{
 		{"lock", newOurs(nil), false},
 		{"level2", newLevel2, true},
 		{"level3", newLevel3, false},
 	}
 	const ttl = 50 * time.Millisecond
-	for _, impl := range impls {
-		t.Run(impl.name, func(t *testing.T) {
-			m := impl.new(rdb)
-			key := prefix + impl.name + ":{me}:lock"
-			a, err := m.tryLock(t.Context(), key, ttl)
-			if err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(2 * ttl)
-			if _, err := m.tryLock(t.Context(), key, time.Minute); err != nil {
-				t.Fatalf("B could not take the expired lock: %v", err)
-			}
-			_ = a.unlock(t.Context()) // A comes back late and releases
-			_, err = m.tryLock(t.Context(), key, time.Minute)
-			check(t, impl, err == nil, "C got the lock B holds after A's late release: "+boolString(err == nil))
-		})
-	}
+	eachImpl(t, impls, func(t *testing.T, impl implementation, m mutex, key string) {
+		a, err := m.tryLock(t.Context(), key, ttl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * ttl)
+		if _, err := m.tryLock(t.Context(), key, time.Minute); err != nil {
+			t.Fatalf("B could not take the expired lock: %v", err)
+		}
+		_ = a.unlock(t.Context()) // A comes back late and releases
+		_, err = m.tryLock(t.Context(), key, time.Minute)
+		check(t, impl, err == nil, "C got the lock B holds after A's late release: "+boolString(err == nil))
+	})
 }
 
 // TestCrashedHolderDoesNotBlockForEver: a holder that never releases blocks
 // others only until its TTL.
 func TestCrashedHolderDoesNotBlockForEver(t *testing.T) {
-	rdb := testenv.Redis(t)
-	prefix := testenv.Prefix(t)
 	impls := []implementation{
 		{"lock", newOurs(nil), false},
 		{"level1", newLevel1, true},
 		{"level2", newLevel2, false},
 	}
 	const ttl = 50 * time.Millisecond
-	for _, impl := range impls {
-		t.Run(impl.name, func(t *testing.T) {
-			m := impl.new(rdb)
-			key := prefix + impl.name + ":{me}:lock"
-			if _, err := m.tryLock(t.Context(), key, ttl); err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(3 * ttl)
-			_, err := m.tryLock(t.Context(), key, ttl)
-			check(t, impl, err != nil, "lock still blocked 3 TTLs after its holder vanished: "+boolString(err != nil))
-		})
-	}
+	eachImpl(t, impls, func(t *testing.T, impl implementation, m mutex, key string) {
+		if _, err := m.tryLock(t.Context(), key, ttl); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(3 * ttl)
+		_, err := m.tryLock(t.Context(), key, ttl)
+		check(t, impl, err != nil, "lock still blocked 3 TTLs after its holder vanished: "+boolString(err != nil))
+	})
 }
 
 // TestTimedOutButSucceeded is incident B: the acquire lands in Redis but its

@@ -27,8 +27,9 @@ func (s *Store) countErrors(reg prometheus.Registerer) error {
 	for _, op := range []string{"begin", "exec", "query", "commit", "rollback"} {
 		c.WithLabelValues(op)
 	}
-	c, err := promreg.Register(reg, c)
-	if err != nil {
+	r := promreg.NewRegistrar(reg)
+	promreg.Add(r, &c)
+	if err := r.Err(); err != nil {
 		return fmt.Errorf("order: %w", err)
 	}
 	sqlDB, err := s.db.DB()

@@ -137,11 +137,7 @@ func TestCommitterRefusesOnlyTheStaleGrant(t *testing.T) {
 // here by another transaction, and the group would wait for it.
 func TestGroupLocksOnlyItsActivities(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, testenv.MySQLDSN(t), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStore(t, testenv.MySQLDSN(t))
 	acts := make([]seckill.Activity, 22)
 	for i := range acts {
 		acts[i] = newActivity(t, s, 100)

@@ -29,18 +29,24 @@ func backends(t *testing.T, f func(t *testing.T, s *Store)) {
 	}
 	for _, name := range []string{"mariadb", "sqlite-memory", "sqlite-file"} {
 		t.Run(name, func(t *testing.T) {
-			s, err := Open(context.Background(), dsns[name](t), Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				if err := s.Close(); err != nil {
-					t.Error(err)
-				}
-			})
-			f(t, s)
+			f(t, openStore(t, dsns[name](t)))
 		})
 	}
+}
+
+// openStore is a Store on dsn, closed when the test ends.
+func openStore(t *testing.T, dsn string) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
 }
 
 func newActivity(t *testing.T, s *Store, total int64) seckill.Activity {

@@ -208,11 +208,7 @@ func TestClaimDueSharesTheQueue(t *testing.T) {
 // the unit taken off sold, not committed) while OrderLocked runs.
 func TestOrderLockedWaitsForAnExpiryInFlight(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, testenv.MySQLDSN(t), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStore(t, testenv.MySQLDSN(t))
 	a := newActivity(t, s, 10)
 	o := payOrder(t, s, a, 1)
 
@@ -258,11 +254,7 @@ func TestOrderLockedWaitsForAnExpiryInFlight(t *testing.T) {
 // with it. ChangeStatus now takes the activity first.
 func TestExpiryAndRepurchaseDoNotDeadlock(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, testenv.MySQLDSN(t), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStore(t, testenv.MySQLDSN(t))
 	s.SetPaymentWindow(time.Hour)
 	a := newActivity(t, s, 1000)
 	var fence int64 = 1

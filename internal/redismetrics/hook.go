@@ -43,8 +43,9 @@ func New(reg prometheus.Registerer) (*Hook, error) {
 	for _, k := range []string{kindTimeout, kindConnection, kindReply} {
 		c.WithLabelValues(k)
 	}
-	c, err := promreg.Register(reg, c)
-	if err != nil {
+	r := promreg.NewRegistrar(reg)
+	promreg.Add(r, &c)
+	if err := r.Err(); err != nil {
 		return nil, fmt.Errorf("redismetrics: %w", err)
 	}
 	return &Hook{errors: c}, nil

@@ -8,7 +8,6 @@ import (
 
 	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/stock"
-	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
 
 // On the test's single Redis (no replicas): WAIT for none passes, WAIT for
@@ -17,13 +16,9 @@ import (
 // on Sentinel and the cluster in e2e (TestSentinelWaitReplicas,
 // TestClusterSaleAcrossPrimaries).
 func TestWaitForReplicas(t *testing.T) {
-	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
-	s := stock.New(rdb, prefix)
+	s, rdb, prefix := loadedStock(t, 5)
 	ctx := context.Background()
 	const id, fence = 1, 7
-	if err := s.Load(ctx, id, 5, 1); err != nil {
-		t.Fatal(err)
-	}
 	if err := s.WaitDeduct(ctx, id, stock.Grant{Fence: fence}, 0, 10*time.Millisecond); !errors.Is(err, stock.ErrWriteGone) {
 		t.Errorf("WaitDeduct before any deduct: %v, want ErrWriteGone", err)
 	}

@@ -23,6 +23,19 @@ const (
 	workers = 64  // concurrent buyers, each buying until sold out
 )
 
+// loadedStock is a Store on the test's Redis under a prefix of its own,
+// with activity 1's stock loaded at fence 1; rdb and prefix are for the
+// test's direct reads and writes.
+func loadedStock(t *testing.T, total int64) (s *stock.Store, rdb *redis.Client, prefix string) {
+	t.Helper()
+	rdb, prefix = testenv.Redis(t), testenv.Prefix(t)
+	s = stock.New(rdb, prefix)
+	if err := s.Load(context.Background(), 1, total, 1); err != nil {
+		t.Fatal(err)
+	}
+	return s, rdb, prefix
+}
+
 // sellOut starts workers goroutines that each call take until it reports sold
 // out (0 units taken), and returns how many units were sold in total. take
 // reports an error other than sold out by failing the test.
@@ -66,12 +79,8 @@ func checkSale(sold, left int64) error {
 }
 
 func TestDeductConcurrentSellsExactlyTheStock(t *testing.T) {
-	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
-	s := stock.New(rdb, prefix)
+	s, _, _ := loadedStock(t, units)
 	ctx := context.Background()
-	if err := s.Load(ctx, 1, units, 1); err != nil {
-		t.Fatal(err)
-	}
 	var negative, fence atomic.Int64
 	sold := sellOut(t, func(ctx context.Context) (int64, error) {
 		// Grants of one to three units, as a busy sale's batches are.
@@ -151,12 +160,8 @@ func TestNotLoaded(t *testing.T) {
 // Settle must not recreate it as "n units left", which a later preload would
 // not expect and buyers would take.
 func TestSettleNeverResurrectsLostStock(t *testing.T) {
-	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
-	s := stock.New(rdb, prefix)
+	s, rdb, prefix := loadedStock(t, 5)
 	ctx := context.Background()
-	if err := s.Load(ctx, 1, 5, 1); err != nil {
-		t.Fatal(err)
-	}
 	if _, _, err := s.Deduct(ctx, 1, stock.Grant{Fence: 7}, 3); err != nil {
 		t.Fatal(err)
 	}
@@ -311,12 +316,8 @@ func assertNoKey(t *testing.T, rdb redis.UniversalClient, key string) {
 // landed or not. Settling at 0 is safe either way: it puts the units back
 // when the deduct landed, changes nothing when it did not, and never twice.
 func TestSettleAfterLostReply(t *testing.T) {
-	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
-	s := stock.New(rdb, prefix)
+	s, _, _ := loadedStock(t, 5)
 	ctx := context.Background()
-	if err := s.Load(ctx, 1, 5, 1); err != nil {
-		t.Fatal(err)
-	}
 	// Fence 1's deduct landed, and was resent by a retrying client (its
 	// replies are ignored); fence 2's never ran.
 	_, _, _ = s.Deduct(ctx, 1, stock.Grant{Fence: 1}, 2)
@@ -482,12 +483,8 @@ func TestTwoGrantsWithOneFenceKeepTheirOwnReceipts(t *testing.T) {
 // A count from Redis larger than what the deduct asked for is never passed
 // on: a caller indexes its buyers with it.
 func TestDeductRefusesACountLargerThanAsked(t *testing.T) {
-	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
-	s := stock.New(rdb, prefix)
+	s, rdb, prefix := loadedStock(t, 10)
 	ctx := context.Background()
-	if err := s.Load(ctx, 1, 10, 1); err != nil {
-		t.Fatal(err)
-	}
 	// A receipt holding more than this deduct will ask for.
 	if err := rdb.Set(ctx, prefix+"seckill:{act:1}:deduct:9:tok", "1:8", time.Minute).Err(); err != nil {
 		t.Fatal(err)

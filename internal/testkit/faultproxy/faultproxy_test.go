@@ -28,27 +28,10 @@ func TestProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if got, err := testenv.EchoRoundTrip(c, "hello"); err != nil || got != "hello\n" {
-		t.Fatalf("plain round trip: %q, %v", got, err)
-	}
-	<-arrived
+	testenv.CheckEcho(t, c, arrived)
 
 	t.Run("delay holds replies but not requests", func(t *testing.T) {
-		const delay = 300 * time.Millisecond
-		p.SetReplyDelay(delay)
-		defer p.SetReplyDelay(0)
-		sent := time.Now()
-		got, err := testenv.EchoRoundTrip(c, "slow")
-		took := time.Since(sent)
-		if err != nil || got != "slow\n" {
-			t.Fatalf("delayed round trip: %q, %v", got, err)
-		}
-		if landed := (<-arrived).Sub(sent); landed > delay/2 {
-			t.Errorf("request reached the server after %v; want it at once", landed)
-		}
-		if took < delay {
-			t.Errorf("reply came back after %v; want at least %v", took, delay)
-		}
+		testenv.CheckReplyDelay(t, p.SetReplyDelay, c, arrived)
 	})
 
 	t.Run("request delay holds requests, delivered after the client left", func(t *testing.T) {
@@ -56,23 +39,7 @@ func TestProxy(t *testing.T) {
 		before := p.Conns()
 		p.SetRequestDelay(delay)
 		defer p.SetRequestDelay(0)
-		late, err := net.Dial("tcp", p.Addr())
-		if err != nil {
-			t.Fatal(err)
-		}
-		sent := time.Now()
-		if _, err := io.WriteString(late, "late\n"); err != nil {
-			t.Fatal(err)
-		}
-		_ = late.Close() // the client gives up before the command lands
-		select {
-		case at := <-arrived:
-			if landed := at.Sub(sent); landed < delay {
-				t.Errorf("request reached the server after %v; want at least %v", landed, delay)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("a request sent before the client closed never reached the server")
-		}
+		testenv.CheckLateRequest(t, p.Addr(), delay, arrived)
 		for deadline := time.Now().Add(10 * time.Second); p.Conns() > before; {
 			if time.Now().After(deadline) {
 				t.Fatalf("Conns = %d after the late request landed, want %d", p.Conns(), before)
