@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -17,35 +15,6 @@ import (
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/stock"
 )
-
-// books checks the books of activities (seckill.Books) on the database and
-// the Redis the service runs on, and prints them as JSON: the one check the
-// load tests, the chaos campaign and operators share. It returns an error
-// (exit 1) when any activity's books do not balance, and an exitError of
-// status 2 when it could not look: bad flags, settings or stores.
-func books(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("books", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var ids idList
-	fs.Var(&ids, "activity", "id of an activity to check: repeatable, or a comma list (default: every activity)")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	all, err := readBooks(ctx, getenv, stderr, ids)
-	if err != nil {
-		return exitError{status: 2, err: fmt.Errorf("books: %w", err)}
-	}
-	out := newBooksOutput(all)
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(out); err != nil {
-		return exitError{status: 2, err: fmt.Errorf("books: %w", err)}
-	}
-	if !out.Balanced {
-		return fmt.Errorf("books: %d violations in %d activities, the first: %s", len(out.Violations), len(all), out.Violations[0].Message)
-	}
-	return nil
-}
 
 // readBooks reads the books of the activities with the ids (all when none)
 // from the configured database and Redis; an id that names no activity is
@@ -76,7 +45,7 @@ func readBooks(ctx context.Context, getenv func(string) string, stderr io.Writer
 		}
 	}
 	if err := stock.New(b.rdb, cfg.KeyPrefix).FillBooks(ctx, all); err != nil {
-		return nil, fmt.Errorf("Redis did not answer: %w", err)
+		return nil, fmt.Errorf("read the stock in Redis: %w", err)
 	}
 	return all, nil
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -29,16 +28,7 @@ func runBooks(t *testing.T, env map[string]string, args ...string) (booksOutput,
 			t.Fatalf("books output %q: %v", out.String(), jerr)
 		}
 	}
-	var exit exitError
-	switch {
-	case err == nil:
-		return got, 0
-	case errors.Is(err, errUsage):
-		return got, 2
-	case errors.As(err, &exit):
-		return got, exit.status
-	}
-	return got, 1
+	return got, exitStatus(err)
 }
 
 // checksFailed are the checks the output's violations name.

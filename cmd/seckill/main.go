@@ -43,18 +43,26 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr)
 	stop()
+	if err != nil && !errors.Is(err, flag.ErrHelp) && !errors.Is(err, errUsage) {
+		fmt.Fprintf(os.Stderr, "seckill: %v\n", err)
+	}
+	os.Exit(exitStatus(err))
+}
+
+// exitStatus is the process's exit status when run returned err: 2 for a
+// command line that was not understood, an exitError's own, 1 for any
+// other error.
+func exitStatus(err error) int {
 	var exit exitError
 	switch {
-	case errors.Is(err, flag.ErrHelp):
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
 	case errors.Is(err, errUsage):
-		os.Exit(2)
+		return 2
 	case errors.As(err, &exit):
-		fmt.Fprintf(os.Stderr, "seckill: %v\n", err)
-		os.Exit(exit.status)
-	case err != nil:
-		fmt.Fprintf(os.Stderr, "seckill: %v\n", err)
-		os.Exit(1)
+		return exit.status
 	}
+	return 1
 }
 
 // errUsage reports a command line that names no known subcommand or has bad
