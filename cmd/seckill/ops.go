@@ -98,8 +98,9 @@ func reconcile(ctx context.Context, args []string, getenv func(string) string, s
 }
 
 // books checks the books of activities (seckill.Books) on the database and
-// the Redis the service runs on, and prints them as JSON: the one check the
-// load tests, the chaos campaign and operators share. It returns an error
+// the Redis the service runs on, and prints them as JSON: the check the
+// chaos campaign and the e2e tests call in Go, for operators and the load
+// tests' scripts. It returns an error
 // (exit 1) when any activity's books do not balance, and an exitError of
 // status 2 when it could not look: bad flags, settings or stores.
 func books(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
