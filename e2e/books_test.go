@@ -11,21 +11,22 @@ import (
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
 
-// waitBooksBalance waits until the activity's orders plus its Redis stock
-// equal total, failing the test when that takes more than booksHealWithin
-// from since, or the audit says oversold.
+// waitBooksBalance waits until the activity's books (seckill.Books) of
+// total units balance, and returns the audit then, failing the test when
+// that takes more than booksHealWithin from since, or at once on an
+// oversell, which never heals.
 func (s *stack) waitBooksBalance(act, total int64, since time.Time) audit {
 	s.t.Helper()
 	for {
-		a := s.audit(act)
-		if a.Oversold {
-			s.t.Fatalf("oversold: %+v", a)
-		}
-		if a.Orders+a.RedisRemaining == total {
-			return a
-		}
-		if time.Since(since) > booksHealWithin {
-			s.t.Fatalf("books still off %v: %d orders + %d in Redis != %d", booksHealWithin, a.Orders, a.RedisRemaining, total)
+		b := s.books(act)
+		vs := b.Violations()
+		switch {
+		case b.Oversold() > 0:
+			s.t.Fatalf("oversold: %v", vs)
+		case len(vs) == 0 && b.TotalStock == total:
+			return s.audit(act)
+		case time.Since(since) > booksHealWithin:
+			s.t.Fatalf("books of %d units still off %v: %+v: %v", total, booksHealWithin, b, vs)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/books"
 	"github.com/seckill-oss/seckill/internal/httpapi"
 	"github.com/seckill-oss/seckill/internal/lock"
@@ -57,7 +58,8 @@ type stack struct {
 	rdb     redis.UniversalClient // direct, for inspecting Redis
 	prefix  string
 	dsn     string
-	db      *sql.DB // direct, for inspecting MariaDB
+	db      *sql.DB      // direct, for inspecting MariaDB
+	booksDB *order.Store // direct, for reading the books (bookStore)
 	stub    *usercheck.Stub
 	stubURL string
 	client  *http.Client
@@ -382,31 +384,48 @@ func (s *stack) ordersInDB(activity int64) map[int64]int {
 	return got
 }
 
-// checkBooks asserts the invariants: every 201 has its row, no user twice,
-// no oversell, and orders plus Redis stock equal the total.
+// books reads the activity's books straight from MariaDB and Redis, as
+// `seckill books` does (order.Store.Books, stock.Store.FillBooks).
+func (s *stack) books(activity int64) seckill.Books {
+	s.t.Helper()
+	ctx := context.Background()
+	got, err := s.bookStore().Books(ctx, activity)
+	if err == nil {
+		err = stock.New(s.rdb, s.prefix).FillBooks(ctx, got)
+	}
+	if err != nil || len(got) != 1 {
+		s.t.Fatalf("books of activity %d: %+v, %v", activity, got, err)
+	}
+	return got[0]
+}
+
+// bookStore is the order store the books are read with, opened on first
+// use.
+func (s *stack) bookStore() *order.Store {
+	s.t.Helper()
+	if s.booksDB == nil {
+		db, err := order.Open(context.Background(), s.dsn, order.Options{SkipMigrations: true})
+		if err != nil {
+			s.t.Fatalf("open the books: %v", err)
+		}
+		s.t.Cleanup(func() { _ = db.Close() })
+		s.booksDB = db
+	}
+	return s.booksDB
+}
+
+// checkBooks asserts the invariants: those of checkBooksDirect, and the
+// audit agreeing.
 func (s *stack) checkBooks(activity, total int64, res *saleResult) audit {
 	s.t.Helper()
-	rows := s.ordersInDB(activity)
-	n := 0
-	for u, c := range rows {
-		n += c
-		if c > 1 {
-			s.t.Errorf("user %d holds %d orders", u, c)
-		}
-	}
-	if int64(n) > total {
-		s.t.Errorf("oversold: %d orders for %d units", n, total)
-	}
+	var created map[string]int64
 	if res != nil {
-		for id, u := range res.created {
-			if rows[u] == 0 {
-				s.t.Errorf("201 for order %s of user %d has no row", id, u)
-			}
-		}
+		created = res.created
 	}
+	held, _ := s.checkBooksDirect(activity, total, created)
 	a := s.audit(activity)
-	if a.Oversold || !a.Consistent || a.Orders != int64(n) {
-		s.t.Errorf("audit %+v, rows %d", a, n)
+	if a.Oversold || !a.Consistent || a.Orders != held {
+		s.t.Errorf("audit %+v, %d orders hold a unit", a, held)
 	}
 	return a
 }

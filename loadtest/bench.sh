@@ -14,9 +14,10 @@
 #   4. the crowd: --crowd buyers press "buy" once, at the same moment, for
 #      --crowd-stock units (loadtest/crowd): the share of first answers that
 #      are final (201 or 409 sold_out); --crowd 0 skips it;
-#   5. checks the books of every activity (orders + Redis == total, no user
-#      twice, activities.sold == rows) and prints Markdown tables (the
-#      figures, ratios and batch timeline from loadtest/metrictable).
+#   5. checks the books of every activity with `seckill books` (orders +
+#      Redis == total, no user twice, activities.sold == rows) and prints
+#      Markdown tables (the figures, ratios and batch timeline from
+#      loadtest/metrictable).
 #
 # usage: loadtest/bench.sh [--conns "4 64 256"] [--duration 15s] [--stock N]
 #                          [--activities "1 20 200"] [--instances "1 3"] [--floor]
@@ -136,6 +137,7 @@ metrictable=$logs/metrictable runs=$logs/runs.txt
 # ---- 2. database, prefix, instance ------------------------------------------
 run_id="$(date -u +%Y%m%d%H%M%S)_$$"
 db="seckill_bench_$run_id" prefix="bench${run_id}:"
+dsn="$db_user:$db_pass@tcp(127.0.0.1:$db_port)/$db?parseTime=true"
 sql -e "CREATE DATABASE \`$db\`"
 admin_token="bench-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 uc_env=()
@@ -145,8 +147,7 @@ for k in $(seq "$max_instances"); do
 	port=$(free_port) admin_port=$(free_port)
 	while [ "$admin_port" = "$port" ]; do admin_port=$(free_port); done
 	env SECKILL_HTTP_ADDR="127.0.0.1:$port" SECKILL_ADMIN_ADDR="127.0.0.1:$admin_port" SECKILL_REDIS_URL="$redis_url" \
-		SECKILL_MYSQL_DSN="$db_user:$db_pass@tcp(127.0.0.1:$db_port)/$db?parseTime=true" \
-		SECKILL_ADMIN_TOKEN="$admin_token" SECKILL_KEY_PREFIX="$prefix" SECKILL_LOG_LEVEL=error \
+		SECKILL_MYSQL_DSN="$dsn" SECKILL_ADMIN_TOKEN="$admin_token" SECKILL_KEY_PREFIX="$prefix" SECKILL_LOG_LEVEL=error \
 		"${uc_env[@]}" "${extra_env[@]}" "$logs/seckill" serve >"$logs/seckill-$k.log" 2>&1 &
 	svc_pids+=($!)
 	pids+=($!)
@@ -242,17 +243,15 @@ else
 fi
 
 # ---- 5. books ----------------------------------------------------------------
-bad=() checked=0
-while IFS=$'\t' read -r id total orders sold dups; do
-	checked=$((checked + 1))
-	rem=$(redis HGET "${prefix}seckill:{act:$id}:stock" remaining)
-	[ "$((orders + rem))" -eq "$total" ] || bad+=("activity $id: $orders orders + $rem in Redis != $total")
-	[ "$sold" -eq "$orders" ] || bad+=("activity $id: sold $sold != $orders rows")
-	[ "$dups" -eq 0 ] || bad+=("activity $id: $dups users hold two orders")
-done < <(sql "$db" -e "SELECT a.id, a.total_stock, COUNT(o.id), a.sold, COUNT(o.id) - COUNT(DISTINCT o.user_id)
-	FROM activities a LEFT JOIN orders o ON o.activity_id = a.id GROUP BY a.id, a.total_stock, a.sold")
-[ "$checked" -gt 0 ] || bad+=("no activity could be read from database $db")
-
+books_rc=0
+read_books "$logs/seckill" SECKILL_REDIS_URL="$redis_url" SECKILL_MYSQL_DSN="$dsn" SECKILL_KEY_PREFIX="$prefix" "${extra_env[@]}" || books_rc=$?
+bad=() unread=$(books_unread "$books_rc")
+if [ -n "$unread" ]; then
+	bad+=("$unread")
+else
+	mapfile -t bad < <(jq -r '.violations[].message' "$logs/books.json")
+	[ "$(jq '.activities | length' "$logs/books.json")" -gt 0 ] || bad+=("no activity could be read from database $db")
+fi
 echo
 echo "Hot activities (requests round-robin over them), verification: $verify,${extra_env[*]:+ ${extra_env[*]},} wrk -t2 -d$duration (one wrk -t1 per instance when several), distinct buyers, no retries ($(nproc) cores shared by wrk, the service, Redis and MariaDB):"
 echo

@@ -72,6 +72,32 @@ start_userstub() {
 	uc_env=(SECKILL_USERCHECK_URL="http://127.0.0.1:$port")
 }
 
+# read_books BIN NAME=VALUE... [FLAG...] runs the service's own check of
+# the books (BIN books, cmd/seckill: orders holding a unit <= total, those
+# orders + Redis remaining == total, no user twice, activities.sold == those
+# orders) with the SECKILL_* settings and the books flags given, its JSON
+# into $logs/books.json and its log into $logs/books.log; it returns the
+# check's status: 0 the books balance, 1 a violation (listed in the JSON),
+# 2 it could not look.
+read_books() {
+	local bin=$1 settings=()
+	shift
+	while [ $# -gt 0 ] && [[ "$1" == [A-Z]*=* ]]; do
+		settings+=("$1")
+		shift
+	done
+	env "${settings[@]}" SECKILL_LOG_LEVEL=warn "$bin" books "$@" >"$logs/books.json" 2>"$logs/books.log"
+}
+
+# books_unread is the violation of a check that could not look (status 2,
+# or no JSON), naming its status and its log's last line; "" when it looked.
+books_unread() { # status
+	if [ "$1" -le 1 ] && jq -e '.activities' "$logs/books.json" >/dev/null 2>&1; then
+		return 0
+	fi
+	echo "seckill books could not read the books (exit $1): $(tail -n 1 "$logs/books.log")"
+}
+
 # progress_loop ADDR prints the live progress of the k6 run whose REST API
 # listens on ADDR (k6 run --address) until killed: elapsed seconds, requests
 # and the answers seckill.js counts by kind (201 orders_created, 409

@@ -12,10 +12,11 @@
 #   4. runs the crowd (loadtest/crowd -room): --users buyers join before the
 #      start, spread over the pre-queue period and round-robin over the
 #      instances, poll as told, buy once admitted, poll on until final;
-#   5. checks the books directly (orders <= total, no user twice, orders +
-#      Redis remaining == total, activities.sold == rows, the crowd's 201s ==
-#      rows), then measures GET /healthz answers/s of each instance in the
-#      same sitting (wrk -t1 -c64, or the crowd's -healthz without wrk);
+#   5. checks the books with `seckill books` (orders <= total, no user
+#      twice, orders + Redis remaining == total, activities.sold == rows),
+#      and the crowd's 201s == rows, then measures GET /healthz answers/s
+#      of each instance in the same sitting (wrk -t1 -c64, or the crowd's
+#      -healthz without wrk);
 #   6. draws the queue draining (loadtest/out/room-chart.png, gnuplot) from
 #      the crowd's time series (loadtest/out/room-series.csv), prints one
 #      summary line, and stops everything it started; the database and the
@@ -95,6 +96,7 @@ go build -o "$logs/metrictable" ./loadtest/metrictable
 # ---- 2. database, prefix, instances -----------------------------------------
 run_id="$(date -u +%Y%m%d%H%M%S)_$$"
 db="seckill_room_$run_id" prefix="room${run_id}:"
+dsn="$db_user:$db_pass@tcp(127.0.0.1:3306)/$db?parseTime=true"
 sql -e "CREATE DATABASE \`$db\`"
 admin_token="room-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 uc_env=()
@@ -103,8 +105,7 @@ bases=() svc_pids=()
 for k in $(seq "$instances"); do
 	port=$(free_port)
 	env SECKILL_HTTP_ADDR="127.0.0.1:$port" SECKILL_REDIS_URL=redis://127.0.0.1:6379/0 \
-		SECKILL_MYSQL_DSN="$db_user:$db_pass@tcp(127.0.0.1:3306)/$db?parseTime=true" \
-		SECKILL_ADMIN_TOKEN="$admin_token" SECKILL_KEY_PREFIX="$prefix" SECKILL_LOG_LEVEL="${SECKILL_LOG_LEVEL:-warn}" \
+		SECKILL_MYSQL_DSN="$dsn" SECKILL_ADMIN_TOKEN="$admin_token" SECKILL_KEY_PREFIX="$prefix" SECKILL_LOG_LEVEL="${SECKILL_LOG_LEVEL:-warn}" \
 		"${uc_env[@]}" "$logs/seckill" serve >"$logs/seckill-$k.log" 2>&1 &
 	svc_pids+=($!) pids+=($!)
 	bases+=("http://127.0.0.1:$port")
@@ -138,17 +139,16 @@ echo "$summary" | jq . >&2 || true
 # ---- 5. the books, read directly; then /healthz in the same sitting ----------
 bad=()
 [ "$crowd_rc" = 0 ] || bad+=("the crowd failed (exit $crowd_rc): $(jq -r '(.failures // ["no summary"]) | join("; ")' <<<"$summary")")
-read -r total orders sold dups < <(sql "$db" -e "SELECT a.total_stock, COUNT(o.id), a.sold, COUNT(o.id) - COUNT(DISTINCT o.user_id)
-	FROM activities a LEFT JOIN orders o ON o.activity_id = a.id WHERE a.id = $id GROUP BY a.total_stock, a.sold")
-rem=$(redis HGET "${prefix}seckill:{act:$id}:stock" remaining)
-[ "$orders" -le "$total" ] || bad+=("$orders orders for $total units: OVERSOLD")
-[ "$dups" -eq 0 ] || bad+=("$dups users hold two orders")
-if [[ "$rem" =~ ^-?[0-9]+$ ]]; then
-	[ $((orders + rem)) -eq "$total" ] || bad+=("orders $orders + Redis remaining $rem != total $total")
+books_rc=0
+read_books "$logs/seckill" SECKILL_REDIS_URL=redis://127.0.0.1:6379/0 SECKILL_MYSQL_DSN="$dsn" SECKILL_KEY_PREFIX="$prefix" -activity "$id" ||
+	books_rc=$?
+unread=$(books_unread "$books_rc") orders=0 rem=-
+if [ -n "$unread" ]; then
+	bad+=("$unread")
 else
-	bad+=("no stock in Redis (${prefix}seckill:{act:$id}:stock)")
+	mapfile -t -O "${#bad[@]}" bad < <(jq -r '.violations[].message' "$logs/books.json")
+	read -r orders rem < <(jq -r '.activities[0] | "\(.rows) \(.redis_remaining // "-")"' "$logs/books.json")
 fi
-[ "$sold" -eq "$orders" ] || bad+=("activities.sold $sold != $orders order rows")
 c201=$(jq -r '.units_sold // 0' <<<"$summary")
 [ "$c201" -eq "$orders" ] || bad+=("the crowd got $c201 answers 201, the database holds $orders orders")
 # The room after the crowd: closed as sold out, and what the activity shows

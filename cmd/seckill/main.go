@@ -4,6 +4,7 @@
 //	seckill serve                serve the HTTP API on SECKILL_REDIS_URL and SECKILL_MYSQL_DSN
 //	seckill migrate              apply pending migrations to SECKILL_MIGRATE_DSN, else SECKILL_MYSQL_DSN, and exit
 //	seckill reconcile -activity N [-force]  set an activity's Redis stock to total - orders
+//	seckill books [-activity N,...]  check the books of activities, print them as JSON
 //	seckill userstub [flags]     run a stub of the user-verification service
 //	seckill paystub [flags]      run a stub of the payment provider
 //	seckill healthcheck          exit 0 when the local /readyz answers 200
@@ -42,19 +43,42 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr)
 	stop()
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-	case errors.Is(err, errUsage):
-		os.Exit(2)
-	case err != nil:
+	if err != nil && !errors.Is(err, flag.ErrHelp) && !errors.Is(err, errUsage) {
 		fmt.Fprintf(os.Stderr, "seckill: %v\n", err)
-		os.Exit(1)
 	}
+	os.Exit(exitStatus(err))
+}
+
+// exitStatus is the process's exit status when run returned err: 2 for a
+// command line that was not understood, an exitError's own, 1 for any
+// other error.
+func exitStatus(err error) int {
+	var exit exitError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	case errors.As(err, &exit):
+		return exit.status
+	}
+	return 1
 }
 
 // errUsage reports a command line that names no known subcommand or has bad
 // flags; the usage text has already been written.
 var errUsage = errors.New("usage")
+
+// exitError is a command's error that exits with its own status rather
+// than 1: books says 1 for books that do not balance, 2 for a look that
+// could not be made.
+type exitError struct {
+	status int
+	err    error
+}
+
+func (e exitError) Error() string { return e.err.Error() }
+func (e exitError) Unwrap() error { return e.err }
 
 const usage = `usage: seckill [command] [flags]
 
@@ -66,6 +90,11 @@ commands:
                          set the activity's Redis stock to total - orders, print the change as JSON;
                          refused when the activity has orders and no stock under SECKILL_KEY_PREFIX
                          (a forgotten prefix) unless -force (Redis lost it)
+  books [-activity N,...]
+                         check the books of the activities (default all): orders holding a unit <= total,
+                         those orders + Redis remaining == total, no user with two orders, activities.sold ==
+                         those orders; print the figures and violations as JSON; exit 1 on a violation,
+                         2 when it could not look
   userstub [flags]       run a stub of the user-verification service (seckill userstub -h)
   paystub [flags]        run a stub of the payment provider (seckill paystub -h)
   healthcheck [flags]    exit 0 when the local /readyz answers 200, for a container's HEALTHCHECK (seckill healthcheck -h)
@@ -95,6 +124,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return migrate(ctx, rest, getenv, stdout, stderr)
 	case "reconcile":
 		return reconcile(ctx, rest, getenv, stdout, stderr)
+	case "books":
+		return checkBooks(ctx, rest, getenv, stdout, stderr)
 	case "userstub":
 		return userstub(ctx, rest, stderr)
 	case "paystub":

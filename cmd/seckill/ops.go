@@ -86,8 +86,6 @@ func reconcile(ctx context.Context, args []string, getenv func(string) string, s
 		return fmt.Errorf("reconcile activity %d: %w", *id, err)
 	}
 	log.Info("reconciled", "activity_id", r.ActivityID, "before", r.LoadedBefore(), "after", r.After, "changed", r.Changed)
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
 	out := reconcileOutput{
 		ActivityID: r.ActivityID,
 		TotalStock: r.TotalStock,
@@ -96,7 +94,42 @@ func reconcile(ctx context.Context, args []string, getenv func(string) string, s
 		After:      r.After,
 		Changed:    r.Changed,
 	}
-	return enc.Encode(out)
+	return printJSON(stdout, out)
+}
+
+// checkBooks checks the books of activities (seckill.Books) on the database and
+// the Redis the service runs on, and prints them as JSON: the check the
+// chaos campaign and the e2e tests call in Go, for operators and the load
+// tests' scripts. It returns an error
+// (exit 1) when any activity's books do not balance, and an exitError of
+// status 2 when it could not look: bad flags, settings or stores.
+func checkBooks(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("books", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var ids idList
+	fs.Var(&ids, "activity", "id of an activity to check: repeatable, or a comma list (default: every activity)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	all, err := readBooks(ctx, getenv, stderr, ids)
+	if err != nil {
+		return exitError{status: 2, err: fmt.Errorf("books: %w", err)}
+	}
+	out := newBooksOutput(all)
+	if err := printJSON(stdout, out); err != nil {
+		return exitError{status: 2, err: fmt.Errorf("books: %w", err)}
+	}
+	if !out.Balanced {
+		return fmt.Errorf("books: %d violations in %d activities, the first: %s", len(out.Violations), len(all), out.Violations[0].Message)
+	}
+	return nil
+}
+
+// printJSON writes v as indented JSON, the output of the ops commands.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // checkStockPrefix refuses to reconcile an activity that has orders but no

@@ -469,61 +469,6 @@ func (c *cluster) createActivity(ctx context.Context, client *http.Client, name 
 	return a.ID, nil
 }
 
-// finalState waits up to BalanceBound from healed for each activity's books
-// to balance (Redis remaining + orders holding a unit == total), with no
-// command, then reads every order.
-func (c *cluster) finalState(ctx context.Context, acts []int64, healed time.Time, db *sql.DB, stocks *stock.Store) (finalState, error) {
-	var st finalState
-	for _, id := range acts {
-		a := activityState{ID: id, Balanced: -1}
-		for {
-			if err := db.QueryRowContext(ctx, "SELECT total_stock FROM activities WHERE id = ?", id).Scan(&a.Total); err != nil {
-				return st, fmt.Errorf("chaos: read activity %d: %w", id, err)
-			}
-			remaining, rerr := stocks.Remaining(ctx, id)
-			if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM orders WHERE activity_id = ? AND status IN ('created', 'paid')", id).Scan(&a.LastHeld); err != nil {
-				return st, fmt.Errorf("chaos: count orders of %d: %w", id, err)
-			}
-			a.LastRemaining = remaining
-			if rerr == nil && remaining+a.LastHeld == a.Total {
-				a.Balanced = time.Since(healed)
-				break
-			}
-			if time.Since(healed) > BalanceBound {
-				break
-			}
-			time.Sleep(250 * time.Millisecond)
-		}
-		st.activities = append(st.activities, a)
-	}
-	// The rows and the sold counts from one snapshot: orders still created
-	// expire meanwhile, and an expiry changes both.
-	tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
-	if err != nil {
-		return st, fmt.Errorf("chaos: snapshot: %w", err)
-	}
-	defer func() { _ = tx.Rollback() }() // read-only: nothing to undo
-	st.readAt = time.Now()
-	for i := range st.activities {
-		if err := tx.QueryRowContext(ctx, "SELECT sold FROM activities WHERE id = ?", st.activities[i].ID).Scan(&st.activities[i].Sold); err != nil {
-			return st, fmt.Errorf("chaos: read activity %d: %w", st.activities[i].ID, err)
-		}
-	}
-	rows, err := tx.QueryContext(ctx, "SELECT id, activity_id, user_id, status, created_at FROM orders")
-	if err != nil {
-		return st, fmt.Errorf("chaos: read orders: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var r orderRow
-		if err := rows.Scan(&r.ID, &r.Activity, &r.User, &r.Status, &r.Created); err != nil {
-			return st, fmt.Errorf("chaos: read orders: %w", err)
-		}
-		st.orders = append(st.orders, r)
-	}
-	return st, rows.Err()
-}
-
 // checkerDB opens the checker's own connection to the order store, past
 // the service's link and its faults. On Galera every read waits for what the
 // cluster committed (wsrep_sync_wait, set on each connection the pool opens).

@@ -44,19 +44,6 @@ type orderRow struct {
 	Created  time.Time // set by the service when it formed the order's batch
 }
 
-// activityState is an activity's books at the end.
-type activityState struct {
-	ID    int64
-	Total int64
-	Sold  int64 // the activities row's sold count
-	// Balanced: the time from the faults' end to the first look at which
-	// Redis's remaining stock plus the orders holding a unit equalled the
-	// total; negative when it never did within the bound.
-	Balanced time.Duration
-	// LastRemaining, LastHeld: the last look's numbers.
-	LastRemaining, LastHeld int64
-}
-
 // finalState is what the checker reads once the faults have stopped.
 type finalState struct {
 	orders     []orderRow
@@ -65,9 +52,6 @@ type finalState struct {
 	ledger     []ledgerBreak // read all through the campaign (ledgerWatch)
 	fences     []fenceBack   // read all through the campaign (fenceWatch)
 }
-
-// holdsUnit: the statuses whose order holds a unit of the stock.
-func holdsUnit(status string) bool { return status == "created" || status == "paid" }
 
 // check holds the history and the final state to every invariant.
 func check(h *History, ops []Op, st finalState) []Violation {
@@ -78,30 +62,22 @@ func check(h *History, ops []Op, st finalState) []Violation {
 	byID := map[string]orderRow{}
 	type buyer struct{ activity, user int64 }
 	rowsOf := map[buyer][]orderRow{}
-	heldBy := map[int64]int64{}
 	for _, r := range st.orders {
 		byID[r.ID] = r
 		b := buyer{r.Activity, r.User}
 		rowsOf[b] = append(rowsOf[b], r)
-		if holdsUnit(r.Status) {
-			heldBy[r.Activity]++
-		}
 	}
 	ofBuyer := func(b buyer) func(Op) bool {
 		return func(o Op) bool { return o.Activity == b.activity && o.User == b.user }
 	}
 
 	for _, a := range st.activities {
-		act := a.ID
+		act := a.Books.ActivityID
 		ofActivity := func(o Op) bool { return o.Activity == act && (o.Kind == "audit" || o.Status == 201) }
-		if heldBy[act] > a.Total {
-			add(InvNoOversell, fmt.Sprintf("activity %d: %d orders hold a unit, total %d", act, heldBy[act], a.Total), ofActivity)
-		}
-		if a.Sold != heldBy[act] {
-			add(InvExpiryOneUnit, fmt.Sprintf("activity %d: sold %d in the activity row, %d orders hold a unit (an expiry gave back other than one unit, or a claim counted wrong)", act, a.Sold, heldBy[act]), ofActivity)
-		}
-		if a.Balanced < 0 {
-			add(InvBooksBalance, fmt.Sprintf("activity %d: last look %d in Redis + %d held != total %d", act, a.LastRemaining, a.LastHeld, a.Total), ofActivity)
+		for _, v := range a.Books.Violations() {
+			if inv, ok := booksInvariants[v.Check]; ok {
+				add(inv, "the books' last look: "+v.Message, ofActivity)
+			}
 		}
 	}
 	for _, b := range st.ledger {
