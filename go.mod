@@ -34,6 +34,8 @@ require (
 	gorm.io/gorm v1.31.2
 )
 
+require github.com/hashicorp/golang-lru/v2 v2.0.7
+
 require (
 	dario.cat/mergo v1.0.2 // indirect
 	filippo.io/edwards25519 v1.2.0 // indirect

@@ -4,6 +4,8 @@ import (
 	"sync"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
+
 	"github.com/seckill-oss/seckill"
 )
 
@@ -26,10 +28,14 @@ type activityCache struct {
 	m sync.Map // int64 -> seckill.Activity
 
 	mu        sync.Mutex
-	highest   int64     // the highest id the database held at highestAt
-	highestAt time.Time // zero: not learned yet
-	gaps      map[int64]time.Time
-	sweptAt   time.Time // when the full gaps were last swept of expired ones
+	highest   int64                        // the highest id the database held at highestAt
+	highestAt time.Time                    // zero: not learned yet
+	gaps      *lru.Cache[int64, time.Time] // id -> when the database lacked it
+}
+
+func newActivityCache() *activityCache {
+	gaps, _ := lru.New[int64, time.Time](maxGaps) // fails only for a size below 1
+	return &activityCache{gaps: gaps}
 }
 
 // unknownTTL is how long ids above the highest one are answered
@@ -41,8 +47,8 @@ const unknownTTL = time.Second
 // more than one node, an id below another node's highest may still come.
 const gapTTL = time.Minute
 
-// maxGaps bounds the remembered gaps (about 400 KB): beyond it, after the
-// expired ones are dropped, a gap is not remembered and costs its query.
+// maxGaps bounds the remembered gaps (about 400 KB): beyond it the least
+// recently seen is forgotten and costs its query again.
 const maxGaps = 10_000
 
 func (c *activityCache) get(id int64) (seckill.Activity, bool) {
@@ -66,7 +72,7 @@ func (c *activityCache) knownUnknown(id int64, now time.Time) bool {
 	if id > c.highest {
 		return !c.highestAt.IsZero() && within(now, c.highestAt, unknownTTL)
 	}
-	at, ok := c.gaps[id]
+	at, ok := c.gaps.Get(id)
 	return ok && within(now, at, gapTTL)
 }
 
@@ -84,22 +90,5 @@ func (c *activityCache) markUnknown(id, highest int64, now time.Time) {
 	if id > highest {
 		return
 	}
-	if c.gaps == nil {
-		c.gaps = make(map[int64]time.Time)
-	}
-	if len(c.gaps) >= maxGaps && within(now, c.sweptAt, time.Second) {
-		return // swept a moment ago: a flood of gaps does not sweep each time
-	}
-	if len(c.gaps) >= maxGaps {
-		c.sweptAt = now
-		for k, at := range c.gaps {
-			if !within(now, at, gapTTL) {
-				delete(c.gaps, k)
-			}
-		}
-		if len(c.gaps) >= maxGaps {
-			return
-		}
-	}
-	c.gaps[id] = now
+	c.gaps.Add(id, now)
 }

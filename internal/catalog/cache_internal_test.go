@@ -8,7 +8,7 @@ import (
 // Ids above the highest are unknown for a second; a gap below it for a
 // minute; the gaps remembered stay within their bound.
 func TestActivityCacheKnowsUnknownIDs(t *testing.T) {
-	var c activityCache
+	c := newActivityCache()
 	t0 := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
 	if c.knownUnknown(11, t0) {
 		t.Fatal("an id is unknown before any miss")
@@ -30,7 +30,7 @@ func TestActivityCacheKnowsUnknownIDs(t *testing.T) {
 	for id := int64(0); id < 2*maxGaps; id++ {
 		c.markUnknown(id, 3*maxGaps, t0)
 	}
-	if len(c.gaps) > maxGaps {
-		t.Errorf("%d gaps remembered, want at most %d", len(c.gaps), maxGaps)
+	if n := c.gaps.Len(); n > maxGaps {
+		t.Errorf("%d gaps remembered, want at most %d", n, maxGaps)
 	}
 }

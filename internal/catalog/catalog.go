@@ -19,7 +19,7 @@ import (
 type Catalog struct {
 	orders *order.Store
 	now    func() time.Time
-	cache  activityCache
+	cache  *activityCache
 }
 
 // New returns a catalog over orders; now nil means time.Now.
@@ -27,7 +27,7 @@ func New(orders *order.Store, now func() time.Time) *Catalog {
 	if now == nil {
 		now = time.Now
 	}
-	return &Catalog{orders: orders, now: now}
+	return &Catalog{orders: orders, now: now, cache: newActivityCache()}
 }
 
 // Activity returns the activity, from memory when it holds it, or

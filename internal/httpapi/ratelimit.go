@@ -1,11 +1,11 @@
 package httpapi
 
 import (
-	"container/list"
 	"context"
 	"math"
-	"sync"
 	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"golang.org/x/time/rate"
 )
@@ -33,18 +33,9 @@ type userBuckets = keyedBuckets[int64]
 // keyedBuckets keeps one token bucket per key (a user id, a client
 // address), the least recently used forgotten first beyond capacity.
 type keyedBuckets[K comparable] struct {
-	limit    rate.Limit
-	burst    int
-	capacity int
-
-	mu    sync.Mutex
-	order *list.List          // of *keyedBucket[K], most recently used first
-	byID  map[K]*list.Element // key -> element of order
-}
-
-type keyedBucket[K comparable] struct {
-	key K
-	lim *rate.Limiter
+	limit rate.Limit
+	burst int
+	byKey *lru.Cache[K, *rate.Limiter]
 }
 
 // newUserBuckets returns per-user buckets of r per second, or nil when r is off.
@@ -60,31 +51,20 @@ func newKeyedBuckets[K comparable](r float64, burst, capacity int) *keyedBuckets
 	if capacity <= 0 {
 		capacity = DefaultMaxTrackedUsers
 	}
-	return &keyedBuckets[K]{
-		limit:    rate.Limit(r),
-		burst:    max(burst, 1),
-		capacity: capacity,
-		order:    list.New(),
-		byID:     make(map[K]*list.Element),
-	}
+	byKey, _ := lru.New[K, *rate.Limiter](capacity) // fails only for a capacity below 1
+	return &keyedBuckets[K]{limit: rate.Limit(r), burst: max(burst, 1), byKey: byKey}
 }
 
 // get returns the key's bucket, creating it full.
 func (u *keyedBuckets[K]) get(key K) *rate.Limiter {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if e, ok := u.byID[key]; ok {
-		u.order.MoveToFront(e)
-		return e.Value.(*keyedBucket[K]).lim
+	if lim, ok := u.byKey.Get(key); ok {
+		return lim
 	}
-	if u.order.Len() >= u.capacity {
-		oldest := u.order.Back()
-		u.order.Remove(oldest)
-		delete(u.byID, oldest.Value.(*keyedBucket[K]).key)
+	lim := rate.NewLimiter(u.limit, u.burst)
+	if prev, ok, _ := u.byKey.PeekOrAdd(key, lim); ok {
+		return prev // another request created it meanwhile
 	}
-	b := &keyedBucket[K]{key: key, lim: rate.NewLimiter(u.limit, u.burst)}
-	u.byID[key] = u.order.PushFront(b)
-	return b.lim
+	return lim
 }
 
 // Admin failure back-off, so the admin token cannot be guessed fast: each

@@ -124,7 +124,7 @@ func TestAdminFailuresBounded(t *testing.T) {
 	for i := range AdminFailureAddresses + 100 {
 		f.wait(context.Background(), strconv.Itoa(i))
 	}
-	if n := len(f.addrs.byID); n != AdminFailureAddresses {
+	if n := f.addrs.byKey.Len(); n != AdminFailureAddresses {
 		t.Errorf("remembered %d addresses, want at most %d", n, AdminFailureAddresses)
 	}
 }

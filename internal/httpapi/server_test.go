@@ -828,10 +828,10 @@ func TestUserBucketsForgetLeastRecentlyUsed(t *testing.T) {
 	}
 	u.get(1) // 1 is now the most recent; 2 the least
 	u.get(4) // evicts 2
-	if n := u.order.Len(); n != 3 || len(u.byID) != 3 {
-		t.Fatalf("kept %d/%d buckets, want 3", n, len(u.byID))
+	if n := u.byKey.Len(); n != 3 {
+		t.Fatalf("kept %d buckets, want 3", n)
 	}
-	if _, ok := u.byID[2]; ok {
+	if u.byKey.Contains(2) {
 		t.Error("least recently used user 2 was kept")
 	}
 	if u.get(1).Allow() {

@@ -223,18 +223,19 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		deps.Rooms = noRooms{}
 	}
 	s := &Service{
-		cfg:     cfg,
-		now:     cfg.Now,
-		redis:   deps.Redis,
-		locks:   deps.Locks,
-		stock:   deps.Stock,
-		orders:  deps.Orders,
-		catalog: deps.Catalog,
-		users:   deps.Users,
-		rooms:   deps.Rooms,
-		log:     deps.Logger,
-		queues:  make(map[int64]*queue),
-		stop:    make(chan struct{}),
+		cfg:      cfg,
+		now:      cfg.Now,
+		redis:    deps.Redis,
+		locks:    deps.Locks,
+		stock:    deps.Stock,
+		orders:   deps.Orders,
+		catalog:  deps.Catalog,
+		rejected: newRejectedMemory(),
+		users:    deps.Users,
+		rooms:    deps.Rooms,
+		log:      deps.Logger,
+		queues:   make(map[int64]*queue),
+		stop:     make(chan struct{}),
 	}
 	s.orderByKey = deps.Orders.OrderByIdempotencyKey
 	if s.now == nil {
