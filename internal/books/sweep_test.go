@@ -6,16 +6,12 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/books"
-	"github.com/seckill-oss/seckill/internal/lock"
-	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/purchase"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 	"github.com/seckill-oss/seckill/internal/testkit/wiring"
-	"github.com/seckill-oss/seckill/internal/usercheck"
 )
 
 // A dead process's batch left 3 units deducted in Redis with no order, and
@@ -26,22 +22,10 @@ import (
 func TestBooksSweepReturnsWhatACrashLeftDeducted(t *testing.T) {
 	ctx := context.Background()
 	rdb, prefix, dsn := testenv.Redis(t), testenv.Prefix(t), testenv.MySQLDSN(t)
-	orders, err := order.Open(ctx, dsn, order.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = orders.Close() })
-	locks := lock.New(rdb, nil)
-	t.Cleanup(func() { _ = locks.Close() })
 	reg := prometheus.NewRegistry()
+	svc, _ := wiring.OnReal(t, rdb, dsn, purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond, KeyPrefix: prefix},
+		books.Config{BooksSweep: 100 * time.Millisecond, BooksAfterEnd: time.Hour}, nil, reg)
 	st := stock.New(rdb, prefix)
-	svc, err := wiring.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond, KeyPrefix: prefix},
-		books.Config{BooksSweep: 100 * time.Millisecond, BooksAfterEnd: time.Hour},
-		purchase.Deps{Redis: rdb, Locks: locks, Stock: st, Orders: orders, Users: usercheck.ApproveAll{}, Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = svc.Close() })
 	now := time.Now()
 	a, err := svc.CreateActivity(ctx, seckill.Activity{Name: "Moutai 53%", TotalStock: 10, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill"
@@ -61,21 +60,8 @@ func realService(t *testing.T, prefix, dsn string, users usercheck.Verifier) (wi
 // realServiceTTL is realService with a lock TTL of ttl.
 func realServiceTTL(t *testing.T, prefix, dsn string, users usercheck.Verifier, ttl time.Duration) (wiring.Service, *order.Store) {
 	t.Helper()
-	rdb := testenv.Redis(t)
-	orders, err := order.Open(context.Background(), dsn, order.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = orders.Close() })
-	locks := lock.New(rdb, nil)
-	t.Cleanup(func() { _ = locks.Close() })
-	svc, err := wiring.New(purchase.Config{LockTTL: ttl, UserCheckTimeout: ttl / 4, LockWait: time.Minute, KeyPrefix: prefix}, books.Config{},
-		purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, prefix), Orders: orders, Users: users, Registry: prometheus.NewRegistry()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = svc.Close() })
-	return svc, orders
+	return wiring.OnReal(t, testenv.Redis(t), dsn, purchase.Config{LockTTL: ttl, UserCheckTimeout: ttl / 4, LockWait: time.Minute, KeyPrefix: prefix},
+		books.Config{}, users, nil)
 }
 
 // One lock grant serves a batch whose buyers each end differently; each gets

@@ -4,11 +4,19 @@
 package wiring
 
 import (
+	"context"
 	"errors"
+	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
 	"github.com/seckill-oss/seckill/internal/books"
 	"github.com/seckill-oss/seckill/internal/catalog"
+	"github.com/seckill-oss/seckill/internal/lock"
+	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/purchase"
+	"github.com/seckill-oss/seckill/internal/stock"
+	"github.com/seckill-oss/seckill/internal/usercheck"
 )
 
 type (
@@ -43,4 +51,32 @@ func New(cfg purchase.Config, bcfg books.Config, deps purchase.Deps) (Service, e
 		return Service{}, errors.Join(err, p.Close())
 	}
 	return Service{p, b}, nil
+}
+
+// OnReal builds both on rdb and the MariaDB database at dsn (approve-all
+// users when users is nil), their metrics in reg (nil: a registry of their
+// own); all is closed when t ends. It returns the order store too, for the
+// test's own reads.
+func OnReal(t testing.TB, rdb redis.UniversalClient, dsn string, cfg purchase.Config, bcfg books.Config, users usercheck.Verifier, reg prometheus.Registerer) (Service, *order.Store) {
+	t.Helper()
+	orders, err := order.Open(context.Background(), dsn, order.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = orders.Close() })
+	locks := lock.New(rdb, nil)
+	t.Cleanup(func() { _ = locks.Close() })
+	if users == nil {
+		users = usercheck.ApproveAll{}
+	}
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	svc, err := New(cfg, bcfg, purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, cfg.KeyPrefix), Orders: orders,
+		Users: users, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Close() })
+	return svc, orders
 }

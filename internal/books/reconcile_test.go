@@ -1,4 +1,4 @@
-package purchase_test
+package books_test
 
 import (
 	"context"
@@ -20,8 +20,13 @@ import (
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 	"github.com/seckill-oss/seckill/internal/testkit/wiring"
-	"github.com/seckill-oss/seckill/internal/usercheck"
 )
+
+// reconcileService is a service on the real stores with a 300 ms lease.
+func reconcileService(t *testing.T, prefix, dsn string) (wiring.Service, *order.Store) {
+	return wiring.OnReal(t, testenv.Redis(t), dsn, purchase.Config{LockTTL: 300 * time.Millisecond, UserCheckTimeout: 75 * time.Millisecond,
+		LockWait: time.Minute, KeyPrefix: prefix}, books.Config{}, nil, nil)
+}
 
 // Reconciling a big activity after Redis lost its stock reads the units sold
 // from the activity's row under the lock, not a count of its orders: with
@@ -39,7 +44,7 @@ func TestReconcileOfTwoMillionOrders(t *testing.T) {
 	}
 	ctx := context.Background()
 	prefix, dsn := testenv.Prefix(t), testenv.MySQLDSN(t)
-	svc, _ := realServiceTTL(t, prefix, dsn, usercheck.ApproveAll{}, 300*time.Millisecond)
+	svc, _ := reconcileService(t, prefix, dsn)
 	const orders, left = 2_000_000, 100
 	now := time.Now()
 	a, err := svc.CreateActivity(ctx, seckill.Activity{Name: "big", TotalStock: orders + left, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
@@ -73,7 +78,7 @@ func TestReconcileOfTwoMillionOrders(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.ReadTimeout = 500 * time.Millisecond
-	ops, _ := realServiceTTL(t, prefix, cfg.FormatDSN(), usercheck.ApproveAll{}, 300*time.Millisecond)
+	ops, _ := reconcileService(t, prefix, cfg.FormatDSN())
 	began = time.Now()
 	r, err := ops.Reconcile(ctx, a.ID)
 	if err != nil {
@@ -110,19 +115,8 @@ func TestReconcileLoadLandingAfterItsLease(t *testing.T) {
 	}
 	stalled := redis.NewClient(opt)
 	t.Cleanup(func() { _ = stalled.Close() })
-	orders, err := order.Open(ctx, dsn, order.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = orders.Close() })
-	locks := lock.New(stalled, nil)
-	t.Cleanup(func() { _ = locks.Close() })
-	svc, err := wiring.New(purchase.Config{LockTTL: 300 * time.Millisecond, UserCheckTimeout: 50 * time.Millisecond, KeyPrefix: prefix}, books.Config{},
-		purchase.Deps{Redis: stalled, Locks: locks, Stock: stock.New(stalled, prefix), Orders: orders, Users: usercheck.ApproveAll{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = svc.Close() })
+	svc, _ := wiring.OnReal(t, stalled, dsn, purchase.Config{LockTTL: 300 * time.Millisecond, UserCheckTimeout: 50 * time.Millisecond, KeyPrefix: prefix},
+		books.Config{}, nil, nil)
 	now := time.Now()
 	a, err := svc.CreateActivity(ctx, seckill.Activity{Name: "stalled", TotalStock: 100, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
 	if err != nil {
