@@ -1,6 +1,6 @@
 // Command faultproxy runs a Toxiproxy proxy (internal/testkit/toxic) as a process, so a load test
-// can put it between the service and Redis and inject the seed-000 fault
-// ("the command timed out but had succeeded") while a sale runs:
+// can put it between the service and Redis and inject the fault of a lock
+// whose acquire timed out but had succeeded while a sale runs:
 //
 //	faultproxy -target 127.0.0.1:6379 -control 127.0.0.1:7001
 //

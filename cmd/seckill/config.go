@@ -195,8 +195,8 @@ func (c *config) readPurchase(e *envReader) {
 	c.RateGlobal = e.rate("SECKILL_RATE_GLOBAL", "0")
 	c.RatePerUser = e.rate("SECKILL_RATE_PER_USER", strconv.Itoa(defaultRatePerUser))
 	c.RatePerUserReads = e.rate("SECKILL_RATE_PER_USER_READS", "0")
-	// A verification call that may outlive the lease is the seed's oversell:
-	// the lock expires while its holder still waits.
+	// A verification call that may outlive the lease oversells: the lock
+	// expires while its holder still waits.
 	if c.LockTTL > 0 && c.UserCheckTimeout >= c.LockTTL {
 		e.fail(fmt.Errorf("SECKILL_USERCHECK_TIMEOUT=%v must be shorter than SECKILL_LOCK_TTL=%v", c.UserCheckTimeout, c.LockTTL))
 	}

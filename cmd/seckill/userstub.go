@@ -15,8 +15,8 @@ import (
 
 // userstub serves a stand-in for the user-verification service, for local
 // runs, docker-compose and the load tests, with settable latency, rejections
-// and failures (the seed incident is -slow-rate with -slow-latency above the
-// lock TTL). The behaviour can also change while it runs: PUT /stub/config.
+// and failures (-slow-rate with -slow-latency above the lock TTL makes calls
+// that outlive the lease). The behaviour can also change while it runs: PUT /stub/config.
 func userstub(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("userstub", flag.ContinueOnError)
 	fs.SetOutput(stderr)

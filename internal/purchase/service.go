@@ -79,8 +79,8 @@ type Config struct {
 	// LockTTL is the lease of the per-activity lock.
 	LockTTL time.Duration
 	// UserCheckTimeout is the deadline of one verification call. It must be
-	// shorter than LockTTL: a call that may outlive the lease is how the seed's
-	// oversell began.
+	// shorter than LockTTL: a call that may outlive the lease lets the lock
+	// expire under its holder, and another holder sells the same unit.
 	UserCheckTimeout time.Duration
 	// LockWait is how long a buyer waits in the activity's queue before a
 	// batch takes it, and how long a batch waits for the activity's lock

@@ -21,7 +21,8 @@ type StubConfig struct {
 	// Latency of every answer that is not slow.
 	Latency time.Duration
 	// SlowRate is the fraction of answers that take SlowLatency instead of
-	// Latency: set SlowLatency above the lock TTL to replay the seed incident.
+	// Latency: set SlowLatency above the lock TTL for calls that outlive the
+	// lease.
 	SlowRate    float64
 	SlowLatency time.Duration
 	// RejectRate is the fraction of answers that are {"eligible": false}.

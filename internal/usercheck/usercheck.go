@@ -2,9 +2,9 @@
 // buy, and ships a stub of that service.
 //
 // The call is made while the purchase holds the activity's lock, which is why
-// it exists as its own package: in the seed incident a user service answering
-// in more than 10 s, called with a 30 s HTTP timeout under a 10 s lock, is what
-// let the lock expire under its holder. So every call here has a deadline (the
+// it exists as its own package: a user service answering in more than 10 s,
+// called with a 30 s HTTP timeout under a 10 s lock, lets the lock expire
+// under its holder. So every call here has a deadline (the
 // smaller of the caller's and Config.Timeout), goes through a circuit breaker
 // that stops calling a failing service at all, and fails closed: nothing but a
 // 200 {"eligible": true} lets a purchase go on.
