@@ -2,7 +2,7 @@ package waitingroom
 
 import (
 	"context"
-	"embed"
+	_ "embed"
 	"errors"
 	"fmt"
 	"strconv"
@@ -13,25 +13,25 @@ import (
 	"github.com/seckill-oss/seckill/internal/keys"
 )
 
-// The room's scripts, one job each (the .lua files say what and why).
+// The room's scripts, one job each (the .lua files say what and why),
+// embedded as the lock's and the stock's are.
 var (
-	//go:embed *.lua
-	luaFiles     embed.FS
-	joinScript   = script("join.lua")
-	statusScript = script("status.lua")
-	admitScript  = script("admit.lua")
-	finishScript = script("finish.lua")
-	closeScript  = script("close.lua")
+	//go:embed join.lua
+	joinLua    string
+	joinScript = redis.NewScript(joinLua)
+	//go:embed status.lua
+	statusLua    string
+	statusScript = redis.NewScript(statusLua)
+	//go:embed admit.lua
+	admitLua    string
+	admitScript = redis.NewScript(admitLua)
+	//go:embed finish.lua
+	finishLua    string
+	finishScript = redis.NewScript(finishLua)
+	//go:embed close.lua
+	closeLua    string
+	closeScript = redis.NewScript(closeLua)
 )
-
-// script loads one of the package's embedded scripts.
-func script(name string) *redis.Script {
-	src, err := luaFiles.ReadFile(name)
-	if err != nil {
-		panic(fmt.Sprintf("waitingroom: embedded %s: %v", name, err)) // a build without its own files
-	}
-	return redis.NewScript(string(src))
-}
 
 // ErrNotReplicated is returned when fewer Redis replicas than asked
 // acknowledged a write of the room within the timeout; the write may be lost
