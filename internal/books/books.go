@@ -32,9 +32,9 @@ import (
 // Config tunes the books side.
 type Config struct {
 	// LockTTL is the lease of the per-activity lock, as the purchase path
-	// takes it; LockWait how long a purchase waits for it (0: a second, the
-	// purchase path's default). A change of the books waits up to two
-	// leases plus that for purchases to let go.
+	// takes it; LockWait how long a purchase waits for it
+	// (purchase.Config.LockWait with its default applied). A change of the
+	// books waits up to two leases plus that for purchases to let go.
 	LockTTL  time.Duration
 	LockWait time.Duration
 	// KeyPrefix is put before every Redis key (purchase.Config.KeyPrefix).
@@ -119,9 +119,6 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		catalog: deps.Catalog, sales: deps.Sales, rooms: deps.Rooms, log: deps.Logger, stop: make(chan struct{})}
 	if s.now == nil {
 		s.now = time.Now
-	}
-	if s.cfg.LockWait == 0 {
-		s.cfg.LockWait = time.Second
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
