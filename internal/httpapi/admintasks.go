@@ -202,11 +202,7 @@ func handleMarkRefunded(tasks AdminTasks) gin.HandlerFunc {
 			return
 		}
 		o, err := tasks.MarkRefunded(c.Request.Context(), orderID, by)
-		if err != nil {
-			respondError(c, err)
-			return
-		}
-		writeJSON(c, http.StatusOK, newAdminOrderResponse(o))
+		reply(c, http.StatusOK, newAdminOrderResponse(o), err)
 	}
 }
 
@@ -243,11 +239,7 @@ func handleAdjustStock(tasks AdminTasks) gin.HandlerFunc {
 			return
 		}
 		r, err := tasks.AdjustStock(c.Request.Context(), id, total)
-		if err != nil {
-			respondError(c, err)
-			return
-		}
-		writeJSON(c, http.StatusOK, response{ActivityID: r.ActivityID, TotalStockBefore: r.Before, TotalStock: r.TotalStock, Sold: r.Sold, RemainingStock: r.Remaining})
+		reply(c, http.StatusOK, response{ActivityID: r.ActivityID, TotalStockBefore: r.Before, TotalStock: r.TotalStock, Sold: r.Sold, RemainingStock: r.Remaining}, err)
 	}
 }
 
@@ -258,11 +250,7 @@ func handleCancel(cn Canceller) gin.HandlerFunc {
 			return
 		}
 		o, err := cn.Cancel(c.Request.Context(), id, c.GetInt64(keyUserID))
-		if err != nil {
-			respondError(c, err)
-			return
-		}
-		writeJSON(c, http.StatusOK, newOrderResponse(o))
+		reply(c, http.StatusOK, newOrderResponse(o), err)
 	}
 }
 

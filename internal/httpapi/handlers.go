@@ -192,11 +192,7 @@ func handleCreateActivity(svc Service) gin.HandlerFunc {
 			return
 		}
 		v, err := svc.CreateActivity(c.Request.Context(), a)
-		if err != nil {
-			respondError(c, err)
-			return
-		}
-		writeJSON(c, http.StatusCreated, newActivityResponse(v))
+		reply(c, http.StatusCreated, newActivityResponse(v), err)
 	}
 }
 
@@ -211,11 +207,7 @@ func handlePreload(svc Service) gin.HandlerFunc {
 			return
 		}
 		remaining, err := svc.Preload(c.Request.Context(), id)
-		if err != nil {
-			respondError(c, err)
-			return
-		}
-		writeJSON(c, http.StatusOK, response{ActivityID: id, RemainingStock: remaining})
+		reply(c, http.StatusOK, response{ActivityID: id, RemainingStock: remaining}, err)
 	}
 }
 

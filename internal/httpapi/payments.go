@@ -60,11 +60,7 @@ func handlePaymentCallback(pay Payments, wait time.Duration) gin.HandlerFunc {
 		ctx, cancel := context.WithTimeout(c.Request.Context(), wait)
 		defer cancel()
 		o, err := pay.Callback(ctx, orderID)
-		if err != nil {
-			respondError(c, err)
-			return
-		}
-		writeJSON(c, http.StatusOK, newOrderResponse(o))
+		reply(c, http.StatusOK, newOrderResponse(o), err)
 	}
 }
 

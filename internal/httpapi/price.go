@@ -40,10 +40,6 @@ func handleSetPrice(p Pricer) gin.HandlerFunc {
 			return
 		}
 		v, err := p.SetPrice(c.Request.Context(), id, price, currency)
-		if err != nil {
-			respondError(c, err)
-			return
-		}
-		writeJSON(c, http.StatusOK, newActivityResponse(v))
+		reply(c, http.StatusOK, newActivityResponse(v), err)
 	}
 }

@@ -82,11 +82,7 @@ func handleQueue(do func(ctx context.Context, activityID, userID int64) (seckill
 			return
 		}
 		q, err := do(c.Request.Context(), id, c.GetInt64(keyUserID))
-		if err != nil {
-			respondError(c, err)
-			return
-		}
-		writeJSON(c, http.StatusOK, newQueueResponse(q))
+		reply(c, http.StatusOK, newQueueResponse(q), err)
 	}
 }
 

@@ -128,6 +128,16 @@ func retryAfterSeconds(d time.Duration) string {
 	return strconv.FormatInt(int64(secs), 10)
 }
 
+// reply answers the error when there is one, and otherwise v with status:
+// the end of a handler whose answer is one call's result.
+func reply(c *gin.Context, status int, v any, err error) {
+	if err != nil {
+		respondError(c, err)
+		return
+	}
+	writeJSON(c, status, v)
+}
+
 // writeJSON answers v as application/json. The Content-Type carries no
 // charset parameter: JSON is UTF-8 by definition (RFC 8259).
 //
