@@ -552,20 +552,29 @@ func TestShutdownFinishesInFlight(t *testing.T) {
 		resp.Body.Close()
 		answered <- resp.StatusCode
 	}()
-	time.Sleep(100 * time.Millisecond) // the purchase now waits on the stub
+	// The batch takes the activity's lock before it asks the stub, which
+	// answers 300 ms later: once the lock exists the purchase is under way.
+	rdb := testenv.Redis(t)
+	lockKey := keys.Lock(env["SECKILL_KEY_PREFIX"], id)
+	for deadline := time.Now().Add(20 * time.Second); rdb.Exists(context.Background(), lockKey).Val() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the purchase never took the activity's lock")
+		}
+	}
 	if err := p.stop(); err != nil {
 		t.Fatalf("serve after cancel: %v", err)
 	}
+	// A purchase cut off by the shutdown fails at the client (0); one
+	// answered before run returned reaches it, however late it reads.
 	select {
 	case code := <-answered:
 		if code != http.StatusCreated {
-			t.Fatalf("in-flight purchase answered %d, want 201", code)
+			t.Fatalf("in-flight purchase answered %d, want 201 before run returned", code)
 		}
-	default:
-		t.Fatal("run returned before the in-flight purchase was answered")
+	case <-time.After(20 * time.Second):
+		t.Fatal("the in-flight purchase was never answered")
 	}
-	rdb := testenv.Redis(t)
-	if n := rdb.Exists(context.Background(), keys.Lock(env["SECKILL_KEY_PREFIX"], id)).Val(); n != 0 {
+	if n := rdb.Exists(context.Background(), lockKey).Val(); n != 0 {
 		t.Fatal("the activity's lock is still held after shutdown")
 	}
 }
