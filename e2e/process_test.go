@@ -586,11 +586,14 @@ func TestProcessKilledMidPurchase(t *testing.T) {
 // EOF), a non-zero exit and lock keys left behind.
 func TestSIGTERMDuringBurst(t *testing.T) {
 	const shutdownTimeout = 5 * time.Second
-	// Verifications take most of their 500 ms deadline, so each batch runs
-	// for longer than the 200 ms that makes a request "accepted before the
-	// signal", and some are always in flight when it comes.
+	// Verifications take 400 ms, so each batch runs for longer than the
+	// 200 ms that makes a request "accepted before the signal", and some are
+	// always in flight when it comes. Their deadline is a full second: on a
+	// loaded machine a 400 ms answer can pass 500 ms, and a verification
+	// that times out is a 503 the shutdown did not cause.
 	s := newProcessStack(t, usercheck.StubConfig{Latency: 400 * time.Millisecond})
-	p := startProcess(t, s.processEnv(map[string]string{"SECKILL_SHUTDOWN_TIMEOUT": shutdownTimeout.String()}))
+	p := startProcess(t, s.processEnv(map[string]string{"SECKILL_SHUTDOWN_TIMEOUT": shutdownTimeout.String(),
+		"SECKILL_USERCHECK_TIMEOUT": "1s"}))
 	s.url = p.url
 	const total = 15
 	activities := []int64{s.createActivity(total), s.createActivity(total), s.createActivity(total), s.createActivity(total)}
