@@ -264,6 +264,12 @@ func NoActivity(id int64) *Error {
 	return Errorf(EActivityNotFound, "no activity %d", id)
 }
 
+// NoOrder is the EOrderNotFound answer to a buyer who holds no order of
+// activity activityID.
+func NoOrder(activityID int64) *Error {
+	return Errorf(EOrderNotFound, "you hold no order for activity %d", activityID)
+}
+
 // DatabaseDown is the EUnavailable error of a read the order database did
 // not answer: nothing changed.
 func DatabaseDown(err error) *Error {

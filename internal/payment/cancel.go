@@ -24,7 +24,7 @@ func (s *Service) Cancel(ctx context.Context, activityID, userID int64) (seckill
 	o, err := s.orders.OrderByUser(ctx, activityID, userID)
 	switch {
 	case errors.Is(err, order.ErrNotFound):
-		return seckill.Order{}, seckill.Errorf(seckill.EOrderNotFound, "you hold no order for activity %d", activityID)
+		return seckill.Order{}, seckill.NoOrder(activityID)
 	case err != nil:
 		return seckill.Order{}, seckill.DatabaseDown(err)
 	}

@@ -12,10 +12,8 @@ import (
 
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/books"
-	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/purchase"
-	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 	"github.com/seckill-oss/seckill/internal/testkit/wiring"
 	"github.com/seckill-oss/seckill/internal/usercheck"
@@ -267,19 +265,8 @@ func TestFailedAcquireIsUnavailableNotBusy(t *testing.T) {
 	rdb := redis.NewClient(opt)
 	t.Cleanup(func() { _ = rdb.Close() })
 	rdb.AddHook(dropAcquires{})
-	orders, err := order.Open(context.Background(), dsn, order.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = orders.Close() })
-	locks := lock.New(rdb, nil)
-	t.Cleanup(func() { _ = locks.Close() })
-	svc, err := wiring.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 100 * time.Millisecond, LockWait: 50 * time.Millisecond, KeyPrefix: prefix}, books.Config{},
-		purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, prefix), Orders: orders, Users: usercheck.ApproveAll{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = svc.Close() })
+	svc, _ := wiring.OnReal(t, rdb, dsn, purchase.Config{LockTTL: time.Second, UserCheckTimeout: 100 * time.Millisecond, LockWait: 50 * time.Millisecond, KeyPrefix: prefix},
+		books.Config{}, nil, nil)
 	now := time.Now()
 	act, err := svc.CreateActivity(context.Background(), seckill.Activity{Name: "x", TotalStock: 5, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
 	if err != nil {
