@@ -8,7 +8,7 @@
 #   SQL:     127.0.0.1:3311-3313 (node 1-3), HAProxy 127.0.0.1:3310
 #   Galera:  gmcast 4571-4573, IST 4581-4583, SST 4591-4593
 #
-# SECKILL_GALERA_CHECK_INTER (ms, default 500) is HAProxy's check interval,
+# SECKILL_GALERA_CHECK_INTER (ms, default 1000) is HAProxy's check interval,
 # which is also the external check's deadline: on a machine loaded past its
 # cores the check took 400-600 ms and HAProxy marked every Synced node down.
 # SECKILL_GALERA_PORT (HAProxy; the nodes take the three ports after it) and
@@ -133,7 +133,7 @@ _galera_haproxy() {
 		    option external-check
 		    external-check path "/usr/bin:/bin:/usr/sbin"
 		    external-check command $dir/check.sh
-		    default-server inter ${SECKILL_GALERA_CHECK_INTER:-500} fall 2 rise 3 on-marked-down shutdown-sessions on-marked-up shutdown-backup-sessions
+		    default-server inter ${SECKILL_GALERA_CHECK_INTER:-1000} fall 2 rise 3 on-marked-down shutdown-sessions on-marked-up shutdown-backup-sessions
 		    server node1 127.0.0.1:$(_galera_port 1) check
 		    server node2 127.0.0.1:$(_galera_port 2) check backup
 		    server node3 127.0.0.1:$(_galera_port 3) check backup
