@@ -74,26 +74,13 @@ func openBackend(ctx context.Context, cfg config, users usercheck.Verifier, log 
 	if err = b.openOrders(ctx, cfg, reg); err != nil {
 		return nil, err
 	}
-	lockMetrics, err := lock.NewMetrics(reg)
-	if err != nil {
-		return nil, err
-	}
-	b.locks = lock.New(b.rdb, &lock.Options{Observer: lockMetrics, Logger: log})
+	b.locks = lock.New(b.rdb, &lock.Options{Observer: lock.NewMetrics(reg, log), Logger: log})
 	b.catalog = catalog.New(b.orders, nil)
 	if b.rooms, err = openRooms(cfg, b, users, log, reg); err != nil {
 		return nil, err
 	}
 	st := stock.New(b.rdb, cfg.KeyPrefix)
-	b.service, err = purchase.New(purchase.Config{
-		LockTTL:          cfg.LockTTL,
-		UserCheckTimeout: cfg.UserCheckTimeout,
-		LockWait:         cfg.LockWait,
-		QueueMax:         cfg.QueueMax,
-		QueueMaxTotal:    cfg.QueueMaxTotal,
-		KeyPrefix:        cfg.KeyPrefix,
-		WaitReplicas:     cfg.WaitReplicas,
-		WaitTimeout:      cfg.WaitTimeout,
-	}, purchase.Deps{
+	b.service, err = purchase.New(cfg.purchase(), purchase.Deps{
 		Redis: b.rdb, Locks: b.locks, Stock: st, Orders: b.orders, Catalog: b.catalog,
 		Users: users, Rooms: b.rooms, Logger: log, Registry: reg,
 	})
@@ -170,11 +157,7 @@ func (b *backend) openRedis(ctx context.Context, cfg config, reg prometheus.Regi
 		b.log.Warn("SECKILL_REDIS_URL is unset: using an embedded in-process Redis; stock is lost on exit")
 	}
 	b.rdb = topology.client()
-	redisErrors, err := redismetrics.New(reg)
-	if err != nil {
-		return err
-	}
-	b.rdb.AddHook(redisErrors)
+	b.rdb.AddHook(redismetrics.New(reg, b.log))
 	// Spans per command only when tracing is on: under the no-op provider
 	// the hook would still cost every command its attributes.
 	if cfg.Tracing {

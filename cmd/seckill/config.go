@@ -115,6 +115,14 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c.readListeners(e)
 	c.readPayments(e)
 	c.strictness(e)
+	// The purchase path's rules between settings (a call shorter than the
+	// lease, a WAIT inside its write reserve) are its own: checked there,
+	// once the settings themselves read well.
+	if len(e.errs) == 0 {
+		if err := c.purchase().Check(); err != nil {
+			e.fail(err)
+		}
+	}
 	if err := errors.Join(e.errs...); err != nil {
 		return config{}, fmt.Errorf("configuration: %w", err)
 	}
@@ -195,10 +203,19 @@ func (c *config) readPurchase(e *envReader) {
 	c.RateGlobal = e.rate("SECKILL_RATE_GLOBAL", "0")
 	c.RatePerUser = e.rate("SECKILL_RATE_PER_USER", strconv.Itoa(defaultRatePerUser))
 	c.RatePerUserReads = e.rate("SECKILL_RATE_PER_USER_READS", "0")
-	// A verification call that may outlive the lease oversells: the lock
-	// expires while its holder still waits.
-	if c.LockTTL > 0 && c.UserCheckTimeout >= c.LockTTL {
-		e.fail(fmt.Errorf("SECKILL_USERCHECK_TIMEOUT=%v must be shorter than SECKILL_LOCK_TTL=%v", c.UserCheckTimeout, c.LockTTL))
+}
+
+// purchase is the purchase path's part of the configuration.
+func (c config) purchase() purchase.Config {
+	return purchase.Config{
+		LockTTL:          c.LockTTL,
+		UserCheckTimeout: c.UserCheckTimeout,
+		LockWait:         c.LockWait,
+		QueueMax:         c.QueueMax,
+		QueueMaxTotal:    c.QueueMaxTotal,
+		KeyPrefix:        c.KeyPrefix,
+		WaitReplicas:     c.WaitReplicas,
+		WaitTimeout:      c.WaitTimeout,
 	}
 }
 
@@ -238,10 +255,6 @@ func (c *config) readStores(e *envReader) {
 	c.WaitReplicas = e.count("SECKILL_REDIS_WAIT_REPLICAS", 0, 0, maxWaitReplicas,
 		fmt.Sprintf("a number of replicas from 0 (no WAIT) to %d", maxWaitReplicas))
 	c.WaitTimeout = e.duration("SECKILL_REDIS_WAIT_TIMEOUT", "100ms", time.Millisecond)
-	// The WAITs come out of the lease's write reserve.
-	if c.WaitReplicas > 0 && c.LockTTL > 0 && c.WaitTimeout >= c.LockTTL/4 {
-		e.fail(fmt.Errorf("SECKILL_REDIS_WAIT_TIMEOUT=%v must be shorter than a quarter of SECKILL_LOCK_TTL=%v", c.WaitTimeout, c.LockTTL))
-	}
 }
 
 // readListeners reads the listeners' and the log's settings.
@@ -393,49 +406,4 @@ func envOr(getenv func(string) string, name, def string) string {
 		return v
 	}
 	return def
-}
-
-// checkMode holds serve and demo to their stores: serve never falls back to
-// the in-process ones, and the demo, which approves every user, prints an
-// admin token and serves an unauthenticated payment stub, listens on
-// loopback only (127.0.0.1:8080 unless SECKILL_HTTP_ADDR names another
-// loopback address), and so does its admin listener (SECKILL_ADMIN_ADDR),
-// which serves the ops API, /metrics and pprof.
-func checkMode(cfg *config, demo, addrSet bool) error {
-	// Both stores or neither: Redis without the database would write orders
-	// to a throwaway file and reuse their ids over Redis's keys after a
-	// restart; the database without Redis would sell from a stock that
-	// vanishes on exit.
-	switch {
-	case cfg.RedisURL != "" && cfg.MySQLDSN == "":
-		return errors.New("SECKILL_MYSQL_DSN is required when SECKILL_REDIS_URL is set: orders must go to the database that outlives the process")
-	case cfg.MySQLDSN != "" && cfg.RedisURL == "":
-		return errors.New("SECKILL_REDIS_URL is required when SECKILL_MYSQL_DSN is set: the stock must live in a Redis every instance shares")
-	}
-	switch {
-	case !demo && cfg.embedded():
-		return errors.New("serve needs SECKILL_REDIS_URL and SECKILL_MYSQL_DSN, and both are unset; for the in-process demo run `seckill demo`")
-	case !demo:
-		return nil
-	case !cfg.embedded():
-		return errors.New("demo runs on in-process stores only: unset SECKILL_REDIS_URL and SECKILL_MYSQL_DSN, or run `seckill serve`")
-	}
-	if cfg.AdminAddr != "" && !loopbackAddr(cfg.AdminAddr) {
-		return fmt.Errorf("SECKILL_ADMIN_ADDR=%q: the demo listens on a loopback address only (such as 127.0.0.1:9091): its admin token is printed and its ops API, /metrics and pprof must not be reachable from the network", cfg.AdminAddr)
-	}
-	if !addrSet {
-		cfg.HTTPAddr = demoAddr
-		return nil
-	}
-	if !loopbackAddr(cfg.HTTPAddr) {
-		return fmt.Errorf("SECKILL_HTTP_ADDR=%q: the demo listens on a loopback address only (such as 127.0.0.1:8080): it approves every user and serves an unauthenticated payment stub", cfg.HTTPAddr)
-	}
-	return nil
-}
-
-// loopbackAddr reports whether a listen address (host:port) is on loopback
-// only; an empty host is every interface.
-func loopbackAddr(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	return err == nil && isLoopbackHost(host)
 }

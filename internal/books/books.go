@@ -26,6 +26,7 @@ import (
 	"github.com/seckill-oss/seckill/internal/catalog"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
+	"github.com/seckill-oss/seckill/internal/promreg"
 	"github.com/seckill-oss/seckill/internal/stock"
 )
 
@@ -126,10 +127,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if s.rooms == nil {
 		s.rooms = noRooms{}
 	}
-	var err error
-	if s.m, err = newMetrics(deps.Registry); err != nil {
-		return nil, err
-	}
+	s.m = newMetrics(promreg.NewRegistrar(deps.Registry, s.log))
 	if cfg.BooksSweep > 0 {
 		s.sweeping.Add(1)
 		go s.sweepBooks()

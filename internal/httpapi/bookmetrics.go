@@ -25,25 +25,15 @@ type bookMetrics struct {
 }
 
 func observeBooks(svc Service, r *promreg.Registrar) *bookMetrics {
-	b := &bookMetrics{
+	return &bookMetrics{
 		Service: svc,
-		oversold: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "seckill_audit_oversold",
-			Help: "1 when the last audit of the activity found more orders than its total stock, else 0.",
-		}, []string{"activity_id"}),
-		consistent: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "seckill_audit_consistent",
-			Help: "1 when the last audit of the activity found orders + Redis stock == total, else 0.",
-		}, []string{"activity_id"}),
-		notLoaded: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "seckill_stock_not_loaded_total",
-			Help: "Purchases refused (503) because the activity's stock is not in Redis: preload it.",
-		}, []string{"activity_id"}),
+		oversold: r.GaugeVec("seckill_audit_oversold",
+			"1 when the last audit of the activity found more orders than its total stock, else 0.", "activity_id"),
+		consistent: r.GaugeVec("seckill_audit_consistent",
+			"1 when the last audit of the activity found orders + Redis stock == total, else 0.", "activity_id"),
+		notLoaded: r.CounterVec("seckill_stock_not_loaded_total",
+			"Purchases refused (503) because the activity's stock is not in Redis: preload it.", "activity_id"),
 	}
-	promreg.Add(r, &b.oversold)
-	promreg.Add(r, &b.consistent)
-	promreg.Add(r, &b.notLoaded)
-	return b
 }
 
 // Audit implements Service.

@@ -17,31 +17,17 @@ type metrics struct {
 }
 
 func newMetrics(r *promreg.Registrar) *metrics {
-	m := &metrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "seckill_http_requests_total",
-			Help: "HTTP requests answered, by route template, method and status.",
-		}, []string{"route", "method", "status"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "seckill_http_request_duration_seconds",
-			Help: "Time to answer an HTTP request, by route template.",
-			// A purchase is a few Redis and one database round trip: 1-100 ms.
-			Buckets: []float64{.001, .002, .005, .01, .02, .05, .1, .2, .5, 1, 2.5},
-		}, []string{"route"}),
-		purchases: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "seckill_purchases_total",
-			Help: `Purchase requests answered, by outcome: "created" or the error code.`,
-		}, []string{"outcome"}),
-		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "seckill_http_rate_limited_total",
-			Help: `Requests refused by a rate limit, by scope: "user" or "global".`,
-		}, []string{"scope"}),
+	return &metrics{
+		requests: r.CounterVec("seckill_http_requests_total",
+			"HTTP requests answered, by route template, method and status.", "route", "method", "status"),
+		// A purchase is a few Redis and one database round trip: 1-100 ms.
+		duration: r.HistogramVec("seckill_http_request_duration_seconds", "Time to answer an HTTP request, by route template.",
+			[]float64{.001, .002, .005, .01, .02, .05, .1, .2, .5, 1, 2.5}, "route"),
+		purchases: r.CounterVec("seckill_purchases_total",
+			`Purchase requests answered, by outcome: "created" or the error code.`, "outcome"),
+		rateLimited: r.CounterVec("seckill_http_rate_limited_total",
+			`Requests refused by a rate limit, by scope: "user" or "global".`, "scope"),
 	}
-	promreg.Add(r, &m.requests)
-	promreg.Add(r, &m.duration)
-	promreg.Add(r, &m.purchases)
-	promreg.Add(r, &m.rateLimited)
-	return m
 }
 
 // methodLabel bounds the method label to the methods HTTP defines.

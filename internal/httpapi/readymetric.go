@@ -3,8 +3,6 @@ package httpapi
 import (
 	"context"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/seckill-oss/seckill/internal/promreg"
 )
 
@@ -13,10 +11,7 @@ import (
 // within readyTimeout (the result shared with /readyz for ReadyCacheTTL). Prometheus cannot probe /readyz itself, and an
 // instance that answers scrapes but not its dependencies is not serving.
 func registerReady(r *promreg.Registrar, rc *readyCheck) {
-	ready := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "seckill_ready",
-		Help: "1 when Redis and the database answer (GET /readyz would answer 200), else 0; checked at scrape time.",
-	}, func() float64 {
+	r.GaugeFunc("seckill_ready", "1 when Redis and the database answer (GET /readyz would answer 200), else 0; checked at scrape time.", func() float64 {
 		ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
 		defer cancel()
 		if err := rc.ready(ctx); err != nil {
@@ -24,5 +19,4 @@ func registerReady(r *promreg.Registrar, rc *readyCheck) {
 		}
 		return 1
 	})
-	promreg.Add(r, &ready)
 }

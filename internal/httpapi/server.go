@@ -218,15 +218,10 @@ func newEdge(cfg Config, deps Deps) *edge {
 			gatherer = prometheus.NewRegistry()
 		}
 	}
-	r := promreg.NewRegistrar(reg)
+	r := promreg.NewRegistrar(reg, log)
 	e := &edge{cfg: cfg, svc: observeBooks(deps.Service, r), pay: deps.Payments, log: log, m: newMetrics(r), scrape: newMetricsHandler(gatherer)}
 	e.ready = newReadyCheck(deps.Service, cfg.now)
 	registerReady(r, e.ready)
-	if err := r.Err(); err != nil {
-		// A collector that failed counts unregistered: metrics never stop
-		// the service serving.
-		log.Warn("httpapi: metrics not registered", "err", err)
-	}
 	e.adminFails = newFailureBackoff(cfg)
 	e.limits = newRateLimits(cfg, e.m)
 	e.tasks, e.pricer, e.rooms, e.queue, e.cancel = deps.Tasks, deps.Pricer, deps.Rooms, deps.Queue, deps.Canceller

@@ -3,7 +3,7 @@ package lock
 import (
 	"context"
 	"crypto/rand"
-	_ "embed"
+	"embed"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill-oss/seckill/internal/luascript"
 )
 
 var (
@@ -35,19 +37,16 @@ var (
 	ErrAcquireFailed = errors.New("lock: acquire failed")
 )
 
+// luaFiles holds the package's scripts, one .lua file each.
+//
+//go:embed *.lua
+var luaFiles embed.FS
+
 var (
-	//go:embed obtain.lua
-	obtainLua    string
-	obtainScript = redis.NewScript(obtainLua)
-	//go:embed release.lua
-	releaseLua    string
-	releaseScript = redis.NewScript(releaseLua)
-	//go:embed extend.lua
-	extendLua    string
-	extendScript = redis.NewScript(extendLua)
-	//go:embed seedfence.lua
-	seedFenceLua    string
-	seedFenceScript = redis.NewScript(seedFenceLua)
+	obtainScript    = luascript.Load(luaFiles, "obtain.lua")
+	releaseScript   = luascript.Load(luaFiles, "release.lua")
+	extendScript    = luascript.Load(luaFiles, "extend.lua")
+	seedFenceScript = luascript.Load(luaFiles, "seedfence.lua")
 )
 
 var (

@@ -1,7 +1,7 @@
 package lock
 
 import (
-	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -55,49 +55,22 @@ type Metrics struct {
 
 // NewMetrics returns Metrics registered with reg (nil: not registered). When
 // reg already holds collectors of the same names, as when two Clients share a
-// registry, those are reused; a collector of the same name and another kind
-// is an error. It is long because it is a flat list of collectors.
-func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
-	m := &Metrics{
-		obtains: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "seckill_lock_obtain_total", Help: "Obtain calls by result.",
-		}, []string{"result"}),
-		obtainDur: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "seckill_lock_obtain_seconds", Help: "Duration of Obtain calls by result.",
-			Buckets: prometheus.ExponentialBuckets(0.0001, 3, 10),
-		}, []string{"result"}),
-		unknown: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "seckill_lock_unknown_outcomes_total", Help: "Acquire attempts that timed out, by what the lookup found.",
-		}, []string{"found"}),
-		releases: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "seckill_lock_release_total", Help: "Release calls by result.",
-		}, []string{"result"}),
-		hold: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "seckill_lock_hold_seconds", Help: "Time from grant to release.",
-			Buckets: prometheus.ExponentialBuckets(0.0005, 3, 10),
-		}),
-		lost: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "seckill_lock_lost_leases_total", Help: "Extends or renewals that found the lock gone.",
-		}),
-		cleanups: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "seckill_lock_cleanups_total", Help: "Background compare-and-deletes by result.",
-		}, []string{"result"}),
+// registry, those are reused. A collector that cannot be registered is
+// logged to log (nil: slog.Default()).
+func NewMetrics(reg prometheus.Registerer, log *slog.Logger) *Metrics {
+	r := promreg.NewRegistrar(reg, log)
+	return &Metrics{
+		obtains: r.CounterVec("seckill_lock_obtain_total", "Obtain calls by result.", "result"),
+		obtainDur: r.HistogramVec("seckill_lock_obtain_seconds", "Duration of Obtain calls by result.",
+			prometheus.ExponentialBuckets(0.0001, 3, 10), "result"),
+		unknown: r.CounterVec("seckill_lock_unknown_outcomes_total",
+			"Acquire attempts that timed out, by what the lookup found.", "found"),
+		releases: r.CounterVec("seckill_lock_release_total", "Release calls by result.", "result"),
+		hold: r.Histogram("seckill_lock_hold_seconds", "Time from grant to release.",
+			prometheus.ExponentialBuckets(0.0005, 3, 10)),
+		lost:     r.Counter("seckill_lock_lost_leases_total", "Extends or renewals that found the lock gone."),
+		cleanups: r.CounterVec("seckill_lock_cleanups_total", "Background compare-and-deletes by result.", "result"),
 	}
-	if reg == nil {
-		return m, nil
-	}
-	r := promreg.NewRegistrar(reg)
-	promreg.Add(r, &m.obtains)
-	promreg.Add(r, &m.obtainDur)
-	promreg.Add(r, &m.unknown)
-	promreg.Add(r, &m.releases)
-	promreg.Add(r, &m.hold)
-	promreg.Add(r, &m.lost)
-	promreg.Add(r, &m.cleanups)
-	if err := r.Err(); err != nil {
-		return nil, fmt.Errorf("lock: %w", err)
-	}
-	return m, nil
 }
 
 // Obtained implements Observer.

@@ -20,18 +20,9 @@ import (
 // before the store is used; a collector of the same name already in reg is
 // shared.
 func (s *Store) countErrors(reg prometheus.Registerer) error {
-	c := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "seckill_db_errors_total",
-		Help: "Database calls that failed, by operation: begin, exec, query, commit, rollback.",
-	}, []string{"op"})
-	for _, op := range []string{"begin", "exec", "query", "commit", "rollback"} {
-		c.WithLabelValues(op)
-	}
-	r := promreg.NewRegistrar(reg)
-	promreg.Add(r, &c)
-	if err := r.Err(); err != nil {
-		return fmt.Errorf("order: %w", err)
-	}
+	c := promreg.NewRegistrar(reg, nil).CounterVec("seckill_db_errors_total",
+		"Database calls that failed, by operation: begin, exec, query, commit, rollback.", "op")
+	promreg.Zero(c.MetricVec, "begin", "exec", "query", "commit", "rollback")
 	sqlDB, err := s.db.DB()
 	if err != nil {
 		return fmt.Errorf("order: count errors: %w", err)

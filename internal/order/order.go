@@ -122,6 +122,20 @@ func (s *Store) OrderByUser(ctx context.Context, activityID, userID int64) (seck
 	return row.order(), nil
 }
 
+// HeldOrder is OrderByUser answered in the contract's words, for a buyer
+// asking after their own order: seckill.NoOrder when they hold none,
+// seckill.DatabaseDown when the database did not answer.
+func (s *Store) HeldOrder(ctx context.Context, activityID, userID int64) (seckill.Order, error) {
+	o, err := s.OrderByUser(ctx, activityID, userID)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return seckill.Order{}, seckill.NoOrder(activityID)
+	case err != nil:
+		return seckill.Order{}, seckill.DatabaseDown(err)
+	}
+	return o, nil
+}
+
 // OrdersByUsers returns, of the users given, those who hold an order of the
 // activity, with that order, in one query.
 func (s *Store) OrdersByUsers(ctx context.Context, activityID int64, userIDs []int64) (map[int64]seckill.Order, error) {

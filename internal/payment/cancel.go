@@ -21,12 +21,9 @@ const triggerCancel = "cancel"
 // exactly once. Errors: EOrderNotFound, seckill.ENotCancellable (with the order's
 // status in the message), EUnavailable (provider, lock or store).
 func (s *Service) Cancel(ctx context.Context, activityID, userID int64) (seckill.Order, error) {
-	o, err := s.orders.OrderByUser(ctx, activityID, userID)
-	switch {
-	case errors.Is(err, order.ErrNotFound):
-		return seckill.Order{}, seckill.NoOrder(activityID)
-	case err != nil:
-		return seckill.Order{}, seckill.DatabaseDown(err)
+	o, err := s.orders.HeldOrder(ctx, activityID, userID)
+	if err != nil {
+		return seckill.Order{}, err
 	}
 	if o.Status != seckill.OrderStatusCreated {
 		return o, notCancellable(o)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/order"
-
 	"github.com/seckill-oss/seckill/internal/promreg"
 )
 
@@ -28,8 +27,8 @@ const (
 	outcomeCoalesced = "coalesced"
 )
 
-// metrics are the payment flow's numbers. Every method works on a zero
-// registry (nil: not registered, still counted).
+// metrics are the payment flow's numbers. Every method works on a nil
+// registry (not registered, still counted).
 type metrics struct {
 	verifications *prometheus.CounterVec
 	expirations   prometheus.Counter
@@ -37,89 +36,40 @@ type metrics struct {
 	returns       *prometheus.CounterVec
 	provider      *prometheus.CounterVec
 	lag           prometheus.Gauge
-	reg           prometheus.Registerer
-	log           *slog.Logger
+	r             *promreg.Registrar
 }
 
-// newMetrics is long because it is a flat list of collectors, each given
-// its series at 0, then registered.
+// newMetrics makes the collectors, each given its series at 0.
 func newMetrics(reg prometheus.Registerer, log *slog.Logger) *metrics {
+	r := promreg.NewRegistrar(reg, log)
 	m := &metrics{
-		verifications: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "seckill_payment_verifications_total",
-			Help: "Payment verifications by trigger (callback, result_page, delay_queue) and outcome.",
-		}, []string{"trigger", "outcome"}),
-		expirations: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "seckill_orders_expired_total",
-			Help: "Orders expired unpaid by this process (each gave its unit back).",
-		}),
-		refunds: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "seckill_refunds_required_total",
-			Help: "Orders found paid late, or paid with an amount, currency or merchant that does not match, by this process: the buyer must be refunded.",
-		}),
-		returns: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "seckill_payment_unit_returns_total",
-			Help: "Returns of expired orders' units to Redis, by result (returned, already, stale, not_loaded, failed).",
-		}, []string{"result"}),
-		provider: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "seckill_payment_provider_requests_total",
-			Help: "Payment provider queries by result: paid, pending, failed, none (404), unknown, open (breaker answered).",
-		}, []string{"result"}),
-		lag: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "seckill_payment_queue_lag_seconds",
-			Help: "Now minus the oldest pay_by among created orders that are due, as last seen by this process's delay queue (0: none due).",
-		}),
-		reg: reg,
-		log: log,
+		verifications: r.CounterVec("seckill_payment_verifications_total",
+			"Payment verifications by trigger (callback, result_page, delay_queue) and outcome.", "trigger", "outcome"),
+		expirations: r.Counter("seckill_orders_expired_total",
+			"Orders expired unpaid by this process (each gave its unit back)."),
+		refunds: r.Counter("seckill_refunds_required_total",
+			"Orders found paid late, or paid with an amount, currency or merchant that does not match, by this process: the buyer must be refunded."),
+		returns: r.CounterVec("seckill_payment_unit_returns_total",
+			"Returns of expired orders' units to Redis, by result (returned, already, stale, not_loaded, failed).", "result"),
+		provider: r.CounterVec("seckill_payment_provider_requests_total",
+			"Payment provider queries by result: paid, pending, failed, none (404), unknown, open (breaker answered).", "result"),
+		lag: r.Gauge("seckill_payment_queue_lag_seconds",
+			"Now minus the oldest pay_by among created orders that are due, as last seen by this process's delay queue (0: none due)."),
+		r: r,
 	}
-	// Every series exists from start-up, at 0: a rate or an increase over a
-	// series that appears with its first event misses that event.
-	for _, r := range []string{"paid", "pending", "failed", "none", "unknown", "open"} {
-		m.provider.WithLabelValues(r)
-	}
-	for _, r := range []string{"returned", "already", "stale", "not_loaded", "failed"} {
-		m.returns.WithLabelValues(r)
-	}
+	promreg.Zero(m.provider.MetricVec, "paid", "pending", "failed", "none", "unknown", "open")
+	promreg.Zero(m.returns.MetricVec, "returned", "already", "stale", "not_loaded", "failed")
 	for _, t := range []string{triggerCallback, triggerResultPage, triggerDelayQueue, triggerCancel} {
 		for _, o := range []string{outcomePaid, outcomeExpired, outcomeRefundRequired, outcomeUnchanged, outcomeSettled, outcomeUnknown, outcomeBusy, outcomeCoalesced} {
 			m.verifications.WithLabelValues(t, o)
 		}
 	}
-	if m.reg != nil {
-		r := promreg.NewRegistrar(m.reg)
-		promreg.Add(r, &m.verifications)
-		promreg.Add(r, &m.expirations)
-		promreg.Add(r, &m.refunds)
-		promreg.Add(r, &m.returns)
-		promreg.Add(r, &m.provider)
-		promreg.Add(r, &m.lag)
-		m.failed(r.Err())
-	}
 	return m
 }
 
-// failed logs metrics that could not be registered: they are not worth
-// refusing to verify payments over.
-func (m *metrics) failed(err error) {
-	if err != nil {
-		m.log.Error("payment: metrics not registered", "err", err)
-	}
-}
-
-// register registers c, a collector that reads its values at scrape time.
-func (m *metrics) register(c prometheus.Collector) {
-	if m.reg == nil {
-		return
-	}
-	_, err := promreg.Register(m.reg, c)
-	m.failed(err)
-}
-
 func (m *metrics) breakerState(state func() float64) {
-	m.register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "seckill_payment_breaker_state",
-		Help: "State of the payment provider's circuit breaker: 0 closed, 1 half-open, 2 open.",
-	}, state))
+	m.r.GaugeFunc("seckill_payment_breaker_state",
+		"State of the payment provider's circuit breaker: 0 closed, 1 half-open, 2 open.", state)
 }
 
 func (m *metrics) providerCall(result string) { m.provider.WithLabelValues(result).Inc() }

@@ -169,7 +169,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		s.returned = func(int64) {}
 	}
 	s.m = newMetrics(deps.Registry, s.log)
-	s.m.register(newOrdersByStatus(s.orders.StatusCounts, s.log))
+	s.m.r.Collector(newOrdersByStatus(s.orders.StatusCounts, s.log))
 	if s.provider == nil {
 		s.client = NewClient(cfg.ProviderURL, cfg.ProviderTimeout, s.log, s.m)
 		s.client.apiKey = cfg.APIKey

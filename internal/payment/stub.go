@@ -144,11 +144,7 @@ func NewStub(cfg StubConfig, callbackURL string, secret []byte, log *slog.Logger
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.mux.HandleFunc("GET /v1/payments/{order_id}", s.handleQuery)
 	s.mux.HandleFunc("PUT /stub/payments/{order_id}", s.handleSet)
-	s.mux.HandleFunc("GET /stub/config", s.handleGetConfig)
-	s.mux.HandleFunc("PUT /stub/config", s.handlePutConfig)
-	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		stubhttp.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
+	stubhttp.Handle(s.mux, s.handleGetConfig, s.handlePutConfig)
 	return s, nil
 }
 

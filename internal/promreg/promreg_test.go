@@ -1,6 +1,9 @@
 package promreg_test
 
 import (
+	"bytes"
+	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,25 +28,30 @@ func TestRegisterSharesAndRefuses(t *testing.T) {
 	}
 }
 
-func TestRegistrarSharesAndKeepsTheFirstError(t *testing.T) {
+// A second instance's collectors are the first's; a clash of names is
+// logged, and the clashing collector still counts, unregistered.
+func TestRegistrarSharesAndLogsAClash(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	first := prometheus.NewCounter(prometheus.CounterOpts{Name: "y_total", Help: "y"})
-	r := promreg.NewRegistrar(reg)
-	promreg.Add(r, &first)
-	second := prometheus.NewCounter(prometheus.CounterOpts{Name: "y_total", Help: "y"})
-	clash := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "y_total", Help: "y"}, []string{"a"})
-	r2 := promreg.NewRegistrar(reg)
-	promreg.Add(r2, &second)
+	var logged bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logged, nil))
+	first := promreg.NewRegistrar(reg, log).Counter("y_total", "y")
+	second := promreg.NewRegistrar(reg, log).Counter("y_total", "y")
 	if second != first {
 		t.Error("a second instance's collector was not shared")
 	}
-	promreg.Add(r2, &clash)
-	if r2.Err() == nil || r.Err() != nil {
-		t.Errorf("errors: %v, %v; want the clash kept by the second registrar only", r.Err(), r2.Err())
+	if logged.Len() != 0 {
+		t.Errorf("a shared collector was logged: %s", logged.String())
 	}
-	none := promreg.NewRegistrar(nil)
-	promreg.Add(none, &clash)
-	if none.Err() != nil {
-		t.Errorf("a nil registry: %v", none.Err())
+	clash := promreg.NewRegistrar(reg, log).CounterVec("y_total", "y", "a")
+	clash.WithLabelValues("x").Inc()
+	if !strings.Contains(logged.String(), "not registered") {
+		t.Errorf("a clash was not logged: %q", logged.String())
+	}
+	none := promreg.NewRegistrar(nil, log).CounterVec("y_total", "y", "a")
+	promreg.Zero(none.MetricVec, "b")
+	series := make(chan prometheus.Metric, 4)
+	none.Collect(series)
+	if n := len(series); n != 1 {
+		t.Errorf("a nil registry's vector has %d series, want the zeroed 1", n)
 	}
 }

@@ -181,12 +181,5 @@ func (s *Service) MyOrder(ctx context.Context, activityID, userID int64) (seckil
 	if _, err := s.catalog.Visible(ctx, activityID); err != nil {
 		return seckill.Order{}, err
 	}
-	o, err := s.orders.OrderByUser(ctx, activityID, userID)
-	switch {
-	case errors.Is(err, order.ErrNotFound):
-		return seckill.Order{}, seckill.NoOrder(activityID)
-	case err != nil:
-		return seckill.Order{}, seckill.DatabaseDown(err)
-	}
-	return o, nil
+	return s.orders.HeldOrder(ctx, activityID, userID)
 }

@@ -6,17 +6,14 @@ import (
 	"testing"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/promreg"
 )
 
 // A panic inside a batch fails that batch, each buyer not yet answered
 // getting 503, and returns to the leader: without contain it killed the
 // leader goroutine and with it the process and every activity's queue.
 func TestContainedPanicFailsOnlyItsBatch(t *testing.T) {
-	m, err := newMetrics(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &Service{m: m, log: slog.New(slog.DiscardHandler)}
+	s := &Service{m: newMetrics(promreg.NewRegistrar(nil, nil)), log: slog.New(slog.DiscardHandler)}
 	batch := []*ticket{newTicket(seckill.BuyRequest{UserID: 1}), newTicket(seckill.BuyRequest{UserID: 2})}
 	batch[0].answer(seckill.Order{ID: "sold-before-the-panic"}, nil)
 

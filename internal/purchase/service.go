@@ -52,6 +52,7 @@ import (
 	"github.com/seckill-oss/seckill/internal/catalog"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
+	"github.com/seckill-oss/seckill/internal/promreg"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
@@ -176,27 +177,44 @@ type Service struct {
 	background sync.WaitGroup
 }
 
-// checked returns cfg with its defaults filled in, or why it cannot work.
-func (cfg Config) checked() (Config, error) {
+// Check reports everything about cfg that cannot work, naming each setting
+// by its configuration variable (docs/API.md "Configuration"): the service's
+// configuration is refused with these words at start-up, before any store is
+// opened, and New refuses the same Config with them.
+func (cfg Config) Check() error {
+	var errs []error
 	if cfg.LockTTL <= 0 {
-		return cfg, fmt.Errorf("purchase: lock TTL must be positive, got %v", cfg.LockTTL)
+		errs = append(errs, fmt.Errorf("SECKILL_LOCK_TTL=%v: must be positive", cfg.LockTTL))
 	}
-	if cfg.UserCheckTimeout <= 0 || cfg.UserCheckTimeout >= cfg.LockTTL {
-		return cfg, fmt.Errorf("purchase: user-check timeout %v must be positive and shorter than the lock TTL %v", cfg.UserCheckTimeout, cfg.LockTTL)
+	// A verification call that may outlive the lease oversells: the lock
+	// expires while its holder still waits.
+	switch {
+	case cfg.UserCheckTimeout <= 0:
+		errs = append(errs, fmt.Errorf("SECKILL_USERCHECK_TIMEOUT=%v: must be positive", cfg.UserCheckTimeout))
+	case cfg.UserCheckTimeout >= cfg.LockTTL:
+		errs = append(errs, fmt.Errorf("SECKILL_USERCHECK_TIMEOUT=%v must be shorter than SECKILL_LOCK_TTL=%v", cfg.UserCheckTimeout, cfg.LockTTL))
 	}
 	if cfg.LockWait < 0 {
-		return cfg, fmt.Errorf("purchase: lock wait must not be negative, got %v", cfg.LockWait)
+		errs = append(errs, fmt.Errorf("SECKILL_LOCK_WAIT=%v: must not be negative", cfg.LockWait))
 	}
 	if cfg.WaitReplicas < 0 || (cfg.WaitReplicas > 0 && cfg.WaitTimeout <= 0) {
-		return cfg, fmt.Errorf("purchase: WAIT for %d replicas within %v: want 0 replicas, or a positive timeout", cfg.WaitReplicas, cfg.WaitTimeout)
+		errs = append(errs, fmt.Errorf("SECKILL_REDIS_WAIT_REPLICAS=%d with SECKILL_REDIS_WAIT_TIMEOUT=%v: want 0 replicas, or a positive timeout", cfg.WaitReplicas, cfg.WaitTimeout))
 	}
 	// The WAITs of a batch run inside the part of the lease kept back for
 	// the write: a longer one would spend the lease the write needs.
-	if cfg.WaitReplicas > 0 && cfg.WaitTimeout >= lock.WriteReserve(cfg.LockTTL) {
-		return cfg, fmt.Errorf("purchase: WAIT timeout %v must be shorter than the lease's write reserve %v (a quarter of the lock TTL %v)", cfg.WaitTimeout, lock.WriteReserve(cfg.LockTTL), cfg.LockTTL)
+	if reserve := lock.WriteReserve(cfg.LockTTL); cfg.WaitReplicas > 0 && cfg.WaitTimeout >= reserve {
+		errs = append(errs, fmt.Errorf("SECKILL_REDIS_WAIT_TIMEOUT=%v must be shorter than the lease's write reserve, a quarter of SECKILL_LOCK_TTL=%v (%v)", cfg.WaitTimeout, cfg.LockTTL, reserve))
 	}
 	if cfg.QueueMax < 0 || cfg.QueueMaxTotal < 0 {
-		return cfg, fmt.Errorf("purchase: queue sizes must not be negative, got %d per activity and %d in all", cfg.QueueMax, cfg.QueueMaxTotal)
+		errs = append(errs, fmt.Errorf("SECKILL_QUEUE_MAX=%d, SECKILL_QUEUE_MAX_TOTAL=%d: must not be negative", cfg.QueueMax, cfg.QueueMaxTotal))
+	}
+	return errors.Join(errs...)
+}
+
+// checked returns cfg with its defaults filled in, or why it cannot work.
+func (cfg Config) checked() (Config, error) {
+	if err := cfg.Check(); err != nil {
+		return cfg, fmt.Errorf("purchase: %w", err)
 	}
 	if cfg.LockWait == 0 {
 		cfg.LockWait = DefaultLockWait
@@ -244,9 +262,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	if s.m, err = newMetrics(deps.Registry); err != nil {
-		return nil, err
-	}
+	s.m = newMetrics(promreg.NewRegistrar(deps.Registry, s.log))
 	s.writes = deps.Orders.NewCommitter(func(n int, took time.Duration) {
 		s.m.groupSize.Observe(float64(n))
 		s.m.groupTime.Observe(took.Seconds())

@@ -6,7 +6,7 @@ package redismetrics
 import (
 	"context"
 	"errors"
-	"fmt"
+	"log/slog"
 	"net"
 	"strings"
 
@@ -34,21 +34,13 @@ type Hook struct {
 var _ redis.Hook = (*Hook)(nil)
 
 // New returns a Hook registered with reg; a collector of the same name
-// already there (a second client on one registry) is shared.
-func New(reg prometheus.Registerer) (*Hook, error) {
-	c := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "seckill_redis_errors_total",
-		Help: "Redis commands that failed, by kind: timeout, connection, reply (an error answered by Redis).",
-	}, []string{"kind"})
-	for _, k := range []string{kindTimeout, kindConnection, kindReply} {
-		c.WithLabelValues(k)
-	}
-	r := promreg.NewRegistrar(reg)
-	promreg.Add(r, &c)
-	if err := r.Err(); err != nil {
-		return nil, fmt.Errorf("redismetrics: %w", err)
-	}
-	return &Hook{errors: c}, nil
+// already there (a second client on one registry) is shared. A failure to
+// register is logged to log (nil: slog.Default()).
+func New(reg prometheus.Registerer, log *slog.Logger) *Hook {
+	c := promreg.NewRegistrar(reg, log).CounterVec("seckill_redis_errors_total",
+		"Redis commands that failed, by kind: timeout, connection, reply (an error answered by Redis).", "kind")
+	promreg.Zero(c.MetricVec, kindTimeout, kindConnection, kindReply)
+	return &Hook{errors: c}
 }
 
 // DialHook implements redis.Hook. A failed dial fails the command that

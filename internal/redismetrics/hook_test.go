@@ -17,10 +17,7 @@ import (
 // reply and an unreachable server are.
 func TestHookCounts(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	h, err := New(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := New(reg, nil)
 	ctx := context.Background()
 	opt, err := redis.ParseURL(testenv.RedisURL(t))
 	if err != nil {

@@ -2,7 +2,6 @@ package stock
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"fmt"
 	"strconv"
@@ -10,17 +9,15 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill-oss/seckill/internal/luascript"
 )
 
 // ErrNoLedger is returned by Ledger for a stock loaded before loads recorded
 // what they put in: its ledger cannot be read.
 var ErrNoLedger = errors.New("stock: loaded without its ledger")
 
-var (
-	//go:embed ledger.lua
-	ledgerSrc    string
-	ledgerScript = redis.NewScript(ledgerSrc)
-)
+var ledgerScript = luascript.Load(luaFiles, "ledger.lua")
 
 // Ledger is an activity's stock and every receipt it has, read in one step:
 // what the ledger (package doc) is checked on.

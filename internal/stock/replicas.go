@@ -2,7 +2,6 @@ package stock
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"fmt"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill/internal/keys"
+	"github.com/seckill-oss/seckill/internal/luascript"
 )
 
 var (
@@ -22,11 +22,7 @@ var (
 	ErrWriteGone = errors.New("stock: write not found on the activity's primary")
 )
 
-var (
-	//go:embed replicate.lua
-	replicateSrc    string
-	replicateScript = redis.NewScript(replicateSrc)
-)
+var replicateScript = luascript.Load(luaFiles, "replicate.lua")
 
 // markerTTL is how long an activity's replication marker lives; it only has
 // to outlive the WAIT that follows its write.

@@ -2,12 +2,13 @@ package stock
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill-oss/seckill/internal/luascript"
 )
 
 // ErrOrderReturned is returned by ReturnOrder when the order's unit went back
@@ -22,11 +23,7 @@ const OrderReceiptTTL = 24 * time.Hour
 // alreadyReturned is return_order.lua's answer when the receipt exists.
 const alreadyReturned = -2
 
-var (
-	//go:embed return_order.lua
-	returnOrderSrc    string
-	returnOrderScript = redis.NewScript(returnOrderSrc)
-)
+var returnOrderScript = luascript.Load(luaFiles, "return_order.lua")
 
 // Epoch returns the epoch of the activity's stock (the fence of the grant
 // its last load ran under), or ErrNotLoaded.

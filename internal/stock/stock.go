@@ -61,7 +61,7 @@ package stock
 
 import (
 	"context"
-	_ "embed"
+	"embed"
 	"errors"
 	"fmt"
 	"strconv"
@@ -71,6 +71,7 @@ import (
 
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/keys"
+	"github.com/seckill-oss/seckill/internal/luascript"
 )
 
 var (
@@ -113,16 +114,15 @@ const (
 	loadedField = "loaded" // what the epoch's load put in: the ledger's start
 )
 
+// luaFiles holds the package's scripts, one .lua file each.
+//
+//go:embed *.lua
+var luaFiles embed.FS
+
 var (
-	//go:embed deduct.lua
-	deductSrc    string
-	deductScript = redis.NewScript(deductSrc)
-	//go:embed settle.lua
-	settleSrc    string
-	settleScript = redis.NewScript(settleSrc)
-	//go:embed loadifheld.lua
-	loadIfHeldSrc    string
-	loadIfHeldScript = redis.NewScript(loadIfHeldSrc)
+	deductScript     = luascript.Load(luaFiles, "deduct.lua")
+	settleScript     = luascript.Load(luaFiles, "settle.lua")
+	loadIfHeldScript = luascript.Load(luaFiles, "loadifheld.lua")
 )
 
 // Answers of the scripts that are not counts.

@@ -19,3 +19,14 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 func WriteError(w http.ResponseWriter, status int, code, msg string) {
 	WriteJSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": msg}})
 }
+
+// Handle adds the routes every stub has to mux: its configuration, read
+// (GET /stub/config) and changed (PUT /stub/config) at run time, and a
+// health check (GET /healthz).
+func Handle(mux *http.ServeMux, getConfig, putConfig http.HandlerFunc) {
+	mux.HandleFunc("GET /stub/config", getConfig)
+	mux.HandleFunc("PUT /stub/config", putConfig)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+}

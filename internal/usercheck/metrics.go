@@ -46,38 +46,21 @@ func newMetrics(reg prometheus.Registerer, state func() gobreaker.State, logger 
 	if reg == nil {
 		return nil
 	}
+	r := promreg.NewRegistrar(reg, logger)
 	m := &metrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "seckill_usercheck_requests_total",
-			Help: "User verifications by result: eligible, rejected, unavailable, open (breaker answered), canceled (caller gave up).",
-		}, []string{"result"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "seckill_usercheck_request_duration_seconds",
-			Help:    "Duration of user-verification calls that reached the network, by result.",
-			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
-		}, []string{"result"}),
+		requests: r.CounterVec("seckill_usercheck_requests_total",
+			"User verifications by result: eligible, rejected, unavailable, open (breaker answered), canceled (caller gave up).", "result"),
+		duration: r.HistogramVec("seckill_usercheck_request_duration_seconds",
+			"Duration of user-verification calls that reached the network, by result.",
+			[]float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5}, "result"),
 	}
 	// The gauge asks the breaker at scrape time, which also moves an open
 	// breaker whose timeout has passed to half-open.
-	stateGauge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "seckill_usercheck_breaker_state",
-		Help: "State of the user-verification circuit breaker: 0 closed, 1 half-open, 2 open.",
-	}, func() float64 { return float64(state()) })
-
-	for _, r := range []string{resultEligible, resultRejected, resultUnavailable, resultOpen, resultCanceled} {
-		m.requests.WithLabelValues(r)
-	}
-	for _, r := range []string{resultEligible, resultRejected, resultUnavailable, resultCanceled} {
-		m.duration.WithLabelValues(r)
-	}
-	r := promreg.NewRegistrar(reg)
-	promreg.Add(r, &m.requests)
-	promreg.Add(r, &m.duration)
-	promreg.Add(r, &stateGauge)
-	if err := r.Err(); err != nil {
-		// Metrics are not worth refusing to verify users over.
-		logger.Error("usercheck: metrics not registered", "err", err)
-	}
+	r.GaugeFunc("seckill_usercheck_breaker_state",
+		"State of the user-verification circuit breaker: 0 closed, 1 half-open, 2 open.",
+		func() float64 { return float64(state()) })
+	promreg.Zero(m.requests.MetricVec, resultEligible, resultRejected, resultUnavailable, resultOpen, resultCanceled)
+	promreg.Zero(m.duration.MetricVec, resultEligible, resultRejected, resultUnavailable, resultCanceled)
 	return m
 }
 

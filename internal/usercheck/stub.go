@@ -136,11 +136,7 @@ func NewStub(cfg StubConfig) (*Stub, error) {
 		return nil, err
 	}
 	s.mux.HandleFunc("GET /v1/users/{user_id}/eligibility", s.handleEligibility)
-	s.mux.HandleFunc("GET /stub/config", s.handleGetConfig)
-	s.mux.HandleFunc("PUT /stub/config", s.handlePutConfig)
-	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		stubhttp.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
+	stubhttp.Handle(s.mux, s.handleGetConfig, s.handlePutConfig)
 	return s, nil
 }
 

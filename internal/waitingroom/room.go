@@ -117,11 +117,7 @@ func New(cfg Config, deps Deps) (*Room, error) {
 	if deps.Registerer == nil {
 		deps.Registerer = prometheus.NewRegistry()
 	}
-	m, err := newMetrics(deps.Registerer)
-	if err != nil {
-		return nil, err
-	}
-	r := &Room{cfg: cfg, deps: deps, st: deps.Store, log: deps.Log, m: m,
+	r := &Room{cfg: cfg, deps: deps, st: deps.Store, log: deps.Log, m: newMetrics(deps.Registerer, deps.Log),
 		soldAt: map[int64]time.Time{}, etaChecks: map[int64]*etaCheck{}}
 	r.known.Store(&map[int64]roomState{})
 	return r, nil

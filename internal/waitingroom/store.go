@@ -2,7 +2,7 @@ package waitingroom
 
 import (
 	"context"
-	_ "embed"
+	"embed"
 	"errors"
 	"fmt"
 	"strconv"
@@ -11,26 +11,22 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill/internal/keys"
+	"github.com/seckill-oss/seckill/internal/luascript"
 )
 
 // The room's scripts, one job each (the .lua files say what and why),
 // embedded as the lock's and the stock's are.
+// luaFiles holds the package's scripts, one .lua file each.
+//
+//go:embed *.lua
+var luaFiles embed.FS
+
 var (
-	//go:embed join.lua
-	joinLua    string
-	joinScript = redis.NewScript(joinLua)
-	//go:embed status.lua
-	statusLua    string
-	statusScript = redis.NewScript(statusLua)
-	//go:embed admit.lua
-	admitLua    string
-	admitScript = redis.NewScript(admitLua)
-	//go:embed finish.lua
-	finishLua    string
-	finishScript = redis.NewScript(finishLua)
-	//go:embed close.lua
-	closeLua    string
-	closeScript = redis.NewScript(closeLua)
+	joinScript   = luascript.Load(luaFiles, "join.lua")
+	statusScript = luascript.Load(luaFiles, "status.lua")
+	admitScript  = luascript.Load(luaFiles, "admit.lua")
+	finishScript = luascript.Load(luaFiles, "finish.lua")
+	closeScript  = luascript.Load(luaFiles, "close.lua")
 )
 
 // ErrNotReplicated is returned when fewer Redis replicas than asked
