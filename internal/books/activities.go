@@ -92,17 +92,18 @@ func (s *Service) Audit(ctx context.Context, id int64) (seckill.Audit, error) {
 	remaining, err := s.stock.Remaining(ctx, id)
 	switch {
 	case errors.Is(err, stock.ErrNotLoaded):
-		remaining = 0
+		remaining = 0 // with no stock in Redis, the orders alone must make the total
 	case err != nil:
 		return seckill.Audit{}, seckill.RedisDown(err)
 	}
+	b := seckill.Books{ActivityID: id, TotalStock: a.TotalStock, Held: n, RedisRemaining: remaining, RedisLoaded: true}
 	out := seckill.Audit{
 		ActivityID:     id,
 		TotalStock:     a.TotalStock,
 		Orders:         n,
 		RedisRemaining: remaining,
-		Oversold:       n > a.TotalStock,
-		Consistent:     n+remaining == a.TotalStock,
+		Oversold:       b.Oversold() > 0,
+		Consistent:     b.Imbalance() == 0,
 	}
 	if a.WaitingRoom != nil {
 		if _, open, err := s.rooms.Sizes(ctx, id); err == nil {
