@@ -9,7 +9,8 @@
 #
 # It also runs the Redis topologies the scale-out tests need, from the same
 # redis-server binary (no Docker), on loopback ports of their own, with data
-# and config under $SECKILL_TOPOLOGY_DIR (default /tmp/seckill-redis-topologies):
+# and config under $SECKILL_TOPOLOGY_DIR (default /tmp/seckill-redis-topologies),
+# through cmd/redistopo (go run), the starter the fault campaign uses too:
 #
 #   bash scripts/services.sh topologies      # both; prints `export ...` lines
 #   bash scripts/services.sh cluster         # 3 primaries + 3 replicas, 7000-7005
@@ -148,32 +149,12 @@ services_ensure() {
 
 # --- Redis Cluster and Sentinel for the scale-out tests -----------------------
 
+# The Redis topologies are started by cmd/redistopo (internal/testkit/
+# redistopo), the one starter the fault campaign uses too; these are its
+# fixed ports.
 SECKILL_CLUSTER_PORTS=(7000 7001 7002 7003 7004 7005)
-SECKILL_SENTINEL_DATA_PORTS=(7100 7101)
-SECKILL_SENTINEL_PORTS=(7102 7103 7104)
-SECKILL_SENTINEL_MASTER=seckill
 
-_svc_topology_dir() { printf '%s' "${SECKILL_TOPOLOGY_DIR:-${TMPDIR:-/tmp}/seckill-redis-topologies}"; }
-# _svc_rcli is redis-cli on loopback with a deadline: a node a test left
-# stopped (SIGSTOP) would otherwise hang it for ever.
-_svc_rcli() { timeout 5 redis-cli -h 127.0.0.1 "$@"; }
-_svc_alive() { _svc_rcli -p "$1" ping 2>/dev/null | grep -q PONG; }
 _svc_port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-# _svc_start_node PORT DIR CONF ARGS...: starts redis-server (with config
-# file CONF, or none when "") on PORT unless it answers already; refuses a
-# port something else holds.
-_svc_start_node() {
-	local port=$1 dir=$2 conf=$3
-	shift 3
-	_svc_alive "$port" && return 0
-	if _svc_port_taken "$port"; then
-		_svc_log "port $port is taken by something that is not a Redis: pick other ports"
-		return 1
-	fi
-	redis-server ${conf:+"$conf"} --daemonize yes --bind 127.0.0.1 --port "$port" --save '' --appendonly no \
-		--dir "$dir" --pidfile "$dir/redis-$port.pid" --logfile "$dir/redis-$port.log" "$@" >&2
-}
 
 _svc_wait() { # _svc_wait SECONDS WHAT COMMAND...
 	local secs=$1 what=$2 i
@@ -186,118 +167,25 @@ _svc_wait() { # _svc_wait SECONDS WHAT COMMAND...
 	return 1
 }
 
-# _svc_cluster_ok: the cluster serves every slot, every node agrees on who
-# serves which (a killed primary restarts believing it still owns its slots
-# until gossip tells it otherwise; a client that asks it meanwhile is sent
-# round in MOVED), and each primary has its replica in sync.
-_svc_cluster_ok() {
-	local p info
-	_svc_rcli -p "${SECKILL_CLUSTER_PORTS[0]}" cluster info 2>/dev/null | grep -q '^cluster_state:ok' || return 1
-	timeout 5 redis-cli --cluster check "127.0.0.1:${SECKILL_CLUSTER_PORTS[0]}" >/dev/null 2>&1 || return 1
-	for p in "${SECKILL_CLUSTER_PORTS[@]}"; do
-		info=$(_svc_rcli -p "$p" info replication 2>/dev/null) || return 1
-		if grep -q '^role:master' <<<"$info"; then
-			grep -q '^slave0:.*state=online' <<<"$info" || return 1
-		fi
-	done
-}
+# _svc_redistopo ARGS...: cmd/redistopo, from this checkout.
+_svc_redistopo() { (cd "$(dirname "${BASH_SOURCE[0]}")/.." && go run ./cmd/redistopo "$@"); }
 
-_svc_all_alive() {
-	local p
-	for p in "$@"; do _svc_alive "$p" || return 1; done
-}
-
-# services_cluster runs a 3-primary/3-replica Redis Cluster. The node timeout
-# is 2 s, so a killed primary's replica takes over in about 3 s; full
-# coverage is not required, so only the dead primary's slots stop meanwhile.
+# services_cluster runs a 3-primary/3-replica Redis Cluster on 7000-7005 and
+# exports its URL.
 services_cluster() {
-	local dir
-	dir="$(_svc_topology_dir)/cluster"
-	[ -d "$dir" ] || { _svc_cluster_start "$dir"; return; }
-	_svc_cluster_start "$dir" && return 0
-	# A cluster left by an earlier run (nodes killed, paused or restarted by
-	# tests; a machine restarted with nodes.conf still in /tmp) may never be
-	# whole again. The tests need a whole cluster, not that one: build it
-	# afresh, once.
-	_svc_log "the cluster left by an earlier run is not whole: building it afresh"
-	_svc_stop_ports "${SECKILL_CLUSTER_PORTS[@]}" || return 1
-	rm -rf "$dir"
-	_svc_cluster_start "$dir"
-}
-
-_svc_cluster_start() {
-	local dir=$1 p fresh=1
-	mkdir -p "$dir"
-	for p in "${SECKILL_CLUSTER_PORTS[@]}"; do
-		[ -f "$dir/nodes-$p.conf" ] && fresh=0
-		_svc_start_node "$p" "$dir" "" --cluster-enabled yes --cluster-config-file "$dir/nodes-$p.conf" \
-			--cluster-node-timeout 2000 --cluster-require-full-coverage no || return 1
-	done
-	_svc_wait 10 "cluster nodes" _svc_all_alive "${SECKILL_CLUSTER_PORTS[@]}" || return 1
-	if [ "$fresh" = 1 ]; then
-		_svc_log "creating the cluster on ports ${SECKILL_CLUSTER_PORTS[*]}"
-		timeout 60 redis-cli --cluster create $(printf '127.0.0.1:%s ' "${SECKILL_CLUSTER_PORTS[@]}") \
-			--cluster-replicas 1 --cluster-yes >&2 || return 1
-	fi
-	_svc_wait 30 "Redis Cluster (cluster_state:ok, replicas in sync)" _svc_cluster_ok || return 1
-	_svc_log "Redis Cluster is up on 127.0.0.1:${SECKILL_CLUSTER_PORTS[0]}-${SECKILL_CLUSTER_PORTS[5]}"
-	local q=""
-	for p in "${SECKILL_CLUSTER_PORTS[@]:1}"; do q="$q${q:+&}addr=127.0.0.1:$p"; done
-	export SECKILL_TEST_REDIS_CLUSTER_URL="redis://127.0.0.1:${SECKILL_CLUSTER_PORTS[0]}?$q"
-}
-
-_svc_sentinel_master() { _svc_rcli -p "$1" sentinel get-master-addr-by-name "$SECKILL_SENTINEL_MASTER" 2>/dev/null | tail -n 1; }
-
-_svc_sentinel_ok() {
-	local s m
-	for s in "${SECKILL_SENTINEL_PORTS[@]}"; do _svc_alive "$s" || return 1; done
-	m=$(_svc_sentinel_master "${SECKILL_SENTINEL_PORTS[0]}")
-	[ -n "$m" ] && _svc_rcli -p "$m" info replication 2>/dev/null | grep -q '^slave0:.*state=online'
+	local url
+	url=$(_svc_redistopo start cluster) || return 1
+	_svc_log "Redis Cluster is up on 127.0.0.1:7000-7005"
+	export SECKILL_TEST_REDIS_CLUSTER_URL=$url
 }
 
 # services_sentinel runs a primary and its replica under three Sentinels
-# (quorum 2, primary down after 2 s). A data node that is down is started
-# again as a replica of whichever node the Sentinels now call the primary.
+# (ports 7100-7104) and exports its URL.
 services_sentinel() {
-	_svc_sentinel_start && return 0
-	_svc_log "the Sentinel setup left by an earlier run is not whole: building it afresh"
-	_svc_stop_ports "${SECKILL_SENTINEL_PORTS[@]}" "${SECKILL_SENTINEL_DATA_PORTS[@]}" || return 1
-	rm -rf "$(_svc_topology_dir)/sentinel"
-	_svc_sentinel_start
-}
-
-_svc_sentinel_start() {
-	local dir p s master=""
-	dir="$(_svc_topology_dir)/sentinel"
-	for s in "${SECKILL_SENTINEL_PORTS[@]}"; do
-		_svc_alive "$s" && master=$(_svc_sentinel_master "$s") && [ -n "$master" ] && break
-	done
-	if [ -z "$master" ] && ! _svc_alive "${SECKILL_SENTINEL_DATA_PORTS[0]}" && ! _svc_alive "${SECKILL_SENTINEL_DATA_PORTS[1]}"; then
-		rm -rf "$dir" # nothing of a previous run is alive: start afresh
-	fi
-	mkdir -p "$dir"
-	master=${master:-${SECKILL_SENTINEL_DATA_PORTS[0]}}
-	for p in "${SECKILL_SENTINEL_DATA_PORTS[@]}"; do
-		if [ "$p" = "$master" ]; then
-			_svc_start_node "$p" "$dir" "" || return 1
-		else
-			_svc_start_node "$p" "$dir" "" --replicaof 127.0.0.1 "$master" || return 1
-		fi
-	done
-	for s in "${SECKILL_SENTINEL_PORTS[@]}"; do
-		[ -f "$dir/sentinel-$s.conf" ] || cat >"$dir/sentinel-$s.conf" <<-EOF
-			sentinel monitor $SECKILL_SENTINEL_MASTER 127.0.0.1 $master 2
-			sentinel down-after-milliseconds $SECKILL_SENTINEL_MASTER 2000
-			sentinel failover-timeout $SECKILL_SENTINEL_MASTER 6000
-			sentinel parallel-syncs $SECKILL_SENTINEL_MASTER 1
-		EOF
-		_svc_start_node "$s" "$dir" "$dir/sentinel-$s.conf" --sentinel || return 1
-	done
-	_svc_wait 30 "Sentinel (primary with a replica)" _svc_sentinel_ok || return 1
-	_svc_log "Sentinel is up on 127.0.0.1:${SECKILL_SENTINEL_PORTS[*]} (master $SECKILL_SENTINEL_MASTER at port $(_svc_sentinel_master "${SECKILL_SENTINEL_PORTS[0]}"))"
-	local q="master_name=$SECKILL_SENTINEL_MASTER"
-	for s in "${SECKILL_SENTINEL_PORTS[@]:1}"; do q="$q&addr=127.0.0.1:$s"; done
-	export SECKILL_TEST_REDIS_SENTINEL_URL="redis://127.0.0.1:${SECKILL_SENTINEL_PORTS[0]}?$q"
+	local url
+	url=$(_svc_redistopo start sentinel) || return 1
+	_svc_log "Sentinel is up on 127.0.0.1:7102-7104"
+	export SECKILL_TEST_REDIS_SENTINEL_URL=$url
 }
 
 # shellcheck source=scripts/galera.sh
@@ -308,24 +196,9 @@ services_topologies() {
 	services_cluster && services_sentinel
 }
 
-# _svc_stop_ports PORT...: stops the Redis nodes on these ports, a paused
-# (SIGSTOP) one too, and waits until each port is free.
-_svc_stop_ports() {
-	local p pid
-	for p in "$@"; do
-		_svc_alive "$p" && _svc_rcli -p "$p" shutdown nosave >/dev/null 2>&1
-		pid=$(pgrep -f "redis-server.*:$p\b" || true)
-		[ -z "$pid" ] || { kill -CONT $pid; kill -KILL $pid; } 2>/dev/null || true
-	done
-	for p in "$@"; do
-		_svc_wait 10 "port $p to be free" eval "! _svc_port_taken $p" || return 1
-	done
-}
-
 # services_stop_topologies stops every node of both and removes their data.
 services_stop_topologies() {
-	_svc_stop_ports "${SECKILL_SENTINEL_PORTS[@]}" "${SECKILL_SENTINEL_DATA_PORTS[@]}" "${SECKILL_CLUSTER_PORTS[@]}"
-	rm -rf "$(_svc_topology_dir)"
+	_svc_redistopo stop
 	_svc_log "Redis Cluster and Sentinel stopped"
 	services_stop_galera
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/seckill-oss/seckill/internal/payment"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testkit/faultproxy"
+	"github.com/seckill-oss/seckill/internal/testkit/redistopo"
 	"github.com/seckill-oss/seckill/internal/testkit/toxic"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
@@ -126,7 +127,7 @@ func (r Result) FaultTable() string { return strings.Join(kindsCount(r.Faults), 
 type cluster struct {
 	cfg         Config
 	redis       *redisTopology
-	redisVictim *redisNode
+	redisVictim *redistopo.Node
 	galera      *Galera
 	db          *database
 	rows        *rowHolder // the hold-row faults' outside transaction
@@ -227,12 +228,12 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 			return res, fmt.Errorf("chaos: after the faults: %w", err)
 		}
 	}
-	if err := waitFor(2*time.Minute, "Redis whole again", c.redis.settled); err != nil {
+	if err := redistopo.WaitFor(2*time.Minute, "Redis whole again", c.redis.Settled); err != nil {
 		return res, fmt.Errorf("chaos: %w", err)
 	}
 	// A COMMIT held by a late-status-commit lands up to 28 s after its fault
 	// healed: the books' clock starts once it has.
-	if err := waitFor(time.Minute, "every held COMMIT and deduct delivered", func() bool {
+	if err := redistopo.WaitFor(time.Minute, "every held COMMIT and deduct delivered", func() bool {
 		_, deducts := c.redis.deductsHeld()
 		return c.late.Holding() == 0 && deducts == 0
 	}); err != nil {
@@ -399,7 +400,7 @@ func (c *cluster) build() (err error) {
 		env = append(env, k+"="+v)
 	}
 	for i := range 3 {
-		port, err := freePort()
+		port, err := redistopo.FreePort()
 		if err != nil {
 			return err
 		}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/seckill-oss/seckill/internal/testkit/redistopo"
 )
 
 // Galera is the order store's Galera cluster behind HAProxy, as
@@ -123,7 +124,7 @@ func createDatabase(adminDSN string, causal bool) (*database, error) {
 	defer db.Close()
 	// A writer failover of another test may be running, or HAProxy still
 	// bringing its servers up: retry a while.
-	err = waitFor(3*time.Minute, "create the campaign's database", func() bool {
+	err = redistopo.WaitFor(3*time.Minute, "create the campaign's database", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+d.name+"` CHARACTER SET utf8mb4")

@@ -321,15 +321,15 @@ func (in *injector) apply(f fault) error {
 	case InstancePause:
 		c.instances[f.target].pause(true)
 	case RedisKill, RedisPause:
-		p, err := c.redis.primary()
+		p, err := c.redis.Primary()
 		if err != nil {
 			return err
 		}
 		c.redisVictim = p
 		if f.kind == RedisKill {
-			p.kill()
+			p.Kill()
 		} else {
-			p.signal(syscall.SIGSTOP)
+			p.Signal(syscall.SIGSTOP)
 		}
 	case GaleraKill:
 		return c.galera.killNode(f.target)
@@ -359,9 +359,9 @@ func (in *injector) heal(f fault) error {
 	case InstancePause:
 		c.instances[f.target].pause(false)
 	case RedisKill:
-		return c.redis.restart(c.redisVictim)
+		return c.redis.Restart(c.redisVictim)
 	case RedisPause:
-		c.redisVictim.signal(syscall.SIGCONT)
+		c.redisVictim.Signal(syscall.SIGCONT)
 	case GaleraKill:
 		return c.galera.restart(5 * time.Minute)
 	case LateCommit, LateStatusCommit:

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/seckill-oss/seckill/internal/testkit/redistopo"
 )
 
 // instance is one `seckill serve` process of the campaign, on a fixed
@@ -63,7 +65,7 @@ func (in *instance) restart(within time.Duration) error {
 // waitReady waits until the instance answers /readyz 200, or within passes.
 func (in *instance) waitReady(within time.Duration) error {
 	client := &http.Client{Timeout: time.Second}
-	err := waitFor(within, fmt.Sprintf("instance %d (%s)", in.index, in.url), func() bool {
+	err := redistopo.WaitFor(within, fmt.Sprintf("instance %d (%s)", in.index, in.url), func() bool {
 		if !in.running() {
 			return true
 		}
