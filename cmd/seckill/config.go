@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -16,7 +15,6 @@ import (
 	"github.com/seckill-oss/seckill/internal/outbound"
 	"github.com/seckill-oss/seckill/internal/purchase"
 	"github.com/seckill-oss/seckill/internal/tracing"
-	"github.com/seckill-oss/seckill/internal/waitingroom"
 )
 
 // config is the service's configuration, read from the environment names of
@@ -109,7 +107,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		LogFormat:    strings.ToLower(envOr(getenv, "SECKILL_LOG_FORMAT", "json")),
 	}
 	e := &envReader{get: getenv}
-	c.readPurchase(e)
+	c.readSettings(e)
 	c.edgeSecrets(e)
 	c.readStores(e)
 	c.readListeners(e)
@@ -137,41 +135,6 @@ type envReader struct {
 
 func (e *envReader) fail(err error) { e.errs = append(e.errs, err) }
 
-// duration reads a Go duration of at least min.
-func (e *envReader) duration(name, def string, min time.Duration) time.Duration {
-	v := envOr(e.get, name, def)
-	d, err := time.ParseDuration(v)
-	switch {
-	case err != nil:
-		e.fail(fmt.Errorf("%s=%q: not a duration such as 500ms or 2s", name, v))
-	case d < min:
-		e.fail(fmt.Errorf("%s=%q: must be at least %v", name, v, min))
-	}
-	return d
-}
-
-// rate reads requests per second, 0 for no limit.
-func (e *envReader) rate(name, def string) float64 {
-	v := envOr(e.get, name, def)
-	r, err := strconv.ParseFloat(v, 64)
-	if err != nil || r < 0 || math.IsNaN(r) || r > 1e9 {
-		e.fail(fmt.Errorf("%s=%q: must be requests per second, 0 for no limit", name, v))
-	}
-	return r
-}
-
-// count reads a whole number in lo..hi; what says in the error what it
-// counts ("a whole number of buyers from 1 to 10000").
-func (e *envReader) count(name string, def, lo, hi int, what string) int {
-	v := envOr(e.get, name, strconv.Itoa(def))
-	n, err := strconv.Atoi(v)
-	if err != nil || n < lo || n > hi {
-		e.fail(fmt.Errorf("%s=%q: must be %s", name, v, what))
-		return 0
-	}
-	return n
-}
-
 // boolean reads true or false.
 func (e *envReader) boolean(name, def string) bool {
 	v := envOr(e.get, name, def)
@@ -180,29 +143,6 @@ func (e *envReader) boolean(name, def string) bool {
 		e.fail(fmt.Errorf("%s=%q: must be true or false", name, v))
 	}
 	return b
-}
-
-// readPurchase reads the purchase path's and the waiting rooms' settings.
-func (c *config) readPurchase(e *envReader) {
-	c.LockTTL = e.duration("SECKILL_LOCK_TTL", "2s", 10*time.Millisecond)
-	c.UserCheckTimeout = e.duration("SECKILL_USERCHECK_TIMEOUT", "500ms", time.Millisecond)
-	c.LockWait = e.duration("SECKILL_LOCK_WAIT", purchase.DefaultLockWait.String(), time.Millisecond)
-	c.ShutdownTimeout = e.duration("SECKILL_SHUTDOWN_TIMEOUT", "15s", 0)
-	c.BooksSweep = e.duration("SECKILL_BOOKS_SWEEP", "5s", 0)
-	c.AdmissionTTL = e.duration("SECKILL_ADMISSION_TTL", waitingroom.DefaultAdmissionTTL.String(), time.Second)
-	admissionRate := envOr(e.get, "SECKILL_ADMISSION_RATE", strconv.Itoa(waitingroom.DefaultMaxRate))
-	if r, err := strconv.ParseFloat(admissionRate, 64); err == nil && r >= 1 && r <= 1e9 {
-		c.AdmissionRate = r
-	} else {
-		e.fail(fmt.Errorf("SECKILL_ADMISSION_RATE=%q: must be admissions a second, from 1 to 1e9", admissionRate))
-	}
-	c.QueueMax = e.count("SECKILL_QUEUE_MAX", purchase.DefaultQueueMax, 1, maxQueueMax,
-		fmt.Sprintf("a whole number of buyers from 1 to %d", maxQueueMax))
-	c.QueueMaxTotal = e.count("SECKILL_QUEUE_MAX_TOTAL", purchase.DefaultQueueMaxTotal, 1, maxQueueMax,
-		fmt.Sprintf("a whole number of buyers from 1 to %d", maxQueueMax))
-	c.RateGlobal = e.rate("SECKILL_RATE_GLOBAL", "0")
-	c.RatePerUser = e.rate("SECKILL_RATE_PER_USER", strconv.Itoa(defaultRatePerUser))
-	c.RatePerUserReads = e.rate("SECKILL_RATE_PER_USER_READS", "0")
 }
 
 // purchase is the purchase path's part of the configuration.
@@ -221,8 +161,6 @@ func (c config) purchase() purchase.Config {
 
 // readStores reads Redis's and the database's settings.
 func (c *config) readStores(e *envReader) {
-	c.MySQLMaxConns = e.count("SECKILL_MYSQL_MAX_CONNS", order.DefaultMaxConns, 1, order.MaxPoolConns,
-		fmt.Sprintf("a number of connections from 1 to %d", order.MaxPoolConns))
 	c.RedisMode = strings.ToLower(envOr(e.get, "SECKILL_REDIS_MODE", redisSingle))
 	switch {
 	case c.RedisURL != "":
@@ -252,9 +190,6 @@ func (c *config) readStores(e *envReader) {
 	default:
 		e.fail(fmt.Errorf("SECKILL_MIGRATIONS=%q: must be %s (serve applies pending migrations) or %s (serve only checks the schema is current; run `seckill migrate` first)", v, migrationsApply, migrationsSkip))
 	}
-	c.WaitReplicas = e.count("SECKILL_REDIS_WAIT_REPLICAS", 0, 0, maxWaitReplicas,
-		fmt.Sprintf("a number of replicas from 0 (no WAIT) to %d", maxWaitReplicas))
-	c.WaitTimeout = e.duration("SECKILL_REDIS_WAIT_TIMEOUT", "100ms", time.Millisecond)
 }
 
 // readListeners reads the listeners' and the log's settings.
@@ -279,7 +214,6 @@ func (c *config) readPayments(e *envReader) {
 	c.PaymentURL, c.PaymentSecret = e.get("SECKILL_PAYMENT_URL"), e.get("SECKILL_PAYMENT_SECRET")
 	c.PaymentMerchantID = strings.TrimSpace(e.get("SECKILL_PAYMENT_MERCHANT_ID"))
 	c.PaymentAPIKey = e.get("SECKILL_PAYMENT_API_KEY")
-	c.PaymentWindow = e.duration("SECKILL_PAYMENT_WINDOW", "15m", time.Second)
 	if c.PaymentURL != "" && c.PaymentSecret == "" {
 		e.fail(errors.New("SECKILL_PAYMENT_SECRET is required when SECKILL_PAYMENT_URL is set: callbacks are signed with it"))
 	}
