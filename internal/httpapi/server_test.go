@@ -839,6 +839,33 @@ func TestUserBucketsForgetLeastRecentlyUsed(t *testing.T) {
 	}
 }
 
+// Beyond keepFull, the least recently used buckets are forgotten once full
+// (a fresh bucket is the same), never while refilling (issue 36).
+func TestUserBucketsForgetFullOnes(t *testing.T) {
+	u := newUserBuckets(0.001, 1, 100)
+	u.keepFull = 2
+	u.get(1)         // full
+	u.get(2).Allow() // drained for 1000 s
+	u.get(3)         // two kept however full: nothing forgotten
+	if n := u.byKey.Len(); n != 3 {
+		t.Fatalf("kept %d buckets, want 3", n)
+	}
+	u.get(4) // forgets full 1, stops at the keepFull limit
+	if u.byKey.Contains(1) || !u.byKey.Contains(2) || u.byKey.Len() != 3 {
+		t.Fatalf("kept %v, want [2 3 4]", u.byKey.Keys())
+	}
+	u.get(5) // the least recently used, 2, is refilling: kept
+	if !u.byKey.Contains(2) {
+		t.Fatal("user 2's refilling bucket was forgotten")
+	}
+	if u.get(2).Allow() {
+		t.Error("user 2's drained bucket was replaced by a fresh one")
+	}
+	if b := newKeyedBuckets[string](1, 1, 100); b.keepFull != 0 {
+		t.Error("the admin back-off's buckets forget full ones")
+	}
+}
+
 func TestAccessLog(t *testing.T) {
 	var logs bytes.Buffer
 	h := NewServer(Config{AdminToken: adminToken}, withParts(Deps{Service: newFake(), Logger: slog.New(slog.NewJSONHandler(&logs, nil))}))
