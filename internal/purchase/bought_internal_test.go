@@ -34,23 +34,33 @@ func TestBoughtMemoryKeepsIdsAsGiven(t *testing.T) {
 
 func TestBoughtMemoryBounded(t *testing.T) {
 	var m boughtMemory
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
 	for u := range int64(boughtCap + 10) {
 		m.remember(seckill.Order{ID: newOrderID(), ActivityID: 1, UserID: u})
 	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
 	if _, ok := m.orderOf(1, boughtCap+5); ok {
 		t.Error("a buyer past boughtCap was remembered")
 	}
 	if got, ok := m.orderOf(1, boughtCap-1); !ok || len(got) != 36 {
 		t.Errorf("the last buyer within boughtCap: %q, %v", got, ok)
 	}
-	// About 80 bytes a buyer; the sync.Map of strings took about 190.
-	if perBuyer := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / boughtCap; perBuyer > 120 {
-		t.Errorf("%d bytes of heap a buyer, want under 120", perBuyer)
+}
+
+// BenchmarkBoughtMemoryFull reports the heap a full memory takes a buyer
+// (B/buyer): about 80 bytes; the sync.Map of strings took about 190.
+//
+//	go test -run '^$' -bench BoughtMemoryFull -benchtime 3x ./internal/purchase
+func BenchmarkBoughtMemoryFull(b *testing.B) {
+	for range b.N {
+		var m boughtMemory
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for u := range int64(boughtCap) {
+			m.remember(seckill.Order{ID: newOrderID(), ActivityID: 1, UserID: u})
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/boughtCap, "B/buyer")
+		runtime.KeepAlive(&m)
 	}
-	runtime.KeepAlive(&m)
 }
