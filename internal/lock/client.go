@@ -43,9 +43,13 @@ var (
 var luaFiles embed.FS
 
 var (
-	obtainScript    = luascript.Load(luaFiles, "obtain.lua")
-	releaseScript   = luascript.Load(luaFiles, "release.lua")
-	extendScript    = luascript.Load(luaFiles, "extend.lua")
+	// obtainScript grants the lock and issues its fence in one step.
+	obtainScript = luascript.Load(luaFiles, "obtain.lua")
+	// releaseScript deletes the lock only if this owner holds it (compare-and-delete), leaving a marker that it did.
+	releaseScript = luascript.Load(luaFiles, "release.lua")
+	// extendScript extends the lock only if this owner holds it.
+	extendScript = luascript.Load(luaFiles, "extend.lua")
+	// seedFenceScript raises a fence counter to a floor, never lowers it.
 	seedFenceScript = luascript.Load(luaFiles, "seedfence.lua")
 )
 

@@ -120,8 +120,11 @@ const (
 var luaFiles embed.FS
 
 var (
-	deductScript     = luascript.Load(luaFiles, "deduct.lua")
-	settleScript     = luascript.Load(luaFiles, "settle.lua")
+	// deductScript takes a grant's units atomically and leaves its receipt.
+	deductScript = luascript.Load(luaFiles, "deduct.lua")
+	// settleScript settles a grant's deduct: what it keeps, and the rest back.
+	settleScript = luascript.Load(luaFiles, "settle.lua")
+	// loadIfHeldScript loads the stock only while the grant's lock is held.
 	loadIfHeldScript = luascript.Load(luaFiles, "loadifheld.lua")
 )
 

@@ -14,19 +14,23 @@ import (
 	"github.com/seckill-oss/seckill/internal/luascript"
 )
 
-// The room's scripts, one job each (the .lua files say what and why),
-// embedded as the lock's and the stock's are.
-// luaFiles holds the package's scripts, one .lua file each.
+// luaFiles holds the room's scripts, one job and one .lua file each (the
+// file says what and why).
 //
 //go:embed *.lua
 var luaFiles embed.FS
 
 var (
-	joinScript   = luascript.Load(luaFiles, "join.lua")
+	// joinScript gives a user one place in the line, or tells why not.
+	joinScript = luascript.Load(luaFiles, "join.lua")
+	// statusScript reads one user's standing, without writing.
 	statusScript = luascript.Load(luaFiles, "status.lua")
-	admitScript  = luascript.Load(luaFiles, "admit.lua")
+	// admitScript lapses admissions that ran out and admits the next places, as many as the units left.
+	admitScript = luascript.Load(luaFiles, "admit.lua")
+	// finishScript uses admissions up with their buyers' final answers.
 	finishScript = luascript.Load(luaFiles, "finish.lua")
-	closeScript  = luascript.Load(luaFiles, "close.lua")
+	// closeScript closes a room as sold out, if it still is.
+	closeScript = luascript.Load(luaFiles, "close.lua")
 )
 
 // ErrNotReplicated is returned when fewer Redis replicas than asked
