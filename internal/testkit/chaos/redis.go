@@ -55,7 +55,7 @@ func startRedis(mode, bin, dir string) (*redisTopology, error) {
 	t, err := redistopo.Start(cfg)
 	if err != nil {
 		r.closeFronts()
-		return nil, fmt.Errorf("chaos: %w", err)
+		return nil, err
 	}
 	r.Topology = t
 	return r, nil

@@ -54,7 +54,7 @@ func (n *Node) start(conf string, args ...string) error {
 	if err := n.run(); err != nil {
 		return err
 	}
-	return WaitFor(10*time.Second, fmt.Sprintf("redis-server on %d", n.Port), n.Running)
+	return WaitFor(10*time.Second, fmt.Sprintf("redis-server on %d", n.Port), n.answers)
 }
 
 // run starts the process of n.args: a daemon, or a child whose exit closes
@@ -101,6 +101,12 @@ func (n *Node) Running() bool {
 			return true
 		}
 	}
+	return n.answers()
+}
+
+// answers reports whether the node answers PING within a second: a child
+// that has just started may not listen yet.
+func (n *Node) answers() bool {
 	if !portTaken(n.Port) {
 		return false
 	}
@@ -142,7 +148,7 @@ func (n *Node) Restart(replicaOf int) error {
 	if err != nil {
 		return err
 	}
-	return WaitFor(10*time.Second, fmt.Sprintf("redis-server on %d", n.Port), n.Running)
+	return WaitFor(10*time.Second, fmt.Sprintf("redis-server on %d", n.Port), n.answers)
 }
 
 // stop stops the node, whoever started it and whether or not it is paused,
