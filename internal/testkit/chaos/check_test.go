@@ -3,6 +3,8 @@ package chaos
 import (
 	"testing"
 	"time"
+
+	"github.com/seckill-oss/seckill/internal/testkit/redistopo"
 )
 
 func TestCheckMadeIn(t *testing.T) {
@@ -87,6 +89,9 @@ func TestCheckHoldRows(t *testing.T) {
 		{"a toxic on the payment link", stalled, append([]FaultEvent{
 			{At: at(2000), N: 5, Kind: "latency@payment"}, {At: at(3000), N: 5, Kind: "latency@payment", Heal: true},
 		}, hold...), 1, 1},
+		{"a Redis pause healed just before, its failover still under way", stalled, append([]FaultEvent{
+			{At: at(0), N: 2, Kind: RedisPause, Linger: 3 * time.Second}, {At: at(1190), N: 2, Kind: RedisPause, Heal: true, Linger: 3 * time.Second},
+		}, hold...), 0, 0},
 		{"a fault healed before the purchase began", stalled, append([]FaultEvent{
 			{At: at(0), N: 2, Kind: "latency@db"}, {At: at(1100), N: 2, Kind: "latency@db", Heal: true},
 		}, hold...), 1, 1},
@@ -119,5 +124,19 @@ func TestScheduleKeepsOtherFaultsWithHoldRows(t *testing.T) {
 				t.Fatalf("seed %d: fault %d is %v at %v with hold-rows, %v at %v without", seed, i, rest[i], rest[i].at, before[i], before[i].at)
 			}
 		}
+	}
+}
+
+// A Redis primary's kill or pause lingers past its heal by a failover's
+// election: the history gives it that, as it gives a late-commit its delay.
+func TestRedisFaultsLingerAFailover(t *testing.T) {
+	h := NewHistory()
+	h.fault(fault{kind: RedisPause, n: 1}, true)
+	h.fault(fault{kind: InstancePause, n: 2}, true)
+	if got := h.faults[0].Linger; got <= redistopo.NodeTimeout {
+		t.Errorf("a Redis pause lingers %v, want past the node timeout %v", got, redistopo.NodeTimeout)
+	}
+	if got := h.faults[1].Linger; got != 0 {
+		t.Errorf("an instance pause lingers %v, want 0", got)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/seckill-oss/seckill/internal/testkit/redistopo"
 )
 
 // Op is one client operation of the campaign: its invocation and its
@@ -87,7 +89,8 @@ type FaultEvent struct {
 	Activity int64
 	// Linger is how long after its heal the fault may still act: a
 	// late-commit's or late-deduct's held commands land up to their delay
-	// later.
+	// later; a failover a Redis primary's kill or pause started may end
+	// up to an election after the heal.
 	Linger time.Duration
 }
 
@@ -135,6 +138,11 @@ func (h *History) fault(f fault, heal bool) {
 	switch f.kind {
 	case LateCommit, LateDeduct:
 		ev.Linger = f.delay
+	case RedisKill, RedisPause:
+		// A pause past the node timeout has started a failover that the
+		// heal does not stop: the replica may be promoted, and the old
+		// primary demoted, after it.
+		ev.Linger = redistopo.NodeTimeout + time.Second
 	}
 	h.addFault(ev)
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -24,7 +25,7 @@ func (t *Topology) startCluster() error {
 			fresh = false
 		}
 		if err := n.start("", "--cluster-enabled", "yes", "--cluster-config-file", conf,
-			"--cluster-node-timeout", "2000", "--cluster-require-full-coverage", "no"); err != nil {
+			"--cluster-node-timeout", strconv.FormatInt(NodeTimeout.Milliseconds(), 10), "--cluster-require-full-coverage", "no"); err != nil {
 			return err
 		}
 	}

@@ -48,8 +48,8 @@ func (t *Topology) startSentinel() error {
 		// once, and a restarted Sentinel reads what it knew.
 		conf := filepath.Join(t.cfg.Dir, fmt.Sprintf("sentinel-%d.conf", s.Port))
 		if _, err := os.Stat(conf); errors.Is(err, os.ErrNotExist) {
-			body := fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 2\nsentinel down-after-milliseconds %[1]s 2000\nsentinel failover-timeout %[1]s 6000\nsentinel parallel-syncs %[1]s 1\n",
-				t.cfg.MasterName, master.Announce)
+			body := fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 2\nsentinel down-after-milliseconds %[1]s %d\nsentinel failover-timeout %[1]s 6000\nsentinel parallel-syncs %[1]s 1\n",
+				t.cfg.MasterName, master.Announce, NodeTimeout.Milliseconds())
 			if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
 				return fmt.Errorf("sentinel config: %w", err)
 			}

@@ -23,6 +23,11 @@ const (
 	Sentinel = "sentinel"
 )
 
+// NodeTimeout is how long a primary may be silent before a failover starts:
+// the Cluster's node timeout, the Sentinels' down-after. A killed primary's
+// replica takes over about a second after it.
+const NodeTimeout = 2 * time.Second
+
 // Config says which topology to start, and how.
 type Config struct {
 	Mode string // Cluster or Sentinel
