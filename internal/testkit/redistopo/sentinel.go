@@ -48,7 +48,7 @@ func (t *Topology) startSentinel() error {
 		// once, and a restarted Sentinel reads what it knew.
 		conf := filepath.Join(t.cfg.Dir, fmt.Sprintf("sentinel-%d.conf", s.Port))
 		if _, err := os.Stat(conf); errors.Is(err, os.ErrNotExist) {
-			body := fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 2\nsentinel down-after-milliseconds %[1]s %d\nsentinel failover-timeout %[1]s 6000\nsentinel parallel-syncs %[1]s 1\n",
+			body := fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 2\nsentinel down-after-milliseconds %[1]s %[3]d\nsentinel failover-timeout %[1]s 6000\nsentinel parallel-syncs %[1]s 1\n",
 				t.cfg.MasterName, master.Announce, NodeTimeout.Milliseconds())
 			if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
 				return fmt.Errorf("sentinel config: %w", err)
@@ -70,14 +70,31 @@ func anyRunning(nodes []*Node) bool {
 	return false
 }
 
-// sentinelOK: a Sentinel names a primary, and its replica is in sync.
+// sentinelOK: a Sentinel names a primary, its replica is in sync, and every
+// Sentinel knows that replica and the other Sentinels. A Sentinel learns
+// them seconds after it starts (the primary's INFO, the others' hellos);
+// before that, a primary killed has no replica to fail over to, nor a
+// majority to elect the Sentinel that would.
 func (t *Topology) sentinelOK() bool {
 	p, err := t.sentinelPrimary()
 	if err != nil {
 		return false
 	}
 	rep, err := info(p.Port, "replication")
-	return err == nil && strings.Contains(rep, "role:master") && strings.Contains(rep, "state=online")
+	if err != nil || !strings.Contains(rep, "role:master") || !strings.Contains(rep, "state=online") {
+		return false
+	}
+	for _, s := range t.Sentinels {
+		c := redis.NewSentinelClient(&redis.Options{Addr: s.Addr(), DialTimeout: time.Second, ReadTimeout: time.Second, MaxRetries: -1})
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		m, err := c.Master(ctx, t.cfg.MasterName).Result()
+		cancel()
+		_ = c.Close()
+		if err != nil || m["num-slaves"] == "0" || m["num-other-sentinels"] != strconv.Itoa(len(t.Sentinels)-1) {
+			return false
+		}
+	}
+	return true
 }
 
 // sentinelPrimary is the data node the first Sentinel that answers names
