@@ -49,6 +49,8 @@ var (
 	releaseScript = luascript.Load(luaFiles, "release.lua")
 	// extendScript extends the lock only if this owner holds it.
 	extendScript = luascript.Load(luaFiles, "extend.lua")
+	// refenceScript gives a held lock a new fence, only if this owner holds it.
+	refenceScript = luascript.Load(luaFiles, "refence.lua")
 	// seedFenceScript raises a fence counter to a floor, never lowers it.
 	seedFenceScript = luascript.Load(luaFiles, "seedfence.lua")
 )
@@ -186,13 +188,13 @@ func (c *Client) obtain(ctx context.Context, key string, ttl time.Duration, opt 
 		fence, err := obtainScript.Run(ctx, c.rdb, []string{key, fenceKey}, owner, ttlMillis).Int64()
 		switch {
 		case err == nil && fence > 0:
-			return c.grant(ctx, key, owner, fence, sent, ttl, opt.AutoRenew), nil
+			return c.grant(ctx, key, fenceKey, owner, fence, sent, ttl, opt.AutoRenew), nil
 		case err == nil:
 			err = ErrNotObtained
 		case isReply(err):
 			return nil, fmt.Errorf("lock: obtain %s: %w", key, err)
 		default:
-			l, rerr := c.resolve(ctx, key, owner, sent, ttl, opt.AutoRenew, err)
+			l, rerr := c.resolve(ctx, key, fenceKey, owner, sent, ttl, opt.AutoRenew, err)
 			if !errors.Is(rerr, ErrNotObtained) {
 				return l, rerr
 			}
@@ -230,7 +232,7 @@ func pause(ctx context.Context, key string, err error, backoff time.Duration, wa
 // timeout or connection error. It returns the Lock if the attempt landed, an
 // error wrapping ErrNotObtained if it did not, or one wrapping
 // ErrUnknownOutcome, after starting a background cleanup, if it cannot tell.
-func (c *Client) resolve(ctx context.Context, key, owner string, sent time.Time, ttl time.Duration, autoRenew bool, cause error) (*Lock, error) {
+func (c *Client) resolve(ctx context.Context, key, fenceKey, owner string, sent time.Time, ttl time.Duration, autoRenew bool, cause error) (*Lock, error) {
 	fence, err := c.lookup(ctx, key, owner)
 	switch {
 	case err != nil:
@@ -252,7 +254,7 @@ func (c *Client) resolve(ctx context.Context, key, owner string, sent time.Time,
 		c.cleanUpLateAcquire(key, owner, ttl)
 		return nil, fmt.Errorf("%w: %s: %w", ErrNotObtained, key, ctx.Err())
 	}
-	return c.grant(ctx, key, owner, fence, sent, ttl, autoRenew), nil
+	return c.grant(ctx, key, fenceKey, owner, fence, sent, ttl, autoRenew), nil
 }
 
 // lookup reads the lock back to learn whether owner holds it, retrying a few
@@ -288,16 +290,17 @@ func (c *Client) lookup(ctx context.Context, key, owner string) (int64, error) {
 	}
 }
 
-func (c *Client) grant(ctx context.Context, key, owner string, fence int64, sent time.Time, ttl time.Duration, autoRenew bool) *Lock {
+func (c *Client) grant(ctx context.Context, key, fenceKey, owner string, fence int64, sent time.Time, ttl time.Duration, autoRenew bool) *Lock {
 	l := &Lock{
-		client:  c,
-		key:     key,
-		owner:   owner,
-		fence:   fence,
-		granted: time.Now(),
-		ttl:     ttl,
-		lease:   newLeaseContext(ctx, sent.Add(ttl-c.drift(ttl))),
+		client:   c,
+		key:      key,
+		fenceKey: fenceKey,
+		owner:    owner,
+		granted:  time.Now(),
+		ttl:      ttl,
+		lease:    newLeaseContext(ctx, sent.Add(ttl-c.drift(ttl))),
 	}
+	l.fence.Store(fence)
 	if autoRenew {
 		l.stopRenewal = make(chan struct{})
 		l.renewalDone = make(chan struct{})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sethvargo/go-retry"
@@ -13,10 +14,12 @@ import (
 
 // Lock is a held lock. Its methods are safe for concurrent use.
 type Lock struct {
-	client  *Client
-	key     string
-	owner   string // "<token>:"; never logged
-	fence   int64
+	client   *Client
+	key      string
+	fenceKey string
+	owner    string // "<token>:"; never logged
+	// fence is the grant's fence: set at the grant, raised by Refence.
+	fence   atomic.Int64
 	granted time.Time
 	lease   *leaseContext
 
@@ -31,11 +34,11 @@ type Lock struct {
 // Value returns what the lock key holds while this grant has it,
 // "<token>:<fence>", for scripts that must act only while the lock is still
 // this grant's (stock.Store.LoadIfHeld). It proves ownership: never log it.
-func (l *Lock) Value() string { return l.owner + strconv.FormatInt(l.fence, 10) }
+func (l *Lock) Value() string { return l.owner + strconv.FormatInt(l.fence.Load(), 10) }
 
 // Fence returns the grant's fencing token: greater than every earlier grant's
 // for the same key, as long as Redis keeps the counter (see the package doc).
-func (l *Lock) Fence() int64 { return l.fence }
+func (l *Lock) Fence() int64 { return l.fence.Load() }
 
 // Context returns the lease context. It derives from the context given to
 // Obtain, and is done before the lease can expire in Redis (Err:
@@ -81,6 +84,45 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 		return fmt.Errorf("%w: lease of %s ended while extending: %w", ErrNotHeld, l.key, context.Cause(l.lease))
 	}
 	return nil
+}
+
+// Refence gives the held lock a new fence, greater than every earlier
+// grant's of its counter, and sets its TTL to ttl: a new grant to the same
+// holder, with no moment in which another owner could take the key. A
+// holder whose work comes in steps, each written where the fence is
+// checked, fences each step apart this way and keeps the key between them.
+// The lease's deadline moves as by Extend. It returns the new fence, or an
+// error wrapping ErrNotHeld, ending the lease, when the lock is lost. On any
+// other error a new fence may have been issued or not: the lock keeps its
+// fence (a fence skipped is harmless), and its lease may end sooner.
+func (l *Lock) Refence(ctx context.Context, ttl time.Duration) (int64, error) {
+	l.extendMu.Lock()
+	defer l.extendMu.Unlock()
+	if l.lease.Err() != nil {
+		return 0, fmt.Errorf("%w: lease of %s already ended: %w", ErrNotHeld, l.key, context.Cause(l.lease))
+	}
+	if err := l.client.checkTTL(l.key, ttl); err != nil {
+		return 0, err
+	}
+	drift := l.client.drift(ttl)
+	sent := time.Now()
+	fence, err := refenceScript.Run(ctx, l.client.rdb, []string{l.key, l.fenceKey}, l.owner, ttl.Milliseconds()).Int64()
+	if err != nil {
+		l.lease.shortenDeadline(sent.Add(ttl - drift))
+		return 0, fmt.Errorf("lock: refence %s: %w", l.key, err)
+	}
+	if fence < 1 {
+		lost := fmt.Errorf("%w: %s %s", ErrNotHeld, l.key, notHeldReason(fence))
+		l.lease.end(context.Canceled, lost)
+		l.client.observer.LeaseLost()
+		return 0, lost
+	}
+	l.ttl = ttl
+	if !l.lease.moveDeadline(sent.Add(ttl - drift)) {
+		return 0, fmt.Errorf("%w: lease of %s ended while refencing: %w", ErrNotHeld, l.key, context.Cause(l.lease))
+	}
+	l.fence.Store(fence)
+	return fence, nil
 }
 
 // renew extends the lock every ttl/3 until Release or the lease ends. A

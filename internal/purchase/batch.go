@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/usercheck"
@@ -79,18 +78,32 @@ func (b *batch) users(idx []int) []int64 {
 	return users
 }
 
-// runBatch serves the tickets with one lock grant and answers each of them.
-// A buyer who queued twice in one batch is served once: the repeat gets the
-// first request's outcome when it carries the same idempotency key, and
-// otherwise already_purchased when the first bought, or the first's error.
+// runBatch serves the tickets with one fence under the activity's lock and
+// answers each of them. Up to the deduct it runs on the leader; the write of
+// the orders and the answers run behind it (writeBehind) while the leader
+// takes the next batch. A buyer who queued twice in one batch is served
+// once: the repeat gets the first request's outcome when it carries the same
+// idempotency key, and otherwise already_purchased when the first bought, or
+// the first's error.
 func (s *Service) runBatch(q *queue, tickets []*ticket) {
 	s.m.batchSize.Observe(float64(len(tickets)))
 	firsts, repeats := byUser(tickets)
 	b := newBatch(q.activity, firsts)
 	sl := &sale{Service: s, q: q, b: b}
-	sl.sellUnderGrant()
-	sl.preferHolders()
-	sl.finishAdmissions()
+	finish := func() {
+		sl.preferHolders()
+		sl.finishAdmissions()
+		answerAll(b, firsts, repeats)
+	}
+	if !sl.sellUnderGrant() {
+		finish()
+		return
+	}
+	sl.writeBehind(tickets, sl.write, finish)
+}
+
+// answerAll answers the batch's buyers and their repeats.
+func answerAll(b *batch, firsts []*ticket, repeats []repeat) {
 	for i, t := range firsts {
 		t.answer(b.outs[i].order, b.outs[i].err)
 	}
@@ -126,86 +139,50 @@ func byUser(tickets []*ticket) (firsts []*ticket, repeats []repeat) {
 	return firsts, repeats
 }
 
-// sellUnderGrant serves the batch under one grant of the activity's lock:
+// sellUnderGrant takes the batch up to its write, under a fence of its own:
 // holders are answered without it; the others, if the sale is still open,
-// are verified and sold to while the grant's lease lasts.
-func (s *sale) sellUnderGrant() {
+// are verified and their units deducted while the lease lasts. It reports
+// whether orders are left to write.
+func (s *sale) sellUnderGrant() bool {
 	b, a := s.b, s.b.activity
 	// Buyers who hold an order need no lock and take no unit.
 	pending := s.answerHolders(b.all())
 	if len(pending) == 0 {
-		return
+		return false
 	}
 	// The window is checked again here, not only when the buyer queued: a
 	// buyer who waited past the end must not be sold to.
 	if !s.now().Before(a.EndsAt) {
 		b.fail(pending, seckill.Ended(a))
-		return
+		return false
 	}
 	if s.stillSoldOut(a.ID) {
 		s.m.batches.WithLabelValues("sold_out").Inc()
 		b.fail(pending, soldOut())
-		return
+		return false
 	}
 
 	start := time.Now()
-	release, ok := s.grant(pending)
+	ok := s.grant(pending)
 	s.m.timeStep(stepGrant, start)
 	if !ok {
-		return
+		return false
 	}
-	defer release()
 	if e := s.replicated(s.lease, "grant", func(ctx context.Context) error {
-		return s.stock.WaitGrant(ctx, a.ID, s.lk.Value(), s.cfg.WaitReplicas, s.cfg.WaitTimeout)
+		return s.stock.WaitGrant(ctx, a.ID, s.g.Token, s.cfg.WaitReplicas, s.cfg.WaitTimeout)
 	}); e != nil {
 		s.q.failing.Store(e)
 		b.fail(pending, e)
-		return
+		return false
 	}
 	start = time.Now()
 	s.approved = s.verify(pending)
 	s.m.timeStep(stepVerify, start)
 	if len(s.approved) == 0 {
 		s.m.batches.WithLabelValues("none_approved").Inc()
-		return
+		return false
 	}
-	s.sell()
-}
-
-// grant obtains the activity's lock for the batch, waiting up to LockWait
-// for another instance's grant to end, makes it the sale's, and returns its
-// release. When it cannot, it fails the pending buyers and returns false.
-func (s *sale) grant(pending []int) (func(), bool) {
-	b, q := s.b, s.q
-	// The lease context derives from this one: it must live as long as the
-	// grant can (the wait, then the TTL).
-	lctx, cancel := context.WithTimeout(context.Background(), s.cfg.LockWait+s.cfg.LockTTL)
-	lk, err := s.locks.Obtain(lctx, keys.Lock(s.cfg.KeyPrefix, b.activity.ID), s.cfg.LockTTL,
-		&lock.ObtainOptions{Wait: s.cfg.LockWait, MaxBackoff: lockPoll})
-	switch {
-	case errors.Is(err, lock.ErrNotObtained) && !errors.Is(err, lock.ErrAcquireFailed):
-		cancel()
-		s.m.batches.WithLabelValues("lock_busy").Inc()
-		b.fail(pending, seckill.Busy("the activity is too busy: another instance held its lock past the queue wait; nothing was sold", err))
-		return nil, false
-	case err != nil:
-		cancel()
-		s.m.batches.WithLabelValues("unavailable").Inc()
-		e := seckill.Unavailable("Redis did not answer; nothing was sold", err)
-		q.failing.Store(e)
-		b.fail(pending, e)
-		return nil, false
-	}
-	q.failing.Store(nil)
-	s.lk, s.lease = lk, lk.Context()
-	s.g = stock.Grant{Fence: lk.Fence(), Token: lk.Value()}
-	return func() {
-		defer cancel()
-		defer s.m.timeStep(stepRelease, time.Now())
-		if err := lk.Release(context.Background()); err != nil {
-			s.log.Warn("lock release", "activity_id", b.activity.ID, "fence", lk.Fence(), "err", err)
-		}
-	}, true
+	return s.deductApproved()
 }
 
 // verify asks the user-verification service about the pending buyers in

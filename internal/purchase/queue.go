@@ -69,6 +69,11 @@ type queue struct {
 	// it is told the store is unavailable (503), not that the activity is
 	// busy (429).
 	failing atomic.Pointer[seckill.Error]
+	// hold is the activity's lock while batches follow each other; only
+	// the leader changes it. backDone wakes the leader when a batch's write
+	// side ends, to drop a hold nothing uses any more.
+	hold     *hold
+	backDone chan struct{}
 }
 
 // enqueue puts t in the activity's queue, starting the queue and its leader
@@ -82,7 +87,7 @@ func (s *Service) enqueue(a seckill.Activity, t *ticket) error {
 	}
 	q := s.queues[a.ID]
 	if q == nil {
-		q = &queue{activity: a, ready: make(chan struct{}, 1)}
+		q = &queue{activity: a, ready: make(chan struct{}, 1), backDone: make(chan struct{}, 1)}
 		s.queues[a.ID] = q
 		s.leaders.Add(1)
 		go s.lead(q)
@@ -111,12 +116,15 @@ func wake(q *queue) {
 	}
 }
 
-// lead runs the queue's batches, one at a time: each takes everyone who
-// queued while the one before ran, so the next batch forms while this one
-// works and no buyer waits for an artificial delay. It returns when the
-// queue has been idle for queueIdle, or is empty after Close.
+// lead runs the queue's batches: each takes everyone who queued while the
+// one before ran, so the next batch forms while this one works and no buyer
+// waits for an artificial delay. A batch's grant starts once the batch
+// before the last one has written its orders (hold), so one batch is written
+// while the next is verified and deducted. It returns when the queue has
+// been idle for queueIdle, or is empty after Close, with its hold dropped.
 func (s *Service) lead(q *queue) {
 	defer s.leaders.Done()
+	defer s.dropHold(q)
 	label := itoa(q.activity.ID)
 	defer s.m.queueDepth.DeleteLabelValues(label)
 	idle := time.NewTimer(queueIdle)
@@ -124,12 +132,16 @@ func (s *Service) lead(q *queue) {
 	for {
 		select {
 		case <-q.ready:
+			s.awaitTurn(q)
 			batch, depth := s.collect(q)
 			s.m.queueDepth.WithLabelValues(label).Set(float64(depth))
 			if len(batch) > 0 {
 				s.contain(q.activity.ID, batch, func() { s.runBatch(q, batch) })
 			}
+			s.dropIdleHold(q)
 			idle.Reset(queueIdle)
+		case <-q.backDone:
+			s.dropIdleHold(q)
 		case <-idle.C:
 			if s.retire(q) {
 				return

@@ -14,23 +14,29 @@ import (
 	"github.com/seckill-oss/seckill/internal/stock"
 )
 
-// sell deducts the approved buyers' units in one step under the grant's
-// fence, writes their orders in one transaction, and settles the units of
-// orders not written.
-func (s *sale) sell() {
+// deductApproved deducts the approved buyers' units in one step under the
+// grant's fence and builds their orders. It reports whether any unit was
+// taken: every buyer left without one has been answered.
+func (s *sale) deductApproved() bool {
 	s.epoch = s.soldOut.epoch(s.b.activity.ID)
 	start := time.Now()
 	taken, ok := s.deduct()
 	s.m.timeStep(stepDeduct, start)
 	if !ok {
-		return
+		return false
 	}
 	crashpoint.Hit(crashpoint.AfterDeduct)
 	s.b.fail(s.approved[taken:], soldOut())
 	s.approved = s.approved[:taken]
-
 	s.placed = s.newOrders()
-	start = time.Now()
+	return true
+}
+
+// write writes the deducted buyers' orders in one transaction, and settles
+// the units of orders not written.
+func (s *sale) write() {
+	taken := int64(len(s.placed))
+	start := time.Now()
 	w, err := s.writes.CreateOrders(s.lease, s.b.activity.ID, s.g.Fence, s.placed)
 	s.m.timeStep(stepWrite, start)
 	if err != nil {
