@@ -35,6 +35,9 @@ var (
 	// itself failed (a timeout or connection error) and had not landed when
 	// looked up: Redis, not another holder, kept the lock from the caller.
 	ErrAcquireFailed = errors.New("lock: acquire failed")
+	// ErrWaitedFor is Refence's refusal while another owner waits for the
+	// lock: it is still held, with its fence, and should be released.
+	ErrWaitedFor = errors.New("lock: another owner waits for it")
 )
 
 // luaFiles holds the package's scripts, one .lua file each.
@@ -176,6 +179,10 @@ func (c *Client) obtain(ctx context.Context, key string, ttl time.Duration, opt 
 	if err != nil {
 		return nil, err
 	}
+	waitersKey, err := waitersKeyOf(key)
+	if err != nil {
+		return nil, err
+	}
 	owner := newToken() + ":" // reused by the attempts after a refusal: a retry that finds it has succeeded
 	waitUntil := time.Now().Add(opt.Wait)
 	ttlMillis := ttl.Milliseconds()
@@ -183,9 +190,15 @@ func (c *Client) obtain(ctx context.Context, key string, ttl time.Duration, opt 
 	if opt.MaxBackoff > 0 {
 		maxBackoff = opt.MaxBackoff
 	}
+	// A waiter marks the lock as waited for until a little past its next
+	// attempt, so that a holder refencing it across steps lets it go.
+	var marks int64
+	if opt.Wait > 0 {
+		marks = (4 * maxBackoff).Milliseconds()
+	}
 	for backoff := min(minBackoff, maxBackoff); ; backoff = min(2*backoff, maxBackoff) {
 		sent := time.Now()
-		fence, err := obtainScript.Run(ctx, c.rdb, []string{key, fenceKey}, owner, ttlMillis).Int64()
+		fence, err := obtainScript.Run(ctx, c.rdb, []string{key, fenceKey, waitersKey}, owner, ttlMillis, marks).Int64()
 		switch {
 		case err == nil && fence > 0:
 			return c.grant(ctx, key, fenceKey, owner, fence, sent, ttl, opt.AutoRenew), nil

@@ -13,6 +13,10 @@ func FenceKey(key string) (string, error) { return fenceKeyOf(key) }
 // fenceKeyOf returns the key of the fence counter of key, in key's hash slot.
 func fenceKeyOf(key string) (string, error) { return siblingKeyOf(key, "fence") }
 
+// waitersKeyOf returns the key of key's waiters' marker, in key's hash slot:
+// set while another owner waits to obtain it (obtain.lua, refence.lua).
+func waitersKeyOf(key string) (string, error) { return siblingKeyOf(key, "waiters") }
+
 // releasedKeyOf returns the key of owner's release marker of key, in key's
 // hash slot: key+":released:<token>".
 func releasedKeyOf(key, owner string) (string, error) {

@@ -95,6 +95,11 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 // error wrapping ErrNotHeld, ending the lease, when the lock is lost. On any
 // other error a new fence may have been issued or not: the lock keeps its
 // fence (a fence skipped is harmless), and its lease may end sooner.
+//
+// While another owner waits to obtain the key (an Obtain with a Wait was
+// refused in the last few of its backoff pauses), Refence changes nothing
+// and returns ErrWaitedFor: the holder is still the holder, and should
+// release the key once its step is done rather than keep it from the waiter.
 func (l *Lock) Refence(ctx context.Context, ttl time.Duration) (int64, error) {
 	l.extendMu.Lock()
 	defer l.extendMu.Unlock()
@@ -106,12 +111,18 @@ func (l *Lock) Refence(ctx context.Context, ttl time.Duration) (int64, error) {
 	}
 	drift := l.client.drift(ttl)
 	sent := time.Now()
-	fence, err := refenceScript.Run(ctx, l.client.rdb, []string{l.key, l.fenceKey}, l.owner, ttl.Milliseconds()).Int64()
+	waitersKey, err := waitersKeyOf(l.key)
 	if err != nil {
+		return 0, err
+	}
+	fence, err := refenceScript.Run(ctx, l.client.rdb, []string{l.key, l.fenceKey, waitersKey}, l.owner, ttl.Milliseconds()).Int64()
+	switch {
+	case err != nil:
 		l.lease.shortenDeadline(sent.Add(ttl - drift))
 		return 0, fmt.Errorf("lock: refence %s: %w", l.key, err)
-	}
-	if fence < 1 {
+	case fence == waitedFor:
+		return 0, fmt.Errorf("%w: %s", ErrWaitedFor, l.key)
+	case fence < 1:
 		lost := fmt.Errorf("%w: %s %s", ErrNotHeld, l.key, notHeldReason(fence))
 		l.lease.end(context.Canceled, lost)
 		l.client.observer.LeaseLost()
@@ -124,6 +135,9 @@ func (l *Lock) Refence(ctx context.Context, ttl time.Duration) (int64, error) {
 	l.fence.Store(fence)
 	return fence, nil
 }
+
+// waitedFor is refence.lua's answer while another owner waits for the key.
+const waitedFor = -2
 
 // renew extends the lock every ttl/3 until Release or the lease ends. A
 // failed renewal is retried at the next tick; the lease context keeps the

@@ -1,6 +1,10 @@
 -- Grants the lock and issues its fence in one step.
--- KEYS[1]: the lock; KEYS[2]: its fence counter (same hash slot).
--- ARGV[1]: the owner prefix, "<token>:"; ARGV[2]: the TTL in milliseconds.
+-- KEYS[1]: the lock; KEYS[2]: its fence counter; KEYS[3]: its waiters'
+-- marker (all three in one hash slot).
+-- ARGV[1]: the owner prefix, "<token>:"; ARGV[2]: the TTL in milliseconds;
+-- ARGV[3]: how long, in milliseconds, a refusal marks the lock as waited
+-- for (0: not at all), so that a holder keeping it across steps (refence.lua)
+-- lets it go.
 -- The lock's value is "<token>:<fence>", so a retry of the same acquire finds
 -- its own grant and gets the same fence back.
 -- Returns the fence (>= 1), or 0 when another owner holds the lock.
@@ -13,5 +17,8 @@ end
 if string.sub(held, 1, #ARGV[1]) == ARGV[1] then
 	redis.call("PEXPIRE", KEYS[1], ARGV[2])
 	return tonumber(string.sub(held, #ARGV[1] + 1))
+end
+if tonumber(ARGV[3]) > 0 then
+	redis.call("SET", KEYS[3], ARGV[1], "PX", ARGV[3])
 end
 return 0

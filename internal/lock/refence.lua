@@ -1,15 +1,24 @@
 -- Issues a held lock a new fence and sets its TTL, only if this owner holds
 -- it: a new grant to the same holder, with no moment where the key is free.
--- KEYS[1]: the lock; KEYS[2]: its fence counter (same hash slot).
+-- KEYS[1]: the lock; KEYS[2]: its fence counter; KEYS[3]: its waiters'
+-- marker, set by an acquire another owner was refused (obtain.lua) (all
+-- three in one hash slot).
 -- ARGV[1]: the owner prefix, "<token>:"; ARGV[2]: the TTL in milliseconds.
 -- Returns the new fence (>= 1), 0 when the lock is absent (expired or
--- deleted), -1 when another owner holds it.
+-- deleted), -1 when another owner holds it, -2 when another owner waits
+-- for it: nothing changes, and the holder should let it go. The marker
+-- holds the waiter's owner prefix: a holder that marked it while it waited
+-- is not waiting for itself.
 local held = redis.call("GET", KEYS[1])
 if not held then
 	return 0
 end
 if string.sub(held, 1, #ARGV[1]) ~= ARGV[1] then
 	return -1
+end
+local waiter = redis.call("GET", KEYS[3])
+if waiter and waiter ~= ARGV[1] then
+	return -2
 end
 local fence = redis.call("INCR", KEYS[2])
 redis.call("SET", KEYS[1], ARGV[1] .. fence, "PX", ARGV[2])

@@ -77,4 +77,42 @@ func TestRefence(t *testing.T) {
 			t.Error("Refence after Release brought the key back")
 		}
 	})
+	t.Run("waited for", func(t *testing.T) {
+		key := prefix + "{d}:lock"
+		a, err := c.Obtain(t.Context(), key, time.Minute, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan error, 1)
+		var b *lock.Lock
+		go func() {
+			var err error
+			b, err = c.Obtain(context.Background(), key, time.Minute, &lock.ObtainOptions{Wait: 5 * time.Second, MaxBackoff: 5 * time.Millisecond})
+			got <- err
+		}()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			_, err := a.Refence(t.Context(), time.Minute)
+			if errors.Is(err, lock.ErrWaitedFor) {
+				break
+			}
+			if err != nil || time.Now().After(deadline) {
+				t.Fatalf("Refence while another owner waits: %v, want ErrWaitedFor", err)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if a.Context().Err() != nil || rdb.Get(t.Context(), key).Val() != a.Value() {
+			t.Fatal("a refused Refence let the lock go")
+		}
+		if err := a.Release(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-got; err != nil {
+			t.Fatalf("the waiter's Obtain: %v", err)
+		}
+		defer b.Release(t.Context())
+		if _, err := b.Refence(t.Context(), time.Minute); err != nil {
+			t.Errorf("the new holder's Refence, with nobody waiting but its own mark: %v", err)
+		}
+	})
 }

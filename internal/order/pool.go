@@ -34,6 +34,10 @@ func (s *Store) SetMaxConns(n int) error {
 	}
 	db.SetMaxOpenConns(n)
 	db.SetMaxIdleConns(n)
+	if s.groupPool != nil {
+		s.groupPool.SetMaxOpenConns(n)
+		s.groupPool.SetMaxIdleConns(n)
+	}
 	return nil
 }
 

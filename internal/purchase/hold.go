@@ -14,8 +14,8 @@ import (
 )
 
 // holdMax bounds how long this process keeps an activity's lock across its
-// batches. Another instance's buyers of the activity then wait for the key
-// about this long and a batch, not until this process's crowd is gone.
+// batches. Another instance waiting for the key marks it (lock.ErrWaitedFor)
+// and gets it after the batch in flight; this bound is for the rest.
 const holdMax = 100 * time.Millisecond
 
 // A hold is the activity's lock kept by the queue's leader from one batch to
@@ -48,8 +48,16 @@ var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); retu
 // waiting up to LockWait for another instance's to end. When it cannot, it
 // fails the pending buyers and returns false.
 func (s *sale) grant(pending []int) bool {
-	if h := s.q.hold; h != nil && s.refence(h) {
-		return true
+	if h := s.q.hold; h != nil {
+		ok, yielded := s.refence(h)
+		if ok {
+			return true
+		}
+		if yielded {
+			// The waiter's next attempt comes within lockPoll: let it find
+			// the key free before this process asks again.
+			time.Sleep(2 * lockPoll)
+		}
 	}
 	b, q := s.b, s.q
 	// The lease's parent lives until the hold is dropped, however many
@@ -84,19 +92,24 @@ func (s *sale) use(lk *lock.Lock, fence int64) {
 }
 
 // refence takes a new fence under the hold h and reports whether the sale
-// has it. A hold that is too old, whose lease has ended or that Redis did not
-// refence is dropped instead, and the caller obtains the lock anew.
-func (s *sale) refence(h *hold) bool {
+// has it. A hold that is too old, whose lease has ended, that another
+// instance waits for (yielded) or that Redis did not refence is dropped
+// instead, and the caller obtains the lock anew.
+func (s *sale) refence(h *hold) (ok, yielded bool) {
 	if time.Since(h.since) < holdMax && h.lk.Context().Err() == nil {
 		fence, err := h.lk.Refence(h.lk.Context(), s.cfg.LockTTL)
-		if err == nil {
+		switch {
+		case err == nil:
 			s.use(h.lk, fence)
-			return true
+			return true, false
+		case errors.Is(err, lock.ErrWaitedFor):
+			yielded = true
+		default:
+			s.log.Warn("lock refence", "activity_id", s.b.activity.ID, "err", err)
 		}
-		s.log.Warn("lock refence", "activity_id", s.b.activity.ID, "err", err)
 	}
 	s.dropHold(s.q)
-	return false
+	return false, yielded
 }
 
 // overlapMin is the fewest buyers worth a batch of their own while the
