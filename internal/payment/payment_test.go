@@ -165,9 +165,22 @@ func TestThreeTriggersRace(t *testing.T) {
 		}
 		return got
 	}
+	// A change whose COMMIT reply was lost and whose locking read could not
+	// learn it in time (a loaded machine: the lease ran out on the COMMIT,
+	// the row was busy three times over) is counted under "unknown", never
+	// under its status, and the trigger that finds the order changed later
+	// counts "settled": such a change can be missing from its status's
+	// count, never counted twice.
 	for outcome, want := range map[string]float64{"paid": planned[paysInTime], "expired": expiring, "refund_required": planned[paysLate]} {
-		if got := settled("seckill_payment_verifications_total", map[string]string{"outcome": outcome}, want); got != want {
-			t.Errorf("%s status changes: %v, want %v (one per order)", outcome, got, want)
+		got := settled("seckill_payment_verifications_total", map[string]string{"outcome": outcome}, want)
+		unknown := count("seckill_payment_verifications_total", map[string]string{"outcome": "unknown"})
+		switch {
+		case got > want:
+			t.Errorf("%s status changes: %v, want %v (one per order): a status changed twice", outcome, got, want)
+		case got+unknown < want:
+			t.Errorf("%s status changes: %v and %v of unknown outcome, want %v (one per order)", outcome, got, unknown, want)
+		case got < want:
+			t.Logf("%s status changes: %v, want %v: the rest among the %v of unknown outcome", outcome, got, want, unknown)
 		}
 	}
 	if got := settled("seckill_payment_unit_returns_total", map[string]string{"result": "returned"}, expiring); got != expiring {

@@ -13,11 +13,6 @@ import (
 	"github.com/seckill-oss/seckill/internal/stock"
 )
 
-// holdMax bounds how long this process keeps an activity's lock across its
-// batches. Another instance waiting for the key marks it (lock.ErrWaitedFor)
-// and gets it after the batch in flight; this bound is for the rest.
-const holdMax = 100 * time.Millisecond
-
 // A hold is the activity's lock kept by the queue's leader from one batch to
 // the next while buyers keep coming. Each batch takes a fence of its own
 // under it (lock.Refence): a grant of its own to the database, which writes
@@ -30,7 +25,6 @@ const holdMax = 100 * time.Millisecond
 type hold struct {
 	lk     *lock.Lock
 	cancel context.CancelFunc // ends the lease's parent, after the release
-	since  time.Time
 	// written is closed when the latest batch's write side has written (or
 	// failed to write) its orders; before it, the batch's before it. A batch
 	// writes after written; the leader starts a batch's grant only after
@@ -80,7 +74,7 @@ func (s *sale) grant(pending []int) bool {
 		return false
 	}
 	q.failing.Store(nil)
-	q.hold = &hold{lk: lk, cancel: cancel, since: time.Now(), written: closedChan, before: closedChan}
+	q.hold = &hold{lk: lk, cancel: cancel, written: closedChan, before: closedChan}
 	s.use(lk, lk.Fence())
 	return true
 }
@@ -92,11 +86,13 @@ func (s *sale) use(lk *lock.Lock, fence int64) {
 }
 
 // refence takes a new fence under the hold h and reports whether the sale
-// has it. A hold that is too old, whose lease has ended, that another
-// instance waits for (yielded) or that Redis did not refence is dropped
-// instead, and the caller obtains the lock anew.
+// has it. A hold whose lease has ended, that another instance waits for
+// (yielded) or that Redis did not refence is dropped instead, and the caller
+// obtains the lock anew. A hold has no age limit: ending it drains the
+// writes in flight, a pause in the sale, and another instance that wants
+// the key says so (lock.ErrWaitedFor).
 func (s *sale) refence(h *hold) (ok, yielded bool) {
-	if time.Since(h.since) < holdMax && h.lk.Context().Err() == nil {
+	if h.lk.Context().Err() == nil {
 		fence, err := h.lk.Refence(h.lk.Context(), s.cfg.LockTTL)
 		switch {
 		case err == nil:
