@@ -11,13 +11,8 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/catalog"
-	"github.com/seckill-oss/seckill/internal/lock"
-	"github.com/seckill-oss/seckill/internal/order"
-	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testkit/faultproxy"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
-	"github.com/seckill-oss/seckill/internal/usercheck"
 )
 
 // commitHold holds, once armed, the next COMMIT any connection through its
@@ -167,25 +162,7 @@ func overlapFixture(t *testing.T, total int64) (*Service, *commitHold, seckill.A
 	t.Cleanup(func() { _ = p.Close() })
 	h := newCommitHold(p)
 	cfg.Addr = p.Addr()
-	orders, err := order.Open(context.Background(), cfg.FormatDSN(), order.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = orders.Close() })
-	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
-	locks := lock.New(rdb, nil)
-	t.Cleanup(func() { _ = locks.Close() })
-	s, err := New(Config{LockTTL: time.Second, UserCheckTimeout: 100 * time.Millisecond, KeyPrefix: prefix},
-		Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, prefix), Orders: orders, Catalog: catalog.New(orders, nil), Users: usercheck.ApproveAll{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	now := time.Now()
-	a, err := orders.CreateActivity(context.Background(), seckill.Activity{Name: "x", TotalStock: total, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, a := serviceOn(t, cfg, total)
 	if err := s.stock.Load(context.Background(), a.ID, total, 1); err != nil {
 		t.Fatal(err)
 	}

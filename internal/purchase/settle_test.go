@@ -42,6 +42,14 @@ func resolveFixtureDSN(t *testing.T, total int64) (*Service, *toxic.Proxy, secki
 	t.Cleanup(func() { _ = p.Close() })
 	cfg.Addr = p.Addr()
 	cfg.Timeout = 300 * time.Millisecond
+	s, a := serviceOn(t, cfg, total)
+	return s, p, a, dsn
+}
+
+// serviceOn is a service on the real Redis and the database cfg names, with
+// an activity of total units (its stock not loaded).
+func serviceOn(t *testing.T, cfg *mysql.Config, total int64) (*Service, seckill.Activity) {
+	t.Helper()
 	orders, err := order.Open(context.Background(), cfg.FormatDSN(), order.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +69,7 @@ func resolveFixtureDSN(t *testing.T, total int64) (*Service, *toxic.Proxy, secki
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s, p, a, dsn
+	return s, a
 }
 
 // A batch's COMMIT answered with an error, but it had committed: each buyer
