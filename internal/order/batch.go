@@ -56,23 +56,14 @@ func (s *Store) CreateOrders(ctx context.Context, activityID, fence int64, order
 // a rollback, not an unknown outcome: it returns ErrConflict.
 func commit(tx *gorm.DB) error {
 	if tx.Dialector.Name() != "sqlite" {
-		if err := commitStatement(tx); err != nil {
-			return err
+		if err := tx.Exec("COMMIT").Error; err != nil {
+			if rolledBack(err) {
+				return fmt.Errorf("%w: %w", ErrConflict, err)
+			}
+			return fmt.Errorf("%w: %w", ErrCommitUnknown, err)
 		}
 	}
 	if err := tx.Commit().Error; err != nil {
-		return fmt.Errorf("%w: %w", ErrCommitUnknown, err)
-	}
-	return nil
-}
-
-// commitStatement sends COMMIT on tx's connection as a statement, under
-// its context (see commit).
-func commitStatement(tx *gorm.DB) error {
-	if err := tx.Exec("COMMIT").Error; err != nil {
-		if rolledBack(err) {
-			return fmt.Errorf("%w: %w", ErrConflict, err)
-		}
 		return fmt.Errorf("%w: %w", ErrCommitUnknown, err)
 	}
 	return nil

@@ -89,7 +89,7 @@ func (s *Store) createGroup(ctx context.Context, writes []Write, skipBusy bool) 
 	if len(parts) == 0 {
 		return res
 	}
-	err := s.writeGroup(ctx, parts, skipBusy)
+	err := writeGroup(s.db.WithContext(ctx), parts, skipBusy)
 	for _, p := range parts {
 		n := len(writes[p.index].Orders)
 		switch {
@@ -164,6 +164,35 @@ func (s *Store) newPart(index int, w Write) (*part, error) {
 		p.rows[i] = s.newOrderRow(filled)
 	}
 	return p, nil
+}
+
+// writeGroup claims, inserts and commits the parts' orders in one
+// transaction. A group that writes no order changes nothing, not even a
+// fence (the deferred Rollback).
+func writeGroup(db *gorm.DB, parts []*part, skipBusy bool) error {
+	tx := db.Begin()
+	if tx.Error != nil {
+		return fmt.Errorf("begin: %w", tx.Error)
+	}
+	// After a successful Commit this is a no-op; on every other path it undoes
+	// the claimed units, also if something below panics.
+	defer tx.Rollback()
+
+	if err := claimGroup(tx, parts, skipBusy); err != nil {
+		return err
+	}
+	claimed := slices.DeleteFunc(slices.Clone(parts), func(p *part) bool { return p.claimed == 0 })
+	if len(claimed) == 0 {
+		return nil
+	}
+	written, err := insertGroup(tx, claimed)
+	if err != nil {
+		return err
+	}
+	if written == 0 {
+		return nil
+	}
+	return commit(tx)
 }
 
 // claimGroup reads the parts' activities under lock, in id order (two groups

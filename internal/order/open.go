@@ -101,15 +101,9 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		return nil, fmt.Errorf("order: open: %w", err)
 	}
 	s := New(gdb)
-	if dialect == migrations.MySQL {
-		if s.groupPool, err = openGroupPool(dsn, opt.Tracing); err != nil {
-			_ = db.Close()
-			return nil, err
-		}
-	}
 	if opt.Registry != nil {
 		if err := s.countErrors(opt.Registry); err != nil {
-			_ = s.Close()
+			_ = db.Close()
 			return nil, err
 		}
 	}
@@ -163,34 +157,9 @@ func openSQLite(path string) (*sql.DB, string, error) {
 // openMySQL returns a MySQL or MariaDB pool with the driver settings the
 // store relies on, whatever the DSN says.
 func openMySQL(dsn string, tracing bool) (*sql.DB, string, error) {
-	cfg, err := mysqlConfig(dsn)
-	if err != nil {
-		return nil, "", err
-	}
-	db, err := mysqlPool(cfg, tracing)
-	return db, migrations.MySQL, err
-}
-
-// openGroupPool returns the pool that group transactions run on
-// (writeGroup): the same settings, with autocommit off in every session.
-func openGroupPool(dsn string, tracing bool) (*sql.DB, error) {
-	cfg, err := mysqlConfig(dsn)
-	if err != nil {
-		return nil, err
-	}
-	if cfg.Params == nil {
-		cfg.Params = map[string]string{}
-	}
-	cfg.Params["autocommit"] = "0"
-	return mysqlPool(cfg, tracing)
-}
-
-// mysqlConfig parses dsn, with the driver settings the store relies on,
-// whatever the DSN says.
-func mysqlConfig(dsn string) (*mysql.Config, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("order: open: not a go-sql-driver/mysql DSN: %w", err)
+		return nil, "", fmt.Errorf("order: open: not a go-sql-driver/mysql DSN: %w", err)
 	}
 	cfg.ParseTime = true
 	cfg.Loc = time.UTC
@@ -218,15 +187,9 @@ func mysqlConfig(dsn string) (*mysql.Config, error) {
 	if cfg.WriteTimeout == 0 {
 		cfg.WriteTimeout = ioTimeout
 	}
-	return cfg, nil
-}
-
-// mysqlPool returns a pool on cfg, sized for the service, without
-// connecting.
-func mysqlPool(cfg *mysql.Config, tracing bool) (*sql.DB, error) {
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("order: open MySQL at %s: %w", cfg.Addr, err)
+		return nil, "", fmt.Errorf("order: open MySQL at %s: %w", cfg.Addr, err)
 	}
 	var db *sql.DB
 	if tracing {
@@ -238,7 +201,7 @@ func mysqlPool(cfg *mysql.Config, tracing bool) (*sql.DB, error) {
 	db.SetMaxIdleConns(maxOpenConns)
 	db.SetConnMaxLifetime(connMaxLifetime)
 	db.SetConnMaxIdleTime(connMaxIdleTime)
-	return db, nil
+	return db, migrations.MySQL, nil
 }
 
 // sqliteParams returns the connection settings of the embedded database:

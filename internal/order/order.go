@@ -21,7 +21,6 @@ package order
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -59,9 +58,6 @@ const claimFence = `UPDATE activities SET fence = ? WHERE id = ? AND fence < ?`
 // Store reads and writes activities and orders. It is safe for concurrent use.
 type Store struct {
 	db *gorm.DB
-	// groupPool, on MySQL, is the pool group transactions run on, with
-	// autocommit off (writeGroup); nil: they run in database/sql's.
-	groupPool *sql.DB
 	// payWindow is how long a new order may stay unpaid; 0: payments are off
 	// and orders get no pay_by.
 	payWindow time.Duration
@@ -86,11 +82,6 @@ func (s *Store) Close() error {
 	}
 	if err := db.Close(); err != nil {
 		return fmt.Errorf("order: close: %w", err)
-	}
-	if s.groupPool != nil {
-		if err := s.groupPool.Close(); err != nil {
-			return fmt.Errorf("order: close: %w", err)
-		}
 	}
 	return nil
 }

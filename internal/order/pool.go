@@ -34,10 +34,6 @@ func (s *Store) SetMaxConns(n int) error {
 	}
 	db.SetMaxOpenConns(n)
 	db.SetMaxIdleConns(n)
-	if s.groupPool != nil {
-		s.groupPool.SetMaxOpenConns(n)
-		s.groupPool.SetMaxIdleConns(n)
-	}
 	return nil
 }
 

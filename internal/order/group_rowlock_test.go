@@ -7,17 +7,16 @@ import (
 	"time"
 )
 
-// A group's transaction runs with autocommit off (writeGroup): a group that
-// wrote nothing, whatever stopped it, must end its transaction before its
-// connection goes back to the pool, or that idle connection keeps the
-// activity's row locked and every later write of the activity waits for
-// it. Here, after a refused write (a stale fence), one whose lease had ended
+// A group that wrote nothing, whatever stopped it, must end its
+// transaction before its connection goes back to the pool, or that
+// connection keeps the activity's row locked and every later write of the
+// activity waits for it. Here, after a refused write (a stale fence), one whose lease had ended
 // (refused under the row lock) and one whose every order a unique key kept
 // out, another transaction must lock the row at once (NOWAIT), and the
 // next write must commit.
 //
-// Can fail: with writeGroup's deferred rollback taken away, "the activity's
-// row is still locked" (Lock wait timeout / lock not available).
+// Can fail: with writeGroup's deferred tx.Rollback taken away, "the
+// activity's row is still locked" (Lock wait timeout exceeded).
 func TestRefusedGroupsLeaveNoRowLocked(t *testing.T) {
 	s, _ := openMariaDB(t)
 	ctx := context.Background()
