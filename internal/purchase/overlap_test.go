@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/testkit/faultproxy"
@@ -95,6 +96,68 @@ func TestHeldCommitWithTheNextBatchInFlight(t *testing.T) {
 	}
 }
 
+// A buyer's order is on its way (its COMMIT held past the lease) when they
+// ask again on another instance. That instance gets the expired key, its
+// holder look-up finds no row yet, and it deducts a unit for them; its claim
+// waits for the held transaction's row lock, and the database's unique key
+// then keeps the second order out: that unit goes back (the partial settle
+// in sale.write). The buyer hears already_purchased with the order the first
+// instance wrote, and the books balance. (One instance serves a repeat from
+// its purchase in flight, inflights, and never deducts for it.)
+//
+// Can fail: with the partial settle taken away (`keep < taken` made false),
+// "1 orders + 8 in Redis = 9, want 1 order and 10 in all".
+func TestRepeatOnAnotherInstanceBehindAHeldCommitGivesItsUnitBack(t *testing.T) {
+	const total, hold = 10, 3500 * time.Millisecond
+	ctx := context.Background()
+	first, h, a, direct := overlapFixtureDSN(t, total) // lease: 1 s
+	// A lease that outlasts the held COMMIT, so its claim waits for the row.
+	second := instanceOn(t, direct, first.cfg.KeyPrefix, 5*time.Second)
+	h.arm(hold)
+	firstAnswer := make(chan boughtAnswer, 1)
+	go func() {
+		o, err := first.Buy(ctx, seckill.BuyRequest{ActivityID: a.ID, UserID: 1})
+		firstAnswer <- boughtAnswer{1, o, err}
+	}()
+	waitFor(t, "the first purchase's COMMIT held", func() bool { return h.p.Held() == 1 })
+	time.Sleep(1500 * time.Millisecond) // the first lease's key has expired; 2 s of the hold are left
+	_, againErr := second.Buy(ctx, seckill.BuyRequest{ActivityID: a.ID, UserID: 1})
+	got := <-firstAnswer
+	rows, err := first.orders.OrdersByUsers(ctx, a.ID, []int64{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.err == nil && rows[1].ID != got.order.ID {
+		t.Errorf("first purchase told 201 with order %s; the database holds %q", got.order.ID, rows[1].ID)
+	}
+	t.Logf("first instance: %v (order %s); the other: %v", got.err, got.order.ID, againErr)
+	if rows[1].ID == "" {
+		t.Fatalf("the held COMMIT wrote no order (first purchase: %v): nothing shown", got.err)
+	}
+	var e *seckill.Error
+	if !errors.As(againErr, &e) || e.Code != seckill.EAlreadyPurchased || e.OrderID != rows[1].ID {
+		t.Errorf("the purchase on the other instance: %v, want already_purchased with order %s", againErr, rows[1].ID)
+	}
+	n, err := first.orders.CountOrders(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	left, err := first.stock.Remaining(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 || n+left != total {
+		t.Errorf("%d orders + %d in Redis = %d, want 1 order and %d in all", n, left, n+left, total)
+	}
+	var back dto.Metric
+	if err := second.m.returned.WithLabelValues("already_ordered").Write(&back); err != nil {
+		t.Fatal(err)
+	}
+	if back.GetCounter().GetValue() != 1 {
+		t.Errorf("the other instance gave %v units back for an order the unique key kept out, want 1 (it deducted one)", back.GetCounter().GetValue())
+	}
+}
+
 type boughtAnswer struct {
 	user  int64
 	order seckill.Order
@@ -151,7 +214,20 @@ func isCode(err error, code string) bool {
 // behind a fault proxy, with an activity of total units loaded.
 func overlapFixture(t *testing.T, total int64) (*Service, *commitHold, seckill.Activity) {
 	t.Helper()
-	cfg, err := mysql.ParseDSN(testenv.MySQLDSN(t))
+	s, h, a, _ := overlapFixtureDSN(t, total)
+	return s, h, a
+}
+
+// overlapFixtureDSN is overlapFixture, and the database's DSN without the
+// proxy.
+func overlapFixtureDSN(t *testing.T, total int64) (*Service, *commitHold, seckill.Activity, *mysql.Config) {
+	t.Helper()
+	dsn := testenv.MySQLDSN(t)
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +242,7 @@ func overlapFixture(t *testing.T, total int64) (*Service, *commitHold, seckill.A
 	if err := s.stock.Load(context.Background(), a.ID, total, 1); err != nil {
 		t.Fatal(err)
 	}
-	return s, h, a
+	return s, h, a, direct
 }
 
 // waitFor waits up to 20 s for cond, polling.

@@ -50,26 +50,34 @@ func resolveFixtureDSN(t *testing.T, total int64) (*Service, *toxic.Proxy, secki
 // an activity of total units (its stock not loaded).
 func serviceOn(t *testing.T, cfg *mysql.Config, total int64) (*Service, seckill.Activity) {
 	t.Helper()
+	s := instanceOn(t, cfg, testenv.Prefix(t), time.Second)
+	now := time.Now()
+	a, err := s.orders.CreateActivity(context.Background(), seckill.Activity{Name: "x", TotalStock: total, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, a
+}
+
+// instanceOn is a service instance on the real Redis, under prefix, and the
+// database cfg names, with a lease of lockTTL.
+func instanceOn(t *testing.T, cfg *mysql.Config, prefix string, lockTTL time.Duration) *Service {
+	t.Helper()
 	orders, err := order.Open(context.Background(), cfg.FormatDSN(), order.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = orders.Close() })
-	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
+	rdb := testenv.Redis(t)
 	locks := lock.New(rdb, nil)
 	t.Cleanup(func() { _ = locks.Close() })
-	s, err := New(Config{LockTTL: time.Second, UserCheckTimeout: 100 * time.Millisecond, KeyPrefix: prefix},
+	s, err := New(Config{LockTTL: lockTTL, UserCheckTimeout: 100 * time.Millisecond, KeyPrefix: prefix},
 		Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, prefix), Orders: orders, Catalog: catalog.New(orders, nil), Users: usercheck.ApproveAll{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	now := time.Now()
-	a, err := orders.CreateActivity(context.Background(), seckill.Activity{Name: "x", TotalStock: total, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, a
+	return s
 }
 
 // A batch's COMMIT answered with an error, but it had committed: each buyer
