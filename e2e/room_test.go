@@ -406,6 +406,7 @@ func admittedSale(t *testing.T, s *stack, instances []*stack, halfway func()) {
 	var half atomic.Bool
 	var statesMu sync.Mutex
 	states := map[string]int{}
+	last := map[int64]string{} // each user's last state seen, for a failure
 	live := func(u int64) *stack {
 		if half.Load() {
 			return instances[0]
@@ -420,19 +421,25 @@ func admittedSale(t *testing.T, s *stack, instances []*stack, halfway func()) {
 		in := live(u)
 		q, err := tryMine(s.client, in.url, act, u)
 		final := err == nil && q.status == http.StatusOK && (q.state == "done" || q.state == "closed" || (q.state == "lapsed" && u%4 == 0))
+		end := q.state + " " + q.code
 		if err == nil && q.state == "lapsed" && u%4 != 0 {
 			// A buyer whose admission ran out (the sale stalled
-			// under them) joins again, as the app would.
-			_, _ = tryJoin(s.client, in.url, act, u)
+			// under them) joins again, as the app would. Once the room
+			// has closed, the join is refused (409 sold_out): final.
+			status, jerr := tryJoin(s.client, in.url, act, u)
 			statesMu.Lock()
 			states["rejoined"]++
 			statesMu.Unlock()
+			if jerr == nil && status == http.StatusConflict {
+				final, end = true, "lapsed, join refused"
+			}
 		}
+		statesMu.Lock()
 		if final {
-			statesMu.Lock()
-			states[q.state+" "+q.code]++
-			statesMu.Unlock()
+			states[end]++
 		}
+		last[u] = end
+		statesMu.Unlock()
 		if err == nil && q.status == http.StatusOK && q.state == "admitted" && u%4 != 0 {
 			status, code, _, err := post(s.client, in.url, act, u)
 			switch {
@@ -449,7 +456,9 @@ func admittedSale(t *testing.T, s *stack, instances []*stack, halfway func()) {
 		return final
 	})
 	if len(pending) > 0 {
-		t.Errorf("%d users not final after 90 s, e.g. %d", len(pending), pending[0])
+		statesMu.Lock()
+		t.Errorf("%d users not final after 90 s, e.g. %d (last seen %q)", len(pending), pending[0], last[pending[0]])
+		statesMu.Unlock()
 	}
 	if !half.Load() {
 		t.Error("the sale never reached half")
