@@ -560,6 +560,12 @@ func TestReleaseOutcomes(t *testing.T) {
 	})
 }
 
+// renewTTL is the auto-renewed leases' TTL in TestExtend: a renewal every
+// half second, with a second to spare, so a loaded machine's delays do not
+// end a lease the test expects to last.
+const renewTTL = 1500 * time.Millisecond
+
+// TestExtend: Extend and auto-renewal move the lease.
 func TestExtend(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	rdb := testenv.Redis(t)
@@ -568,7 +574,7 @@ func TestExtend(t *testing.T) {
 
 	t.Run("moves the lease", func(t *testing.T) {
 		key := prefix + "{a}:lock"
-		l, err := c.Obtain(t.Context(), key, 100*time.Millisecond, nil)
+		l, err := c.Obtain(t.Context(), key, time.Second, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -579,7 +585,7 @@ func TestExtend(t *testing.T) {
 		if r := l.Remaining(); r < 50*time.Second {
 			t.Errorf("Remaining %v after extending to 1m", r)
 		}
-		time.Sleep(150 * time.Millisecond)
+		time.Sleep(1500 * time.Millisecond)
 		if l.Context().Err() != nil {
 			t.Errorf("lease ended at its first deadline despite Extend: %v", context.Cause(l.Context()))
 		}
@@ -603,11 +609,11 @@ func TestExtend(t *testing.T) {
 	})
 	t.Run("auto-renew keeps the lock past its TTL and stops on release", func(t *testing.T) {
 		key := prefix + "{c}:lock"
-		l, err := c.Obtain(t.Context(), key, 150*time.Millisecond, &lock.ObtainOptions{AutoRenew: true})
+		l, err := c.Obtain(t.Context(), key, renewTTL, &lock.ObtainOptions{AutoRenew: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(500 * time.Millisecond)
+		time.Sleep(3 * renewTTL)
 		if err := l.Context().Err(); err != nil {
 			t.Fatalf("lease ended under auto-renew: %v", context.Cause(l.Context()))
 		}
@@ -617,14 +623,14 @@ func TestExtend(t *testing.T) {
 	})
 	t.Run("auto-renew ends the lease when the lock is lost", func(t *testing.T) {
 		key := prefix + "{d}:lock"
-		l, err := c.Obtain(t.Context(), key, 150*time.Millisecond, &lock.ObtainOptions{AutoRenew: true})
+		l, err := c.Obtain(t.Context(), key, renewTTL, &lock.ObtainOptions{AutoRenew: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		rdb.Set(t.Context(), key, "someone else", time.Minute)
 		select {
 		case <-l.Context().Done():
-		case <-time.After(time.Second):
+		case <-time.After(2 * renewTTL):
 			t.Fatal("lease still running after the lock was taken over")
 		}
 		if !errors.Is(context.Cause(l.Context()), lock.ErrNotHeld) {
