@@ -20,7 +20,7 @@ func TestRefence(t *testing.T) {
 
 	t.Run("a new fence under the same hold", func(t *testing.T) {
 		key := prefix + "{a}:lock"
-		l, err := c.Obtain(t.Context(), key, 200*time.Millisecond, nil)
+		l, err := c.Obtain(t.Context(), key, time.Second, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,7 +36,7 @@ func TestRefence(t *testing.T) {
 		if l.Value() == value || rdb.Get(t.Context(), key).Val() != l.Value() {
 			t.Errorf("the key holds %q, the lock's value is %q (was %q): want the new grant's", rdb.Get(t.Context(), key).Val(), l.Value(), value)
 		}
-		time.Sleep(300 * time.Millisecond) // past the first TTL
+		time.Sleep(1500 * time.Millisecond) // past the first TTL
 		if err := l.Context().Err(); err != nil {
 			t.Fatalf("lease ended at the first grant's TTL: %v", context.Cause(l.Context()))
 		}
