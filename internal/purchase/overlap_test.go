@@ -222,15 +222,11 @@ func overlapFixture(t *testing.T, total int64) (*Service, *commitHold, seckill.A
 // proxy.
 func overlapFixtureDSN(t *testing.T, total int64) (*Service, *commitHold, seckill.Activity, *mysql.Config) {
 	t.Helper()
-	dsn := testenv.MySQLDSN(t)
-	cfg, err := mysql.ParseDSN(dsn)
+	cfg, err := mysql.ParseDSN(testenv.MySQLDSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	direct, err := mysql.ParseDSN(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	direct := cfg.Clone()
 	p, err := faultproxy.New(cfg.Addr)
 	if err != nil {
 		t.Fatal(err)
