@@ -137,7 +137,21 @@ func (a Activity) Validate() error {
 	if w := a.WaitingRoom; w != nil && w.OpensAt.After(a.StartsAt) {
 		return Errorf(EInvalid, "waiting_room.opens_at must be at or before starts_at")
 	}
+	if err := a.roomCanDraw(); err != nil {
+		return err
+	}
 	return ValidPrice(a.PriceMinor, a.Currency)
+}
+
+// roomCanDraw refuses an unannounced activity whose waiting room opens
+// before its start: the draw needs joins before the start, and an
+// unannounced activity answers them 404, so places would go by arrival.
+func (a Activity) roomCanDraw() error {
+	if w := a.WaitingRoom; w != nil && a.Unannounced && w.OpensAt.Before(a.StartsAt) {
+		return Errorf(EInvalid, "announced: false cannot go with a waiting_room whose opens_at is before starts_at: "+
+			"buyers cannot join an unannounced sale before its start, so its room has no draw; announce the activity, or open the room at starts_at")
+	}
+	return nil
 }
 
 // Status values of an activity, as the buyer API reports them.
@@ -291,6 +305,12 @@ func Busy(msg string, err error) *Error {
 // activity's stock is not in Redis (never preloaded, or Redis lost its
 // data): nothing was sold, and an operator must preload or reconcile.
 var ErrStockNotLoaded = errors.New("stock: not loaded")
+
+// ErrRoomLost is the cause inside an EUnavailable error when the database
+// says an activity has a waiting room and Redis has none of it (a failover
+// or a flush lost it): the room fails closed, selling nothing and giving no
+// place, until the books sweep, a reconcile or a stock change restores it.
+var ErrRoomLost = errors.New("waiting room: lost from Redis")
 
 // Error codes of the HTTP contract (docs/API.md). They belong to the domain;
 // the HTTP layer maps each to a status code exactly once.

@@ -120,6 +120,7 @@ func openRooms(cfg config, b *backend, users usercheck.Verifier, log *slog.Logge
 	rooms, err := waitingroom.New(waitingroom.Config{
 		AdmissionTTL: cfg.AdmissionTTL,
 		MaxRate:      cfg.AdmissionRate,
+		MaxPlaces:    int64(cfg.RoomMaxPlaces),
 		Payments:     cfg.PaymentURL != "" || cfg.embedded(),
 	}, waitingroom.Deps{
 		Store: waitingroom.NewStore(b.rdb, cfg.KeyPrefix, cfg.WaitReplicas, cfg.WaitTimeout),

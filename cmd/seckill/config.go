@@ -40,6 +40,7 @@ type config struct {
 	// Waiting rooms (docs/API.md "Waiting room").
 	AdmissionTTL     time.Duration
 	AdmissionRate    float64
+	RoomMaxPlaces    int
 	QueueMax         int
 	QueueMaxTotal    int
 	KeyPrefix        string

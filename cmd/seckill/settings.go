@@ -41,6 +41,7 @@ var (
 		{"SECKILL_QUEUE_MAX_TOTAL", purchase.DefaultQueueMaxTotal, 1, maxQueueMax, "buyers", func(c *config) *int { return &c.QueueMaxTotal }},
 		{"SECKILL_MYSQL_MAX_CONNS", order.DefaultMaxConns, 1, order.MaxPoolConns, "connections", func(c *config) *int { return &c.MySQLMaxConns }},
 		{"SECKILL_REDIS_WAIT_REPLICAS", 0, 0, maxWaitReplicas, "replicas (0: no WAIT)", func(c *config) *int { return &c.WaitReplicas }},
+		{"SECKILL_ROOM_MAX_PLACES", waitingroom.DefaultMaxPlaces, 1, maxRoomPlaces, "places", func(c *config) *int { return &c.RoomMaxPlaces }},
 	}
 	// Rates are per second, at most 1e9.
 	rateSettings = []struct {
@@ -81,6 +82,10 @@ func (e *envReader) duration(name string, def, min time.Duration) time.Duration 
 	}
 	return d
 }
+
+// maxRoomPlaces bounds SECKILL_ROOM_MAX_PLACES: a billion places would be
+// about 100 GB of Redis.
+const maxRoomPlaces = 100_000_000
 
 // noLimit is what a request rate must be.
 const noLimit = "requests per second, 0 for no limit"

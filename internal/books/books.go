@@ -74,6 +74,9 @@ type Rooms interface {
 	Shut(ctx context.Context, activityID int64) error
 	// Sizes returns the places not yet admitted and the admissions open.
 	Sizes(ctx context.Context, activityID int64) (waiting, admitted int64, err error)
+	// Restore writes the activity's room to Redis again if Redis lost it,
+	// and reports whether it did.
+	Restore(ctx context.Context, a seckill.Activity) (bool, error)
 }
 
 // Deps are the books side's dependencies.
@@ -148,6 +151,9 @@ type noRooms struct{}
 func (noRooms) Open(context.Context, seckill.Activity) error       { return nil }
 func (noRooms) Shut(context.Context, int64) error                  { return nil }
 func (noRooms) Sizes(context.Context, int64) (int64, int64, error) { return 0, 0, nil }
+func (noRooms) Restore(context.Context, seckill.Activity) (bool, error) {
+	return false, nil
+}
 
 // lockPoll caps the pause between attempts on the activity's lock: a
 // purchase batch keeps it for milliseconds.

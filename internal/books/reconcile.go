@@ -3,6 +3,7 @@ package books
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/keys"
@@ -45,14 +46,8 @@ func (s *Service) Reconcile(ctx context.Context, id int64) (seckill.Reconciliati
 		return seckill.Reconciliation{}, seckill.RedisDown(err)
 	}
 	after := max(a.TotalStock-n, 0)
-	if err := s.loadHeld(lease, lk, id, after, epoch); err != nil {
+	if err := s.loadHeld(lease, lk, a, after, epoch); err != nil {
 		return seckill.Reconciliation{}, seckill.Unavailable("Redis did not answer, or the lease ended; stock not loaded", err)
-	}
-	if a.WaitingRoom != nil {
-		// The room as the database has it, in case Redis lost it.
-		if err := s.rooms.Open(lease, a); err != nil {
-			s.log.WarnContext(ctx, "waiting room not written to Redis; reconcile again", "activity_id", id, "err", err)
-		}
 	}
 	r := seckill.Reconciliation{ActivityID: id, TotalStock: a.TotalStock, Orders: n, Before: before, After: after, Changed: before != after, Fence: lk.Fence()}
 	if r.Changed {
@@ -96,7 +91,15 @@ func (s *Service) hold(ctx context.Context, id int64) (lk *lock.Lock, release fu
 // tells the purchase path (its sold-out mark, unless cleared since epoch).
 // The load is checked against the lock in the same step: one that reaches
 // Redis after the lease ended must not overwrite a newer holder's deducts.
-func (s *Service) loadHeld(lease context.Context, lk *lock.Lock, activityID, remaining int64, epoch uint64) error {
+// The activity's room, as the database has it, is written first: stock
+// loaded into a Redis that lost the room would sell without admissions.
+func (s *Service) loadHeld(lease context.Context, lk *lock.Lock, a seckill.Activity, remaining int64, epoch uint64) error {
+	activityID := a.ID
+	if a.WaitingRoom != nil {
+		if err := s.rooms.Open(lease, a); err != nil {
+			return fmt.Errorf("waiting room not restored, so no stock loaded: %w", err)
+		}
+	}
 	if err := s.stock.LoadIfHeld(lease, activityID, remaining, lk.Fence(), lk.Value()); err != nil {
 		return err
 	}

@@ -43,6 +43,10 @@ func (s *Service) SetWaitingRoom(ctx context.Context, id int64, opensAt time.Tim
 	if a.WaitingRoom != nil {
 		w.Seed = a.WaitingRoom.Seed
 	}
+	a.WaitingRoom = w
+	if err := a.Validate(); err != nil {
+		return seckill.ActivityView{}, err
+	}
 	return s.storeRoom(ctx, id, w)
 }
 

@@ -62,6 +62,7 @@ func (s *Service) sweepOnce(suspects map[int64]bool) map[int64]bool {
 	}
 	off := make(map[int64]bool)
 	for _, b := range books {
+		s.restoreRoom(ctx, b.ActivityID)
 		if !s.booksOff(ctx, b) {
 			continue
 		}
@@ -106,4 +107,16 @@ func (s *Service) repair(ctx context.Context, activityID int64) {
 	s.m.repaired.WithLabelValues(reason).Add(float64(units))
 	s.log.Warn("books repaired", "activity_id", activityID, "fence", r.Fence, "reason", reason,
 		"units", units, "redis_before", r.LoadedBefore(), "redis_after", r.After, "sold", r.Orders, "total", r.TotalStock)
+}
+
+// restoreRoom writes the activity's waiting room to Redis again when the
+// database has one and Redis lost it: until then the room fails closed.
+func (s *Service) restoreRoom(ctx context.Context, activityID int64) {
+	a, err := s.catalog.Activity(ctx, activityID)
+	if err != nil || a.WaitingRoom == nil {
+		return
+	}
+	if _, err := s.rooms.Restore(ctx, a); err != nil {
+		s.log.Warn("books sweep: waiting room not restored", "activity_id", activityID, "err", err)
+	}
 }

@@ -38,17 +38,12 @@ func PaymentFence(prefix string, activityID int64) string {
 	return Activity(prefix, activityID, "pay")
 }
 
-// PaymentQueries counts the provider queries of the order's payment:
-// <prefix>seckill:{act:N}:pay:queries:<id>.
-func PaymentQueries(prefix string, activityID int64, orderID string) string {
-	return Activity(prefix, activityID, "pay:queries:"+orderID)
-}
-
-// PaymentAnswered holds the number (its count in PaymentQueries) of the
-// last provider query of the order's payment whose answer was written:
-// <prefix>seckill:{act:N}:pay:answered:<id>.
-func PaymentAnswered(prefix string, activityID int64, orderID string) string {
-	return Activity(prefix, activityID, "pay:answered:"+orderID)
+// PaymentQueryCounts holds, for the order's payment, how many provider
+// queries started ("started") and the number of the last one whose answer
+// was written ("answered"), in one hash with one TTL so neither outlives
+// the other: <prefix>seckill:{act:N}:pay:counts:<id>.
+func PaymentQueryCounts(prefix string, activityID int64, orderID string) string {
+	return Activity(prefix, activityID, "pay:counts:"+orderID)
 }
 
 // PaymentPolled marks a result-page verification of the order in the last

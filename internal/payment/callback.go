@@ -2,6 +2,7 @@ package payment
 
 import (
 	"context"
+	"embed"
 	"errors"
 	"fmt"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
+	"github.com/seckill-oss/seckill/internal/luascript"
 	"github.com/seckill-oss/seckill/internal/order"
 )
 
@@ -30,9 +32,10 @@ import (
 // a day; an older callback is a replay, or the operator's to reconcile.
 const expiredLongAgo = 24 * time.Hour
 
-// queriesTTL keeps an order's query count while callbacks may wait for it;
-// a count that expired reads 0, which only makes a callback ask again.
-const queriesTTL = time.Minute
+// queriesTTL keeps an order's query counts while callbacks may wait for
+// them; counts that expired read 0, which only makes a callback ask again.
+// A variable for the test of that expiry.
+var queriesTTL = time.Minute
 
 // Callback runs the verification of the order a provider's callback names
 // and returns the order after it. The callback is only a hint: the provider
@@ -145,19 +148,19 @@ func (s *Service) callbackOnce(ctx context.Context, o seckill.Order, arrived int
 }
 
 // queries returns how many provider queries of o's payment have started
-// (within queriesTTL of the last).
+// (within queriesTTL of the last count or answer).
 func (s *Service) queries(ctx context.Context, o seckill.Order) (int64, error) {
-	return s.readCount(ctx, o, s.queriesKey(o), "query count")
+	return s.readCount(ctx, o, "started", "query count")
 }
 
 // answered returns the number of the last query of o's payment whose
 // answer was written (0: none within queriesTTL).
 func (s *Service) answered(ctx context.Context, o seckill.Order) (int64, error) {
-	return s.readCount(ctx, o, s.answeredKey(o), "answered query")
+	return s.readCount(ctx, o, "answered", "answered query")
 }
 
-func (s *Service) readCount(ctx context.Context, o seckill.Order, key, what string) (int64, error) {
-	n, err := s.redis.Get(ctx, key).Int64()
+func (s *Service) readCount(ctx context.Context, o seckill.Order, field, what string) (int64, error) {
+	n, err := s.redis.HGet(ctx, s.countsKey(o), field).Int64()
 	if errors.Is(err, redis.Nil) {
 		return 0, nil
 	}
@@ -172,8 +175,8 @@ func (s *Service) readCount(ctx context.Context, o seckill.Order, key, what stri
 // only: the callbacks waiting for it then ask again.
 func (s *Service) countQuery(ctx context.Context, o seckill.Order) int64 {
 	pipe := s.redis.TxPipeline()
-	n := pipe.Incr(ctx, s.queriesKey(o))
-	pipe.PExpire(ctx, s.queriesKey(o), queriesTTL)
+	n := pipe.HIncrBy(ctx, s.countsKey(o), "started", 1)
+	pipe.PExpire(ctx, s.countsKey(o), queriesTTL)
 	if _, err := pipe.Exec(ctx); err != nil {
 		s.log.InfoContext(ctx, "payment: provider query not counted", "order_id", o.ID, "err", err)
 		return 0
@@ -182,21 +185,25 @@ func (s *Service) countQuery(ctx context.Context, o seckill.Order) int64 {
 }
 
 // markAnswered records that query n of o's payment was answered and its
-// answer written. A failure is logged only: the callbacks waiting for it
-// then ask again.
+// answer written (answered.lua). A failure is logged only: the callbacks
+// waiting for it then ask again.
 func (s *Service) markAnswered(ctx context.Context, o seckill.Order, n int64) {
 	if n == 0 {
 		return
 	}
-	if err := s.redis.Set(ctx, s.answeredKey(o), n, queriesTTL).Err(); err != nil {
+	if err := answeredScript.Run(ctx, s.redis, []string{s.countsKey(o)}, n, queriesTTL.Milliseconds()).Err(); err != nil {
 		s.log.InfoContext(ctx, "payment: provider answer not marked", "order_id", o.ID, "err", err)
 	}
 }
 
-func (s *Service) queriesKey(o seckill.Order) string {
-	return keys.PaymentQueries(s.cfg.KeyPrefix, o.ActivityID, o.ID)
+func (s *Service) countsKey(o seckill.Order) string {
+	return keys.PaymentQueryCounts(s.cfg.KeyPrefix, o.ActivityID, o.ID)
 }
 
-func (s *Service) answeredKey(o seckill.Order) string {
-	return keys.PaymentAnswered(s.cfg.KeyPrefix, o.ActivityID, o.ID)
-}
+// luaFiles holds the payment's scripts, one job and one .lua file each.
+//
+//go:embed *.lua
+var luaFiles embed.FS
+
+// answeredScript marks a query answered while its count lives.
+var answeredScript = luascript.Load(luaFiles, "answered.lua")

@@ -156,7 +156,7 @@ func (s *sale) sellUnderGrant() bool {
 		b.fail(pending, seckill.Ended(a))
 		return false
 	}
-	if s.stillSoldOut(a.ID) {
+	if !s.hasRoom(a) && s.stillSoldOut(a.ID) {
 		s.m.batches.WithLabelValues("sold_out").Inc()
 		b.fail(pending, soldOut())
 		return false

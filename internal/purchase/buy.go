@@ -89,7 +89,11 @@ func (s *Service) answerUnqueued(ctx context.Context, a seckill.Activity, req se
 	if err, refused := s.refuseUnadmitted(ctx, a, req.UserID); refused {
 		return seckill.Order{}, err, true
 	}
-	if s.soldOut.fresh(a.ID, s.now()) {
+	// An activity with a room is never answered from the mark: a unit can
+	// come back on another instance (a stock change, an expiry, a settle)
+	// and be admitted to a buyer before this mark is a second old; the
+	// deduct, which counts admissions, answers them.
+	if !s.hasRoom(a) && s.soldOut.fresh(a.ID, s.now()) {
 		return seckill.Order{}, s.holderOr(ctx, a.ID, req.UserID, soldOut()), true
 	}
 	return seckill.Order{}, nil, false

@@ -44,6 +44,13 @@ func (s *Service) refuseUnadmitted(ctx context.Context, a seckill.Activity, user
 	}
 	admitted, on, err := s.rooms.Admitted(ctx, a.ID, userID)
 	switch {
+	case errors.Is(err, seckill.ErrRoomLost) && a.WaitingRoom == nil:
+		// Neither the database (as cached) nor Redis has a room.
+		return nil, false
+	case errors.Is(err, seckill.ErrRoomLost):
+		// The room fails closed, never open (docs/API.md "Waiting room
+		// limits").
+		return seckill.Unavailable("the waiting room is being restored after Redis lost it; nothing was sold: try again in a few seconds", err), true
 	case err != nil:
 		return seckill.Unavailable("the waiting room did not answer; nothing was sold", err), true
 	case !on || admitted:

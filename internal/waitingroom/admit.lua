@@ -17,6 +17,16 @@
 -- deduct takes units only for buyers whose admission is open (deduct.lua),
 -- so until an admission is used up or lapses its unit can only go to its
 -- own buyer. The step and the deduct read one clock, Redis's, atomically.
+-- The room's keys live until 24 hours after the sale ends (docs/API.md
+-- "Waiting room limits"), so an abandoned room does not stay in Redis.
+local function keep(ends)
+  if ends then
+    local at = tonumber(ends) + 86400000
+    for i = 1, 4 do
+      redis.call('PEXPIREAT', KEYS[i], at)
+    end
+  end
+end
 if redis.call('HGET', KEYS[1], 'on') ~= '1' then
   return {0, 0, -1, 0, 0, '', 0, '0'}
 end
@@ -34,6 +44,7 @@ for _, user in ipairs(lapsed) do
 end
 if #lapsed > 0 then
   redis.call('HINCRBY', KEYS[1], 'lapsed', #lapsed)
+  keep(room[2])
 end
 
 local waiting = redis.call('ZCARD', KEYS[2])
@@ -78,6 +89,7 @@ if k > 0 then
   end
   tokens = tokens - admitted
   total = redis.call('HINCRBY', KEYS[1], 'admitted', admitted)
+  keep(room[2])
 end
 local rate = tonumber(room[6]) or 0
 if dt > 0 then

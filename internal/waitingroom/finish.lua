@@ -5,6 +5,16 @@
 -- unit a refused buyer will not take goes to the next place in line. A
 -- refusal closes only an open admission: a buyer refused while not
 -- admitted keeps their place.
+-- The room's keys live until 24 hours after the sale ends (docs/API.md
+-- "Waiting room limits"), so an abandoned room does not stay in Redis.
+local function keep(ends)
+  if ends then
+    local at = tonumber(ends) + 86400000
+    for i = 1, 4 do
+      redis.call('PEXPIREAT', KEYS[i], at)
+    end
+  end
+end
 local done = 0
 for i = 1, #ARGV, 2 do
   local holder = string.sub(ARGV[i + 1], 1, 2) == 'd:'
@@ -20,4 +30,5 @@ end
 if done > 0 then
   redis.call('HINCRBY', KEYS[1], 'used', done)
 end
+keep(redis.call('HGET', KEYS[1], 'ends'))
 return done

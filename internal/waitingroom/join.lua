@@ -4,9 +4,10 @@
 -- KEYS[3]: the open admissions (sorted set: user -> admitted until, ms);
 -- KEYS[4]: the users' ends (hash: user -> "d:<order id>", "c:<reason>" or
 --          "l" for a lapsed admission).
--- ARGV[1]: the user.
+-- ARGV[1]: the user; ARGV[2]: the most places not yet admitted.
 -- Returns "joined", "have" (the user has a place, whatever its state),
--- "none" (no waiting room), "not_open", "ended" or "closed".
+-- "none" (no waiting room), "not_open", "ended", "closed" or "full" (the
+-- line holds ARGV[2] places: no place is given).
 -- A place in the pre-queue (before starts) is the first 52 bits of
 -- SHA1(seed ":" user): fixed by the seed, which buyers never see, so joining
 -- earlier, again or from elsewhere changes nothing, and a failover that
@@ -14,6 +15,16 @@
 -- order at starts is then a uniformly random permutation of the pre-queue,
 -- which anyone holding the seed can recompute. A later join is placed at
 -- 2^52 + its arrival number: behind every pre-queue place, in arrival order.
+-- The room's keys live until 24 hours after the sale ends (docs/API.md
+-- "Waiting room limits"), so an abandoned room does not stay in Redis.
+local function keep(ends)
+  if ends then
+    local at = tonumber(ends) + 86400000
+    for i = 1, 4 do
+      redis.call('PEXPIREAT', KEYS[i], at)
+    end
+  end
+end
 if redis.call('HGET', KEYS[1], 'on') ~= '1' then
   return 'none'
 end
@@ -37,6 +48,9 @@ end
 if room[5] then
   return 'closed'
 end
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[2]) then
+  return 'full'
+end
 local place
 if now < tonumber(room[2]) then
   place = tonumber(string.sub(redis.sha1hex(room[4] .. ':' .. user), 1, 13), 16)
@@ -47,4 +61,5 @@ if ended then
   redis.call('HDEL', KEYS[4], user) -- a lapsed user joins again, at the back
 end
 redis.call('ZADD', KEYS[2], place, user)
+keep(room[3])
 return 'joined'

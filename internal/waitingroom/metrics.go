@@ -12,7 +12,7 @@ import (
 type metrics struct {
 	waiting, open, etaError *prometheus.GaugeVec
 	admitted, lapsed        *prometheus.CounterVec
-	stepFailures            prometheus.Counter
+	stepFailures, full      prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, log *slog.Logger) *metrics {
@@ -29,6 +29,8 @@ func newMetrics(reg prometheus.Registerer, log *slog.Logger) *metrics {
 			"Admissions that lapsed unused, found by this instance's steps.", "activity_id"),
 		stepFailures: r.Counter("seckill_waiting_room_step_failures_total",
 			"Steps of a waiting room that failed (Redis did not answer); the next step retries."),
+		full: r.Counter("seckill_waiting_room_full_total",
+			"Joins refused 429 busy because the room held SECKILL_ROOM_MAX_PLACES places not yet admitted."),
 	}
 }
 

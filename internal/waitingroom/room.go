@@ -44,6 +44,10 @@ const (
 	DefaultMaxRate = 2000
 	// DefaultTick is how often an instance steps each room.
 	DefaultTick = 100 * time.Millisecond
+	// DefaultMaxPlaces bounds a room's places not yet admitted
+	// (SECKILL_ROOM_MAX_PLACES): about 100 MB of Redis, so forged joins
+	// cannot grow a room without end.
+	DefaultMaxPlaces = 1_000_000
 )
 
 // pollBudget is the polls a second that one room's waiting users are
@@ -52,11 +56,16 @@ const (
 // pollBudget*(1+ln(n/pollBudget)) a second, not n.
 const pollBudget = 2000
 
+// fullRetry is the Retry-After of a join refused by a full room: places
+// free up as the line is admitted, not within a second.
+const fullRetry = 10 * time.Second
+
 // Config tunes the rooms.
 type Config struct {
 	AdmissionTTL time.Duration // 0: DefaultAdmissionTTL
 	MaxRate      float64       // 0: DefaultMaxRate
 	Tick         time.Duration // 0: DefaultTick
+	MaxPlaces    int64         // 0: DefaultMaxPlaces
 	// Payments says orders may expire unpaid: a sold-out room then stays
 	// open while an unpaid order could give its unit back.
 	Payments bool
@@ -110,6 +119,9 @@ func New(cfg Config, deps Deps) (*Room, error) {
 	}
 	if cfg.Tick <= 0 {
 		cfg.Tick = DefaultTick
+	}
+	if cfg.MaxPlaces <= 0 {
+		cfg.MaxPlaces = DefaultMaxPlaces
 	}
 	if deps.Log == nil {
 		deps.Log = slog.New(slog.DiscardHandler)
@@ -199,6 +211,9 @@ func (r *Room) Join(ctx context.Context, activityID, userID int64) (seckill.Queu
 	if err != nil {
 		return seckill.QueueStatus{}, unavailable(err)
 	}
+	if err := failClosed(a, st); err != nil {
+		return seckill.QueueStatus{}, err
+	}
 	// A lapsed user joins again, at the back; any other place is kept.
 	if st.hasPlace() && !st.lapsedOnly() {
 		return r.status(ctx, a.ID, userID, st)
@@ -206,7 +221,7 @@ func (r *Room) Join(ctx context.Context, activityID, userID int64) (seckill.Queu
 	if err := r.admissible(ctx, a, userID, st); err != nil {
 		return seckill.QueueStatus{}, err
 	}
-	answer, err := r.st.join(ctx, a.ID, userID)
+	answer, err := r.st.join(ctx, a.ID, userID, r.cfg.MaxPlaces)
 	switch {
 	case errors.Is(err, ErrNotReplicated):
 		// The place may be lost in a failover; joining again is safe.
@@ -221,6 +236,11 @@ func (r *Room) Join(ctx context.Context, activityID, userID int64) (seckill.Queu
 		return seckill.QueueStatus{}, seckill.Ended(a)
 	case answer == isClosed:
 		return seckill.QueueStatus{}, soldOut()
+	case answer == isFull:
+		r.m.full.Inc()
+		e := seckill.Busy("the waiting room is full; no place was given: try again later", nil)
+		e.RetryAfter = max(e.RetryAfter, fullRetry)
+		return seckill.QueueStatus{}, e
 	}
 	if st, err = r.st.standing(ctx, a.ID, userID); err != nil {
 		return seckill.QueueStatus{}, unavailable(err)
@@ -262,6 +282,37 @@ func (r *Room) admissible(ctx context.Context, a seckill.Activity, userID int64,
 		return e
 	}
 	return nil
+}
+
+// failClosed refuses while the database says the activity has a room and
+// Redis lost it: no place is given, and no "no waiting room" said, until
+// the books sweep, a reconcile or a stock change restores the room.
+func failClosed(a seckill.Activity, st standing) error {
+	if st.lost && a.WaitingRoom != nil {
+		return roomLost()
+	}
+	return nil
+}
+
+func roomLost() *seckill.Error {
+	return seckill.Unavailable("the waiting room is being restored after Redis lost it; nothing changed: try again in a few seconds", seckill.ErrRoomLost)
+}
+
+// Restore writes the activity's room to Redis again when Redis lost it
+// (the books sweep's check); it reports whether it did.
+func (r *Room) Restore(ctx context.Context, a seckill.Activity) (bool, error) {
+	if a.WaitingRoom == nil {
+		return false, nil
+	}
+	lost, err := r.st.lost(ctx, a.ID)
+	if err != nil || !lost {
+		return false, err
+	}
+	if err := r.Open(ctx, a); err != nil {
+		return false, err
+	}
+	r.log.WarnContext(ctx, "waiting room restored: Redis had lost it; its line and admissions are gone, buyers join again", "activity_id", a.ID)
+	return true, nil
 }
 
 func noWaitingRoom(id int64) error {

@@ -14,12 +14,16 @@ import (
 
 // Mine returns the user's standing in the activity's room.
 func (r *Room) Mine(ctx context.Context, activityID, userID int64) (seckill.QueueStatus, error) {
-	if _, err := r.deps.Activity(ctx, activityID); err != nil {
+	a, err := r.deps.Activity(ctx, activityID)
+	if err != nil {
 		return seckill.QueueStatus{}, err
 	}
 	st, err := r.st.standing(ctx, activityID, userID)
 	if err != nil {
 		return seckill.QueueStatus{}, unavailable(err)
+	}
+	if err := failClosed(a, st); err != nil {
+		return seckill.QueueStatus{}, err
 	}
 	if !st.hasPlace() {
 		return seckill.QueueStatus{}, seckill.Errorf(seckill.ENotInQueue, "you have no place in the waiting room of activity %d; join it first", activityID)
@@ -50,6 +54,10 @@ func (r *Room) status(ctx context.Context, activityID, userID int64, st standing
 				r.Finish(ctx, activityID, map[int64]string{userID: o.ID}, nil)
 				q.State, q.OrderID = seckill.QueueDone, o.ID
 			}
+		}
+		if q.State == seckill.QueueLapsed && st.closed != "" {
+			// Lapsed invites joining again, which a closed room refuses.
+			q.State, q.Reason = seckill.QueueClosed, st.closed
 		}
 	case st.closed != "":
 		q.State, q.Reason = seckill.QueueClosed, st.closed

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/luascript"
 )
@@ -46,7 +47,12 @@ const (
 	notOpen  = "not_open"
 	isEnded  = "ended"
 	isClosed = "closed"
+	isFull   = "full"
 )
+
+// Retention is how long a room's keys stay in Redis after its sale ends
+// (docs/API.md "Waiting room limits").
+const Retention = 24 * time.Hour
 
 // Store keeps activities' waiting rooms in Redis. Each room's keys share the
 // activity's hash tag, so every script runs on one node of a cluster. It is
@@ -75,13 +81,20 @@ type Window struct {
 // counters: opening again (another instance, a rebuild after Redis lost the
 // room) changes nothing else.
 func (s *Store) Open(ctx context.Context, activityID int64, w Window) error {
-	err := s.rdb.HSet(ctx, s.room(activityID), "on", 1, "opens", w.OpensAt.UnixMilli(),
-		"starts", w.StartsAt.UnixMilli(), "ends", w.EndsAt.UnixMilli(), "seed", w.Seed).Err()
-	if err != nil {
+	room := s.room(activityID)
+	pipe := s.rdb.TxPipeline()
+	pipe.HSet(ctx, room, "on", 1, "opens", w.OpensAt.UnixMilli(),
+		"starts", w.StartsAt.UnixMilli(), "ends", w.EndsAt.UnixMilli(), "seed", w.Seed)
+	pipe.PExpireAt(ctx, room, w.EndsAt.Add(Retention))
+	if _, err := pipe.Exec(ctx); err != nil {
 		return fmt.Errorf("waitingroom: open room of activity %d: %w", activityID, err)
 	}
-	err = s.rdb.ZAdd(ctx, keys.WaitingRooms(s.prefix), redis.Z{Score: float64(w.EndsAt.UnixMilli()), Member: activityID}).Err()
-	if err != nil {
+	rooms := keys.WaitingRooms(s.prefix)
+	pipe = s.rdb.Pipeline()
+	pipe.ZAdd(ctx, rooms, redis.Z{Score: float64(w.EndsAt.UnixMilli()), Member: activityID})
+	// The list forgets rooms whose keys have expired.
+	pipe.ZRemRangeByScore(ctx, rooms, "-inf", "("+strconv.FormatInt(time.Now().Add(-Retention).UnixMilli(), 10))
+	if _, err := pipe.Exec(ctx); err != nil {
 		return fmt.Errorf("waitingroom: list room of activity %d: %w", activityID, err)
 	}
 	return nil
@@ -95,9 +108,10 @@ func (s *Store) Shut(ctx context.Context, activityID int64) error {
 	return nil
 }
 
-// join runs join.lua for the user and returns its answer.
-func (s *Store) join(ctx context.Context, activityID, userID int64) (string, error) {
-	res, err := s.replicated(ctx, activityID, joinScript, s.userKeys(activityID), userID)
+// join runs join.lua for the user, in a line of at most maxPlaces places
+// not yet admitted, and returns its answer.
+func (s *Store) join(ctx context.Context, activityID, userID, maxPlaces int64) (string, error) {
+	res, err := s.replicated(ctx, activityID, joinScript, s.userKeys(activityID), userID, maxPlaces)
 	if err != nil {
 		return "", fmt.Errorf("waitingroom: join activity %d: %w", activityID, err)
 	}
@@ -108,6 +122,7 @@ func (s *Store) join(ctx context.Context, activityID, userID int64) (string, err
 // standing is one user's place in a room as status.lua reads it.
 type standing struct {
 	on                        bool
+	lost                      bool // Redis has no room at all
 	now                       time.Time
 	opens, starts, ends       time.Time
 	closed                    string
@@ -137,7 +152,7 @@ func (s *Store) standing(ctx context.Context, activityID, userID int64) (standin
 	}
 	ms := func(v any) time.Time { return time.UnixMilli(num(v)).UTC() }
 	st := standing{
-		on: str(r[0]) == "1", now: ms(r[1]), opens: ms(r[2]), starts: ms(r[3]), ends: ms(r[4]),
+		on: str(r[0]) == "1", lost: str(r[0]) == "", now: ms(r[1]), opens: ms(r[2]), starts: ms(r[3]), ends: ms(r[4]),
 		closed: str(r[5]), rank: num(r[6]), until: num(r[7]), end: str(r[8]), buyer: num(r[9]) == 1,
 		waiting: num(r[10]), admitted: num(r[11]), remain: num(r[13]),
 	}
@@ -209,7 +224,8 @@ func (s *Store) finish(ctx context.Context, activityID int64, ends map[int64]str
 }
 
 // admittedUntil returns the end of the user's open admission (zero: none)
-// and whether the room is on.
+// and whether the room is on; seckill.ErrRoomLost when Redis has no room of
+// the activity at all (neither on nor turned off).
 func (s *Store) admittedUntil(ctx context.Context, activityID, userID int64) (until time.Time, on bool, err error) {
 	pipe := s.rdb.Pipeline()
 	onCmd := pipe.HGet(ctx, s.room(activityID), "on")
@@ -220,7 +236,19 @@ func (s *Store) admittedUntil(ctx context.Context, activityID, userID int64) (un
 	if ms, err := untilCmd.Result(); err == nil {
 		until = time.UnixMilli(int64(ms)).UTC()
 	}
+	if errors.Is(onCmd.Err(), redis.Nil) {
+		return until, false, seckill.ErrRoomLost
+	}
 	return until, onCmd.Val() == "1", nil
+}
+
+// lost reports whether Redis has no room of the activity at all.
+func (s *Store) lost(ctx context.Context, activityID int64) (bool, error) {
+	n, err := s.rdb.Exists(ctx, s.room(activityID)).Result()
+	if err != nil {
+		return false, fmt.Errorf("waitingroom: room of activity %d: %w", activityID, err)
+	}
+	return n == 0, nil
 }
 
 // counts reads the sizes of the activity's room: the places not yet

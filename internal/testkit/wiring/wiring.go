@@ -45,8 +45,12 @@ func New(cfg purchase.Config, bcfg books.Config, deps purchase.Deps) (Service, e
 		return Service{}, err
 	}
 	bcfg.LockTTL, bcfg.LockWait, bcfg.KeyPrefix, bcfg.Now = cfg.LockTTL, cfg.LockWait, cfg.KeyPrefix, cfg.Now
-	b, err := books.New(bcfg, books.Deps{Locks: deps.Locks, Stock: deps.Stock, Orders: deps.Orders, Catalog: deps.Catalog,
-		Sales: p, Logger: deps.Logger, Registry: deps.Registry})
+	bdeps := books.Deps{Locks: deps.Locks, Stock: deps.Stock, Orders: deps.Orders, Catalog: deps.Catalog,
+		Sales: p, Logger: deps.Logger, Registry: deps.Registry}
+	if rooms, ok := deps.Rooms.(books.Rooms); ok {
+		bdeps.Rooms = rooms // the waiting rooms (internal/waitingroom) serve both sides
+	}
+	b, err := books.New(bcfg, bdeps)
 	if err != nil {
 		return Service{}, errors.Join(err, p.Close())
 	}
