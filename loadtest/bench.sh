@@ -22,7 +22,7 @@
 # usage: loadtest/bench.sh [--conns "4 64 256"] [--duration 15s] [--stock N]
 #                          [--activities "1 20 200"] [--instances "1 3"] [--floor]
 #                          [--pprof] [--verify approve|stub] [--crowd N] [--crowd-stock N]
-#                          [--env "NAME=VALUE ..."] [--galera] [--keep]
+#                          [--env "NAME=VALUE ..."] [--galera] [--keep] [--seckill BIN]
 # --activities runs each concurrency once per count of hot activities, the
 # requests spread round-robin over that many fresh activities, and reports
 # each run's orders/s against the one-activity run's (the many-items ratio).
@@ -43,6 +43,8 @@
 # run is measured the same way, and the table gives the service's µs per
 # purchase ÷ per /healthz. CPU time per answer is the steady figure on a
 # shared machine: throughput moves with the neighbours, this much less.
+# --seckill BIN runs that build of the service instead of building this
+# tree's (another commit's, built apart: a before and after in one sitting).
 # --galera puts the order store on the loopback 3-node MariaDB Galera cluster
 # behind HAProxy (scripts/galera.sh, started when it is not running) instead
 # of the single MariaDB on 3306.
@@ -58,7 +60,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-conns="4 64 256" activities=1 instances=1 pprof=0 floor=0 duration=15s stock=1000000 verify=approve crowd=3000 crowd_stock=1000 keep=0 extra_env=() db_port=3306
+conns="4 64 256" activities=1 instances=1 pprof=0 floor=0 duration=15s stock=1000000 verify=approve crowd=3000 crowd_stock=1000 keep=0 extra_env=() db_port=3306 seckill_bin=""
 die() { echo "bench.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -74,6 +76,7 @@ while [ $# -gt 0 ]; do
 	--crowd-stock) crowd_stock=${2:?}; shift 2 ;;
 	--env) read -ra kvs <<<"${2:?}"; extra_env+=("${kvs[@]}"); shift 2 ;;
 	--keep) keep=1; shift ;;
+	--seckill) seckill_bin=${2:?}; shift 2 ;;
 	--galera) db_port=3310; shift ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown argument $1 (see --help)" ;;
@@ -136,7 +139,11 @@ command -v wrk >/dev/null || die "wrk is needed (apt-get install wrk)"
 db_user=${SECKILL_DB_USER:-seckill} db_pass=${SECKILL_DB_PASSWORD:-seckill}
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" || true
 log "building the service, the crowd and the figures' tool"
-go build -o "$logs/seckill" ./cmd/seckill
+if [ -n "$seckill_bin" ]; then
+	cp "$seckill_bin" "$logs/seckill" || die "--seckill: cannot copy $seckill_bin"
+else
+	go build -o "$logs/seckill" ./cmd/seckill
+fi
 go build -o "$logs/metrictable" ./loadtest/metrictable
 metrictable=$logs/metrictable runs=$logs/runs.txt
 [ "$crowd" = 0 ] || go build -o "$logs/crowd" ./loadtest/crowd
