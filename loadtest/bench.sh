@@ -22,7 +22,7 @@
 # usage: loadtest/bench.sh [--conns "4 64 256"] [--duration 15s] [--stock N]
 #                          [--activities "1 20 200"] [--instances "1 3"] [--floor]
 #                          [--pprof] [--verify approve|stub] [--crowd N] [--crowd-stock N]
-#                          [--env "NAME=VALUE ..."] [--galera] [--keep]
+#                          [--env "NAME=VALUE ..."] [--galera] [--keep] [--seckill BIN]
 # --activities runs each concurrency once per count of hot activities, the
 # requests spread round-robin over that many fresh activities, and reports
 # each run's orders/s against the one-activity run's (the many-items ratio).
@@ -36,6 +36,15 @@
 # connections (or the first concurrency) into loadtest/out/logs-bench/.
 # --floor also measures `GET /healthz` at each concurrency on the same
 # instance, and reports orders/s against it (the HTTP floor's ratio).
+# Every run reads the CPU of each process (utime + stime of /proc/PID/stat,
+# before and after): the service's instances, MariaDB (every mariadbd here),
+# the Redis it reads, and wrk; and prints it per 2xx answer, in µs (the
+# BENCH_CPU line, and the CPU table at the end). With --floor the /healthz
+# run is measured the same way, and the table gives the service's µs per
+# purchase ÷ per /healthz. CPU time per answer is the steady figure on a
+# shared machine: throughput moves with the neighbours, this much less.
+# --seckill BIN runs that build of the service instead of building this
+# tree's (another commit's, built apart: a before and after in one sitting).
 # --galera puts the order store on the loopback 3-node MariaDB Galera cluster
 # behind HAProxy (scripts/galera.sh, started when it is not running) instead
 # of the single MariaDB on 3306.
@@ -51,7 +60,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-conns="4 64 256" activities=1 instances=1 pprof=0 floor=0 duration=15s stock=1000000 verify=approve crowd=3000 crowd_stock=1000 keep=0 extra_env=() db_port=3306
+conns="4 64 256" activities=1 instances=1 pprof=0 floor=0 duration=15s stock=1000000 verify=approve crowd=3000 crowd_stock=1000 keep=0 extra_env=() db_port=3306 seckill_bin=""
 die() { echo "bench.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -67,6 +76,7 @@ while [ $# -gt 0 ]; do
 	--crowd-stock) crowd_stock=${2:?}; shift 2 ;;
 	--env) read -ra kvs <<<"${2:?}"; extra_env+=("${kvs[@]}"); shift 2 ;;
 	--keep) keep=1; shift ;;
+	--seckill) seckill_bin=${2:?}; shift 2 ;;
 	--galera) db_port=3310; shift ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown argument $1 (see --help)" ;;
@@ -129,7 +139,11 @@ command -v wrk >/dev/null || die "wrk is needed (apt-get install wrk)"
 db_user=${SECKILL_DB_USER:-seckill} db_pass=${SECKILL_DB_PASSWORD:-seckill}
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" || true
 log "building the service, the crowd and the figures' tool"
-go build -o "$logs/seckill" ./cmd/seckill
+if [ -n "$seckill_bin" ]; then
+	cp "$seckill_bin" "$logs/seckill" || die "--seckill: cannot copy $seckill_bin"
+else
+	go build -o "$logs/seckill" ./cmd/seckill
+fi
 go build -o "$logs/metrictable" ./loadtest/metrictable
 metrictable=$logs/metrictable runs=$logs/runs.txt
 [ "$crowd" = 0 ] || go build -o "$logs/crowd" ./loadtest/crowd
@@ -155,6 +169,13 @@ for k in $(seq "$max_instances"); do
 	wait_http "${bases[-1]}/readyz" "seckill-$k" 30 "${svc_pids[-1]}"
 done
 base=${bases[0]} admin=${admins[0]} svc_pid=${svc_pids[0]}
+# The processes whose CPU each run reads from /proc (cpu_ticks): every
+# instance, every MariaDB server on this machine (the Galera nodes too) and
+# the Redis the bench reads; the load generator's is its own (purchases).
+mapfile -t db_pids < <(pgrep -x mariadbd || pgrep -x mysqld || true)
+redis_pid=$(redis INFO server | awk -F: '/^process_id:/ {print $2 + 0}')
+[ ${#db_pids[@]} -gt 0 ] || log "no mariadbd on this machine: its CPU reads 0"
+[ -r "/proc/${redis_pid:-0}/stat" ] || log "Redis's process ${redis_pid:-?} is not on this machine: its CPU reads 0"
 log "service $base (pid $svc_pid, $max_instances instance(s)), verification: $verify, database $db, Redis $redis_node${extra_env[*]:+, settings: ${extra_env[*]}}"
 
 new_activity() { # stock -> id
@@ -168,15 +189,29 @@ rss_mb() { awk '/^VmRSS/ {printf "%d", $2 / 1024}' "/proc/$svc_pid/status"; }
 # (metrictable timeline BEFORE AFTER).
 scrape() { curl -fsS "$admin/metrics" >"$1"; }
 
+# cpu_now: the CPU ticks spent so far by the service's instances, MariaDB
+# and Redis, as cpu_svc=, cpu_db= and cpu_redis= (cpu_since takes them).
+cpu_now() { echo "$(cpu_ticks "${svc_pids[@]}") $(cpu_ticks "${db_pids[@]}") $(cpu_ticks "$redis_pid")"; }
+# cpu_since PREFIX "BEFORE": the ticks spent since cpu_now said BEFORE, as
+# PREFIXsvc= PREFIXdb= PREFIXredis= fields.
+cpu_since() {
+	local before now
+	read -ra before <<<"$2"
+	read -ra now <<<"$(cpu_now)"
+	echo "${1}svc=$((now[0] - before[0])) ${1}db=$((now[1] - before[1])) ${1}redis=$((now[2] - before[2]))"
+}
+
 # purchases conns n_instances paths...: wrk against the first n instances,
 # the connections split evenly, one wrk each; one BENCH line of the sums
-# (p50 and p99: the worst instance's).
+# (p50 and p99: the worst instance's) and cpu_gen=, the wrk processes'
+# CPU ticks.
 purchases() {
-	local c=$1 n=$2 k per threads out=() pid wpids=()
+	local c=$1 n=$2 k per threads out=() pid wpids=() gen0 gen1
 	shift 2
 	per=$((c / n)) threads=2
 	[ "$n" -gt 1 ] && threads=1
 	[ "$per" -ge "$threads" ] || die "--conns $c is too few for $n instances"
+	children_ticks gen0
 	for k in $(seq 0 $((n - 1))); do
 		out+=("$logs/wrk-$k.out")
 		BENCH_USER_BASE=$((k * 10000000000)) wrk -t"$threads" -c"$per" -d"$duration" --timeout 10s \
@@ -184,22 +219,38 @@ purchases() {
 		wpids+=($!)
 	done
 	for pid in "${wpids[@]}"; do wait "$pid"; done
-	"$metrictable" wrk "${out[@]}"
+	children_ticks gen1
+	echo "$("$metrictable" wrk "${out[@]}") cpu_gen=$((gen1 - gen0))"
+}
+
+# healthz conns: GET /healthz with wrk on the first instance, as
+# hz_per_s= (answers a second), hz_ok= (2xx answers) and the CPU ticks of
+# the service, MariaDB, Redis and wrk as hz_svc= hz_db= hz_redis= hz_gen=.
+healthz() {
+	local cpu0 gen0 gen1 wrk_out
+	cpu0=$(cpu_now)
+	children_ticks gen0
+	wrk_out=$(wrk -t2 -c"$1" -d"$duration" --timeout 10s "$base/healthz")
+	children_ticks gen1
+	echo "$(cpu_since hz_ "$cpu0") hz_gen=$((gen1 - gen0)) $("$metrictable" plain <<<"$wrk_out")"
 }
 
 # ---- 3. wrk at each concurrency ----------------------------------------------
 # Every run appends one line of key=value to $runs: the tables and the
 # ratios against the one-activity, one-instance and /healthz runs are
 # metrictable's (loadtest/metrictable).
-profiled=0 profile_at=64 prof_secs=5
+profiled=0 profile_at=64 prof_secs=5 clk_tck=$(getconf CLK_TCK)
+# fields_value KEY LINE: the value of KEY= among LINE's fields.
+fields_value() { tr ' ' '\n' <<<"$2" | sed -n "s/^$1=//p"; }
 # The profile covers the run but its first and last second.
 [[ "$duration" =~ ^([0-9]+)s$ ]] && prof_secs=$((BASH_REMATCH[1] > 3 ? BASH_REMATCH[1] - 2 : 1))
 [[ " $conns " == *" 64 "* ]] || profile_at=${conns%% *}
 for c in $conns; do
-	floor_aps=""
+	floor_aps="" floor_line=""
 	if [ "$floor" = 1 ]; then
-		floor_aps=$(wrk -t2 -c"$c" -d"$duration" --timeout 10s "$base/healthz" | "$metrictable" rate)
-		log "c=$c: GET /healthz $floor_aps answers/s"
+		floor_line=$(healthz "$c")
+		floor_aps=$(fields_value hz_per_s "$floor_line")
+		log "c=$c: GET /healthz $floor_aps answers/s ($floor_line)"
 	fi
 	for ni in $instances; do
 		for n in $activities; do
@@ -213,7 +264,9 @@ for c in $conns; do
 				prof_pid=$!
 			fi
 			scrape "$logs/metrics-before.prom"
+			cpu0=$(cpu_now)
 			line=$(purchases "$c" "$ni" "${paths[@]}")
+			cpu=$(cpu_since cpu_ "$cpu0")
 			rss=$(rss_mb)
 			sleep 1 # purchases still in flight when wrk stopped finish
 			scrape "$logs/metrics-after.prom"
@@ -224,9 +277,10 @@ for c in $conns; do
 					log "CPU profile: $logs/cpu-c$c-a$n-i$ni-top.txt"
 			fi
 			orders=$(sql "$db" -e "SELECT COUNT(*) FROM orders WHERE activity_id IN ($ids)")
-			echo "conns=$c instances=$ni activities=$n orders=$orders rss_mb=$rss healthz_per_s=${floor_aps:--} ${line#BENCH } $tl" >>"$runs"
-			log "c=$c instances=$ni activities=$n: $line orders_db=$orders rss=${rss}MB $tl"
+			echo "conns=$c instances=$ni activities=$n orders=$orders rss_mb=$rss healthz_per_s=${floor_aps:--} ${line#BENCH } $cpu clk_tck=$clk_tck $floor_line $tl" >>"$runs"
+			log "c=$c instances=$ni activities=$n: $line orders_db=$orders rss=${rss}MB $cpu $tl"
 			"$metrictable" ratio "$runs" >&2
+			"$metrictable" cost "$runs" >&2
 			echo "BENCH_STEPS conns=$c instances=$ni activities=$n $tl" >&2
 		done
 	done
@@ -256,6 +310,10 @@ echo
 echo "Hot activities (requests round-robin over them), verification: $verify,${extra_env[*]:+ ${extra_env[*]},} wrk -t2 -d$duration (one wrk -t1 per instance when several), distinct buyers, no retries ($(nproc) cores shared by wrk, the service, Redis and MariaDB):"
 echo
 "$metrictable" orders "$runs"
+echo
+echo "CPU per 2xx answer, µs, of each process from /proc/PID/stat (utime + stime) over the run (the purchases, and GET /healthz with --floor); the generator is wrk; the service's ÷ /healthz is the issue-49 ratio:"
+echo
+"$metrictable" costs "$runs"
 echo
 echo "Batch timeline of the first instance (seckill_purchase_batch_step_seconds, mean ms per batch; verify includes the user checks, write the orders' transaction; write groups are the shared transactions, each carrying the batches of that many activities on average):"
 echo

@@ -120,3 +120,29 @@ progress_loop() {
 		fi
 	done
 }
+
+# cpu_ticks PID...: the CPU the processes have spent so far, user plus
+# system (utime + stime of /proc/PID/stat, every thread's), in clock ticks
+# (getconf CLK_TCK), summed; a process that is gone counts 0.
+cpu_ticks() {
+	local pid stat sum=0 f
+	for pid in "$@"; do
+		read -r stat 2>/dev/null <"/proc/$pid/stat" || continue
+		# The command name, in parentheses, may hold spaces: the fields
+		# after it start at the third, the state.
+		read -ra f <<<"${stat##*) }"
+		sum=$((sum + f[11] + f[12]))
+	done
+	echo "$sum"
+}
+
+# children_ticks VAR sets VAR to the CPU of this shell's children it has
+# waited for (cutime + cstime of /proc/$BASHPID/stat, in clock ticks): the
+# load generator's CPU is read this way, since it is gone once waited for.
+# A variable, not an echo: a command substitution is a shell of its own.
+children_ticks() {
+	local stat f
+	read -r stat <"/proc/$BASHPID/stat"
+	read -ra f <<<"${stat##*) }"
+	printf -v "$1" '%d' $((f[13] + f[14]))
+}

@@ -13,12 +13,26 @@ const (
 	cachePublicShort = "public, max-age=1"
 )
 
+// Header values every answer of a kind carries, built once: a header set
+// from one of them costs no allocation (Header.Set makes a slice per call,
+// and these are set on every answer). The keys are in canonical form and
+// the slices are never written to: Header.Add appends to a full slice, so
+// it copies.
+var (
+	headerNoSniff = []string{"nosniff"}
+	headerNoStore = []string{cacheNoStore}
+	headerVary    = []string{"X-User-ID"}
+)
+
+// setSharedHeader sets the canonical key to vals, one of the shared values.
+func setSharedHeader(c *gin.Context, key string, vals []string) { c.Writer.Header()[key] = vals }
+
 // noSniff sets X-Content-Type-Options: nosniff on every answer: a browser
 // then never guesses a type other than the one the answer names, so
 // JSON carrying a caller's text is never run as HTML or script.
 func noSniff() gin.HandlerFunc {
 	return func(c *gin.Context) {
-		c.Header("X-Content-Type-Options", "nosniff")
+		setSharedHeader(c, "X-Content-Type-Options", headerNoSniff)
 		c.Next()
 	}
 }
@@ -27,7 +41,7 @@ func noSniff() gin.HandlerFunc {
 // few handlers whose answer may be cached (cachePublic) replace it.
 func noStoreByDefault() gin.HandlerFunc {
 	return func(c *gin.Context) {
-		c.Header("Cache-Control", cacheNoStore)
+		setSharedHeader(c, "Cache-Control", headerNoStore)
 		c.Next()
 	}
 }
@@ -36,8 +50,8 @@ func noStoreByDefault() gin.HandlerFunc {
 // 201 and 409 of a purchase, orders/mine, cancel, and their 401s): never
 // stored, and, for a cache that ignores no-store, keyed by the header.
 func markPerUser(c *gin.Context) {
-	c.Header("Cache-Control", cacheNoStore)
-	c.Header("Vary", "X-User-ID")
+	setSharedHeader(c, "Cache-Control", headerNoStore)
+	setSharedHeader(c, "Vary", headerVary)
 }
 
 // cachePublic lets shared caches keep a successful public read for a

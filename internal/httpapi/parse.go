@@ -84,6 +84,9 @@ func visibleASCII(s string, maxLen int) bool {
 
 // readBody reads the request body, which limitBody has capped.
 func readBody(r *http.Request) ([]byte, error) {
+	if r.ContentLength == 0 { // no body (http.NoBody): nothing to read, nor a buffer to make for it
+		return nil, nil
+	}
 	b, err := io.ReadAll(r.Body)
 	var tooLarge *http.MaxBytesError
 	switch {

@@ -12,6 +12,9 @@
 //	metrictable orders RUNS                  the orders table of every run
 //	metrictable steps RUNS                   the batch-timeline table of every run
 //	metrictable samples CSV                  per instance: goroutines before, peak, idle; peak RSS
+//	metrictable plain < wrk-output           hz_per_s= and hz_ok= (2xx answers) of a run without a script
+//	metrictable cost RUNS                    the BENCH_CPU line (µs of CPU per 2xx answer) of the last run
+//	metrictable costs RUNS                   the CPU-per-answer table of every run
 package main
 
 import (
@@ -42,9 +45,12 @@ var commands = map[string]struct {
 	"orders":   {1, func(a []string, _ io.Reader, out io.Writer) error { return printOrdersTable(a[0], out) }},
 	"steps":    {1, func(a []string, _ io.Reader, out io.Writer) error { return printStepsTable(a[0], out) }},
 	"samples":  {1, func(a []string, _ io.Reader, out io.Writer) error { return printSamples(a[0], out) }},
+	"plain":    {0, func(_ []string, in io.Reader, out io.Writer) error { return printPlain(in, out) }},
+	"cost":     {1, func(a []string, _ io.Reader, out io.Writer) error { return printCost(a[0], out) }},
+	"costs":    {1, func(a []string, _ io.Reader, out io.Writer) error { return printCostsTable(a[0], out) }},
 }
 
-var errUsage = errors.New("usage: metrictable value|timeline|wrk|rate|ratio|orders|steps|samples ARGS (see the package comment)")
+var errUsage = errors.New("usage: metrictable value|timeline|wrk|rate|ratio|orders|steps|samples|plain|cost|costs ARGS (see the package comment)")
 
 func run(args []string, in io.Reader, out io.Writer) error {
 	if len(args) == 0 {
