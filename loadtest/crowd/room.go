@@ -17,10 +17,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -162,6 +164,16 @@ func (r *roomRun) call(ctx context.Context, kind, method, target string, uid int
 	return res.StatusCode, e.Error.Code, body, after
 }
 
+// countList is "a=1 b=2", sorted by key: a progress line a person reads.
+func countList(m map[string]int64) string {
+	keys := slices.Sorted(maps.Keys(m))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%d", k, m[k])
+	}
+	return strings.Join(parts, " ")
+}
+
 func (r *roomRun) sinceStart(t time.Time) int64 { return t.Sub(r.starts).Milliseconds() }
 
 // sleep waits d, or until ctx ends (false).
@@ -241,8 +253,8 @@ progress:
 		case <-done:
 			break progress
 		case now := <-tick.C:
-			fmt.Fprintf(os.Stderr, "crowd: t=%+.0fs sold=%d users not final=%d by state=%v\n",
-				now.Sub(r.starts).Seconds(), r.sold.Load(), r.left.Load(), counts(&r.states))
+			fmt.Fprintf(os.Stderr, "crowd: t=%+.0fs sold=%d users not final=%d by state: %s\n",
+				now.Sub(r.starts).Seconds(), r.sold.Load(), r.left.Load(), countList(counts(&r.states)))
 		}
 	}
 	tick.Stop()
