@@ -33,14 +33,18 @@ func runtimeUser(t *testing.T, adminDSN string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := sql.Open("mysql", adminDSN)
+	admin, err := sql.Open("mysql", adminDSN)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer admin.Close()
 	ctx := context.Background()
 	user, host, password := "rt_"+cfg.DBName[len(cfg.DBName)-12:], "%", "runtime-pw"
-	grant := "GRANT SELECT, INSERT, UPDATE, DELETE ON " + quoteIdent(cfg.DBName) + ".* TO "
+	// In a GRANT a database name is a pattern: _ and % escaped, it names
+	// this database alone, which a user whose grant option covers only
+	// seckill\_% may grant on (an unescaped seckill_t_... is a wider pattern).
+	db := quoteIdent(strings.NewReplacer("_", `\_`, "%", `\%`).Replace(cfg.DBName))
+	grant := "GRANT SELECT, INSERT, UPDATE, DELETE ON " + db + ".* TO "
 	if named := os.Getenv("SECKILL_TEST_MYSQL_RUNTIME_USER"); named != "" {
 		var ok bool
 		if user, password, ok = strings.Cut(named, ":"); !ok {
@@ -48,27 +52,27 @@ func runtimeUser(t *testing.T, adminDSN string) string {
 		}
 		host = "127.0.0.1"
 		t.Cleanup(func() {
-			db, err := sql.Open("mysql", adminDSN)
+			conn, err := sql.Open("mysql", adminDSN)
 			if err != nil {
 				return
 			}
-			defer db.Close()
-			_, _ = db.ExecContext(context.Background(), "REVOKE ALL PRIVILEGES ON "+quoteIdent(cfg.DBName)+".* FROM '"+user+"'@'"+host+"'")
+			defer conn.Close()
+			_, _ = conn.ExecContext(context.Background(), "REVOKE ALL PRIVILEGES ON "+db+".* FROM '"+user+"'@'"+host+"'")
 		})
 	} else {
-		if _, err := db.ExecContext(ctx, "CREATE USER '"+user+"'@'%' IDENTIFIED BY '"+password+"'"); err != nil {
+		if _, err := admin.ExecContext(ctx, "CREATE USER '"+user+"'@'%' IDENTIFIED BY '"+password+"'"); err != nil {
 			t.Fatalf("create user (a test user that may not, such as scripts/services.sh's, names one in SECKILL_TEST_MYSQL_RUNTIME_USER): %v", err)
 		}
 		t.Cleanup(func() {
-			db, err := sql.Open("mysql", adminDSN)
+			conn, err := sql.Open("mysql", adminDSN)
 			if err != nil {
 				return
 			}
-			defer db.Close()
-			_, _ = db.ExecContext(context.Background(), "DROP USER IF EXISTS '"+user+"'@'%'")
+			defer conn.Close()
+			_, _ = conn.ExecContext(context.Background(), "DROP USER IF EXISTS '"+user+"'@'%'")
 		})
 	}
-	_, err = db.ExecContext(ctx, grant+"'"+user+"'@'"+host+"'")
+	_, err = admin.ExecContext(ctx, grant+"'"+user+"'@'"+host+"'")
 	var me *mysql.MySQLError
 	if errors.As(err, &me) && (me.Number == 1044 || me.Number == 1045) {
 		t.Skipf("the test database user may not GRANT (give it WITH GRANT OPTION, as scripts/services.sh does): %v", err)
