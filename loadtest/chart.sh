@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # chart.sh draws a load-test run as a PNG: purchase answers per second by
-# HTTP status (top, log scale) and the purchase p99 latency of each second
-# (bottom), from k6's CSV output (`k6 run --out csv=FILE[.gz]`). run.sh calls it
+# HTTP status (top, log scale) and the purchase p99 latency (bottom), a
+# point a second, or four a second for a run under 20 s, from k6's CSV output (`k6 run --out csv=FILE[.gz]`). run.sh calls it
 # after every run; it needs gnuplot (Debian: gnuplot-nox) and awk.
 #
 # usage: loadtest/chart.sh K6_CSV[.gz] OUT.png [TITLE]
