@@ -263,9 +263,26 @@ func Unavailable(msg string, err error) *Error {
 }
 
 // Holds is the EAlreadyPurchased answer to a buyer who holds o, with its
-// id and status ("" when only the id is known).
+// id and status ("" when only the id is known). The message says what the
+// order's status means for the buyer: an expired order (cancelled, or not
+// paid in time) is not a purchase, yet it is still their one order of the
+// sale.
 func Holds(o Order) *Error {
-	return &Error{Code: EAlreadyPurchased, Message: "this user already holds an order for this activity", OrderID: o.ID, OrderStatus: o.Status}
+	return &Error{Code: EAlreadyPurchased, Message: holdsMessage(o.Status), OrderID: o.ID, OrderStatus: o.Status}
+}
+
+func holdsMessage(status string) string {
+	switch status {
+	case OrderStatusCreated:
+		return "this user already holds an unpaid order for this activity: pay it (order_id)"
+	case OrderStatusPaid:
+		return "this user already bought this activity (order_id, paid)"
+	case OrderStatusExpired:
+		return "this user's order of this sale was cancelled or expired unpaid; a user has one order per sale, so this user cannot buy it again"
+	case OrderStatusRefundRequired, OrderStatusRefunded:
+		return "this user's order of this sale was paid late or wrongly and is being (or was) refunded; a user has one order per sale, so this user cannot buy it again"
+	}
+	return "this user already holds an order for this activity"
 }
 
 // Ended is the EEnded answer for activity a.

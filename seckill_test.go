@@ -3,6 +3,7 @@ package seckill_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,5 +44,22 @@ func TestErrorKeepsItsCause(t *testing.T) {
 	}
 	if got := seckill.Errorf(seckill.ESoldOut, "no stock left in %d", 7).Error(); got != "sold_out: no stock left in 7" {
 		t.Errorf("Error() = %q", got)
+	}
+}
+
+// TestHoldsSaysWhatTheOrderMeans: a buyer whose order of the sale expired
+// (cancelled, or not paid in time) is told so on buying again, not that
+// they "hold an order" as if they had bought.
+// Can fail: one message for every status.
+func TestHoldsSaysWhatTheOrderMeans(t *testing.T) {
+	for status, want := range map[string]string{
+		seckill.OrderStatusCreated: "unpaid order", seckill.OrderStatusPaid: "already bought",
+		seckill.OrderStatusExpired: "cancelled or expired", seckill.OrderStatusRefunded: "refunded",
+		seckill.OrderStatusRefundRequired: "refunded", "": "already holds an order",
+	} {
+		e := seckill.Holds(seckill.Order{ID: "o1", Status: status})
+		if e.Code != seckill.EAlreadyPurchased || e.OrderID != "o1" || !strings.Contains(e.Message, want) {
+			t.Errorf("Holds(%q) = %s %q, want already_purchased saying %q", status, e.Code, e.Message, want)
+		}
 	}
 }

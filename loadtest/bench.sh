@@ -23,6 +23,11 @@
 #                          [--activities "1 20 200"] [--instances "1 3"] [--floor]
 #                          [--pprof] [--verify approve|stub] [--crowd N] [--crowd-stock N]
 #                          [--env "NAME=VALUE ..."] [--galera] [--keep] [--seckill BIN]
+#                          [--db-prefix P]
+# --db-prefix P names the run's database P<run id> (default seckill_bench_): the
+# scripts' own MariaDB user (scripts/services.sh) may create seckill_*
+# databases only; another prefix needs SECKILL_DB_USER and
+# SECKILL_DB_PASSWORD of a user of yours that may.
 # --activities runs each concurrency once per count of hot activities, the
 # requests spread round-robin over that many fresh activities, and reports
 # each run's orders/s against the one-activity run's (the many-items ratio).
@@ -60,7 +65,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-conns="4 64 256" activities=1 instances=1 pprof=0 floor=0 duration=15s stock=1000000 verify=approve crowd=3000 crowd_stock=1000 keep=0 extra_env=() db_port=3306 seckill_bin=""
+db_prefix=seckill_bench_ conns="4 64 256" activities=1 instances=1 pprof=0 floor=0 duration=15s stock=1000000 verify=approve crowd=3000 crowd_stock=1000 keep=0 extra_env=() db_port=3306 seckill_bin=""
 die() { echo "bench.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -77,6 +82,7 @@ while [ $# -gt 0 ]; do
 	--env) read -ra kvs <<<"${2:?}"; extra_env+=("${kvs[@]}"); shift 2 ;;
 	--keep) keep=1; shift ;;
 	--seckill) seckill_bin=${2:?}; shift 2 ;;
+	--db-prefix) db_prefix=${2:?}; [[ "$db_prefix" =~ ^[A-Za-z0-9_]{1,40}$ ]] || die "--db-prefix takes letters, digits and _ (at most 40), not $db_prefix"; shift 2 ;;
 	--galera) db_port=3310; shift ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown argument $1 (see --help)" ;;
@@ -136,7 +142,9 @@ if [ "$db_port" = 3310 ]; then
 	services_galera >&2 || die "the Galera cluster did not start (scripts/galera.sh)"
 fi
 command -v wrk >/dev/null || die "wrk is needed (apt-get install wrk)"
-db_user=${SECKILL_DB_USER:-seckill} db_pass=${SECKILL_DB_PASSWORD:-seckill}
+db_user=$SECKILL_DB_USER db_pass=$SECKILL_DB_PASSWORD # services_ensure set them
+# The Galera cluster is scripts/galera.sh's own, with a user of its own.
+[ "$db_port" != 3310 ] || db_user=seckill db_pass=seckill
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" || true
 log "building the service, the crowd and the figures' tool"
 if [ -n "$seckill_bin" ]; then
@@ -150,7 +158,7 @@ metrictable=$logs/metrictable runs=$logs/runs.txt
 
 # ---- 2. database, prefix, instance ------------------------------------------
 run_id="$(date -u +%Y%m%d%H%M%S)_$$"
-db="seckill_bench_$run_id" prefix="bench${run_id}:"
+db="$db_prefix$run_id" prefix="bench${run_id}:"
 dsn="$db_user:$db_pass@tcp(127.0.0.1:$db_port)/$db?parseTime=true"
 sql -e "CREATE DATABASE \`$db\`"
 admin_token="bench-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"

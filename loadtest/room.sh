@@ -18,12 +18,18 @@
 #      of each instance in the same sitting (wrk -t1 -c64, or the crowd's
 #      -healthz without wrk);
 #   6. draws the queue draining (loadtest/out/room-chart.png, gnuplot) from
-#      the crowd's time series (loadtest/out/room-series.csv), prints one
-#      summary line, and stops everything it started; the database and the
+#      the crowd's time series (loadtest/out/room-series.csv; PASS or FAIL in
+#      its title), prints a short table of the crowd's summary (the whole of
+#      it in loadtest/out/room-summary.json) and one result line, and stops everything it started; the database and the
 #      Redis keys are dropped unless the run failed or --keep was given.
 #
 # usage: loadtest/room.sh [--users N] [--stock N] [--instances N] [--lead S]
 #                         [--conns N] [--verify approve|stub] [--keep]
+#                         [--db-prefix P]
+# --db-prefix P names the run's database P<run id> (default seckill_room_): the
+# scripts' own MariaDB user (scripts/services.sh) may create seckill_*
+# databases only; another prefix needs SECKILL_DB_USER and
+# SECKILL_DB_PASSWORD of a user of yours that may.
 # Defaults: 20000 users, 1000 units, 2 instances, the sale 20 s after the
 # room opens, 256 connections per instance. Exits 0 when the crowd's
 # thresholds (no oversell, every unit sold, no admitted buyer told
@@ -35,7 +41,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-users=20000 stock=1000 instances=2 lead=20 conns=256 verify=approve keep=0
+db_prefix=seckill_room_ users=20000 stock=1000 instances=2 lead=20 conns=256 verify=approve keep=0
 die() { echo "room.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -46,6 +52,7 @@ while [ $# -gt 0 ]; do
 	--conns) conns=${2:?}; shift 2 ;;
 	--verify) verify=${2:?}; shift 2 ;;
 	--keep) keep=1; shift ;;
+	--db-prefix) db_prefix=${2:?}; [[ "$db_prefix" =~ ^[A-Za-z0-9_]{1,40}$ ]] || die "--db-prefix takes letters, digits and _ (at most 40), not $db_prefix"; shift 2 ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown argument $1 (see --help)" ;;
 	esac
@@ -84,7 +91,7 @@ services_ensure wrk jq curl >&2
 if ! command -v gnuplot >/dev/null 2>&1; then
 	services_apt_install gnuplot-nox >&2 || log "gnuplot-nox could not be installed: no PNG chart"
 fi
-db_user=${SECKILL_DB_USER:-seckill} db_pass=${SECKILL_DB_PASSWORD:-seckill}
+db_user=$SECKILL_DB_USER db_pass=$SECKILL_DB_PASSWORD # services_ensure set them
 sql -e 'SELECT 1' >/dev/null || die "cannot reach MariaDB at 127.0.0.1:3306 as $db_user"
 redis PING | grep -q PONG || die "cannot reach Redis at 127.0.0.1:6379"
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" || true
@@ -95,7 +102,7 @@ go build -o "$logs/metrictable" ./loadtest/metrictable
 
 # ---- 2. database, prefix, instances -----------------------------------------
 run_id="$(date -u +%Y%m%d%H%M%S)_$$"
-db="seckill_room_$run_id" prefix="room${run_id}:"
+db="$db_prefix$run_id" prefix="room${run_id}:"
 dsn="$db_user:$db_pass@tcp(127.0.0.1:3306)/$db?parseTime=true"
 sql -e "CREATE DATABASE \`$db\`"
 admin_token="room-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
@@ -134,7 +141,13 @@ crowd_rc=0
 	>"$logs/crowd.json" 2> >(tee "$logs/crowd.log" >&2) || crowd_rc=$?
 summary=$(tail -n 1 "$logs/crowd.json")
 [ -n "$summary" ] || summary='{}'
-echo "$summary" | jq . >&2 || true
+# The crowd's whole summary goes to a file; a few lines of it to the terminal.
+echo "$summary" | jq . >"$out_dir/room-summary.json" 2>/dev/null || echo "$summary" >"$out_dir/room-summary.json"
+jq -r '["users", .users], ["units sold", .units_sold], ["users admitted", .users_admitted],
+	["admitted, told sold_out", .admitted_told_sold_out], ["users not final", .non_final], ["sold out after (s)", .sell_out_s],
+	["fairness chi2 (p)", "\(.fairness.chi2) (\(.fairness.p_value))"], ["ETA within 50%", .eta.share] | map(tostring) | @tsv' <<<"$summary" 2>/dev/null |
+	awk -F'\t' '{ printf "  %-26s %s\n", $1, $2 }' >&2 || true
+log "the crowd's summary: $out_dir/room-summary.json; each user: $detail"
 
 # ---- 5. the books, read directly; then /healthz in the same sitting ----------
 bad=()
@@ -173,18 +186,29 @@ polls=$(jq -r '[.instances[]?.polls_per_s | floor | tostring] | join("/")' <<<"$
 log "polls/s per instance during the crowd: $polls; GET /healthz answers/s per instance ($healthz_how): $(IFS=/; echo "${healthz[*]}")"
 
 # ---- 6. chart, summary ------------------------------------------------------
+result=PASS
+if [ ${#bad[@]} -gt 0 ]; then
+	result=FAIL
+	for v in "${bad[@]}"; do log "VIOLATION: $v"; done
+else
+	failed=0
+fi
 if command -v gnuplot >/dev/null 2>&1 && [ -s "$series" ]; then
 	gnuplot <<GP || { log "chart not drawn"; chart=""; }
 set terminal pngcairo size 960,640 font "DejaVu Sans,10" noenhanced
 set output "$chart"
 set datafile separator ","
-set multiplot layout 2,1 title "Waiting room: $users users for $stock units, $instances instance(s)"
-set key outside right top vertical
+set multiplot layout 2,1 title "Waiting room: $users users for $stock units, $instances instance(s): $result"
+# The legend right of the plots, in a margin wide enough for its longest
+# title; 8% headroom above the highest point so no line runs on the frame.
+set key outside right top vertical Left reverse
 set grid xtics ytics
 set lmargin 12
-set rmargin 24
+set rmargin 34
+set offsets 0, 0, graph 0.08, 0
 set arrow from 0, graph 0 to 0, graph 1 nohead dt 2 lc rgb "#888888"
 set ylabel "users / polls per s"
+set yrange [0:*]
 set format x ""
 plot "$series" using 1:(\$2 >= 0 ? \$2 : NaN) skip 1 title "waiting (service)" with lines lw 2 lc rgb "#1f77b4", \
      "" using 1:(\$7 + \$8) skip 1 title "crowd: prequeue+waiting" with lines lw 1 dt 2 lc rgb "#17becf", \
@@ -203,13 +227,6 @@ else
 	chart=""
 fi
 
-result=PASS
-if [ ${#bad[@]} -gt 0 ]; then
-	result=FAIL
-	for v in "${bad[@]}"; do log "VIOLATION: $v"; done
-else
-	failed=0
-fi
 printf 'room: users=%s stock=%s instances=%s result=%s sold=%s orders_db=%s redis_remaining=%s admitted_told_sold_out=%s non_final=%s sell_out_s=%s chi2=%s p=%s eta_within_50pct=%s polls_per_s=%s peak_polls_per_s=%s healthz_per_s=%s audit_admitted_open=%s room_closed=%s waiting_after=%s chart=%s\n' \
 	"$users" "$stock" "$instances" "$result" "$c201" "$orders" "$rem" \
 	"$(jq -r '.admitted_told_sold_out // "-"' <<<"$summary")" "$(jq -r '.non_final // "-"' <<<"$summary")" \

@@ -30,12 +30,17 @@
 # usage: loadtest/run.sh [--scenario NAME] [--naive] [--instances N]
 #                        [--duration D] [--rate R] [--stock N] [--users N]
 #                        [--redis single|cluster] [--pprof] [--keep]
+#                        [--db-prefix P]
 #                        [--repeat N] [-- extra k6 args]
 # --repeat N runs the same load test N times in a row, each as above, and
 # ends with one line: for --naive "NAIVE runs=N oversold_runs=K
 # units_oversold=U" (exit 0 only when every run oversold), otherwise
 # "RUNS scenario=S runs=N safe_runs=K units_oversold=U lost=L" (exit 0 only
 # when no run found a violation; SLOW counts as safe).
+# --db-prefix P names the run's database P<run id> (default seckill_lt_): the
+# scripts' own MariaDB user (scripts/services.sh) may create seckill_*
+# databases only; another prefix needs SECKILL_DB_USER and
+# SECKILL_DB_PASSWORD of a user of yours that may.
 # --redis cluster runs the instances on the loopback Redis Cluster of
 # scripts/services.sh (3 primaries + 3 replicas, ports 7000-7005, started
 # when down) with SECKILL_REDIS_MODE=cluster; the default is the one Redis
@@ -49,7 +54,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-scenario="" naive=0 instances="" keep=0 pprof=0 k6_extra=() redis_mode=single repeat=0
+db_prefix=seckill_lt_ scenario="" naive=0 instances="" keep=0 pprof=0 k6_extra=() redis_mode=single repeat=0
 die() { echo "run.sh: $*" >&2; exit 2; }
 args=("$@")
 while [ $# -gt 0 ]; do
@@ -66,6 +71,7 @@ while [ $# -gt 0 ]; do
 	--redis) redis_mode=${2:?}; shift 2 ;;
 	--pprof) pprof=1; shift ;;
 	--keep) keep=1; shift ;;
+	--db-prefix) db_prefix=${2:?}; [[ "$db_prefix" =~ ^[A-Za-z0-9_]{1,40}$ ]] || die "--db-prefix takes letters, digits and _ (at most 40), not $db_prefix"; shift 2 ;;
 	--) shift; k6_extra=("$@"); break ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown argument $1 (see --help)" ;;
@@ -188,7 +194,7 @@ if [ -f scripts/services.sh ]; then
 		services_apt_install gnuplot-nox >&2 || log "gnuplot-nox could not be installed: no PNG chart"
 	fi
 fi
-db_user=${SECKILL_DB_USER:-seckill} db_pass=${SECKILL_DB_PASSWORD:-seckill}
+db_user=$SECKILL_DB_USER db_pass=$SECKILL_DB_PASSWORD # services_ensure set them
 sql -e 'SELECT 1' >/dev/null || die "cannot reach MariaDB at 127.0.0.1:3306 as $db_user"
 if [ "$redis_mode" = cluster ]; then
 	services_cluster >&2 || die "cannot start the Redis Cluster (bash scripts/services.sh cluster)"
@@ -221,7 +227,7 @@ if [ "$SAMPLE" = 1 ]; then
 fi
 
 # ---- 2. a database and a key namespace of this run's own --------------------
-db="seckill_lt_$run_id"
+db="$db_prefix$run_id"
 prefix="lt${run_id}:"
 sql -e "CREATE DATABASE \`$db\`"
 dsn="$db_user:$db_pass@tcp(127.0.0.1:3306)/$db?parseTime=true"
@@ -345,7 +351,7 @@ fi
 # k6's web dashboard runs without its HTTP server (port -1) and exports its
 # HTML report at the end; every sample also goes to a CSV for the chart.
 SCENARIO="$scenario" BASE_URLS=$(IFS=,; echo "${base_urls[*]}") ADMIN_TOKEN="$admin_token" \
-	STUB_URL="$stub_url" PROXY_URL="$proxy_url" PAYSTUB_URL="$paystub_url" OUT_DIR="$out_dir" K6_NO_USAGE_REPORT=true \
+	STUB_URL="$stub_url" PROXY_URL="$proxy_url" PAYSTUB_URL="$paystub_url" OUT_DIR="$out_dir" K6_NO_USAGE_REPORT=true K6_CSV_TIME_FORMAT=unix_milli \
 	K6_WEB_DASHBOARD=true K6_WEB_DASHBOARD_PORT=-1 K6_WEB_DASHBOARD_PERIOD=1s K6_WEB_DASHBOARD_EXPORT="$html_report" \
 	"$k6" run --quiet --address "$k6_api" --out "csv=$samples" "${k6_extra[@]}" loadtest/seckill.js 2> >(tee "$logs/k6.log" >&2) || k6_rc=$?
 if [ -n "$progress_pid" ]; then

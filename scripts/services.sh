@@ -22,7 +22,21 @@
 # (a test killed it) is started again and rejoins as a replica.
 #
 # Needs root (or sudo) only when something must be installed or started.
-# Tunables: SECKILL_DB_USER / SECKILL_DB_PASSWORD (default seckill/seckill),
+# apt-get installs only what is named (--no-install-recommends), its output in
+# a log file of its own ($SECKILL_STATE_DIR/apt.log), one line saying where.
+#
+# The database user the tests and load tests connect as (services_db_user):
+# seckill_scripts@127.0.0.1 and @localhost, with every right on the databases
+# named seckill_* (the scripts' and tests' own: seckill_t_, seckill_lt_,
+# seckill_room_, seckill_bench_, seckill_chaos_...) and no other, its password
+# generated once and kept in $SECKILL_STATE_DIR/mariadb-seckill_scripts.password
+# (mode 0600); and seckill_scripts_rt@127.0.0.1, with no right at all, which
+# the least-privilege test grants data rights on its own database for its
+# length. An existing user is never altered: a user of that name whose
+# password is not in the file is an error that says what to do.
+#
+# Tunables: SECKILL_DB_USER / SECKILL_DB_PASSWORD (a user of your own, used
+# as it is, nothing created), SECKILL_STATE_DIR (default ~/.cache/seckill),
 # SECKILL_SERVICES_WAIT (seconds to wait for MariaDB, default 30).
 
 _svc_log() { printf 'services: %s\n' "$*" >&2; }
@@ -38,11 +52,24 @@ _svc_sudo() {
 	fi
 }
 
-# services_apt_install installs Debian packages, non-interactively.
+# _svc_state_dir prints (and makes, mode 0700) the scripts' own folder.
+_svc_state_dir() {
+	local dir=${SECKILL_STATE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/seckill}
+	mkdir -p "$dir" && chmod 700 "$dir" && printf '%s\n' "$dir"
+}
+
+# services_apt_install installs Debian packages, non-interactively, without
+# their recommends (gnuplot-nox's would bring ImageMagick and Ghostscript),
+# its output into a log file of its own.
 services_apt_install() {
-	_svc_log "installing $* (apt-get)"
-	_svc_sudo apt-get update -qq >&2
-	_svc_sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2
+	local log
+	log="$(_svc_state_dir)/apt.log"
+	_svc_log "installing $* (apt-get --no-install-recommends; its output in $log)"
+	{
+		printf '\n== %s apt-get install %s\n' "$(date -u +%FT%TZ)" "$*"
+		_svc_sudo apt-get update -qq &&
+			_svc_sudo env DEBIAN_FRONTEND=noninteractive NEEDRESTART_MODE=l apt-get install -y -qq --no-install-recommends "$@"
+	} >>"$log" 2>&1 || { _svc_log "apt-get failed: see $log"; return 1; }
 }
 
 # services_install installs Redis and MariaDB when missing, in one apt-get
@@ -103,33 +130,95 @@ services_mariadb() {
 	return 1
 }
 
-# services_db_user creates the TCP user the tests connect as. A fresh Debian
-# MariaDB lets root in only through the unix socket (TCP answers error 1698);
-# other set-ups let root in over TCP with an empty password: try both. WITH
-# GRANT OPTION: a test creates a least-privilege user and grants it rights.
-services_db_user() {
-	local u=${SECKILL_DB_USER:-seckill} p=${SECKILL_DB_PASSWORD:-seckill}
-	if mariadb -u"$u" -p"$p" -h 127.0.0.1 -P 3306 -e 'SELECT 1' >/dev/null 2>&1; then
-		_svc_log "database user '$u' reaches MariaDB over TCP"
-		return 0
+# _svc_root_sql SQL runs SQL as MariaDB's root: through the unix socket (a
+# fresh Debian MariaDB lets root in only there; TCP answers error 1698), or
+# over TCP with an empty password where a set-up allows that.
+# The way in is tried with a SELECT 1 first, so a statement that fails is
+# never sent twice; the SQL goes on stdin, out of ps's sight (it may hold a
+# password).
+_svc_root_sql() {
+	if [ -z "${_svc_root_way:-}" ]; then
+		if _svc_sudo mariadb -uroot -e 'SELECT 1' >/dev/null 2>&1; then
+			_svc_root_way=socket
+		elif mariadb -uroot -h 127.0.0.1 -P 3306 -e 'SELECT 1' >/dev/null 2>&1; then
+			_svc_root_way=tcp
+		else
+			return 1
+		fi
 	fi
-	local sql="CREATE USER IF NOT EXISTS '$u'@'localhost' IDENTIFIED BY '$p';
-CREATE USER IF NOT EXISTS '$u'@'127.0.0.1' IDENTIFIED BY '$p';
-ALTER USER '$u'@'localhost' IDENTIFIED BY '$p';
-ALTER USER '$u'@'127.0.0.1' IDENTIFIED BY '$p';
-GRANT ALL ON *.* TO '$u'@'localhost' WITH GRANT OPTION;
-GRANT ALL ON *.* TO '$u'@'127.0.0.1' WITH GRANT OPTION;
-FLUSH PRIVILEGES;"
-	_svc_log "creating database user '$u' for TCP access"
-	if _svc_sudo mariadb -uroot -e "$sql" 2>/dev/null; then
-		_svc_log "created through the unix socket as root"
-	elif mariadb -uroot -h 127.0.0.1 -P 3306 -e "$sql"; then
-		_svc_log "created over TCP as root (empty password)"
+	if [ "$_svc_root_way" = socket ]; then
+		_svc_sudo mariadb -uroot -N -B <<<"$1"
 	else
+		mariadb -uroot -h 127.0.0.1 -P 3306 -N -B <<<"$1"
+	fi
+}
+
+# _svc_login USER PASSWORD: the user reaches MariaDB over TCP.
+_svc_login() { MYSQL_PWD=$2 mariadb -u"$1" -h 127.0.0.1 -P 3306 -e 'SELECT 1' >/dev/null 2>&1; }
+
+# _svc_password_for USER prints USER's password from its file, making one
+# (and the file, mode 0600) when there is none yet.
+_svc_password_for() {
+	local file
+	file="$(_svc_state_dir)/mariadb-$1.password"
+	if [ ! -s "$file" ]; then
+		(umask 077 && od -An -N16 -tx1 /dev/urandom | tr -d ' \n' >"$file")
+	fi
+	cat "$file"
+}
+
+# _svc_ensure_user USER HOSTS [GRANT]: USER at each of HOSTS exists with the
+# password of its file, created (with GRANT, as "RIGHTS ON WHAT" and what
+# follows the TO clause) when no user of that name exists; an existing user
+# is left as it is, and one that does not take the file's password is an
+# error. A creation that fails half-way is undone.
+_svc_ensure_user() {
+	local u=$1 hosts=$2 rights=${3:-} with=${4:-} p file host exists sql="" undo=""
+	p=$(_svc_password_for "$u") || return 1
+	file="$(_svc_state_dir)/mariadb-$u.password"
+	_svc_login "$u" "$p" && return 0
+	exists=$(_svc_root_sql "SELECT COUNT(*) FROM mysql.user WHERE User='$u'") || {
 		_svc_log "cannot create '$u': neither root over the unix socket nor root over TCP got in"
 		return 1
+	}
+	if [ "$exists" != 0 ]; then
+		_svc_log "MariaDB already has a user '$u' whose password is not the one in $file: it is left as it is."
+		_svc_log "  Put its password in that file, or drop it (DROP USER '$u'@'127.0.0.1', '$u'@'localhost'), or set SECKILL_DB_USER and SECKILL_DB_PASSWORD to a user of yours."
+		return 1
 	fi
-	mariadb -u"$u" -p"$p" -h 127.0.0.1 -P 3306 -e 'SELECT 1' >/dev/null
+	for host in $hosts; do
+		sql+="CREATE USER '$u'@'$host' IDENTIFIED BY '$p'; "
+		[ -z "$rights" ] || sql+="GRANT $rights TO '$u'@'$host' $with; "
+		undo+="DROP USER IF EXISTS '$u'@'$host'; "
+	done
+	if ! _svc_root_sql "$sql"; then
+		_svc_root_sql "$undo" || true
+		_svc_log "could not create MariaDB user '$u' (see above); nothing is left of it"
+		return 1
+	fi
+	_svc_log "created MariaDB user '$u' (${rights:-no rights}); its password is in $file"
+	_svc_login "$u" "$p"
+}
+
+# services_db_user makes sure of the database users the tests and load tests
+# connect as (see the top of this file) and sets SECKILL_DB_USER and
+# SECKILL_DB_PASSWORD, and SECKILL_TEST_MYSQL_RUNTIME_USER (name:password)
+# for the least-privilege test. A caller's SECKILL_DB_USER and
+# SECKILL_DB_PASSWORD are used as they are.
+services_db_user() {
+	if [ -n "${SECKILL_DB_USER:-}" ] && [ -n "${SECKILL_DB_PASSWORD:-}" ]; then
+		_svc_login "$SECKILL_DB_USER" "$SECKILL_DB_PASSWORD" || { _svc_log "SECKILL_DB_USER '$SECKILL_DB_USER' with SECKILL_DB_PASSWORD does not reach MariaDB over TCP"; return 1; }
+		_svc_log "database user '$SECKILL_DB_USER' (yours) reaches MariaDB over TCP"
+		return 0
+	fi
+	local u=${SECKILL_SERVICES_DB_USER:-seckill_scripts} # another name: the scripts' own test only
+	# The \_ keeps _ literal: seckill_* only, not seckillX.
+	_svc_ensure_user "$u" "127.0.0.1 localhost" 'ALL PRIVILEGES ON `seckill\_%`.*' 'WITH GRANT OPTION' || return 1
+	_svc_ensure_user "${u}_rt" "127.0.0.1" || return 1
+	_svc_log "database user '$u' reaches MariaDB over TCP (rights on seckill_* databases only)"
+	SECKILL_DB_USER=$u SECKILL_DB_PASSWORD=$(_svc_password_for "$u")
+	export SECKILL_DB_USER SECKILL_DB_PASSWORD
+	export SECKILL_TEST_MYSQL_RUNTIME_USER="${SECKILL_TEST_MYSQL_RUNTIME_USER:-${u}_rt:$(_svc_password_for "${u}_rt")}"
 }
 
 # services_ensure does all of the above and exports the test environment,
@@ -140,7 +229,7 @@ services_ensure() {
 	services_redis
 	services_mariadb
 	services_db_user
-	local u=${SECKILL_DB_USER:-seckill} p=${SECKILL_DB_PASSWORD:-seckill}
+	local u=$SECKILL_DB_USER p=$SECKILL_DB_PASSWORD
 	export SECKILL_TEST_REDIS_URL="${SECKILL_TEST_REDIS_URL:-redis://127.0.0.1:6379/0}"
 	export SECKILL_TEST_MYSQL_DSN="${SECKILL_TEST_MYSQL_DSN:-$u:$p@tcp(127.0.0.1:3306)/?parseTime=true}"
 	_svc_log "SECKILL_TEST_REDIS_URL=$SECKILL_TEST_REDIS_URL"
@@ -210,6 +299,7 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 		services_ensure
 		printf 'export SECKILL_TEST_REDIS_URL=%q\n' "$SECKILL_TEST_REDIS_URL"
 		printf 'export SECKILL_TEST_MYSQL_DSN=%q\n' "$SECKILL_TEST_MYSQL_DSN"
+		[ -z "${SECKILL_TEST_MYSQL_RUNTIME_USER:-}" ] || printf 'export SECKILL_TEST_MYSQL_RUNTIME_USER=%q\n' "$SECKILL_TEST_MYSQL_RUNTIME_USER"
 		;;
 	topologies | cluster | sentinel)
 		services_install >&2

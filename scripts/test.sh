@@ -66,6 +66,7 @@ step "promtool: Prometheus config and alert rules"
 # (apt-get install prometheus), not installed for this.
 if command -v promtool >/dev/null 2>&1; then
 	promtool check config deploy/prometheus/prometheus.yml
+	promtool check config deploy/prometheus/prometheus-hosts.yml
 	promtool check rules deploy/prometheus/alerts.yml
 	if command -v amtool >/dev/null 2>&1; then amtool check-config deploy/alertmanager/alertmanager.yml; fi
 else
@@ -190,7 +191,8 @@ else
 fi
 
 # docs/DEPLOY.md's walkthrough, one instance on the Redis and MariaDB above:
-# its ten commands as written make a sale, a payment, an audit and a
-# reconcile (scripts/walkthrough.sh).
+# its eleven commands as written make a sale, a payment, an audit and a
+# reconcile, twice, the second time on a server the first filled
+# (scripts/walkthrough.sh).
 step "docs/DEPLOY.md walkthrough (scripts/walkthrough.sh)"
 bash scripts/walkthrough.sh

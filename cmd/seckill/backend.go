@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -324,10 +325,29 @@ func explainDBErrorOf(name, dsn string, err error) error {
 	case errors.As(err, &me) && me.Number == 1049: // ER_BAD_DB_ERROR
 		return fmt.Errorf("%s names the database %q, which does not exist at %s: create it (CREATE DATABASE %s) or fix the DSN: %w",
 			name, cfg.DBName, cfg.Addr, quoteIdent(cfg.DBName), err)
+	case errors.As(err, &me) && (me.Number == 1045 || me.Number == 1698): // ER_ACCESS_DENIED_ERROR, ER_ACCESS_DENIED_NO_PASSWORD_ERROR
+		return fmt.Errorf("%s: the database at %s refused the user %q or its password: check them with `%s` (or mysql), and fix the DSN's user:password: %w",
+			name, cfg.Addr, cfg.User, clientCommand(cfg), err)
+	case errors.As(err, &me) && me.Number == 1044: // ER_DBACCESS_DENIED_ERROR
+		return fmt.Errorf("%s: the user %q may not use the database %q at %s: grant it (GRANT ALL ON %s.* TO ...) or fix the DSN: %w",
+			name, cfg.User, cfg.DBName, cfg.Addr, quoteIdent(cfg.DBName), err)
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return fmt.Errorf("%s: nothing answers at %s (connection refused): is MySQL or MariaDB running there, and are the host and port right?: %w", name, cfg.Addr, err)
 	}
 	return fmt.Errorf("%s (%s): %w", name, cfg.Addr, err)
+}
+
+// clientCommand is the mariadb command line that logs in as cfg's user at
+// cfg's address, asking for the password.
+func clientCommand(cfg *mysql.Config) string {
+	if cfg.Net == "unix" {
+		return fmt.Sprintf("mariadb -S %s -u %s -p", cfg.Addr, cfg.User)
+	}
+	host, port, err := net.SplitHostPort(cfg.Addr)
+	if err != nil {
+		host, port = cfg.Addr, "3306"
+	}
+	return fmt.Sprintf("mariadb -h %s -P %s -u %s -p", host, port, cfg.User)
 }
 
 // quoteIdent is name as an SQL identifier, back-quoted when it is not

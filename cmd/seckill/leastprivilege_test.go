@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -19,34 +20,59 @@ import (
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
 
-// runtimeUser creates a database user allowed only SELECT, INSERT, UPDATE
-// and DELETE on the database of adminDSN, dropped when the test ends, and
-// returns its DSN.
+// runtimeUser returns the DSN of a database user allowed only SELECT,
+// INSERT, UPDATE and DELETE on the database of adminDSN, for the test's
+// length. scripts/services.sh's test user may not create users (its rights
+// end at the seckill_* databases), so it names a user without rights in
+// SECKILL_TEST_MYSQL_RUNTIME_USER (name:password), which gets the grant and
+// loses it when the test ends; without that variable (root, or a container)
+// the user is created here and dropped at the end.
 func runtimeUser(t *testing.T, adminDSN string) string {
 	t.Helper()
 	cfg, err := mysql.ParseDSN(adminDSN)
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := sql.Open("mysql", adminDSN)
+	admin, err := sql.Open("mysql", adminDSN)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	user := "rt_" + cfg.DBName[len(cfg.DBName)-12:]
+	defer admin.Close()
 	ctx := context.Background()
-	if _, err := db.ExecContext(ctx, "CREATE USER '"+user+"'@'%' IDENTIFIED BY 'runtime-pw'"); err != nil {
-		t.Fatalf("create user: %v", err)
-	}
-	t.Cleanup(func() {
-		db, err := sql.Open("mysql", adminDSN)
-		if err != nil {
-			return
+	user, host, password := "rt_"+cfg.DBName[len(cfg.DBName)-12:], "%", "runtime-pw"
+	// In a GRANT a database name is a pattern: _ and % escaped, it names
+	// this database alone, which a user whose grant option covers only
+	// seckill\_% may grant on (an unescaped seckill_t_... is a wider pattern).
+	db := quoteIdent(strings.NewReplacer("_", `\_`, "%", `\%`).Replace(cfg.DBName))
+	grant := "GRANT SELECT, INSERT, UPDATE, DELETE ON " + db + ".* TO "
+	if named := os.Getenv("SECKILL_TEST_MYSQL_RUNTIME_USER"); named != "" {
+		var ok bool
+		if user, password, ok = strings.Cut(named, ":"); !ok {
+			t.Fatal("SECKILL_TEST_MYSQL_RUNTIME_USER: want name:password")
 		}
-		defer db.Close()
-		_, _ = db.ExecContext(context.Background(), "DROP USER IF EXISTS '"+user+"'@'%'")
-	})
-	_, err = db.ExecContext(ctx, "GRANT SELECT, INSERT, UPDATE, DELETE ON "+quoteIdent(cfg.DBName)+".* TO '"+user+"'@'%'")
+		host = "127.0.0.1"
+		t.Cleanup(func() {
+			conn, err := sql.Open("mysql", adminDSN)
+			if err != nil {
+				return
+			}
+			defer conn.Close()
+			_, _ = conn.ExecContext(context.Background(), "REVOKE ALL PRIVILEGES ON "+db+".* FROM '"+user+"'@'"+host+"'")
+		})
+	} else {
+		if _, err := admin.ExecContext(ctx, "CREATE USER '"+user+"'@'%' IDENTIFIED BY '"+password+"'"); err != nil {
+			t.Fatalf("create user (a test user that may not, such as scripts/services.sh's, names one in SECKILL_TEST_MYSQL_RUNTIME_USER): %v", err)
+		}
+		t.Cleanup(func() {
+			conn, err := sql.Open("mysql", adminDSN)
+			if err != nil {
+				return
+			}
+			defer conn.Close()
+			_, _ = conn.ExecContext(context.Background(), "DROP USER IF EXISTS '"+user+"'@'%'")
+		})
+	}
+	_, err = admin.ExecContext(ctx, grant+"'"+user+"'@'"+host+"'")
 	var me *mysql.MySQLError
 	if errors.As(err, &me) && (me.Number == 1044 || me.Number == 1045) {
 		t.Skipf("the test database user may not GRANT (give it WITH GRANT OPTION, as scripts/services.sh does): %v", err)
@@ -55,7 +81,7 @@ func runtimeUser(t *testing.T, adminDSN string) string {
 		t.Fatalf("grant: %v", err)
 	}
 	rt := cfg.Clone()
-	rt.User, rt.Passwd = user, "runtime-pw"
+	rt.User, rt.Passwd = user, password
 	return rt.FormatDSN()
 }
 

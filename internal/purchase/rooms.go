@@ -60,7 +60,7 @@ func (s *Service) refuseUnadmitted(ctx context.Context, a seckill.Activity, user
 }
 
 func notAdmitted() *seckill.Error {
-	return seckill.Errorf(seckill.ENotAdmitted, "this sale has a waiting room: join the queue (POST .../queue) and buy once admitted")
+	return seckill.Errorf(seckill.ENotAdmitted, "this sale has a waiting room: join the queue (POST .../queue) and buy once admitted; an admission not used in time lapses, and joining again then puts you at the back")
 }
 
 // finishAdmissions uses up the admissions of a batch's buyers with a final

@@ -1,0 +1,274 @@
+package chaos
+
+// The cluster under test: how a campaign builds it (Redis, the order store,
+// the stubs, the proxies on every link, three instances), creates its
+// activities, reads it past its faults, and tears it down.
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/seckill-oss/seckill/internal/payment"
+	"github.com/seckill-oss/seckill/internal/testkit/faultproxy"
+	"github.com/seckill-oss/seckill/internal/testkit/redistopo"
+	"github.com/seckill-oss/seckill/internal/testkit/toxic"
+	"github.com/seckill-oss/seckill/internal/usercheck"
+)
+
+// cluster is the system under test.
+type cluster struct {
+	cfg         Config
+	redis       *redisTopology
+	redisVictim *redistopo.Node
+	galera      *Galera
+	db          *database
+	rows        *rowHolder // the hold-row faults' outside transaction
+	links       map[string][]*toxic.Proxy
+	late        *faultproxy.Proxy // between the database link's toxics and the database: holds COMMITs
+	hold        commitHold        // which COMMITs late holds
+	instances   []*instance
+	userStub    *usercheck.Stub
+	payStub     *payment.Stub
+	servers     []*http.Server
+	prefix      string // of the instances' Redis keys
+}
+
+func (c *cluster) storeName() string {
+	if c.galera != nil {
+		return "galera"
+	}
+	return "mariadb"
+}
+
+// serve serves h on a free loopback port.
+func (c *cluster) serve(h http.Handler) (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("chaos: listen: %w", err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	c.servers = append(c.servers, srv)
+	go func() { _ = srv.Serve(ln) }()
+	return ln.Addr().String(), nil
+}
+
+// proxy puts a Toxiproxy proxy on a link to target.
+func (c *cluster) proxy(link, target string) (string, error) {
+	p, err := toxic.New(target)
+	if err != nil {
+		return "", err
+	}
+	c.links[link] = append(c.links[link], p)
+	return p.Addr(), nil
+}
+
+func (c *cluster) build() (err error) {
+	cfg := c.cfg
+	if c.redis, err = startRedis(cfg.Redis, cfg.RedisServer, cfg.Dir); err != nil {
+		return fmt.Errorf("chaos: Redis %s: %w", cfg.Redis, err)
+	}
+	c.links[LinkRedis] = c.redis.proxies()
+
+	admin, causal := cfg.MySQLDSN, false
+	if c.galera != nil {
+		admin, causal = c.galera.DSN, true
+	}
+	if admin == "" {
+		return errors.New("chaos: no order store: neither Galera nor a MariaDB DSN")
+	}
+	if c.db, err = createDatabase(admin, causal); err != nil {
+		return err
+	}
+	if c.rows, err = newRowHolder(c.db.dsn); err != nil {
+		return err
+	}
+	if c.late, err = faultproxy.New(c.db.addr()); err != nil {
+		return fmt.Errorf("chaos: %w", err)
+	}
+	c.late.SetRequestMatch(c.hold.newMatch)
+	dbAddr, err := c.proxy(LinkDB, c.late.Addr())
+	if err != nil {
+		return err
+	}
+
+	if c.userStub, err = usercheck.NewStub(usercheck.StubConfig{Latency: 2 * time.Millisecond, RejectRate: 0.05, Seed: uint64(cfg.Seed) + 1}); err != nil {
+		return fmt.Errorf("chaos: %w", err)
+	}
+	userAddr, err := c.serve(c.userStub)
+	if err != nil {
+		return err
+	}
+	if userAddr, err = c.proxy(LinkUserCheck, userAddr); err != nil {
+		return err
+	}
+	if c.payStub, err = payment.NewStub(payment.StubConfig{}, "", cfg.paymentSecret, nil); err != nil {
+		return fmt.Errorf("chaos: %w", err)
+	}
+	payAddr, err := c.serve(c.payStub)
+	if err != nil {
+		return err
+	}
+	if payAddr, err = c.proxy(LinkPayment, payAddr); err != nil {
+		return err
+	}
+
+	prefix := "chaos:" + randomHex(4) + ":"
+	vars := map[string]string{
+		"SECKILL_REDIS_MODE":        cfg.Redis,
+		"SECKILL_REDIS_URL":         c.redis.URL(),
+		"SECKILL_MYSQL_DSN":         c.db.at(dbAddr),
+		"SECKILL_USERCHECK_URL":     "http://" + userAddr,
+		"SECKILL_PAYMENT_URL":       "http://" + payAddr,
+		"SECKILL_PAYMENT_SECRET":    string(cfg.paymentSecret),
+		"SECKILL_PAYMENT_WINDOW":    cfg.PaymentWindow.String(),
+		"SECKILL_ADMIN_TOKEN":       cfg.adminToken,
+		"SECKILL_KEY_PREFIX":        prefix,
+		"SECKILL_LOCK_TTL":          lockTTL.String(),
+		"SECKILL_USERCHECK_TIMEOUT": "500ms",
+		"SECKILL_LOCK_WAIT":         lockWait.String(),
+		"SECKILL_SHUTDOWN_TIMEOUT":  "3s",
+		"SECKILL_LOG_LEVEL":         "warn",
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SECKILL_") && !strings.HasPrefix(kv, "OTEL_") {
+			env = append(env, kv)
+		}
+	}
+	for k, v := range vars {
+		env = append(env, k+"="+v)
+	}
+	for i := range 3 {
+		port, err := redistopo.FreePort()
+		if err != nil {
+			return err
+		}
+		logf, err := os.Create(filepath.Join(cfg.Dir, fmt.Sprintf("instance-%d.log", i)))
+		if err != nil {
+			return fmt.Errorf("chaos: %w", err)
+		}
+		in := &instance{index: i, bin: cfg.Binary, log: logf, url: fmt.Sprintf("http://127.0.0.1:%d", port),
+			env: append(append([]string{}, env...), fmt.Sprintf("SECKILL_HTTP_ADDR=127.0.0.1:%d", port))}
+		c.instances = append(c.instances, in)
+	}
+	// Started as a supervisor would: again while the stores do not answer
+	// yet (the three apply the migrations at once, maybe during a Galera
+	// failover of another test).
+	for _, in := range c.instances {
+		if err := in.restart(2 * time.Minute); err != nil {
+			return fmt.Errorf("chaos: %w", err)
+		}
+	}
+	c.prefix = prefix
+	return nil
+}
+
+// createActivities creates the campaign's activities, on sale from now on:
+// cfg.Activities of cfg.Stock units, and the open ones.
+func (c *cluster) createActivities(ctx context.Context) (acts, open []int64, err error) {
+	client := &http.Client{Timeout: 10 * time.Second}
+	for i := range c.cfg.Activities {
+		id, err := c.createActivity(ctx, client, fmt.Sprintf("chaos %d", i), c.cfg.Stock)
+		if err != nil {
+			return nil, nil, err
+		}
+		acts = append(acts, id)
+	}
+	for i := range openActivities {
+		id, err := c.createActivity(ctx, client, fmt.Sprintf("chaos open %d", i), openStock)
+		if err != nil {
+			return nil, nil, err
+		}
+		open = append(open, id)
+	}
+	return acts, open, nil
+}
+
+func (c *cluster) createActivity(ctx context.Context, client *http.Client, name string, stock int64) (int64, error) {
+	now := time.Now().UTC()
+	body := fmt.Sprintf(`{"name":%q,"total_stock":%d,"starts_at":%q,"ends_at":%q}`, name, stock,
+		now.Add(-time.Minute).Format(time.RFC3339), now.Add(24*time.Hour).Format(time.RFC3339))
+	req, _ := http.NewRequestWithContext(ctx, "POST", c.instances[0].url+"/admin/v1/activities", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+c.cfg.adminToken)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := client.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("chaos: create activity: %w", err)
+	}
+	var a struct {
+		ID int64 `json:"id"`
+	}
+	err = json.NewDecoder(res.Body).Decode(&a)
+	_ = res.Body.Close()
+	if err != nil {
+		return 0, fmt.Errorf("chaos: create activity: %d: %w", res.StatusCode, err)
+	}
+	if res.StatusCode != http.StatusCreated {
+		return 0, fmt.Errorf("chaos: create activity: %d", res.StatusCode)
+	}
+	return a.ID, nil
+}
+
+// checkerDB opens the checker's own connection to the order store, past
+// the service's link and its faults. On Galera every read waits for what the
+// cluster committed (wsrep_sync_wait, set on each connection the pool opens).
+func (c *cluster) checkerDB() (*sql.DB, error) {
+	dsn, err := mysql.ParseDSN(c.db.dsn)
+	if err != nil {
+		return nil, fmt.Errorf("chaos: %w", err)
+	}
+	dsn.ParseTime = true // created_at
+	if c.db.causal {
+		if dsn.Params == nil {
+			dsn.Params = map[string]string{}
+		}
+		dsn.Params["wsrep_sync_wait"] = "1"
+	}
+	db, err := sql.Open("mysql", dsn.FormatDSN())
+	if err != nil {
+		return nil, fmt.Errorf("chaos: %w", err)
+	}
+	db.SetMaxOpenConns(2) // the fence watch's reads beside the final state's snapshot
+	return db, nil
+}
+
+func (c *cluster) close() {
+	for _, in := range c.instances {
+		in.stop()
+		_ = in.log.Close()
+	}
+	for _, srv := range c.servers {
+		_ = srv.Close()
+	}
+	if c.payStub != nil {
+		c.payStub.Close()
+	}
+	for _, ps := range c.links {
+		for _, p := range ps {
+			_ = p.Close()
+		}
+	}
+	if c.late != nil {
+		_ = c.late.Close()
+	}
+	if c.redis != nil {
+		c.redis.close()
+	}
+	if c.rows != nil {
+		c.rows.close()
+	}
+	if c.db != nil {
+		c.db.drop()
+	}
+}
