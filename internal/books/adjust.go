@@ -51,7 +51,7 @@ func (s *Service) AdjustStock(ctx context.Context, id, total int64) (seckill.Sto
 	a.TotalStock = total
 	s.catalog.Put(a)
 	after := total - sold
-	if err := s.loadHeld(lease, lk, id, after, epoch); err != nil {
+	if err := s.loadHeld(lease, lk, id, after, epoch, s.halt(a)); err != nil {
 		return seckill.StockAdjustment{}, seckill.Unavailable("the total stock changed, but Redis was not loaded with it: reconcile the activity", err)
 	}
 	s.log.InfoContext(ctx, "stock adjusted", "activity_id", id, "before", before, "total_stock", total, "sold", sold, "remaining", after)

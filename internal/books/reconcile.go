@@ -45,7 +45,7 @@ func (s *Service) Reconcile(ctx context.Context, id int64) (seckill.Reconciliati
 		return seckill.Reconciliation{}, seckill.RedisDown(err)
 	}
 	after := max(a.TotalStock-n, 0)
-	if err := s.loadHeld(lease, lk, id, after, epoch); err != nil {
+	if err := s.loadHeld(lease, lk, id, after, epoch, s.halt(a)); err != nil {
 		return seckill.Reconciliation{}, seckill.Unavailable("Redis did not answer, or the lease ended; stock not loaded", err)
 	}
 	if a.WaitingRoom != nil {
@@ -93,11 +93,12 @@ func (s *Service) hold(ctx context.Context, id int64) (lk *lock.Lock, release fu
 }
 
 // loadHeld loads the activity's stock as remaining units under grant lk, and
-// tells the purchase path (its sold-out mark, unless cleared since epoch).
+// tells the purchase path (its sold-out mark, unless cleared since epoch);
+// halt, the sale's stop as the database has it, is written with it.
 // The load is checked against the lock in the same step: one that reaches
 // Redis after the lease ended must not overwrite a newer holder's deducts.
-func (s *Service) loadHeld(lease context.Context, lk *lock.Lock, activityID, remaining int64, epoch uint64) error {
-	if err := s.stock.LoadIfHeld(lease, activityID, remaining, lk.Fence(), lk.Value()); err != nil {
+func (s *Service) loadHeld(lease context.Context, lk *lock.Lock, activityID, remaining int64, epoch uint64, halt stock.Halt) error {
+	if err := s.stock.LoadIfHeld(lease, activityID, remaining, lk.Fence(), lk.Value(), halt); err != nil {
 		return err
 	}
 	s.sales.StockLoaded(activityID, remaining, epoch)
