@@ -335,6 +335,9 @@ const (
 
 	// Stopping a sale (docs/API.md "Stopping a sale").
 	EPaused = "paused" // a purchase or join while ops paused the sale
+
+	// Quantity per buyer (docs/API.md "Quantity per buyer").
+	ENotEnoughStock = "not_enough_stock" // units are left, fewer than the quantity asked for
 )
 
 // Error is a failure a client can act on: a code from the contract, a message
