@@ -73,7 +73,7 @@ func (s *Service) answerUnqueued(ctx context.Context, a seckill.Activity, req se
 			return o, err, true
 		}
 	}
-	if err, refused := s.refusePaused(ctx, a, req.UserID, now); refused {
+	if err, refused := s.refusePaused(ctx, a, req, now); refused {
 		return seckill.Order{}, err, true
 	}
 	if e, ok := s.rejected.recent(buyer{a.ID, req.UserID}, now); ok {

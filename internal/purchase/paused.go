@@ -37,12 +37,14 @@ func (s *Service) SaleStopped(activityID int64, paused bool) {
 }
 
 // refusePaused answers a buyer of an activity this instance saw paused a
-// moment ago: paused, or already_purchased for a holder.
-func (s *Service) refusePaused(ctx context.Context, a seckill.Activity, userID int64, now time.Time) (error, bool) {
-	if !s.paused.fresh(a.ID, now) {
+// moment ago: paused, or already_purchased for a holder. A repeat with an
+// Idempotency-Key goes on, to get its order again if it has one (the
+// deduct refuses it otherwise).
+func (s *Service) refusePaused(ctx context.Context, a seckill.Activity, req seckill.BuyRequest, now time.Time) (error, bool) {
+	if req.IdempotencyKey != "" || !s.paused.fresh(a.ID, now) {
 		return nil, false
 	}
-	return s.holderOr(ctx, a.ID, userID, seckill.SalePaused()), true
+	return s.holderOr(ctx, a.ID, req.UserID, seckill.SalePaused()), true
 }
 
 // stoppedByOps answers a batch whose deduct met a stopped sale: paused (and
