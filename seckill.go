@@ -39,6 +39,9 @@ type Activity struct {
 	// Unannounced hides the activity from buyers until StartsAt: they are
 	// told activity_not_found, so walking ids does not show upcoming sales.
 	Unannounced bool
+	// PausedAt is when ops paused the sale (docs/API.md "Stopping a
+	// sale"); zero while it is not paused.
+	PausedAt time.Time
 }
 
 // WaitingRoom lets buyers in by a fair line instead of by speed (docs/API.md
@@ -290,6 +293,11 @@ func Ended(a Activity) *Error {
 	return Errorf(EEnded, "the sale ended at %s", a.EndsAt.UTC().Format(time.RFC3339))
 }
 
+// SalePaused is the EPaused answer: ops paused the sale; nothing was sold.
+func SalePaused() *Error {
+	return Errorf(EPaused, "the sale is paused by its operators; nothing was sold, try again later")
+}
+
 // NoActivity is the EActivityNotFound answer for activity id.
 func NoActivity(id int64) *Error {
 	return Errorf(EActivityNotFound, "no activity %d", id)
@@ -361,6 +369,12 @@ const (
 	// Admin tasks and the buyer's cancel.
 	ENotCancellable    = "order_not_cancellable" // a cancel of an order that is not created
 	ERefundNotRequired = "refund_not_required"   // a refund marked done on an order that is not refund_required
+
+	// Stopping a sale (docs/API.md "Stopping a sale").
+	EPaused = "paused" // a purchase or join while ops paused the sale
+
+	// Quantity per buyer (docs/API.md "Quantity per buyer").
+	ENotEnoughStock = "not_enough_stock" // units are left, fewer than the quantity asked for
 )
 
 // Error is a failure a client can act on: a code from the contract, a message

@@ -21,6 +21,9 @@ type ActivityView struct {
 	Remaining int64
 	Status    string
 	Room      *RoomView // nil: no waiting room
+	// Paused: ops paused the sale (docs/API.md "Stopping a sale"), as the
+	// flag every deduct checks says.
+	Paused bool
 }
 
 // RoomView is a waiting room as the activity's answers show it.

@@ -96,7 +96,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 func apiDeps(b *backend, pay *payments, log *slog.Logger, reg *prometheus.Registry) httpapi.Deps {
 	return httpapi.Deps{
 		Service: edge{b.service, b.books}, Tasks: b.books, Pricer: b.books, Rooms: b.books, Queue: b.rooms,
-		Payments: pay.api(), Canceller: pay.canceller(),
+		Payments: pay.api(), Canceller: pay.canceller(), Stopper: b.books,
 		Logger: log, Registry: reg, Gatherer: reg,
 	}
 }

@@ -31,15 +31,17 @@ func (s *Service) BuyerActivity(ctx context.Context, id int64) (seckill.Activity
 
 // view is the activity with its live stock and room.
 func (s *Service) view(ctx context.Context, a seckill.Activity) (seckill.ActivityView, error) {
-	remaining, err := s.stock.Remaining(ctx, a.ID)
+	remaining, paused, err := s.stock.RemainingPaused(ctx, a.ID)
 	if err != nil {
+		paused = paused || !a.PausedAt.IsZero()
 		n, cerr := s.orders.CountOrders(ctx, a.ID)
 		if cerr != nil {
 			return seckill.ActivityView{}, seckill.Unavailable("neither Redis nor the database answered", errors.Join(err, cerr))
 		}
 		remaining = max(a.TotalStock-n, 0)
 	}
-	return seckill.ActivityView{Activity: a, Remaining: remaining, Status: a.StatusAt(s.now(), remaining), Room: s.roomView(ctx, a)}, nil
+	return seckill.ActivityView{Activity: a, Remaining: remaining, Status: a.StatusAt(s.now(), remaining), Room: s.roomView(ctx, a),
+		Paused: paused}, nil
 }
 
 // CreateActivity validates and stores a new activity and loads its stock

@@ -64,6 +64,8 @@ type Sales interface {
 	SoldOutEpoch(activityID int64) uint64
 	// StockLoaded tells that remaining units were loaded.
 	StockLoaded(activityID, remaining int64, epoch uint64)
+	// SaleStopped tells that ops paused the sale (paused) or resumed it.
+	SaleStopped(activityID int64, paused bool)
 }
 
 // Rooms are the waiting rooms as the books side meets them

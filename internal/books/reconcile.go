@@ -88,7 +88,8 @@ func (s *Service) hold(ctx context.Context, id int64) (lk *lock.Lock, release fu
 }
 
 // loadHeld loads the activity's stock as remaining units under grant lk, and
-// tells the purchase path (its sold-out mark, unless cleared since epoch).
+// tells the purchase path (its sold-out mark, unless cleared since epoch);
+// the sale's stop (halt) as the database has it is written with it.
 // The load is checked against the lock in the same step: one that reaches
 // Redis after the lease ended must not overwrite a newer holder's deducts.
 // The activity's room, as the database has it, is written first: stock
@@ -100,7 +101,7 @@ func (s *Service) loadHeld(lease context.Context, lk *lock.Lock, a seckill.Activ
 			return fmt.Errorf("waiting room not restored, so no stock loaded: %w", err)
 		}
 	}
-	if err := s.stock.LoadIfHeld(lease, activityID, remaining, lk.Fence(), lk.Value()); err != nil {
+	if err := s.stock.LoadIfHeld(lease, activityID, remaining, lk.Fence(), lk.Value(), s.halt(a)); err != nil {
 		return err
 	}
 	s.sales.StockLoaded(activityID, remaining, epoch)

@@ -30,6 +30,8 @@ type activityResponse struct {
 	// Announced is shown false to ops for an activity hidden from buyers
 	// until its start, and absent otherwise.
 	Announced *bool `json:"announced,omitempty"`
+	// Paused is true while ops paused the sale, and absent otherwise.
+	Paused bool `json:"paused,omitempty"`
 }
 
 func newActivityResponse(v seckill.ActivityView) activityResponse {
@@ -45,6 +47,7 @@ func newActivityResponse(v seckill.ActivityView) activityResponse {
 		Currency:       v.Currency,
 		WaitingRoom:    newRoomResponse(v.Room),
 		Announced:      announced(v.Activity),
+		Paused:         v.Paused,
 	}
 }
 

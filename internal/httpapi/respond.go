@@ -43,7 +43,7 @@ func statusOf(code string) (status int, ok bool) {
 		return http.StatusNotFound, true
 	case codeMethodNotAllowed:
 		return http.StatusMethodNotAllowed, true
-	case seckill.ENotStarted, seckill.EEnded, seckill.ESoldOut, seckill.EAlreadyPurchased:
+	case seckill.ENotStarted, seckill.EEnded, seckill.ESoldOut, seckill.EAlreadyPurchased, seckill.EPaused, seckill.ENotEnoughStock:
 		return http.StatusConflict, true
 	case seckill.ENoWaitingRoom, seckill.ENotOpen, seckill.EAlreadyStarted:
 		return http.StatusConflict, true

@@ -30,6 +30,7 @@ type edge struct {
 	cancel     Canceller   // nil: no buyer cancel
 	queue      Queue       // nil: no waiting rooms
 	rooms      RoomAdmin   // nil: no waiting rooms
+	stopper    Stopper     // nil: sales cannot be paused or ended
 }
 
 // useCommon installs the middleware every listener runs; every path under
@@ -92,6 +93,7 @@ func addAdminRoutes(r *gin.Engine, e *edge) {
 	addAdminTaskRoutes(admin, e.tasks)
 	addPriceRoute(admin, e.pricer)
 	addRoomRoutes(admin, e.rooms)
+	addStopRoutes(admin, e.stopper)
 }
 
 // MetricsMaxInFlight is how many /metrics scrapes run at once; promhttp

@@ -159,6 +159,7 @@ type Deps struct {
 	Rooms     RoomAdmin  // turning waiting rooms on and off
 	Queue     Queue      // the buyers' waiting rooms
 	Canceller Canceller  // the buyer's cancel (with payments on)
+	Stopper   Stopper    // pausing, resuming and ending sales
 	// Payments verifies payments; nil when payments are off (no callback
 	// endpoint, no verification on orders/mine, audit counts 0).
 	Payments Payments
@@ -225,6 +226,7 @@ func newEdge(cfg Config, deps Deps) *edge {
 	e.adminFails = newFailureBackoff(cfg)
 	e.limits = newRateLimits(cfg, e.m)
 	e.tasks, e.pricer, e.rooms, e.queue, e.cancel = deps.Tasks, deps.Pricer, deps.Rooms, deps.Queue, deps.Canceller
+	e.stopper = deps.Stopper
 	return e
 }
 

@@ -139,6 +139,7 @@ type activityRow struct {
 	WaitingRoomOpensAt *time.Time
 	WaitingRoomSeed    *string
 	Announced          bool
+	PausedAt           *time.Time // NULL: not paused
 }
 
 func (activityRow) TableName() string { return "activities" }
@@ -169,6 +170,7 @@ func (r activityRow) activity() seckill.Activity {
 			return &seckill.WaitingRoom{OpensAt: r.WaitingRoomOpensAt.UTC(), Seed: deref(r.WaitingRoomSeed)}
 		}(),
 		Unannounced: !r.Announced,
+		PausedAt:    derefTime(r.PausedAt),
 	}
 }
 

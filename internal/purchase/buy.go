@@ -56,8 +56,8 @@ func (s *Service) Buy(ctx context.Context, req seckill.BuyRequest) (seckill.Orde
 // answerUnqueued answers, when it can, without a queue slot: outside the
 // window, for a buyer this process saw buy or the user check rejected a
 // moment ago, for a repeat of an idempotency key, for a buyer the
-// activity's waiting room has not admitted, and while the activity is fresh
-// sold out. done is false when the buyer must queue.
+// activity's waiting room has not admitted, while this instance saw the sale
+// paused a moment ago, and while the activity is fresh sold out. done is false when the buyer must queue.
 func (s *Service) answerUnqueued(ctx context.Context, a seckill.Activity, req seckill.BuyRequest) (o seckill.Order, err error, done bool) {
 	now := s.now()
 	if now.Before(a.StartsAt) {
@@ -72,6 +72,9 @@ func (s *Service) answerUnqueued(ctx context.Context, a seckill.Activity, req se
 		if o, err, ok := s.answerBought(ctx, a.ID, req); ok {
 			return o, err, true
 		}
+	}
+	if err, refused := s.refusePaused(ctx, a, req, now); refused {
+		return seckill.Order{}, err, true
 	}
 	if e, ok := s.rejected.recent(buyer{a.ID, req.UserID}, now); ok {
 		return seckill.Order{}, e, true

@@ -23,7 +23,7 @@ import (
 func finalNoOrder(err error) bool {
 	var e *seckill.Error
 	return errors.As(err, &e) && (e.Code == seckill.ESoldOut || e.Code == seckill.EEnded ||
-		e.Code == seckill.ENotStarted || e.Code == seckill.ENotAdmitted)
+		e.Code == seckill.ENotStarted || e.Code == seckill.ENotAdmitted || e.Code == seckill.EPaused)
 }
 
 // preferHolders replaces, among the batch's outcomes, each final "no order"

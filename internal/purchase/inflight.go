@@ -82,7 +82,7 @@ func (f *flight) answerFor(req seckill.BuyRequest) (o seckill.Order, err error, 
 		return seckill.Order{}, nil, false
 	}
 	switch e.Code {
-	case seckill.ESoldOut, seckill.EEnded, seckill.ENotStarted, seckill.EUserRejected,
+	case seckill.ESoldOut, seckill.EEnded, seckill.ENotStarted, seckill.EUserRejected, seckill.EPaused,
 		seckill.EBusy, seckill.EUnavailable, seckill.EOutcomeUnknown:
 		// The same refusal a repeat would meet now; for busy and
 		// unavailable, the waiter has waited as long as the leader did.

@@ -76,6 +76,9 @@ func (s *sale) deduct() (taken int64, ok bool) {
 	}
 	approved := s.approved
 	switch {
+	case errors.Is(err, stock.ErrPaused), errors.Is(err, stock.ErrEnded):
+		s.stoppedByOps(errors.Is(err, stock.ErrEnded))
+		return 0, false
 	case errors.Is(err, stock.ErrSoldOut):
 		s.markSoldOut(a, 0, s.epoch)
 		s.m.batches.WithLabelValues("sold_out").Inc()

@@ -153,7 +153,9 @@ type Service struct {
 	// this one at most that much later. After that a batch asks Redis once
 	// for everyone queued, without the lock.
 	soldOut soldOutMarks
-	bought  boughtMemory
+	// paused marks activities whose deduct met ops' pause (paused.go).
+	paused pausedMarks
+	bought boughtMemory
 	// rejected remembers buyers the user check rejected, for rejectedFor.
 	rejected rejectedMemory
 	// inflight holds each buyer's purchase in flight: one queue slot per

@@ -12,7 +12,8 @@
 -- went back), and a sold-out answer can tell holders apart without the
 -- database.
 -- Returns {taken, remaining}: taken is 0 when none was left; -3 when the
--- grant already settled everything back (see below); nil (false) when
+-- grant already settled everything back (see below); -5 paused, -6 ended
+-- (below); nil (false) when
 -- the stock was never loaded, so a lost or unloaded key is never mistaken for
 -- "sold out" nor created by HINCRBY.
 -- One grant deducts once. An existing receipt means this deduct already ran
@@ -38,6 +39,16 @@ if receipt then
     return -3
   end
   return {held, left}
+end
+-- A sale ops ended or paused (docs/API.md "Stopping a sale") sells nothing,
+-- whatever an instance's cached copy of the activity says: -6 ended, -5
+-- paused (the window's answer first). Fields "ended" and "paused" of the
+-- stock hash (stop.go); a reload writes them from the database.
+if redis.call('HEXISTS', KEYS[1], 'ended') == 1 then
+  return -6
+end
+if redis.call('HEXISTS', KEYS[1], 'paused') == 1 then
+  return -5
 end
 if #ARGV >= 3 and redis.call('HGET', KEYS[4], 'on') == '1' then
   local t = redis.call('TIME')

@@ -135,6 +135,8 @@ const (
 	settled   = -3 // deduct.lua: the grant settled everything back already
 
 	refusedNotAdmitted = -4 // deduct.lua: buyers the waiting room has not admitted
+	refusedPaused      = -5 // deduct.lua: ops paused the sale
+	refusedEnded       = -6 // deduct.lua: ops ended the sale
 )
 
 // Store reads and changes activities' stock in Redis. It is safe for
@@ -166,12 +168,15 @@ func (s *Store) Load(ctx context.Context, activityID, remaining, epoch int64) er
 // checked and loaded in one step, so a load that reaches Redis after the
 // lease ended never overwrites a newer holder's stock. It returns
 // ErrLockLost, having changed nothing, when the lock is gone or another's.
-func (s *Store) LoadIfHeld(ctx context.Context, activityID, remaining, epoch int64, lockValue string) error {
+//
+// halt is the sale's stop as the database has it: the load writes the
+// flags the deduct checks (stop.go) with the stock, in the same step.
+func (s *Store) LoadIfHeld(ctx context.Context, activityID, remaining, epoch int64, lockValue string, halt Halt) error {
 	if remaining < 0 {
 		return fmt.Errorf("stock: load activity %d: negative stock %d", activityID, remaining)
 	}
 	loaded, err := loadIfHeldScript.Run(ctx, s.rdb, []string{s.key(activityID), keys.Lock(s.prefix, activityID)},
-		lockValue, remaining, epoch).Int64()
+		lockValue, remaining, epoch, halt.pausedArg(), halt.endedArg()).Int64()
 	switch {
 	case err != nil:
 		return fmt.Errorf("stock: load activity %d: %w", activityID, err)
@@ -210,6 +215,11 @@ func (s *Store) Deduct(ctx context.Context, activityID int64, g Grant, n int64, 
 	reply, err := deductScript.Run(ctx, s.rdb, ks, args...).Result()
 	if refused, ok := notAdmitted(reply); ok {
 		return 0, 0, fmt.Errorf("stock: deduct activity %d: %w", activityID, refused)
+	}
+	if err == nil {
+		if stopped := stoppedErr(reply); stopped != nil {
+			return 0, 0, fmt.Errorf("stock: deduct activity %d: %w", activityID, stopped)
+		}
 	}
 	switch {
 	case errors.Is(err, redis.Nil):

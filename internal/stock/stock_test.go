@@ -407,13 +407,13 @@ func TestLoadIfHeldOnlyUnderTheGrant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.LoadIfHeld(ctx, 1, 10, l.Fence(), l.Value()); err != nil {
+	if err := s.LoadIfHeld(ctx, 1, 10, l.Fence(), l.Value(), stock.Halt{}); err != nil {
 		t.Fatalf("LoadIfHeld under the grant: %v", err)
 	}
 	if left, err := s.Remaining(ctx, 1); err != nil || left != 10 {
 		t.Fatalf("Remaining = %d, %v; want 10", left, err)
 	}
-	if err := s.LoadIfHeld(ctx, 1, -1, l.Fence(), l.Value()); err == nil {
+	if err := s.LoadIfHeld(ctx, 1, -1, l.Fence(), l.Value(), stock.Halt{}); err == nil {
 		t.Error("LoadIfHeld accepted a negative stock")
 	}
 
@@ -427,13 +427,13 @@ func TestLoadIfHeldOnlyUnderTheGrant(t *testing.T) {
 	if _, _, err := s.Deduct(ctx, 1, stock.Grant{Fence: newer.Fence()}, 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.LoadIfHeld(ctx, 1, 10, l.Fence(), l.Value()); !errors.Is(err, stock.ErrLockLost) {
+	if err := s.LoadIfHeld(ctx, 1, 10, l.Fence(), l.Value(), stock.Halt{}); !errors.Is(err, stock.ErrLockLost) {
 		t.Errorf("LoadIfHeld after the lease passed on: %v, want ErrLockLost", err)
 	}
 	if left, _ := s.Remaining(ctx, 1); left != 9 {
 		t.Errorf("Remaining = %d, want 9: the stale load overwrote the newer holder's deduct", left)
 	}
-	if err := s.LoadIfHeld(ctx, 2, 10, l.Fence(), l.Value()); !errors.Is(err, stock.ErrLockLost) {
+	if err := s.LoadIfHeld(ctx, 2, 10, l.Fence(), l.Value(), stock.Halt{}); !errors.Is(err, stock.ErrLockLost) {
 		t.Errorf("LoadIfHeld with no lock at all: %v, want ErrLockLost", err)
 	}
 	assertNoKey(t, rdb, keys.Stock(prefix, 2))

@@ -34,6 +34,11 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local most = tonumber(ARGV[4])
 local room = redis.call('HMGET', KEYS[1], 'starts', 'ends', 'closed', 'tokens', 'last', 'rate', 'used', 'used_seen', 'used_rate', 'admitted')
+-- A sale ops paused admits no one and lapses nothing: its admissions move
+-- later by the pause's length when it resumes (internal/stock/resume.lua).
+if redis.call('HEXISTS', KEYS[5], 'paused') == 1 and now < tonumber(room[2]) then
+  return {0, 0, -1, 0, 0, '', 0, room[6] or '0'}
+end
 
 local lapsed = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, most)
 for _, user in ipairs(lapsed) do

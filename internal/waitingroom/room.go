@@ -264,6 +264,9 @@ func (r *Room) admissible(ctx context.Context, a seckill.Activity, userID int64,
 			return seckill.Holds(o)
 		}
 	}
+	if err := r.refusePaused(ctx, a.ID); err != nil {
+		return err
+	}
 	if st.closed != "" {
 		if st.closed == isEnded {
 			return seckill.Ended(a)

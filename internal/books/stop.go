@@ -1,0 +1,131 @@
+package books
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/order"
+	"github.com/seckill-oss/seckill/internal/stock"
+)
+
+// Stopping a sale (docs/API.md "Stopping a sale"): pause, resume and end.
+// Each runs under the activity's lock, as a load does, so a reconcile
+// (which writes the stop as the database has it, with the stock) never
+// lands between the database's change and Redis's. Redis's flag is what
+// every instance's deduct checks atomically (internal/stock/stop.go); this
+// instance's caches learn it at once, another instance's refuse faster
+// once its deduct met the flag.
+
+// Pause stops the activity's sale on every instance from the answer on:
+// Redis first, so a failure in between leaves the sale stopped, never
+// selling while the answer says paused.
+func (s *Service) Pause(ctx context.Context, id int64) (seckill.ActivityView, error) {
+	a, err := s.catalog.Fresh(ctx, id)
+	if err != nil {
+		return seckill.ActivityView{}, err
+	}
+	if !s.now().Before(a.EndsAt) {
+		return seckill.ActivityView{}, seckill.Ended(a)
+	}
+	lk, release, err := s.hold(ctx, id)
+	if err != nil {
+		return seckill.ActivityView{}, err
+	}
+	defer release()
+	lease, at := lk.Context(), s.now()
+	if !a.PausedAt.IsZero() {
+		at = a.PausedAt // paused already: the pause keeps its start
+	}
+	if err := s.stock.Pause(lease, id, at); err != nil {
+		return seckill.ActivityView{}, seckill.RedisDown(err)
+	}
+	if a, err = s.orders.SetPaused(lease, id, at); err != nil {
+		return seckill.ActivityView{}, stopErr(id, err)
+	}
+	s.catalog.Put(a)
+	s.sales.SaleStopped(id, true)
+	s.log.InfoContext(ctx, "sale paused", "activity_id", id)
+	return s.view(ctx, a)
+}
+
+// Resume undoes Pause: the database first, so a failure in between leaves
+// the sale paused. The waiting room's open admissions move later by the
+// pause's length, in the step that clears the flag.
+func (s *Service) Resume(ctx context.Context, id int64) (seckill.ActivityView, error) {
+	if _, err := s.catalog.Activity(ctx, id); err != nil {
+		return seckill.ActivityView{}, err
+	}
+	lk, release, err := s.hold(ctx, id)
+	if err != nil {
+		return seckill.ActivityView{}, err
+	}
+	defer release()
+	lease := lk.Context()
+	a, err := s.orders.SetPaused(lease, id, time.Time{})
+	if err != nil {
+		return seckill.ActivityView{}, stopErr(id, err)
+	}
+	paused, err := s.stock.Resume(lease, id)
+	if err != nil {
+		return seckill.ActivityView{}, seckill.RedisDown(err)
+	}
+	s.catalog.Put(a)
+	s.sales.SaleStopped(id, false)
+	s.log.InfoContext(ctx, "sale resumed", "activity_id", id, "paused", paused.String())
+	return s.view(ctx, a)
+}
+
+// End ends the activity's sale now: ends_at becomes now (and so does
+// starts_at if it was later), every instance's deduct refuses from the
+// answer on (Redis first), and the waiting room closes as ended. Orders
+// keep their payment window. Ending an ended sale changes nothing.
+func (s *Service) End(ctx context.Context, id int64) (seckill.ActivityView, error) {
+	a, err := s.catalog.Fresh(ctx, id)
+	if err != nil {
+		return seckill.ActivityView{}, err
+	}
+	now := s.now().UTC()
+	if !now.Before(a.EndsAt) {
+		return s.view(ctx, a)
+	}
+	lk, release, err := s.hold(ctx, id)
+	if err != nil {
+		return seckill.ActivityView{}, err
+	}
+	defer release()
+	lease := lk.Context()
+	if err := s.stock.End(lease, id); err != nil {
+		return seckill.ActivityView{}, seckill.RedisDown(err)
+	}
+	starts := a.StartsAt
+	if starts.After(now) {
+		starts = now
+	}
+	if a, err = s.orders.EndActivity(lease, id, starts, now); err != nil {
+		return seckill.ActivityView{}, stopErr(id, err)
+	}
+	s.catalog.Put(a)
+	if a.WaitingRoom != nil {
+		// The room's end moves to now: its admitter closes it as ended.
+		if err := s.rooms.Open(lease, a); err != nil {
+			s.log.WarnContext(ctx, "waiting room's end not written to Redis; it closes at the old end", "activity_id", id, "err", err)
+		}
+	}
+	s.log.InfoContext(ctx, "sale ended", "activity_id", id)
+	return s.view(ctx, a)
+}
+
+// halt is the activity's stop as a load writes it.
+func (s *Service) halt(a seckill.Activity) stock.Halt {
+	return stock.Halt{PausedAt: a.PausedAt, Ended: !s.now().Before(a.EndsAt)}
+}
+
+// stopErr maps the database's refusal of a stop.
+func stopErr(id int64, err error) error {
+	if errors.Is(err, order.ErrActivityNotFound) {
+		return seckill.NoActivity(id)
+	}
+	return seckill.Unavailable("the order database did not answer; the sale's state is as before", err)
+}

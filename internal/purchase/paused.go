@@ -1,0 +1,68 @@
+package purchase
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/seckill-oss/seckill"
+)
+
+// pausedMarks remembers activities whose deduct answered "paused" (ops
+// paused the sale: docs/API.md "Stopping a sale"), and when, so a paused
+// sale's storm costs no queue slot, user check or Redis round trip. Only a
+// refusal comes from a mark, never a sale: the deduct checks the flag
+// itself, atomically. A mark is trusted for soldOutRecheck: another
+// instance's resume is seen here at most that much later; this instance's
+// resume clears it at once (SaleStopped).
+type pausedMarks struct {
+	at sync.Map // int64 -> time.Time
+}
+
+// fresh reports whether the activity was seen paused less than
+// soldOutRecheck before now.
+func (m *pausedMarks) fresh(activityID int64, now time.Time) bool {
+	at, ok := m.at.Load(activityID)
+	return ok && now.Sub(at.(time.Time)) < soldOutRecheck
+}
+
+// SaleStopped records that ops paused (paused) or resumed the activity's
+// sale on this instance (books.Sales).
+func (s *Service) SaleStopped(activityID int64, paused bool) {
+	if paused {
+		s.paused.at.Store(activityID, s.now())
+		return
+	}
+	s.paused.at.Delete(activityID)
+}
+
+// refusePaused answers a buyer of an activity this instance saw paused a
+// moment ago: paused, or already_purchased for a holder. A repeat with an
+// Idempotency-Key goes on, to get its order again if it has one (the
+// deduct refuses it otherwise).
+func (s *Service) refusePaused(ctx context.Context, a seckill.Activity, req seckill.BuyRequest, now time.Time) (error, bool) {
+	if req.IdempotencyKey != "" || !s.paused.fresh(a.ID, now) {
+		return nil, false
+	}
+	return s.holderOr(ctx, a.ID, req.UserID, seckill.SalePaused()), true
+}
+
+// stoppedByOps answers a batch whose deduct met a stopped sale: paused (and
+// marked so here), or ended, in which case the activity is read again so
+// this instance's window learns ops' end.
+func (s *sale) stoppedByOps(ended bool) {
+	b, a := s.b, s.b.activity
+	if !ended {
+		s.paused.at.Store(a.ID, s.now())
+		s.m.batches.WithLabelValues("paused").Inc()
+		b.fail(s.approved, seckill.SalePaused())
+		return
+	}
+	s.m.batches.WithLabelValues("ended").Inc()
+	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
+	defer cancel()
+	if fresh, err := s.catalog.Fresh(ctx, a.ID); err == nil {
+		a = fresh
+	}
+	b.fail(s.approved, seckill.Ended(a))
+}

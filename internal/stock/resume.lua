@@ -1,0 +1,24 @@
+-- Resumes a paused sale: clears the stock's "paused" flag and moves every
+-- waiting-room admission that was open when the pause began later by the
+-- pause's length, in one step, so an admitted buyer keeps the time they
+-- had (docs/API.md "Stopping a sale"). The room's admitter neither lapses
+-- nor admits while the flag is set (internal/waitingroom/admit.lua).
+-- KEYS[1]: the activity's stock hash ("paused" = since when, unix ms);
+-- KEYS[2]: the room's open admissions (sorted set: user -> until, unix ms).
+-- Returns the pause's length in ms, or -1 when the sale was not paused
+-- (a resume again, or on another instance first: nothing moves twice).
+local since = tonumber(redis.call('HGET', KEYS[1], 'paused'))
+if not since then
+  return -1
+end
+redis.call('HDEL', KEYS[1], 'paused')
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local shift = math.max(now - since, 0)
+if shift > 0 then
+  local open = redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. since, '+inf')
+  for _, user in ipairs(open) do
+    redis.call('ZINCRBY', KEYS[2], shift, user)
+  end
+end
+return shift
