@@ -119,10 +119,11 @@ func openBooks(cfg config, b *backend, st *stock.Store, log *slog.Logger, reg pr
 // purchase service (built next) about activities and holders.
 func openRooms(cfg config, b *backend, users usercheck.Verifier, log *slog.Logger, reg prometheus.Registerer) (*waitingroom.Room, error) {
 	rooms, err := waitingroom.New(waitingroom.Config{
-		AdmissionTTL: cfg.AdmissionTTL,
-		MaxRate:      cfg.AdmissionRate,
-		MaxPlaces:    int64(cfg.RoomMaxPlaces),
-		Payments:     cfg.PaymentURL != "" || cfg.embedded(),
+		AdmissionTTL:  cfg.AdmissionTTL,
+		MaxRate:       cfg.AdmissionRate,
+		MaxPlaces:     int64(cfg.RoomMaxPlaces),
+		AdmissionIdle: cfg.AdmissionIdle,
+		Payments:      cfg.PaymentURL != "" || cfg.embedded(),
 	}, waitingroom.Deps{
 		Store: waitingroom.NewStore(b.rdb, cfg.KeyPrefix, cfg.WaitReplicas, cfg.WaitTimeout),
 		Activity: func(ctx context.Context, id int64) (seckill.Activity, error) {

@@ -28,6 +28,7 @@ var (
 		{"SECKILL_SHUTDOWN_TIMEOUT", 15 * time.Second, 0, func(c *config) *time.Duration { return &c.ShutdownTimeout }},
 		{"SECKILL_BOOKS_SWEEP", 5 * time.Second, 0, func(c *config) *time.Duration { return &c.BooksSweep }},
 		{"SECKILL_ADMISSION_TTL", waitingroom.DefaultAdmissionTTL, time.Second, func(c *config) *time.Duration { return &c.AdmissionTTL }},
+		{"SECKILL_ADMISSION_IDLE", 0, 0, func(c *config) *time.Duration { return &c.AdmissionIdle }},
 		{"SECKILL_REDIS_WAIT_TIMEOUT", 100 * time.Millisecond, time.Millisecond, func(c *config) *time.Duration { return &c.WaitTimeout }},
 		{"SECKILL_PAYMENT_WINDOW", 15 * time.Minute, time.Second, func(c *config) *time.Duration { return &c.PaymentWindow }},
 	}

@@ -71,6 +71,13 @@ func WaitingEnds(prefix string, activityID int64) string {
 	return Activity(prefix, activityID, "room:ends")
 }
 
+// WaitingSeen is when each admitted buyer was last seen (a poll, a
+// purchase, the admission itself): user -> unix ms, for the idle lapse
+// (SECKILL_ADMISSION_IDLE).
+func WaitingSeen(prefix string, activityID int64) string {
+	return Activity(prefix, activityID, "room:seen")
+}
+
 // WaitingRooms is the set of activities with a waiting room, scored by
 // their end (unix ms): what every instance's admitter walks.
 func WaitingRooms(prefix string) string { return prefix + "seckill:rooms" }

@@ -4,7 +4,10 @@
 -- KEYS: as join.lua, and KEYS[5]: the activity's stock hash ("remaining").
 -- ARGV[1]: the least admissions per second; ARGV[2]: the most;
 -- ARGV[3]: the admission's lifetime in ms; ARGV[4]: the most admitted or
--- lapsed in one step.
+-- lapsed in one step; ARGV[5]: the idle lapse in ms (0: off).
+-- KEYS[6]: when each admitted buyer was last seen (sorted set: user -> ms).
+-- An admission whose buyer was not seen (a poll, a purchase) for ARGV[5]
+-- lapses early, so buyers who left do not hold units a whole admission.
 -- Returns {admitted, lapsed, remaining, open, waiting, closed, total, rate}:
 -- remaining is -1 when the stock is not loaded (nobody is admitted then);
 -- closed is the room's closed reason or ""; total the admissions the room
@@ -45,6 +48,19 @@ for _, user in ipairs(lapsed) do
   redis.call('ZREM', KEYS[3], user)
   if not redis.call('HGET', KEYS[4], user) then
     redis.call('HSET', KEYS[4], user, 'l')
+  end
+end
+local idle = tonumber(ARGV[5])
+if idle > 0 then
+  local gone = redis.call('ZRANGEBYSCORE', KEYS[6], '-inf', '(' .. (now - idle), 'LIMIT', 0, most)
+  for _, user in ipairs(gone) do
+    redis.call('ZREM', KEYS[6], user)
+    if redis.call('ZREM', KEYS[3], user) == 1 then
+      if not redis.call('HGET', KEYS[4], user) then
+        redis.call('HSET', KEYS[4], user, 'l')
+      end
+      lapsed[#lapsed + 1] = user
+    end
   end
 end
 if #lapsed > 0 then
@@ -90,7 +106,13 @@ if k > 0 then
   local popped = redis.call('ZPOPMIN', KEYS[2], k)
   for i = 1, #popped, 2 do
     redis.call('ZADD', KEYS[3], until_, popped[i])
+    if idle > 0 then
+      redis.call('ZADD', KEYS[6], now, popped[i])
+    end
     admitted = admitted + 1
+  end
+  if idle > 0 then
+    redis.call('PEXPIREAT', KEYS[6], tonumber(room[2]) + 86400000)
   end
   tokens = tokens - admitted
   total = redis.call('HINCRBY', KEYS[1], 'admitted', admitted)

@@ -72,7 +72,7 @@ func (r *Room) list(ctx context.Context, now time.Time) {
 func (r *Room) step(ctx context.Context, id int64, now time.Time) {
 	sctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	res, err := r.st.admit(sctx, id, Pace{MinRate: r.cfg.MaxRate / 10, MaxRate: r.cfg.MaxRate, TTL: r.cfg.AdmissionTTL})
+	res, err := r.st.admit(sctx, id, Pace{MinRate: r.cfg.MaxRate / 10, MaxRate: r.cfg.MaxRate, TTL: r.cfg.AdmissionTTL, Idle: r.cfg.AdmissionIdle})
 	if err != nil {
 		r.m.stepFailures.Inc()
 		r.log.Debug("waiting room step failed; the next one retries", "activity_id", id, "err", err)

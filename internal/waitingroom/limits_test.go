@@ -100,3 +100,46 @@ func TestLostRoomIsToldApartFromOff(t *testing.T) {
 		t.Errorf("join or poll of a lost room: %v, want 503 with ErrRoomLost", err)
 	}
 }
+
+// With the idle lapse on, an admitted buyer who is not seen for the idle
+// time loses the admission at the next step and the unit goes to the next
+// in line; one who polls keeps it.
+// Can fail: without the idle loop in admit.lua, both keep their admission
+// until its TTL (a minute here).
+func TestIdleAdmissionLapsesEarly(t *testing.T) {
+	st, _, _ := openRoom(t, 0, 2)
+	ctx := context.Background()
+	mustJoin(t, st, 1, 2, 3)
+	p := Pace{MinRate: 1000, MaxRate: 1000, TTL: time.Minute, Idle: 400 * time.Millisecond}
+	if res, err := st.admit(ctx, 1, p); err != nil || res.admitted != 2 {
+		t.Fatalf("admit two of three: %+v, %v", res, err)
+	}
+	for range 4 {
+		time.Sleep(150 * time.Millisecond)
+		if err := st.seen(ctx, 1, 2); err != nil { // user 2 polls; user 1 is gone
+			t.Fatal(err)
+		}
+	}
+	res, err := st.admit(ctx, 1, p)
+	if err != nil || res.lapsed != 1 || res.admitted != 1 {
+		t.Fatalf("after 600 ms: %+v, %v; want user 1 lapsed and user 3 admitted", res, err)
+	}
+	for u, want := range map[int64]bool{1: false, 2: true, 3: true} {
+		until, _, err := st.admittedUntil(ctx, 1, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := time.Now().Before(until); got != want {
+			t.Errorf("user %d admitted %v, want %v", u, got, want)
+		}
+	}
+	if s, _ := st.standing(ctx, 1, 1); s.end != "l" {
+		t.Errorf("user 1's end %q, want lapsed", s.end)
+	}
+	if err := st.seen(ctx, 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := st.admit(ctx, 1, p); res.admitted != 0 {
+		t.Errorf("a lapsed user seen again is not admitted again: %+v", res)
+	}
+}

@@ -66,6 +66,10 @@ type Config struct {
 	MaxRate      float64       // 0: DefaultMaxRate
 	Tick         time.Duration // 0: DefaultTick
 	MaxPlaces    int64         // 0: DefaultMaxPlaces
+	// AdmissionIdle lapses an admission early when its buyer was not seen
+	// (polled queue/mine, joined again or tried to buy) for this long
+	// (SECKILL_ADMISSION_IDLE); 0: every admission lasts AdmissionTTL.
+	AdmissionIdle time.Duration
 	// Payments says orders may expire unpaid: a sold-out room then stays
 	// open while an unpaid order could give its unit back.
 	Payments bool
@@ -180,7 +184,22 @@ func (r *Room) Admitted(ctx context.Context, activityID, userID int64) (admitted
 	if err != nil {
 		return false, false, err
 	}
-	return time.Now().Before(until), on, nil
+	admitted = time.Now().Before(until)
+	if admitted {
+		r.touch(ctx, activityID, userID)
+	}
+	return admitted, on, nil
+}
+
+// touch records, when admissions lapse on idleness, that the admitted user
+// was seen now; a failure only risks the early lapse.
+func (r *Room) touch(ctx context.Context, activityID, userID int64) {
+	if r.cfg.AdmissionIdle <= 0 {
+		return
+	}
+	if err := r.st.seen(ctx, activityID, userID); err != nil {
+		r.log.DebugContext(ctx, "admitted buyer's poll not recorded", "activity_id", activityID, "err", err)
+	}
 }
 
 // Finish uses up the admissions of buyers with a final purchase answer:

@@ -32,6 +32,8 @@ var (
 	finishScript = luascript.Load(luaFiles, "finish.lua")
 	// closeScript closes a room as sold out, if it still is.
 	closeScript = luascript.Load(luaFiles, "close.lua")
+	// seenScript records that an admitted buyer was seen now.
+	seenScript = luascript.Load(luaFiles, "seen.lua")
 )
 
 // ErrNotReplicated is returned when fewer Redis replicas than asked
@@ -173,6 +175,9 @@ type step struct {
 type Pace struct {
 	MinRate, MaxRate float64       // admissions a second
 	TTL              time.Duration // an admission's lifetime
+	// Idle lapses an admission whose buyer was not seen for this long (a
+	// poll, a purchase); 0: an admission lasts its TTL.
+	Idle time.Duration
 }
 
 // maxStep bounds the admissions, and the lapses, of one step: one script
@@ -181,8 +186,8 @@ const maxStep = 2000
 
 // admit runs one step of the activity's room.
 func (s *Store) admit(ctx context.Context, activityID int64, p Pace) (step, error) {
-	ks := append(s.userKeys(activityID), keys.Stock(s.prefix, activityID))
-	res, err := s.replicated(ctx, activityID, admitScript, ks, p.MinRate, p.MaxRate, p.TTL.Milliseconds(), maxStep)
+	ks := append(s.userKeys(activityID), keys.Stock(s.prefix, activityID), keys.WaitingSeen(s.prefix, activityID))
+	res, err := s.replicated(ctx, activityID, admitScript, ks, p.MinRate, p.MaxRate, p.TTL.Milliseconds(), maxStep, p.Idle.Milliseconds())
 	if err != nil {
 		return step{}, fmt.Errorf("waitingroom: admit in activity %d: %w", activityID, err)
 	}
@@ -240,6 +245,16 @@ func (s *Store) admittedUntil(ctx context.Context, activityID, userID int64) (un
 		return until, false, seckill.ErrRoomLost
 	}
 	return until, onCmd.Val() == "1", nil
+}
+
+// seen records that the admitted user was seen now (a poll, a purchase),
+// for the idle lapse (seen.lua).
+func (s *Store) seen(ctx context.Context, activityID, userID int64) error {
+	err := seenScript.Run(ctx, s.rdb, []string{keys.WaitingSeen(s.prefix, activityID)}, userID).Err()
+	if err != nil {
+		return fmt.Errorf("waitingroom: seen in activity %d: %w", activityID, err)
+	}
+	return nil
 }
 
 // lost reports whether Redis has no room of the activity at all.

@@ -1,0 +1,8 @@
+-- Records that an admitted buyer was seen now (a poll, a purchase), by
+-- Redis's clock, the one admit.lua's idle lapse reads.
+-- KEYS[1]: when each admitted buyer was last seen (sorted set: user -> ms).
+-- ARGV[1]: the user. Only a user in the set (admitted and not yet lapsed)
+-- is updated: XX never adds one.
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+return redis.call('ZADD', KEYS[1], 'XX', 'CH', now, ARGV[1])
