@@ -25,7 +25,10 @@
 #
 # usage: loadtest/room.sh [--users N] [--stock N] [--instances N] [--lead S]
 #                         [--conns N] [--verify approve|stub] [--keep]
-#                         [--db-prefix P]
+#                         [--db-prefix P] [--no-show F]
+# --no-show F: a share F (0 to below 1) of the admitted users never buy and
+# stop polling; the instances then run with SECKILL_ADMISSION_IDLE (default
+# here 5s) so their admissions lapse early and their units go on.
 # --db-prefix P names the run's database P<run id> (default seckill_room_): the
 # scripts' own MariaDB user (scripts/services.sh) may create seckill_*
 # databases only; another prefix needs SECKILL_DB_USER and
@@ -41,7 +44,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-db_prefix=seckill_room_ users=20000 stock=1000 instances=2 lead=20 conns=256 verify=approve keep=0
+db_prefix=seckill_room_ users=20000 stock=1000 instances=2 lead=20 conns=256 verify=approve keep=0 no_show=0
 die() { echo "room.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -52,6 +55,7 @@ while [ $# -gt 0 ]; do
 	--conns) conns=${2:?}; shift 2 ;;
 	--verify) verify=${2:?}; shift 2 ;;
 	--keep) keep=1; shift ;;
+	--no-show) no_show=${2:?}; [[ "$no_show" =~ ^0(\.[0-9]+)?$ ]] || die "--no-show takes a share from 0 to below 1, such as 0.5, not $no_show"; shift 2 ;;
 	--db-prefix) db_prefix=${2:?}; [[ "$db_prefix" =~ ^[A-Za-z0-9_]{1,40}$ ]] || die "--db-prefix takes letters, digits and _ (at most 40), not $db_prefix"; shift 2 ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown argument $1 (see --help)" ;;
@@ -108,12 +112,14 @@ sql -e "CREATE DATABASE \`$db\`"
 admin_token="room-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 uc_env=()
 [ "$verify" = stub ] && start_userstub
+idle_env=()
+[ "$no_show" = 0 ] || idle_env=(SECKILL_ADMISSION_IDLE="${SECKILL_ADMISSION_IDLE:-5s}")
 bases=() svc_pids=()
 for k in $(seq "$instances"); do
 	port=$(free_port)
 	env SECKILL_HTTP_ADDR="127.0.0.1:$port" SECKILL_REDIS_URL=redis://127.0.0.1:6379/0 \
 		SECKILL_MYSQL_DSN="$dsn" SECKILL_ADMIN_TOKEN="$admin_token" SECKILL_KEY_PREFIX="$prefix" SECKILL_LOG_LEVEL="${SECKILL_LOG_LEVEL:-warn}" \
-		"${uc_env[@]}" "$logs/seckill" serve >"$logs/seckill-$k.log" 2>&1 &
+		"${uc_env[@]}" "${idle_env[@]}" "$logs/seckill" serve >"$logs/seckill-$k.log" 2>&1 &
 	svc_pids+=($!) pids+=($!)
 	bases+=("http://127.0.0.1:$port")
 	# The first instance applies the migrations; the others start after it.
@@ -137,7 +143,7 @@ series="$out_dir/room-series.csv" detail="$logs/users.jsonl" chart="$out_dir/roo
 rm -f "$series" "$chart"
 crowd_rc=0
 "$logs/crowd" -room -url "$urls" -activity "$id" -users "$users" -conns "$conns" \
-	-admission-ttl "${SECKILL_ADMISSION_TTL:-60s}" -csv "$series" -detail "$detail" \
+	-admission-ttl "${SECKILL_ADMISSION_TTL:-60s}" -no-show "$no_show" -csv "$series" -detail "$detail" \
 	>"$logs/crowd.json" 2> >(tee "$logs/crowd.log" >&2) || crowd_rc=$?
 summary=$(tail -n 1 "$logs/crowd.json")
 [ -n "$summary" ] || summary='{}'

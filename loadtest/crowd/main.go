@@ -46,13 +46,7 @@ func run() error {
 	timeout := flag.Duration("timeout", 30*time.Second, "per-request timeout")
 	var rc roomConfig
 	room := flag.Bool("room", false, "waiting-room mode (room.go): -url may list several instances, comma-separated")
-	flag.IntVar(&rc.users, "users", 20000, "-room: simulated users")
-	flag.IntVar(&rc.conns, "conns", 256, "-room, -healthz: connections per instance")
-	flag.StringVar(&rc.csv, "csv", "", "-room: write the per-second time series to this CSV file")
-	flag.StringVar(&rc.detail, "detail", "", "-room: write one JSON line per user to this file")
-	flag.DurationVar(&rc.margin, "join-margin", 3*time.Second, "-room: the joins end this long before starts_at")
-	flag.DurationVar(&rc.admissionTTL, "admission-ttl", 60*time.Second, "-room: the service's SECKILL_ADMISSION_TTL")
-	flag.DurationVar(&rc.maxWait, "max-wait", 5*time.Minute, "-room: give up on users not final this long after starts_at")
+	rc.flags()
 	healthz := flag.Duration("healthz", 0, "measure GET /healthz answers/s of each -url for this long, one after the other")
 	flag.Parse()
 	if *room || *healthz > 0 {
@@ -135,4 +129,16 @@ func send(client *http.Client, req *http.Request) string {
 	}
 	_ = json.Unmarshal(body, &e)
 	return strconv.Itoa(res.StatusCode) + " " + e.Error.Code
+}
+
+// flags defines the -room mode's flags into rc.
+func (rc *roomConfig) flags() {
+	flag.IntVar(&rc.users, "users", 20000, "-room: simulated users")
+	flag.IntVar(&rc.conns, "conns", 256, "-room, -healthz: connections per instance")
+	flag.StringVar(&rc.csv, "csv", "", "-room: write the per-second time series to this CSV file")
+	flag.StringVar(&rc.detail, "detail", "", "-room: write one JSON line per user to this file")
+	flag.DurationVar(&rc.margin, "join-margin", 3*time.Second, "-room: the joins end this long before starts_at")
+	flag.DurationVar(&rc.admissionTTL, "admission-ttl", 60*time.Second, "-room: the service's SECKILL_ADMISSION_TTL")
+	flag.DurationVar(&rc.maxWait, "max-wait", 5*time.Minute, "-room: give up on users not final this long after starts_at")
+	flag.Float64Var(&rc.noShow, "no-show", 0, "-room: share (0..1) of admitted users who never buy and stop polling")
 }

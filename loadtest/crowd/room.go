@@ -41,6 +41,7 @@ type roomConfig struct {
 	margin       time.Duration
 	admissionTTL time.Duration
 	maxWait      time.Duration
+	noShow       float64 // share of admitted users who never buy and stop polling
 }
 
 // chi2Critical is the chi-square critical value for 9 degrees of freedom
@@ -191,9 +192,20 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // retryable: an answer that is not final, to send again after a pause.
 func retryable(status int) bool { return status == 0 || status == 429 || status == 503 }
 
-func runRoom(cfg roomConfig) error {
+// check refuses a room run's configuration that makes no sense.
+func (cfg roomConfig) check() error {
 	if cfg.activity < 1 || cfg.users < 1 || cfg.conns < 1 {
 		return errors.New("-activity, -users and -conns must be positive")
+	}
+	if !(cfg.noShow >= 0 && cfg.noShow < 1) {
+		return fmt.Errorf("-no-show %v: want a share from 0 to below 1", cfg.noShow)
+	}
+	return nil
+}
+
+func runRoom(cfg roomConfig) error {
+	if err := cfg.check(); err != nil {
+		return err
 	}
 	n := len(cfg.urls)
 	r := &roomRun{cfg: cfg, polls: make([]atomic.Int64, n), joins: make([]atomic.Int64, n), buys: make([]atomic.Int64, n),

@@ -152,7 +152,7 @@ func (r *roomRun) report(users []*user, series []sample, t0, end time.Time) erro
 	summary := map[string]any{
 		"users": len(users), "total": r.total, "units_sold": sold, "admitted_told_sold_out": toldSoldOut,
 		"admitted_told_not_admitted": toldNotAdmitted,
-		"non_final":                  nonFinal, "users_admitted": admitted, "join_states": joinStates, "late_joins": lateJoins,
+		"non_final":                  nonFinal, "users_admitted": admitted, "no_shows": finals["gone"], "no_show_share": r.cfg.noShow, "join_states": joinStates, "late_joins": lateJoins,
 		"purchase_answers": buyCodes, "final_states": finals, "position_grew": posGrew,
 		"errors_retried": counts(&r.statusErrors),
 		"fairness": map[string]any{"chi2": round2(chi2), "df": 9, "p_value": round4(p), "critical_p01": chi2Critical,

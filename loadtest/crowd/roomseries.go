@@ -39,7 +39,7 @@ func (r *roomRun) sampler(ctx context.Context, stop <-chan struct{}) []sample {
 		case now := <-t.C:
 			s := sample{t: now.Sub(r.starts).Seconds(), polls: r.secPolls.Swap(0), sold: r.sold.Load(),
 				prequeue: r.stateCount("prequeue"), waitingU: r.stateCount("waiting"), admitU: r.stateCount("admitted"),
-				final: r.stateCount("done") + r.stateCount("closed") + r.stateCount("lapsed"), waiting: -1, admitted: -1, remain: -1}
+				final: r.stateCount("done") + r.stateCount("closed") + r.stateCount("lapsed") + r.stateCount("gone"), waiting: -1, admitted: -1, remain: -1}
 			actx, cancel := context.WithTimeout(ctx, 900*time.Millisecond)
 			if a, err := r.activity(actx, r.probe, r.cfg.urls[0]); err == nil {
 				s.remain = a.RemainingStock

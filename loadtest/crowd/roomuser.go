@@ -24,7 +24,21 @@ type queueStatus struct {
 	Reason        string `json:"reason"`
 }
 
-func finalState(s string) bool { return s == "done" || s == "closed" || s == "lapsed" }
+// finalState: "gone" is a no-show's (-no-show): admitted, it neither buys
+// nor polls again.
+func finalState(s string) bool { return s == "done" || s == "closed" || s == "lapsed" || s == "gone" }
+
+// noShow reports whether the user is one of the share of admitted users
+// who never buy and stop polling: a fixed draw by user id, so runs with
+// the same share pick the same users, independent of the join order.
+func noShow(userID int64, share float64) bool {
+	if share <= 0 {
+		return false
+	}
+	x := uint64(userID) * 0x9E3779B97F4A7C15 // Fibonacci hashing spreads ids evenly
+	x ^= x >> 29
+	return float64(x%1_000_000)/1_000_000 < share
+}
 
 // user is one simulated buyer and what it saw.
 type user struct {
@@ -136,24 +150,12 @@ func (r *roomRun) live(ctx context.Context, u *user) {
 					u.AdmitMs = r.sinceStart(t.Add(-r.cfg.admissionTTL))
 				}
 			}
+			if noShow(u.ID, r.cfg.noShow) {
+				setState("gone")
+				return
+			}
 			if u.Buy == "" {
-				u.Buys++
-				r.buys[u.URL].Add(1)
-				status, code, _, _ := r.call(ctx, "purchase", http.MethodPost, orders, u.ID)
-				answer := strconv.Itoa(status)
-				if code != "" {
-					answer += " " + code
-				}
-				if status == http.StatusCreated {
-					r.sold.Add(1)
-					r.lastSale.Store(time.Now().UnixNano())
-				}
-				if !retryable(status) {
-					u.Buy, u.BuyMs = answer, r.sinceStart(time.Now())
-				} else {
-					r.count(&r.statusErrors, "purchase: "+answer, 1)
-					u.Retries++
-				}
+				r.buy(ctx, u, orders)
 			}
 		default:
 			if finalState(st.State) {
@@ -192,5 +194,27 @@ func (r *roomRun) live(ctx context.Context, u *user) {
 			u.Retries++
 			d = max(after, time.Second)
 		}
+	}
+}
+
+// buy is an admitted user's purchase: its first final answer is kept; an
+// answer that is not final (429, 503) is counted and tried again later.
+func (r *roomRun) buy(ctx context.Context, u *user, orders string) {
+	u.Buys++
+	r.buys[u.URL].Add(1)
+	status, code, _, _ := r.call(ctx, "purchase", http.MethodPost, orders, u.ID)
+	answer := strconv.Itoa(status)
+	if code != "" {
+		answer += " " + code
+	}
+	if status == http.StatusCreated {
+		r.sold.Add(1)
+		r.lastSale.Store(time.Now().UnixNano())
+	}
+	if !retryable(status) {
+		u.Buy, u.BuyMs = answer, r.sinceStart(time.Now())
+	} else {
+		r.count(&r.statusErrors, "purchase: "+answer, 1)
+		u.Retries++
 	}
 }
