@@ -28,7 +28,7 @@
 #                         [--db-prefix P] [--no-show F]
 # --no-show F: a share F (0 to below 1) of the admitted users never buy and
 # stop polling; the instances then run with SECKILL_ADMISSION_IDLE (default
-# here 5s) so their admissions lapse early and their units go on.
+# here 3s, three missed polls) so their admissions lapse early and their units go on.
 # --db-prefix P names the run's database P<run id> (default seckill_room_): the
 # scripts' own MariaDB user (scripts/services.sh) may create seckill_*
 # databases only; another prefix needs SECKILL_DB_USER and
@@ -113,7 +113,7 @@ admin_token="room-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 uc_env=()
 [ "$verify" = stub ] && start_userstub
 idle_env=()
-[ "$no_show" = 0 ] || idle_env=(SECKILL_ADMISSION_IDLE="${SECKILL_ADMISSION_IDLE:-5s}")
+[ "$no_show" = 0 ] || idle_env=(SECKILL_ADMISSION_IDLE="${SECKILL_ADMISSION_IDLE:-3s}")
 bases=() svc_pids=()
 for k in $(seq "$instances"); do
 	port=$(free_port)
