@@ -12,7 +12,7 @@ import (
 func TestStartupLogRedactsCredentials(t *testing.T) {
 	env := realEnv(t, time.Millisecond)
 	env["SECKILL_PAYMENT_URL"] = "http://payuser:pay-s3cret@127.0.0.1:1/provider"
-	env["SECKILL_PAYMENT_SECRET"] = "callback-secret-123"
+	env["SECKILL_PAYMENT_SECRET"] = "callback-secret-123-0123456789abc"
 	env["SECKILL_PAYMENT_API_KEY"] = "api-key-s3cret"
 	env["SECKILL_PAYMENT_MERCHANT_ID"] = "m-1"
 	env["SECKILL_USERCHECK_URL"] = "http://ucuser:uc-s3cret@127.0.0.1:1"
@@ -22,7 +22,7 @@ func TestStartupLogRedactsCredentials(t *testing.T) {
 		t.Fatalf("serve after cancel: %v", err)
 	}
 	logs := p.stderr.String()
-	for _, secret := range []string{"pay-s3cret", "uc-s3cret", "api-key-s3cret", "callback-secret-123"} {
+	for _, secret := range []string{"pay-s3cret", "uc-s3cret", "api-key-s3cret", "callback-secret-123-0123456789abc"} {
 		if strings.Contains(logs, secret) {
 			t.Errorf("the log shows %q:\n%s", secret, logs)
 		}
