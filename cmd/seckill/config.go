@@ -242,7 +242,7 @@ func (c *config) readPayments(e *envReader) {
 const defaultRatePerUser = 50
 
 // defaultRatePerUserReads is the per-user limit of the other buyer routes
-// when SECKILL_RATE_PER_USER_READS is unset (issue 46): a person's polling,
+// when SECKILL_RATE_PER_USER_READS is unset: a person's polling,
 // a result page every second or a waiting room's refresh_s, is far below
 // it, and with userBurstSeconds' burst 80 reads at once pass; one user's
 // scraper of orders/mine or queue/mine is not.
