@@ -271,7 +271,7 @@ const minSecretLen = 16
 // answer decides whether an order is paid, and its query carries the API
 // key, so on the network it goes over TLS. Loopback stays allowed for a
 // provider stub on the same machine (the tests, the acceptance suite). Its
-// errors show the URL redacted (outbound.ParseBase).
+// errors show the URL's scheme, host and path only (outbound.Loggable).
 func checkPaymentURL(raw string, allowHTTP bool) error {
 	u, err := outbound.ParseBase(raw)
 	if err != nil {
@@ -280,7 +280,7 @@ func checkPaymentURL(raw string, allowHTTP bool) error {
 	if u.Scheme == "https" || allowHTTP || isLoopbackHost(u.Hostname()) {
 		return nil
 	}
-	return fmt.Errorf("SECKILL_PAYMENT_URL=%q: the payment provider must be https:// (plain http only on a loopback host, or with SECKILL_PAYMENT_ALLOW_HTTP=true for a provider reached through a trusted sidecar)", u.Redacted())
+	return fmt.Errorf("SECKILL_PAYMENT_URL=%q: the payment provider must be https:// (plain http only on a loopback host, or with SECKILL_PAYMENT_ALLOW_HTTP=true for a provider reached through a trusted sidecar)", outbound.Loggable(u))
 }
 
 // The values of SECKILL_MIGRATIONS.

@@ -35,7 +35,9 @@ func TestPaymentURLMustBeHTTPS(t *testing.T) {
 		{"http://[::ffff:10.0.0.5]:8082", "", "must be https://"},
 		{"http://localhost.example.com:8082", "", "must be https://"},
 		{"http://127.0.0.1.nip.io:8082", "", "must be https://"},
-		{"http://user:s3cret@pay.example.com", "", "xxxxx"},
+		{"http://user:s3cret@pay.example.com", "", `"http://pay.example.com"`},
+		{"http://sk_live_TOKEN@pay.example.com/v1", "", `"http://pay.example.com/v1"`},
+		{"http://pay.example.com/v1?key=s3cret", "", "SECKILL_PAYMENT_URL"},
 		{"ftp://pay.example.com", "", "SECKILL_PAYMENT_URL"},
 		{"https://pay.example.com", "maybe", "SECKILL_PAYMENT_ALLOW_HTTP"},
 	} {
@@ -46,8 +48,8 @@ func TestPaymentURLMustBeHTTPS(t *testing.T) {
 			t.Errorf("%s (allow %q) refused: %v", tc.url, tc.allow, err)
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%s (allow %q): %v, want an error containing %q", tc.url, tc.allow, err, tc.want)
-		case err != nil && strings.Contains(err.Error(), "s3cret"):
-			t.Errorf("%s: the error shows the password: %v", tc.url, err)
+		case err != nil && (strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "sk_live")):
+			t.Errorf("%s: the error shows the user name, password or query: %v", tc.url, err)
 		}
 	}
 	env := map[string]string{"SECKILL_USERCHECK_URL": "http://userstub:8081"}
