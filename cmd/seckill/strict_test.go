@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 )
@@ -199,5 +200,40 @@ func TestUnknownVarWarned(t *testing.T) {
 		if warns[i]["variable"] != want[0] || warns[i]["closest"] != want[1] || !strings.Contains(warns[i]["msg"].(string), want[1]) {
 			t.Errorf("warning %v, want %s named with %s", warns[i], want[0], want[1])
 		}
+	}
+}
+
+// TestProductionBlockStarts: docs/DEPLOY.md's production settings, each
+// $SECRET standing for a 32-byte secret, are accepted by serve's secure
+// defaults as written.
+func TestProductionBlockStarts(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/DEPLOY.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, _ := strings.Cut(string(doc), "**Production settings.**")
+	_, block, _ = strings.Cut(block, "```sh\n")
+	block, _, _ = strings.Cut(block, "```")
+	env := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
+		line = strings.TrimSuffix(strings.TrimSpace(line), `\`)
+		name, value, ok := strings.Cut(strings.TrimSpace(line), "=")
+		if !ok {
+			if line != "seckill serve" {
+				t.Fatalf("the block does not end with seckill serve: %q", line)
+			}
+			continue
+		}
+		value = strings.Trim(value, `'"`)
+		if strings.HasPrefix(value, "$") {
+			value = secret32
+		}
+		env[name] = value
+	}
+	if len(env) < 10 {
+		t.Fatalf("read %d settings from the block:\n%s", len(env), block)
+	}
+	if _, err := loadServe(func(k string) string { return env[k] }); err != nil {
+		t.Fatalf("the production block is refused: %v", err)
 	}
 }

@@ -14,7 +14,7 @@ var environ = os.Environ
 
 // otherVars are SECKILL_* variables that the scripts and docker-compose.yml
 // read, not the service: no warning for them.
-var otherVars = []string{"SECKILL_DB_PASSWORD", "SECKILL_GALERA_SST_PASSWORD"}
+var otherVars = []string{"SECKILL_DB_PASSWORD", "SECKILL_MIGRATE_DB_PASSWORD", "SECKILL_GALERA_SST_PASSWORD"}
 
 // recordingEnv wraps getenv, recording every name asked for: the names the
 // service knows.
