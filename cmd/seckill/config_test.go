@@ -117,4 +117,3 @@ func warned(logs, variable string) bool {
 	}
 	return false
 }
-
