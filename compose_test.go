@@ -75,5 +75,26 @@ func TestComposeHardened(t *testing.T) {
 		if slices.Contains(s.Command, "serve") && s.Environment["SECKILL_ADMIN_ADDR"] == "" {
 			t.Errorf("%s: serves without SECKILL_ADMIN_ADDR: /metrics and the admin API on the public port", name)
 		}
+		// Issue 46: the service's database user reads and writes rows only;
+		// the schema is the migrate services' (SECKILL_MIGRATE_DSN).
+		if slices.Contains(s.Command, "serve") {
+			dsn := s.Environment["SECKILL_MYSQL_DSN"]
+			if s.Environment["SECKILL_MIGRATIONS"] != "skip" || s.Environment["SECKILL_MIGRATE_DSN"] != "" || !strings.HasPrefix(dsn, "seckill:") {
+				t.Errorf("%s: serve migrates or holds the DDL user: SECKILL_MIGRATIONS=%q, SECKILL_MIGRATE_DSN set %v, DSN user %q",
+					name, s.Environment["SECKILL_MIGRATIONS"], s.Environment["SECKILL_MIGRATE_DSN"] != "", strings.SplitN(dsn, ":", 2)[0])
+			}
+		}
+		if slices.Contains(s.Command, "migrate") && (s.Environment["SECKILL_MYSQL_DSN"] != "" || !strings.HasPrefix(s.Environment["SECKILL_MIGRATE_DSN"], "seckill_migrate:")) {
+			t.Errorf("%s: migrates not through SECKILL_MIGRATE_DSN as seckill_migrate", name)
+		}
+		if u := s.Environment["MARIADB_USER"]; u != "" && u != "seckill_migrate" {
+			t.Errorf("%s: the image's user %q gets ALL on the database: it must be the migrations' user", name, u)
+		}
+	}
+	// Both database profiles create the service's user alike.
+	single, errS := os.ReadFile("deploy/mariadb/initdb/20-runtime-user.sh")
+	galera, errG := os.ReadFile("deploy/galera/initdb/20-runtime-user.sh")
+	if errS != nil || errG != nil || string(single) != string(galera) {
+		t.Errorf("deploy/{mariadb,galera}/initdb/20-runtime-user.sh differ or are missing: %v, %v", errS, errG)
 	}
 }

@@ -36,6 +36,8 @@ require (
 
 require github.com/hashicorp/golang-lru/v2 v2.0.7
 
+require github.com/agnivade/levenshtein v1.2.1
+
 require (
 	dario.cat/mergo v1.0.2 // indirect
 	filippo.io/edwards25519 v1.2.0 // indirect

@@ -66,17 +66,8 @@ func crashAndHeal(t *testing.T, point string) {
 	var payStub *payment.Stub
 	if point == crashpoint.AfterExpiry {
 		// Payments on, with a window of a second: the order is never paid.
-		var err error
-		payStub, err = payment.NewStub(payment.StubConfig{}, "", []byte("books-test-payment-secret"), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(payStub.Close)
-		payments := map[string]string{
-			"SECKILL_PAYMENT_URL":    newHTTPServer(t, payStub),
-			"SECKILL_PAYMENT_SECRET": "books-test-payment-secret",
-			"SECKILL_PAYMENT_WINDOW": "1s",
-		}
+		var payments map[string]string
+		payStub, payments = s.pricedPayments("1s")
 		for k, v := range payments {
 			victimEnv[k], survivorEnv[k] = v, v
 		}

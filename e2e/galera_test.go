@@ -180,16 +180,9 @@ func restartGalera(t *testing.T) {
 func TestGaleraRejoinAndPaymentsAcrossFailover(t *testing.T) {
 	g := testenv.GaleraCluster(t)
 	s := newGaleraStack(t, g.Proxy, g.Nodes[1])
-	payStub, err := payment.NewStub(payment.StubConfig{}, "", []byte("galera-test-payment-secret"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(payStub.Close)
-	env := s.processEnv(map[string]string{
-		"SECKILL_MYSQL_DSN": g.Proxy, "SECKILL_BOOKS_SWEEP": "2s",
-		"SECKILL_PAYMENT_URL": newHTTPServer(t, payStub), "SECKILL_PAYMENT_SECRET": "galera-test-payment-secret",
-		"SECKILL_PAYMENT_WINDOW": "2s",
-	})
+	payStub, payments := s.pricedPayments("2s")
+	payments["SECKILL_MYSQL_DSN"], payments["SECKILL_BOOKS_SWEEP"] = g.Proxy, "2s"
+	env := s.processEnv(payments)
 	procs := []*process{startProcess(t, env), startProcess(t, env)}
 	s.url = procs[0].url
 	const total = 100_000 // never sold out: the sale is timed

@@ -25,7 +25,7 @@ import (
 // "paid" and the third buyer is told sold_out.
 func TestPricePaymentProvesThePrice(t *testing.T) {
 	const (
-		secret   = "price-test-payment-secret"
+		secret   = "price-test-payment-secret-0123456789"
 		merchant = "m-e2e"
 		apiKey   = "price-test-api-key"
 	)

@@ -15,7 +15,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/seckill-oss/seckill/internal/payment"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
 
@@ -93,11 +92,11 @@ func (s *stack) createRoom(total int64, startsIn time.Duration) (id int64, start
 	s.t.Helper()
 	now := time.Now().UTC()
 	startsAt = now.Add(startsIn).Truncate(time.Millisecond)
-	r := s.do("POST", "/admin/v1/activities", map[string]any{
+	r := s.do("POST", "/admin/v1/activities", s.withPrice(map[string]any{
 		"name": "room", "total_stock": total,
 		"starts_at": startsAt.Format(time.RFC3339Nano), "ends_at": now.Add(time.Hour).Format(time.RFC3339),
 		"waiting_room": map[string]any{"opens_at": now.Add(-time.Minute).Format(time.RFC3339)},
-	}, admin())
+	}), admin())
 	if r.status != http.StatusCreated {
 		s.t.Fatalf("create an activity with a waiting room: %d %s", r.status, r.raw)
 	}
@@ -484,19 +483,10 @@ func admittedSale(t *testing.T, s *stack, instances []*stack, halfway func()) {
 // line are told sold_out, not not_admitted; without the close
 // (closeIfDone), the last waiting user stays waiting.
 func TestReturnedUnitsGoToTheNextInLine(t *testing.T) {
-	const secret = "room-test-payment-secret"
 	s := newProcessStack(t, usercheck.StubConfig{})
-	stub, err := payment.NewStub(payment.StubConfig{}, "", []byte(secret), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stub.Close)
-	instances, _ := roomInstances(t, s, 2, s.processEnv(map[string]string{
-		"SECKILL_PAYMENT_URL":    newHTTPServer(t, stub),
-		"SECKILL_PAYMENT_SECRET": secret,
-		"SECKILL_PAYMENT_WINDOW": "2s",
-		"SECKILL_ADMISSION_TTL":  "2s",
-	}))
+	stub, env := s.pricedPayments("2s")
+	env["SECKILL_ADMISSION_TTL"] = "2s"
+	instances, _ := roomInstances(t, s, 2, s.processEnv(env))
 	a, b := instances[0], instances[1]
 	act, startsAt := s.createRoom(1, time.Second)
 	for u := int64(1); u <= 5; u++ {

@@ -36,7 +36,7 @@ import (
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
 
-const adminToken = "e2e-admin-token"
+const adminToken = "e2e-admin-token-0123456789"
 
 type stackOptions struct {
 	lockTTL          time.Duration
@@ -66,6 +66,9 @@ type stack struct {
 	// topology: SECKILL_REDIS_MODE and _URL of the processes, when they
 	// run on a Redis Cluster or Sentinel (scaleout_test.go).
 	topology map[string]string
+	// priced: the stack's activities get a price (payments on under the
+	// secure defaults: pricedPayments).
+	priced bool
 
 	// One service instance.
 	svc   wiring.Service
@@ -249,10 +252,10 @@ func (s *stack) createActivity(total int64) int64 {
 
 func (s *stack) createActivityWindow(total int64, starts, ends time.Time) int64 {
 	s.t.Helper()
-	r := s.do("POST", "/admin/v1/activities", map[string]any{
+	r := s.do("POST", "/admin/v1/activities", s.withPrice(map[string]any{
 		"name": "Moutai 53%", "total_stock": total,
 		"starts_at": starts.Format(time.RFC3339), "ends_at": ends.Format(time.RFC3339),
-	}, admin())
+	}), admin())
 	if r.status != http.StatusCreated {
 		s.t.Fatalf("create activity: %d %s", r.status, r.raw)
 	}

@@ -162,7 +162,8 @@ db="$db_prefix$run_id" prefix="bench${run_id}:"
 dsn="$db_user:$db_pass@tcp(127.0.0.1:$db_port)/$db?parseTime=true"
 sql -e "CREATE DATABASE \`$db\`"
 admin_token="bench-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-uc_env=()
+# approve: no user check, on purpose (the secure defaults want it said).
+uc_env=(SECKILL_USERCHECK=approve-all)
 [ "$verify" = stub ] && start_userstub
 bases=() admins=() svc_pids=()
 for k in $(seq "$max_instances"); do

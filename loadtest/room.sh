@@ -110,7 +110,8 @@ db="$db_prefix$run_id" prefix="room${run_id}:"
 dsn="$db_user:$db_pass@tcp(127.0.0.1:3306)/$db?parseTime=true"
 sql -e "CREATE DATABASE \`$db\`"
 admin_token="room-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-uc_env=()
+# approve: no user check, on purpose (the secure defaults want it said).
+uc_env=(SECKILL_USERCHECK=approve-all)
 [ "$verify" = stub ] && start_userstub
 idle_env=()
 [ "$no_show" = 0 ] || idle_env=(SECKILL_ADMISSION_IDLE="${SECKILL_ADMISSION_IDLE:-3s}")

@@ -249,12 +249,15 @@ pay_env=() paystub_url=""
 if [ "$scenario" = payments ]; then
 	pay_port=$(free_port) pay_secret="lt-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 	# The stub's PUT /stub/config (k6 sets its callback URL) needs the admin token.
-	SECKILL_PAYMENT_SECRET="$pay_secret" SECKILL_ADMIN_TOKEN="$admin_token" "$bin" paystub -addr "127.0.0.1:$pay_port" >"$logs/paystub.log" 2>&1 &
+	# It names the merchant and each order's price (read from the
+	# database), as the service checks under its secure defaults.
+	SECKILL_PAYMENT_SECRET="$pay_secret" SECKILL_ADMIN_TOKEN="$admin_token" SECKILL_MYSQL_DSN="$dsn" \
+		"$bin" paystub -addr "127.0.0.1:$pay_port" -merchant-id m-loadtest >"$logs/paystub.log" 2>&1 &
 	pids+=($!)
 	paystub_url="http://127.0.0.1:$pay_port"
 	wait_http "$paystub_url/healthz" paystub 10 "${pids[-1]}"
 	export PAY_WINDOW=${PAY_WINDOW:-3s}
-	pay_env=(SECKILL_PAYMENT_URL="$paystub_url" SECKILL_PAYMENT_SECRET="$pay_secret" SECKILL_PAYMENT_WINDOW="$PAY_WINDOW")
+	pay_env=(SECKILL_PAYMENT_URL="$paystub_url" SECKILL_PAYMENT_SECRET="$pay_secret" SECKILL_PAYMENT_MERCHANT_ID=m-loadtest SECKILL_PAYMENT_WINDOW="$PAY_WINDOW")
 fi
 
 proxy_url=""
@@ -279,6 +282,7 @@ for n in $(seq 1 "$instances"); do
 		SECKILL_USERCHECK_URL="$stub_url" SECKILL_ADMIN_TOKEN="$admin_token" SECKILL_KEY_PREFIX="$prefix" \
 		SECKILL_LOCK_TTL="$lock_ttl" SECKILL_USERCHECK_TIMEOUT="$uc_timeout" \
 		SECKILL_RATE_GLOBAL="${SECKILL_RATE_GLOBAL:-0}" SECKILL_RATE_PER_USER="${SECKILL_RATE_PER_USER:-0}" \
+		SECKILL_RATE_PER_USER_READS="${SECKILL_RATE_PER_USER_READS:-0}" \
 		SECKILL_LOG_LEVEL="${SECKILL_LOG_LEVEL:-warn}" "${extra_env[@]}" "${pay_env[@]}" \
 		"${serve[@]}" >"$logs/seckill-$n.log" 2>&1 &
 	pids+=($!) svc_pids+=($!)

@@ -115,6 +115,10 @@ export function setup() {
     const act = mustStatus(http.post(`${base}/admin/v1/activities`, JSON.stringify({
       name: `loadtest ${S.name} ${rfc3339(new Date(now))} #${i + 1}`,
       total_stock: S.stock,
+      // Priced: with payments on, the service refuses an unpriced activity
+      // (secure defaults), and the payment stub answers this price.
+      price_minor: 100,
+      currency: 'CNY',
       starts_at: rfc3339(new Date(now - 60 * 1000)),
       ends_at: rfc3339(new Date(now + 3600 * 1000)),
     }), adminHeaders()), 201, 'create activity');

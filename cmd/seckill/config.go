@@ -47,7 +47,7 @@ type config struct {
 	KeyPrefix        string
 	RateGlobal       float64 // requests/s for the whole service; 0: no limit
 	RatePerUser      float64 // purchase attempts/s per X-User-ID; 0: no limit
-	RatePerUserReads float64 // other buyer requests/s per X-User-ID; 0: no limit
+	RatePerUserReads float64 // other buyer requests/s per X-User-ID (default 20); 0: no limit
 	LogLevel         slog.Level
 	LogFormat        string // "json" or "text"
 	ShutdownTimeout  time.Duration
@@ -72,11 +72,16 @@ type config struct {
 	PaymentSecretPrevious string // also accepted on callbacks: a rotation
 	IdentitySecret        string // "": X-User-ID is trusted unsigned
 	// IdentityLegacy: the legacy identity signature (no version header) is
-	// accepted beside version 2 (SECKILL_IDENTITY_LEGACY, default true).
+	// accepted beside version 2 (SECKILL_IDENTITY_LEGACY; default: not
+	// Strict).
 	IdentityLegacy bool
+	// TrustedGateway: SECKILL_IDENTITY=trusted-gateway, X-User-ID trusted
+	// unsigned on purpose, which Strict requires on a listener that is not
+	// loopback without SECKILL_IDENTITY_SECRET.
+	TrustedGateway bool
 
-	// Strict (SECKILL_STRICT): the secure defaults the contract cannot
-	// make defaults (strict.go).
+	// Strict (SECKILL_STRICT, default true): the secure defaults
+	// (strict.go).
 	Strict bool
 	// ApproveAll: SECKILL_USERCHECK=approve-all, every buyer approved on
 	// purpose, which Strict requires to run without SECKILL_USERCHECK_URL.
@@ -84,6 +89,10 @@ type config struct {
 	// PaymentRequireTimestamp refuses callbacks signed over the body alone
 	// (SECKILL_PAYMENT_REQUIRE_TIMESTAMP; default: Strict).
 	PaymentRequireTimestamp bool
+
+	// knownVars are the variables the configuration read: any other
+	// SECKILL_* variable is unknown (warnUnknownVars).
+	knownVars map[string]bool
 }
 
 // embedded reports whether both stores run inside the process: a throwaway
@@ -234,6 +243,13 @@ func (c *config) readPayments(e *envReader) {
 // worth) ever meets it.
 const defaultRatePerUser = 50
 
+// defaultRatePerUserReads is the per-user limit of the other buyer routes
+// when SECKILL_RATE_PER_USER_READS is unset: a person's polling,
+// a result page every second or a waiting room's refresh_s, is far below
+// it, and with userBurstSeconds' burst 80 reads at once pass; one user's
+// scraper of orders/mine or queue/mine is not.
+const defaultRatePerUserReads = 20
+
 // userBurstSeconds is how many seconds' worth of the per-user rate a user
 // may spend at once: 200 attempts at the default rate, so even two rounds of
 // 100 concurrent purchases by one user back to back stay under it.
@@ -248,32 +264,16 @@ const maxWaitReplicas = 16
 // and its goroutine).
 const maxQueueMax = 1_000_000
 
-// minSecretLen is the shortest admin token or payment secret not warned
-// about: 16 random bytes cannot be guessed online.
+// minSecretLen is the shortest admin token accepted under the secure
+// defaults: 16 random bytes cannot be guessed online.
 const minSecretLen = 16
-
-// warnShortSecrets logs a warning for each secret set shorter than
-// minSecretLen, naming the variable, never its value. A warning, not a
-// refusal: the HTTP contract names these variables without a length, and
-// clients written against it may start the service with a short one.
-func warnShortSecrets(cfg config, log *slog.Logger) {
-	for _, s := range []struct{ name, value string }{
-		{"SECKILL_ADMIN_TOKEN", cfg.AdminToken},
-		{"SECKILL_PAYMENT_SECRET", cfg.PaymentSecret},
-	} {
-		if s.value != "" && len(s.value) < minSecretLen {
-			log.Warn(s.name+" is shorter than the recommended minimum: use at least 16 random bytes (openssl rand -hex 16)",
-				"variable", s.name, "min_bytes", minSecretLen)
-		}
-	}
-}
 
 // checkPaymentURL refuses a provider URL that does not parse, and a plain
 // http one on a host that is not loopback unless allowHTTP: the provider's
 // answer decides whether an order is paid, and its query carries the API
 // key, so on the network it goes over TLS. Loopback stays allowed for a
 // provider stub on the same machine (the tests, the acceptance suite). Its
-// errors show the URL redacted (outbound.ParseBase).
+// errors show the URL's scheme, host and path only (outbound.Loggable).
 func checkPaymentURL(raw string, allowHTTP bool) error {
 	u, err := outbound.ParseBase(raw)
 	if err != nil {
@@ -282,7 +282,7 @@ func checkPaymentURL(raw string, allowHTTP bool) error {
 	if u.Scheme == "https" || allowHTTP || isLoopbackHost(u.Hostname()) {
 		return nil
 	}
-	return fmt.Errorf("SECKILL_PAYMENT_URL=%q: the payment provider must be https:// (plain http only on a loopback host, or with SECKILL_PAYMENT_ALLOW_HTTP=true for a provider reached through a trusted sidecar)", u.Redacted())
+	return fmt.Errorf("SECKILL_PAYMENT_URL=%q: the payment provider must be https:// (plain http only on a loopback host, or with SECKILL_PAYMENT_ALLOW_HTTP=true for a provider reached through a trusted sidecar)", outbound.Loggable(u))
 }
 
 // The values of SECKILL_MIGRATIONS.

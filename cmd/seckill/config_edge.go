@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 )
 
-// minIdentitySecret is the shortest SECKILL_IDENTITY_SECRET accepted: one
-// signed header is enough to guess a short key offline.
+// minIdentitySecret is the shortest SECKILL_IDENTITY_SECRET accepted even
+// with SECKILL_STRICT=false: one signed header is enough to guess a short
+// key offline (the secure defaults want minStrictSecret).
 const minIdentitySecret = 16
 
 // edgeSecrets reads the secrets of the HTTP edge's optional checks (docs/API.md
@@ -22,7 +24,6 @@ func (c *config) edgeSecrets(e *envReader) {
 	if c.IdentitySecret != "" && len(c.IdentitySecret) < minIdentitySecret {
 		e.fail(fmt.Errorf("SECKILL_IDENTITY_SECRET is %d bytes: it must be at least %d (or unset: the gateway's X-User-ID is trusted unsigned)", len(c.IdentitySecret), minIdentitySecret))
 	}
-	c.IdentityLegacy = e.boolean("SECKILL_IDENTITY_LEGACY", "true")
 }
 
 // identitySecret is SECKILL_IDENTITY_SECRET as the HTTP edge takes it: nil
@@ -40,21 +41,57 @@ const (
 	identityTrusted       = "trusted X-User-ID"
 )
 
-// logIdentityMode says at start-up how the buyer's identity is taken:
-// gateway-signed with SECKILL_IDENTITY_SECRET, else the
-// X-User-ID header trusted as the gateway set it. A trusted X-User-ID on a
-// listener that is not loopback-only is a warning: anything that reaches the
-// port can buy as anyone unless the gateway is the only way in.
-func logIdentityMode(cfg config, log *slog.Logger) {
-	if cfg.IdentitySecret != "" {
+// logSecurity says at start-up how the buyer's identity is taken, and warns
+// of what is unsafe: under SECKILL_STRICT=false one warning naming each
+// unsafe default in force; under the secure defaults one warning for each
+// opt-out set on purpose; in the demo, a short secret.
+func logSecurity(cfg config, log *slog.Logger) {
+	switch {
+	case cfg.IdentitySecret != "":
 		log.Info("identity: "+identityGatewaySigned, "identity_mode", identityGatewaySigned, "legacy_signature", cfg.IdentityLegacy)
-		return
+	default:
+		log.Info("identity: "+identityTrusted, "identity_mode", identityTrusted)
 	}
-	log.Info("identity: "+identityTrusted, "identity_mode", identityTrusted)
-	if !loopbackAddr(cfg.HTTPAddr) {
-		log.Warn("identity: X-User-ID is trusted unsigned on a listener that is not loopback-only: "+
-			"only the gateway, which strips a client's X-User-ID, may reach it; where that cannot be guaranteed "+
-			"set SECKILL_IDENTITY_SECRET (see the trust boundary in docs/DEPLOY.md, Security)",
-			"identity_mode", identityTrusted, "addr", cfg.HTTPAddr, "variable", "SECKILL_IDENTITY_SECRET")
+	switch {
+	case cfg.relaxed():
+		if u := cfg.unsafeDefaults(); len(u) > 0 {
+			log.Warn(strictOff+": unsafe defaults in force: "+strings.Join(u, "; "),
+				"variable", "SECKILL_STRICT", "unsafe_defaults", u)
+		}
+	case cfg.embedded():
+		warnShortSecrets(cfg, log)
+	default:
+		warnOptOuts(cfg, log)
+	}
+}
+
+// warnOptOuts warns of each opt-out of the secure defaults set on purpose.
+func warnOptOuts(cfg config, log *slog.Logger) {
+	if cfg.TrustedGateway && !loopbackAddr(cfg.HTTPAddr) {
+		log.Warn("SECKILL_IDENTITY=trusted-gateway: X-User-ID is trusted unsigned on a listener that is not loopback-only: "+
+			"only the gateway, which strips a client's X-User-ID, may reach it (see the trust boundary in docs/DEPLOY.md, Security)",
+			"variable", "SECKILL_IDENTITY", "addr", cfg.HTTPAddr)
+	}
+	if cfg.ApproveAll {
+		log.Warn("SECKILL_USERCHECK=approve-all: every buyer is approved without verification, on purpose", "variable", "SECKILL_USERCHECK")
+	}
+	if cfg.IdentitySecret != "" && cfg.IdentityLegacy {
+		log.Warn("SECKILL_IDENTITY_LEGACY=true: the legacy identity signature, replayable across routes for its lifetime, is accepted",
+			"variable", "SECKILL_IDENTITY_LEGACY")
+	}
+}
+
+// warnShortSecrets logs a warning for each secret set shorter than
+// minSecretLen, naming the variable, never its value: the demo runs with
+// any secret it is given.
+func warnShortSecrets(cfg config, log *slog.Logger) {
+	for _, s := range []struct{ name, value string }{
+		{"SECKILL_ADMIN_TOKEN", cfg.AdminToken},
+		{"SECKILL_PAYMENT_SECRET", cfg.PaymentSecret},
+	} {
+		if s.value != "" && len(s.value) < minSecretLen {
+			log.Warn(s.name+" is shorter than the recommended minimum: use at least 16 random bytes (openssl rand -hex 16)",
+				"variable", s.name, "min_bytes", minSecretLen)
+		}
 	}
 }

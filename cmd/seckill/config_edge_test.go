@@ -25,13 +25,17 @@ func TestEdgeSecretsConfig(t *testing.T) {
 	if unset, _ := loadConfig(env(map[string]string{})); apiConfig(unset).IdentitySecret != nil {
 		t.Error("an unset SECKILL_IDENTITY_SECRET reached the HTTP edge as a secret")
 	}
-	// Issue 33: the legacy signature stays accepted unless turned off.
-	if apiConfig(c).IdentityRejectLegacy {
-		t.Error("the legacy identity signature is refused by default")
+	// Issue 46: the legacy signature is refused unless turned on, or
+	// SECKILL_STRICT=false.
+	if !apiConfig(c).IdentityRejectLegacy {
+		t.Error("the legacy identity signature is accepted by default")
 	}
-	strict, err := loadConfig(env(map[string]string{"SECKILL_IDENTITY_SECRET": "gateway-identity-secret", "SECKILL_IDENTITY_LEGACY": "false"}))
-	if err != nil || !apiConfig(strict).IdentityRejectLegacy {
-		t.Errorf("SECKILL_IDENTITY_LEGACY=false: %v, reject legacy %v", err, apiConfig(strict).IdentityRejectLegacy)
+	for _, on := range []map[string]string{{"SECKILL_IDENTITY_LEGACY": "true"}, {"SECKILL_STRICT": "false"}} {
+		on["SECKILL_IDENTITY_SECRET"] = "gateway-identity-secret"
+		legacy, err := loadConfig(env(on))
+		if err != nil || apiConfig(legacy).IdentityRejectLegacy {
+			t.Errorf("%v: %v, reject legacy %v", on, err, apiConfig(legacy).IdentityRejectLegacy)
+		}
 	}
 	for name, tc := range map[string]struct {
 		env  map[string]string
@@ -48,8 +52,10 @@ func TestEdgeSecretsConfig(t *testing.T) {
 }
 
 // TestIdentityModeLogged: start-up names the identity mode, and warns about
-// a trusted X-User-ID on a listener that is not loopback-only, naming
-// SECKILL_IDENTITY_SECRET and the trust boundary in docs/DEPLOY.md (issue 33).
+// a trusted X-User-ID on a listener that is not loopback-only: under the
+// secure defaults SECKILL_IDENTITY=trusted-gateway's warning names the
+// trust boundary in docs/DEPLOY.md (issue 33), under SECKILL_STRICT=false
+// the one warning names SECKILL_IDENTITY_SECRET (issue 46).
 func TestIdentityModeLogged(t *testing.T) {
 	type line struct {
 		Level, Msg, Variable string
@@ -57,7 +63,7 @@ func TestIdentityModeLogged(t *testing.T) {
 	}
 	logged := func(cfg config) []line {
 		var buf bytes.Buffer
-		logIdentityMode(cfg, slog.New(slog.NewJSONHandler(&buf, nil)))
+		logSecurity(cfg, slog.New(slog.NewJSONHandler(&buf, nil)))
 		var lines []line
 		dec := json.NewDecoder(&buf)
 		for dec.More() {
@@ -74,11 +80,14 @@ func TestIdentityModeLogged(t *testing.T) {
 		cfg      config
 		mode     string
 		warnings int
+		variable string // of the warning
+		says     string // in the warning
 	}{
-		{"signed, public", config{HTTPAddr: ":8080", IdentitySecret: "gateway-identity-secret", IdentityLegacy: true}, "gateway-signed", 0},
-		{"trusted, every interface", config{HTTPAddr: ":8080"}, "trusted X-User-ID", 1},
-		{"trusted, a public address", config{HTTPAddr: "10.0.0.5:8080"}, "trusted X-User-ID", 1},
-		{"trusted, loopback", config{HTTPAddr: "127.0.0.1:8080"}, "trusted X-User-ID", 0},
+		{"signed, public", config{HTTPAddr: ":8080", IdentitySecret: "gateway-identity-secret-0123456789", Strict: true, RedisURL: "r", UserCheckURL: "u"}, "gateway-signed", 0, "", ""},
+		{"trusted gateway, every interface", config{HTTPAddr: ":8080", TrustedGateway: true, Strict: true, RedisURL: "r", UserCheckURL: "u"}, "trusted X-User-ID", 1, "SECKILL_IDENTITY", "docs/DEPLOY.md"},
+		{"trusted gateway, a public address", config{HTTPAddr: "10.0.0.5:8080", TrustedGateway: true, Strict: true, RedisURL: "r", UserCheckURL: "u"}, "trusted X-User-ID", 1, "SECKILL_IDENTITY", "docs/DEPLOY.md"},
+		{"not strict, every interface", config{HTTPAddr: ":8080", RedisURL: "r", UserCheckURL: "u"}, "trusted X-User-ID", 1, "SECKILL_STRICT", "SECKILL_IDENTITY_SECRET"},
+		{"trusted, loopback", config{HTTPAddr: "127.0.0.1:8080", Strict: true, RedisURL: "r", UserCheckURL: "u"}, "trusted X-User-ID", 0, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lines := logged(tc.cfg)
@@ -95,8 +104,8 @@ func TestIdentityModeLogged(t *testing.T) {
 				t.Fatalf("%d warnings, want %d: %+v", len(warns), tc.warnings, lines)
 			}
 			for _, w := range warns {
-				if !strings.Contains(w.Msg, "SECKILL_IDENTITY_SECRET") || !strings.Contains(w.Msg, "docs/DEPLOY.md") || w.Variable != "SECKILL_IDENTITY_SECRET" {
-					t.Errorf("warning %+v does not name SECKILL_IDENTITY_SECRET and docs/DEPLOY.md", w)
+				if !strings.Contains(w.Msg, tc.says) || w.Variable != tc.variable {
+					t.Errorf("warning %+v does not name %s and say %s", w, tc.variable, tc.says)
 				}
 			}
 		})

@@ -44,9 +44,10 @@ func TestDashboardMetricsExist(t *testing.T) {
 
 	env := realEnv(t, 0)
 	// Payments on, so the payment panels' metrics are exported.
-	pay := start(t, nil, "paystub", "-addr", "127.0.0.1:0")
+	pay := start(t, nil, "paystub", "-addr", "127.0.0.1:0", "-merchant-id", "m-dashboard")
 	env["SECKILL_PAYMENT_URL"] = "http://" + pay.addr()
-	env["SECKILL_PAYMENT_SECRET"] = "dashboard-test-secret"
+	env["SECKILL_PAYMENT_SECRET"] = "dashboard-test-secret-0123456789"
+	env["SECKILL_PAYMENT_MERCHANT_ID"] = "m-dashboard"
 	// Admissions lapse after a second, so the waiting room below admits
 	// one buyer a second while others wait.
 	env["SECKILL_ADMISSION_TTL"] = "1s"
@@ -94,7 +95,7 @@ func startWaitingRoom(t *testing.T, base string, admin map[string]string) int64 
 	t.Helper()
 	now := time.Now().UTC()
 	code, act := call(t, "POST", base+"/admin/v1/activities", admin, fmt.Sprintf(
-		`{"name":"room","total_stock":1,"starts_at":%q,"ends_at":%q,"waiting_room":{}}`,
+		`{"name":"room","total_stock":1,"price_minor":100,"currency":"CNY","starts_at":%q,"ends_at":%q,"waiting_room":{}}`,
 		now.Add(-time.Minute).Format(time.RFC3339), now.Add(time.Hour).Format(time.RFC3339)))
 	if code != http.StatusCreated || act["waiting_room"] == nil {
 		t.Fatalf("create with a waiting room: %d %v", code, act)

@@ -42,8 +42,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	log := newLogger(cfg, stderr)
-	warnShortSecrets(cfg, log)
-	logIdentityMode(cfg, log)
+	logSecurity(cfg, log)
+	warnUnknownVars(environ(), cfg.knownVars, log)
 	stopTracing, err := startTracing(ctx, getenv, cfg.Tracing, log)
 	if err != nil {
 		return err
@@ -158,13 +158,18 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer, de
 	if err := parseFlags(fs, args); err != nil {
 		return config{}, err
 	}
-	cfg, err := loadConfig(getenv)
+	rec := &recordingEnv{getenv: getenv, names: map[string]bool{}}
+	cfg, err := loadConfig(rec.get)
 	if err != nil {
 		return config{}, err
 	}
-	if err := checkMode(&cfg, demo, getenv("SECKILL_HTTP_ADDR") != ""); err != nil {
+	if err := checkMode(&cfg, demo, rec.get("SECKILL_HTTP_ADDR") != ""); err != nil {
 		return config{}, err
 	}
+	if err := cfg.checkSecure(); err != nil {
+		return config{}, err
+	}
+	cfg.knownVars = rec.names
 	return cfg, nil
 }
 
@@ -214,9 +219,7 @@ func startTracing(ctx context.Context, getenv func(string) string, on bool, log 
 // or approve-all when none is set, with what closes it.
 func userVerifier(cfg config, log *slog.Logger, reg prometheus.Registerer) (usercheck.Verifier, func()) {
 	if cfg.UserCheckURL == "" {
-		if cfg.ApproveAll {
-			log.Info("SECKILL_USERCHECK=approve-all: every user is approved without verification, on purpose")
-		} else {
+		if !cfg.ApproveAll && !cfg.relaxed() { // relaxed: said by logSecurity's one warning
 			log.Warn("SECKILL_USERCHECK_URL is unset: every user is approved without verification")
 		}
 		return usercheck.ApproveAll{}, func() {}

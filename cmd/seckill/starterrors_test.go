@@ -97,7 +97,7 @@ func TestRedisClientLogIsStructured(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close() // nothing listens there now
-	env := map[string]string{"SECKILL_REDIS_URL": "redis://" + addr, "SECKILL_MYSQL_DSN": "u:p@tcp(" + addr + ")/seckill", "SECKILL_HTTP_ADDR": "127.0.0.1:0"}
+	env := map[string]string{"SECKILL_REDIS_URL": "redis://" + addr, "SECKILL_MYSQL_DSN": "u:p@tcp(" + addr + ")/seckill", "SECKILL_HTTP_ADDR": "127.0.0.1:0", "SECKILL_USERCHECK": "approve-all"}
 	var stderr syncBuffer
 	if err := run(context.Background(), []string{"seckill", "serve"}, func(k string) string { return env[k] }, io.Discard, &stderr); err == nil {
 		t.Fatal("served without Redis")
@@ -137,7 +137,7 @@ func TestDatabaseErrorsSayWhatToDo(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "SECKILL_MYSQL_DSN") || !strings.Contains(err.Error(), "nothing answers at "+addr) {
 			t.Fatalf("migrate against a closed port = %v", err)
 		}
-		env = map[string]string{"SECKILL_REDIS_URL": "redis://" + addr, "SECKILL_MYSQL_DSN": "u:p@tcp(" + addr + ")/seckill", "SECKILL_HTTP_ADDR": "127.0.0.1:0"}
+		env = map[string]string{"SECKILL_REDIS_URL": "redis://" + addr, "SECKILL_MYSQL_DSN": "u:p@tcp(" + addr + ")/seckill", "SECKILL_HTTP_ADDR": "127.0.0.1:0", "SECKILL_USERCHECK": "approve-all"}
 		err = run(context.Background(), []string{"seckill", "serve"}, func(k string) string { return env[k] }, io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), "SECKILL_REDIS_URL") || !strings.Contains(err.Error(), "nothing answers at "+addr) {
 			t.Fatalf("serve against a closed Redis port = %v", err)
@@ -151,7 +151,7 @@ func TestDatabaseErrorsSayWhatToDo(t *testing.T) {
 		cfg.DBName = "seckill_no_such_db_37"
 		env := map[string]string{
 			"SECKILL_MYSQL_DSN": cfg.FormatDSN(), "SECKILL_REDIS_URL": testenv.RedisURL(t),
-			"SECKILL_KEY_PREFIX": testenv.Prefix(t), "SECKILL_HTTP_ADDR": "127.0.0.1:0",
+			"SECKILL_KEY_PREFIX": testenv.Prefix(t), "SECKILL_HTTP_ADDR": "127.0.0.1:0", "SECKILL_USERCHECK": "approve-all",
 		}
 		err = run(context.Background(), []string{"seckill", "serve"}, func(k string) string { return env[k] }, io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), "SECKILL_MYSQL_DSN") || !strings.Contains(err.Error(), "CREATE DATABASE seckill_no_such_db_37") {

@@ -36,7 +36,7 @@ func (s *Service) SetPrice(ctx context.Context, id, priceMinor int64, currency s
 // priceRequired refuses a missing price when the service requires one.
 func (s *Service) priceRequired(priceMinor int64) error {
 	if s.cfg.RequirePrice && priceMinor == 0 {
-		return seckill.Errorf(seckill.EInvalid, "price_minor and currency are required: payments are on and SECKILL_STRICT is set, and a payment cannot prove an order without a price paid")
+		return seckill.Errorf(seckill.EInvalid, "price_minor and currency are required: payments are on (SECKILL_STRICT=false lifts this), and a payment cannot prove an order without a price paid")
 	}
 	return nil
 }

@@ -15,6 +15,10 @@ import (
 // /metrics, where the alerts look for them.
 func TestBookMetrics(t *testing.T) {
 	f := newFake()
+	// Activity 3 is one buyers may see: its series are shown.
+	f.activity = func(id int64) (seckill.ActivityView, error) {
+		return seckill.ActivityView{Activity: seckill.Activity{ID: id, TotalStock: 100, StartsAt: t0, EndsAt: t1}}, nil
+	}
 	f.audit = func(id int64) (seckill.Audit, error) {
 		return seckill.Audit{ActivityID: id, TotalStock: 100, Orders: 101, Oversold: true}, nil
 	}

@@ -220,7 +220,7 @@ func newEdge(cfg Config, deps Deps) *edge {
 		}
 	}
 	r := promreg.NewRegistrar(reg, log)
-	e := &edge{cfg: cfg, svc: observeBooks(deps.Service, r), pay: deps.Payments, log: log, m: newMetrics(r), scrape: newMetricsHandler(gatherer)}
+	e := &edge{cfg: cfg, svc: observeBooks(deps.Service, r), pay: deps.Payments, log: log, m: newMetrics(r), scrape: newMetricsHandler(hidingGatherer{gatherer, deps.Service})}
 	e.ready = newReadyCheck(deps.Service, cfg.now)
 	registerReady(r, e.ready)
 	e.adminFails = newFailureBackoff(cfg)

@@ -20,8 +20,8 @@ import (
 )
 
 // ParseBase reads a service's base URL, http(s)://host[:port][/path]. Its
-// errors show the URL redacted (a password in it as xxxxx), or not at all
-// when it does not parse.
+// errors show the URL as Loggable does, or not at all when it does not
+// parse.
 func ParseBase(raw string) (*url.URL, error) {
 	u, err := url.Parse(strings.TrimRight(raw, "/"))
 	if err != nil {
@@ -32,9 +32,16 @@ func ParseBase(raw string) (*url.URL, error) {
 		return nil, fmt.Errorf("base URL: %w", err)
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("base URL %q: want http(s)://host[:port][/path]", u.Redacted())
+		return nil, fmt.Errorf("base URL %q: want http(s)://host[:port][/path]", Loggable(u))
 	}
 	return u, nil
+}
+
+// Loggable is u as it may be logged or shown in an error: scheme, host and
+// path only. A user name, a password and a query may hold credentials (an
+// API key, a token as the user name) and are never shown.
+func Loggable(u *url.URL) string {
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
 }
 
 // Client returns an HTTP client for one service, keeping up to idle
@@ -62,14 +69,14 @@ func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastR
 
 // Get asks u for JSON with c, adding header, and returns the answer's status
 // and body. A 200 body longer than limit is an error; other bodies are cut
-// at limit+1 bytes. Errors show u redacted (the http.Client does this
-// itself; this does not depend on it).
+// at limit+1 bytes. Errors show u as Loggable does (the http.Client
+// redacts only a password).
 func Get(ctx context.Context, c *http.Client, u *url.URL, header http.Header, limit int) (status int, body []byte, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
-			ue.URL = u.Redacted()
+			ue.URL = Loggable(u)
 		}
 		return 0, nil, err
 	}
@@ -81,7 +88,7 @@ func Get(ctx context.Context, c *http.Client, u *url.URL, header http.Header, li
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
-			ue.URL = u.Redacted()
+			ue.URL = Loggable(u)
 		}
 		return 0, nil, err
 	}

@@ -261,7 +261,7 @@ func withDefaults(cfg Config) Config {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	cfg.paymentSecret = []byte("chaos-" + randomHex(8))
+	cfg.paymentSecret = []byte("chaos-" + randomHex(16)) // 38 bytes: the secure defaults want 32
 	cfg.adminToken = "chaos-" + randomHex(8)
 	return cfg
 }

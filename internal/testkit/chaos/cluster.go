@@ -115,6 +115,8 @@ func (c *cluster) build() (err error) {
 	if c.payStub, err = payment.NewStub(payment.StubConfig{}, "", cfg.paymentSecret, nil); err != nil {
 		return fmt.Errorf("chaos: %w", err)
 	}
+	c.payStub.SetMerchantID(chaosMerchant)
+	c.payStub.SetPriceLookup(chaosPrice)
 	payAddr, err := c.serve(c.payStub)
 	if err != nil {
 		return err
@@ -125,20 +127,21 @@ func (c *cluster) build() (err error) {
 
 	prefix := "chaos:" + randomHex(4) + ":"
 	vars := map[string]string{
-		"SECKILL_REDIS_MODE":        cfg.Redis,
-		"SECKILL_REDIS_URL":         c.redis.URL(),
-		"SECKILL_MYSQL_DSN":         c.db.at(dbAddr),
-		"SECKILL_USERCHECK_URL":     "http://" + userAddr,
-		"SECKILL_PAYMENT_URL":       "http://" + payAddr,
-		"SECKILL_PAYMENT_SECRET":    string(cfg.paymentSecret),
-		"SECKILL_PAYMENT_WINDOW":    cfg.PaymentWindow.String(),
-		"SECKILL_ADMIN_TOKEN":       cfg.adminToken,
-		"SECKILL_KEY_PREFIX":        prefix,
-		"SECKILL_LOCK_TTL":          lockTTL.String(),
-		"SECKILL_USERCHECK_TIMEOUT": "500ms",
-		"SECKILL_LOCK_WAIT":         lockWait.String(),
-		"SECKILL_SHUTDOWN_TIMEOUT":  "3s",
-		"SECKILL_LOG_LEVEL":         "warn",
+		"SECKILL_REDIS_MODE":          cfg.Redis,
+		"SECKILL_REDIS_URL":           c.redis.URL(),
+		"SECKILL_MYSQL_DSN":           c.db.at(dbAddr),
+		"SECKILL_USERCHECK_URL":       "http://" + userAddr,
+		"SECKILL_PAYMENT_URL":         "http://" + payAddr,
+		"SECKILL_PAYMENT_SECRET":      string(cfg.paymentSecret),
+		"SECKILL_PAYMENT_MERCHANT_ID": chaosMerchant,
+		"SECKILL_PAYMENT_WINDOW":      cfg.PaymentWindow.String(),
+		"SECKILL_ADMIN_TOKEN":         cfg.adminToken,
+		"SECKILL_KEY_PREFIX":          prefix,
+		"SECKILL_LOCK_TTL":            lockTTL.String(),
+		"SECKILL_USERCHECK_TIMEOUT":   "500ms",
+		"SECKILL_LOCK_WAIT":           lockWait.String(),
+		"SECKILL_SHUTDOWN_TIMEOUT":    "3s",
+		"SECKILL_LOG_LEVEL":           "warn",
 	}
 	var env []string
 	for _, kv := range os.Environ() {
@@ -197,7 +200,9 @@ func (c *cluster) createActivities(ctx context.Context) (acts, open []int64, err
 
 func (c *cluster) createActivity(ctx context.Context, client *http.Client, name string, stock int64) (int64, error) {
 	now := time.Now().UTC()
-	body := fmt.Sprintf(`{"name":%q,"total_stock":%d,"starts_at":%q,"ends_at":%q}`, name, stock,
+	// Priced, as payments on under the secure defaults require; the stub
+	// answers that price (chaosPrice).
+	body := fmt.Sprintf(`{"name":%q,"total_stock":%d,"price_minor":%d,"currency":%q,"starts_at":%q,"ends_at":%q}`, name, stock, chaosPriceMinor, chaosCurrency,
 		now.Add(-time.Minute).Format(time.RFC3339), now.Add(24*time.Hour).Format(time.RFC3339))
 	req, _ := http.NewRequestWithContext(ctx, "POST", c.instances[0].url+"/admin/v1/activities", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+c.cfg.adminToken)
@@ -271,4 +276,17 @@ func (c *cluster) close() {
 	if c.db != nil {
 		c.db.drop()
 	}
+}
+
+// Every activity of a campaign sells at one price to one merchant: the
+// stub's paid answers name them, as the secure defaults check.
+const (
+	chaosMerchant   = "m-chaos"
+	chaosPriceMinor = 100
+	chaosCurrency   = "CNY"
+)
+
+// chaosPrice is the payment stub's price of every order.
+func chaosPrice(context.Context, string) (int64, string, bool, error) {
+	return chaosPriceMinor, chaosCurrency, true, nil
 }

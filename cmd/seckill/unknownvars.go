@@ -1,0 +1,57 @@
+package main
+
+import (
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/agnivade/levenshtein"
+)
+
+// environ is the process's environment, a variable so tests can set it.
+var environ = os.Environ
+
+// otherVars are SECKILL_* variables that the scripts and docker-compose.yml
+// read, not the service: no warning for them.
+var otherVars = []string{"SECKILL_DB_PASSWORD", "SECKILL_MIGRATE_DB_PASSWORD", "SECKILL_GALERA_SST_PASSWORD"}
+
+// recordingEnv wraps getenv, recording every name asked for: the names the
+// service knows.
+type recordingEnv struct {
+	getenv func(string) string
+	names  map[string]bool
+}
+
+func (r *recordingEnv) get(name string) string {
+	r.names[name] = true
+	return r.getenv(name)
+}
+
+// warnUnknownVars warns of each SECKILL_* variable of env (KEY=value) that
+// is not known, naming the closest known name: a typo such as SECKILL_STRCT
+// would otherwise leave its setting at the default without a word. Values
+// are never logged.
+func warnUnknownVars(env []string, known map[string]bool, log *slog.Logger) {
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "SECKILL_") || known[name] || slices.Contains(otherVars, name) {
+			continue
+		}
+		log.Warn("unknown variable "+name+": the service does not read it; did you mean "+closestName(name, known)+"?",
+			"variable", name, "closest", closestName(name, known))
+	}
+}
+
+// closestName is the known name nearest name by edit distance, the first in
+// sort order on a tie.
+func closestName(name string, known map[string]bool) string {
+	best, bestDist := "", -1
+	for k := range known {
+		d := levenshtein.ComputeDistance(name, k)
+		if bestDist < 0 || d < bestDist || d == bestDist && k < best {
+			best, bestDist = k, d
+		}
+	}
+	return best
+}
