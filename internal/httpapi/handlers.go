@@ -57,46 +57,17 @@ func announced(a seckill.Activity) *bool {
 	return &f
 }
 
-type orderResponse struct {
-	OrderID    string `json:"order_id"`
-	ActivityID int64  `json:"activity_id"`
-	UserID     int64  `json:"user_id"`
-	Status     string `json:"status"`
-	CreatedAt  string `json:"created_at"`
-	PayBy      string `json:"pay_by,omitempty"`  // absent while payments are off
-	PaidAt     string `json:"paid_at,omitempty"` // on paid and refund_required orders
-	// The price the unit was sold at, which a payment must match; absent
-	// when the activity had no price.
-	PriceMinor   int64  `json:"price_minor,omitempty"`
-	Currency     string `json:"currency,omitempty"`
-	RefundReason string `json:"refund_reason,omitempty"` // on refund_required and refunded orders
-}
+// orderResponse is an order's body, rendered by the domain (seckill.Order.Body)
+// so that the order events carry the very same body.
+type orderResponse = seckill.OrderBody
 
-func newOrderResponse(o seckill.Order) orderResponse {
-	return orderResponse{
-		OrderID:      o.ID,
-		ActivityID:   o.ActivityID,
-		UserID:       o.UserID,
-		Status:       o.Status,
-		CreatedAt:    formatTime(o.CreatedAt),
-		PayBy:        formatOptionalTime(o.PayBy),
-		PaidAt:       formatOptionalTime(o.PaidAt),
-		PriceMinor:   o.PriceMinor,
-		Currency:     o.Currency,
-		RefundReason: o.RefundReason,
-	}
-}
+func newOrderResponse(o seckill.Order) orderResponse { return o.Body() }
 
-// formatTime renders t in RFC 3339 UTC, with the fraction it carries.
-func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+// formatTime renders t as the contract writes times (seckill.FormatTime).
+func formatTime(t time.Time) string { return seckill.FormatTime(t) }
 
 // formatOptionalTime is formatTime, or "" for the zero time.
-func formatOptionalTime(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return formatTime(t)
-}
+func formatOptionalTime(t time.Time) string { return seckill.FormatOptionalTime(t) }
 
 // activityID reads the :id path parameter, answering 400 when it is not a
 // positive int64.
