@@ -82,6 +82,11 @@ type config struct {
 	// PaymentRequireTimestamp refuses callbacks signed over the body alone
 	// (SECKILL_PAYMENT_REQUIRE_TIMESTAMP; default: Strict).
 	PaymentRequireTimestamp bool
+
+	// Order events (events.go).
+	Events             eventsConfig
+	EventsRetention    time.Duration
+	EventsStreamMaxLen int
 }
 
 // embedded reports whether both stores run inside the process: a throwaway
@@ -113,6 +118,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c.readListeners(e)
 	c.readPayments(e)
 	c.strictness(e)
+	c.readEvents(e)
 	// The purchase path's rules between settings (a call shorter than the
 	// lease, a WAIT inside its write reserve) are its own: checked there,
 	// once the settings themselves read well.

@@ -195,6 +195,9 @@ func handleAudit(svc Service, pay Payments) gin.HandlerFunc {
 		AdmittedOpen   int64 `json:"admitted_open"`
 		// DrawSeed is the waiting room's draw seed, once the sale started.
 		DrawSeed string `json:"draw_seed,omitempty"`
+		// EventsPending: the activity's order events the sink has not
+		// acknowledged yet.
+		EventsPending int64 `json:"events_pending"`
 	}
 	return func(c *gin.Context) {
 		id, ok := activityID(c)
@@ -224,6 +227,7 @@ func handleAudit(svc Service, pay Payments) gin.HandlerFunc {
 			RefundRequired: refundRequired,
 			AdmittedOpen:   a.AdmittedOpen,
 			DrawSeed:       a.DrawSeed,
+			EventsPending:  a.EventsPending,
 		})
 	}
 }
