@@ -446,6 +446,10 @@ func TestCommitFailureIsUnknown(t *testing.T) {
 	if _, err := killer.OrderByUser(ctx, a.ID, 1); !errors.Is(err, ErrNotFound) {
 		t.Errorf("OrderByUser after the killed commit: %v, want ErrNotFound", err)
 	}
+	// Nor is its event there: it was in the transaction.
+	if evs, err := killer.EventsOf(ctx, a.ID); err != nil || len(evs) != 0 {
+		t.Errorf("events after the killed commit: %v, %v; want none", evs, err)
+	}
 }
 
 // openMariaDB opens a store on a fresh MariaDB database of the test's, closed
