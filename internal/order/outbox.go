@@ -68,6 +68,17 @@ func (s *Store) ClaimEvents(ctx context.Context, claim string, now time.Time, le
 	return out, nil
 }
 
+// ReleaseEvents gives up claim's lease on the rows it did not get sent, so
+// that the next attempt, by any relay, need not wait for it to lapse.
+func (s *Store) ReleaseEvents(ctx context.Context, claim string) error {
+	err := s.db.WithContext(ctx).Model(&eventRow{}).Where("lease_owner = ? AND sent_at IS NULL", claim).
+		Updates(map[string]any{"lease_owner": nil, "lease_until": nil}).Error
+	if err != nil {
+		return fmt.Errorf("order: release the events of claim %s: %w", claim, err)
+	}
+	return nil
+}
+
 // MarkEventsSent records that the sink acknowledged the events.
 func (s *Store) MarkEventsSent(ctx context.Context, ids []string, at time.Time) error {
 	if len(ids) == 0 {

@@ -24,6 +24,7 @@ import (
 type Store interface {
 	ClaimEvents(ctx context.Context, claim string, now time.Time, lease time.Duration, limit int) ([]order.Event, error)
 	MarkEventsSent(ctx context.Context, ids []string, at time.Time) error
+	ReleaseEvents(ctx context.Context, claim string) error
 	DeleteEvents(ctx context.Context, before time.Time, unsent bool, limit int) (int64, error)
 	PendingEvents(ctx context.Context) (n int64, oldest time.Time, err error)
 }
@@ -112,21 +113,33 @@ func (r *Relay) Close() error {
 
 func (r *Relay) run(ctx context.Context) {
 	defer close(r.done)
+	pause := r.cfg.Poll
 	for ctx.Err() == nil {
 		r.housekeeping(ctx)
 		sent, err := r.Step(ctx)
-		if err != nil && ctx.Err() == nil {
-			r.cfg.Log.Warn("events: relay step failed; the events wait", "err", err)
-		}
-		if sent > 0 && err == nil {
+		switch {
+		case err != nil && ctx.Err() == nil:
+			r.cfg.Log.Warn("events: relay step failed; the events wait", "err", err, "retry_in", pause.String())
+		case sent > 0:
+			pause = r.cfg.Poll
 			continue // more may wait: an order's next event, a full batch
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(r.cfg.Poll):
+		case <-time.After(pause):
+		}
+		// A failing sink or database is tried less and less often, up to
+		// maxPause apart; one that answers is polled at Poll again.
+		if err != nil {
+			pause = min(2*pause, maxPause)
+		} else {
+			pause = r.cfg.Poll
 		}
 	}
 }
+
+// maxPause is the longest wait between a relay's attempts on a failing sink.
+const maxPause = 2 * time.Second
 
 // Step claims one batch, sends it and marks it sent, and returns how many
 // events it sent. Without a sink it does nothing.
@@ -145,7 +158,11 @@ func (r *Relay) Step(ctx context.Context) (int, error) {
 	cancel()
 	if err != nil {
 		r.cfg.Metrics.sendFailed()
-		return 0, errors.Join(errSend, err)
+		// Any relay may try them again at once; a lease left to lapse would
+		// hold them (and their orders' later events) back for its length.
+		relCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		return 0, errors.Join(errSend, err, r.store.ReleaseEvents(relCtx, claim))
 	}
 	ids := make([]string, len(events))
 	for i, e := range events {
