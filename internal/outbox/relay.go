@@ -24,7 +24,7 @@ import (
 type Store interface {
 	ClaimEvents(ctx context.Context, claim string, now time.Time, lease time.Duration, limit int) ([]order.Event, error)
 	MarkEventsSent(ctx context.Context, ids []string, at time.Time) error
-	ReleaseEvents(ctx context.Context, claim string) error
+	ReleaseEvents(ctx context.Context, claim string, ids []string) error
 	DeleteEvents(ctx context.Context, before time.Time, unsent bool, limit int) (int64, error)
 	PendingEvents(ctx context.Context) (n int64, oldest time.Time, err error)
 }
@@ -156,17 +156,17 @@ func (r *Relay) Step(ctx context.Context) (int, error) {
 	sendCtx, cancel := context.WithTimeout(ctx, r.cfg.SendTimeout)
 	err = r.sink.Send(sendCtx, events)
 	cancel()
+	ids := make([]string, len(events))
+	for i, e := range events {
+		ids[i] = e.ID
+	}
 	if err != nil {
 		r.cfg.Metrics.sendFailed()
 		// Any relay may try them again at once; a lease left to lapse would
 		// hold them (and their orders' later events) back for its length.
 		relCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		return 0, errors.Join(errSend, err, r.store.ReleaseEvents(relCtx, claim))
-	}
-	ids := make([]string, len(events))
-	for i, e := range events {
-		ids[i] = e.ID
+		return 0, errors.Join(errSend, err, r.store.ReleaseEvents(relCtx, claim, ids))
 	}
 	// Marked sent with a context of its own: the sink has the events, and a
 	// relay stopping now should not leave them to be sent twice.

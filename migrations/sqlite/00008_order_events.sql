@@ -16,8 +16,6 @@ CREATE TABLE order_events (
 );
 CREATE UNIQUE INDEX uq_order_events_sequence ON order_events (aggregateid, sequence);
 CREATE INDEX ix_order_events_unsent ON order_events (sent_at, created_at);
-CREATE INDEX ix_order_events_activity ON order_events (activity_id, sent_at);
-CREATE INDEX ix_order_events_lease_owner ON order_events (lease_owner);
 ALTER TABLE orders ADD COLUMN event_sequence INTEGER NOT NULL DEFAULT 1;
 
 -- +goose Down
