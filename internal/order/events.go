@@ -63,7 +63,7 @@ func newEventRow(o seckill.Order, sequence int64, at time.Time) (eventRow, error
 	}, nil
 }
 
-// insertEvents inserts the events of orders just written (sequence 1) in one
+// insertCreatedEvents inserts the events of orders just written (sequence 1) in one
 // multi-row statement of tx, the group's transaction.
 func insertCreatedEvents(tx *gorm.DB, orders []seckill.Order) error {
 	rows := make([]eventRow, len(orders))
