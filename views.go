@@ -47,6 +47,9 @@ type Audit struct {
 	// started ("" before, and without a room): with it anyone can recompute
 	// every pre-queue place (docs/API.md).
 	DrawSeed string
+	// EventsPending is the activity's order events not yet acknowledged by
+	// the sink (docs/API.md "Order events").
+	EventsPending int64
 }
 
 // Reconciliation reports what Reconcile changed.

@@ -93,6 +93,10 @@ type config struct {
 	// knownVars are the variables the configuration read: any other
 	// SECKILL_* variable is unknown (warnUnknownVars).
 	knownVars map[string]bool
+	// Order events (events.go).
+	Events             eventsConfig
+	EventsRetention    time.Duration
+	EventsStreamMaxLen int
 }
 
 // embedded reports whether both stores run inside the process: a throwaway
@@ -124,6 +128,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c.readListeners(e)
 	c.readPayments(e)
 	c.strictness(e)
+	c.readEvents(e)
 	// The purchase path's rules between settings (a call shorter than the
 	// lease, a WAIT inside its write reserve) are its own: checked there,
 	// once the settings themselves read well.

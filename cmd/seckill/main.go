@@ -8,6 +8,7 @@
 //	seckill userstub [flags]     run a stub of the user-verification service
 //	seckill paystub [flags]      run a stub of the payment provider
 //	seckill healthcheck          exit 0 when the local /readyz answers 200
+//	seckill events tail [--from ID]  print the order events of the configured sink as JSON lines
 //	seckill version              print the version
 //	seckill help                 print the commands
 //
@@ -98,6 +99,9 @@ commands:
   userstub [flags]       run a stub of the user-verification service (seckill userstub -h)
   paystub [flags]        run a stub of the payment provider (seckill paystub -h)
   healthcheck [flags]    exit 0 when the local /readyz answers 200, for a container's HEALTHCHECK (seckill healthcheck -h)
+  events tail [--from ID]
+                         print the order events of the configured sink (SECKILL_EVENTS) as JSON lines,
+                         from a Redis stream entry id or a Kafka offset (default: the first), until interrupted
   version                print the version
   help                   print this text
 
@@ -132,6 +136,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return paystub(ctx, rest, getenv, stderr)
 	case "healthcheck":
 		return healthcheck(ctx, rest, getenv, stdout, stderr)
+	case "events":
+		return eventsCommand(ctx, rest, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, versionString())
 		return nil

@@ -60,6 +60,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	defer b.Close()
 	defer startAdmitter(ctx, b)() // stopped before the stores close
+	relay, err := startRelay(cfg, b, log, reg)
+	if err != nil {
+		return err
+	}
+	defer relay.Close() // before b.Close: it uses the stores
 	pay, err := openPayments(cfg, cfg.embedded(), b, log, reg)
 	if err != nil {
 		return err
@@ -194,6 +199,7 @@ func showDemo(ctx context.Context, b *backend, pay *payments, cfg config, genera
 		return
 	}
 	pay.printDemo(stdout, "http://"+hostPort(addr), id, cfg.PaymentWindow)
+	printEventsDemo(stdout, cfg, b)
 }
 
 // startTracing installs the tracer provider the OTEL_* variables ask for

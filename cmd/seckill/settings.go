@@ -31,6 +31,7 @@ var (
 		{"SECKILL_ADMISSION_IDLE", 0, 0, func(c *config) *time.Duration { return &c.AdmissionIdle }},
 		{"SECKILL_REDIS_WAIT_TIMEOUT", 100 * time.Millisecond, time.Millisecond, func(c *config) *time.Duration { return &c.WaitTimeout }},
 		{"SECKILL_PAYMENT_WINDOW", 15 * time.Minute, time.Second, func(c *config) *time.Duration { return &c.PaymentWindow }},
+		{"SECKILL_EVENTS_RETENTION", 24 * time.Hour, time.Minute, func(c *config) *time.Duration { return &c.EventsRetention }},
 	}
 	countSettings = []struct {
 		name        string
@@ -43,6 +44,7 @@ var (
 		{"SECKILL_MYSQL_MAX_CONNS", order.DefaultMaxConns, 1, order.MaxPoolConns, "connections", func(c *config) *int { return &c.MySQLMaxConns }},
 		{"SECKILL_REDIS_WAIT_REPLICAS", 0, 0, maxWaitReplicas, "replicas (0: no WAIT)", func(c *config) *int { return &c.WaitReplicas }},
 		{"SECKILL_ROOM_MAX_PLACES", waitingroom.DefaultMaxPlaces, 1, maxRoomPlaces, "places", func(c *config) *int { return &c.RoomMaxPlaces }},
+		{"SECKILL_EVENTS_STREAM_MAXLEN", 1000000, 1000, 1 << 30, "stream entries", func(c *config) *int { return &c.EventsStreamMaxLen }},
 	}
 	// Rates are per second, at most 1e9.
 	rateSettings = []struct {

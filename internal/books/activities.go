@@ -107,6 +107,9 @@ func (s *Service) Audit(ctx context.Context, id int64) (seckill.Audit, error) {
 		Oversold:       b.Oversold() > 0,
 		Consistent:     b.Imbalance() == 0,
 	}
+	if out.EventsPending, err = s.orders.PendingEventsOf(ctx, id); err != nil {
+		return seckill.Audit{}, seckill.DatabaseDown(err)
+	}
 	if a.WaitingRoom != nil {
 		if _, open, err := s.rooms.Sizes(ctx, id); err == nil {
 			out.AdmittedOpen = open

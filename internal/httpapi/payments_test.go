@@ -146,7 +146,7 @@ func TestResultPageVerifies(t *testing.T) {
 		t.Errorf("result page verifications: %v, want one", pay.refreshed)
 	}
 	checkBody(t, serve(h, request{"GET", "/admin/v1/activities/1/audit", "", admin}), 200,
-		`{"activity_id":1,"total_stock":100,"orders":100,"redis_remaining":0,"oversold":false,"consistent":true,"expired":3,"refund_required":1,"admitted_open":0}`)
+		`{"activity_id":1,"total_stock":100,"orders":100,"redis_remaining":0,"oversold":false,"consistent":true,"expired":3,"refund_required":1,"admitted_open":0,"events_pending":0}`)
 
 	off := NewServer(Config{}, withParts(Deps{Service: newFake()}))
 	checkBody(t, serve(off, request{"GET", "/api/v1/activities/1/orders/mine", "", user("42")}), 200,

@@ -295,7 +295,7 @@ func TestSuccessBodies(t *testing.T) {
 			`{"id":7,"name":"x","total_stock":1,"remaining_stock":1,"starts_at":"2026-11-22T10:00:00Z","ends_at":"2026-11-22T10:00:01Z","status":"upcoming"}`},
 		{"preload", request{"POST", "/admin/v1/activities/1/preload", "", admin}, 200, `{"activity_id":1,"remaining_stock":100}`},
 		{"audit", request{"GET", "/admin/v1/activities/1/audit", "", admin}, 200,
-			`{"activity_id":1,"total_stock":100,"orders":100,"redis_remaining":0,"oversold":false,"consistent":true,"expired":0,"refund_required":0,"admitted_open":0}`},
+			`{"activity_id":1,"total_stock":100,"orders":100,"redis_remaining":0,"oversold":false,"consistent":true,"expired":0,"refund_required":0,"admitted_open":0,"events_pending":0}`},
 		{"reconcile", request{"POST", "/admin/v1/activities/1/reconcile", "", admin}, 200,
 			`{"activity_id":1,"total_stock":100,"orders":60,"before":39,"after":40,"changed":true}`},
 		{"healthz", request{"GET", "/healthz", "", nil}, 200, `{"status":"ok"}`},

@@ -92,22 +92,32 @@ func (s *Store) AdminOrderByID(ctx context.Context, id string) (seckill.AdminOrd
 
 // markRefunded changes refund_required to refunded, once: the status guard
 // makes a second call (or a racing one) change nothing.
-const markRefunded = `UPDATE orders SET status = ?, refunded_by = ?, refunded_at = ?
+const markRefunded = `UPDATE orders SET status = ?, refunded_by = ?, refunded_at = ?, event_sequence = event_sequence + 1
 WHERE id = ? AND status = ?`
 
 // MarkRefunded records that the order's refund was made by who at at:
-// refund_required becomes refunded. ErrNotFound, or ErrNotRefundRequired
-// (with the order as it is) when its status is another.
+// refund_required becomes refunded, with its event in the same transaction.
+// ErrNotFound, or ErrNotRefundRequired (with the order as it is) when its
+// status is another.
 func (s *Store) MarkRefunded(ctx context.Context, orderID, who string, at time.Time) (seckill.AdminOrder, error) {
-	res := s.db.WithContext(ctx).Exec(markRefunded, seckill.OrderStatusRefunded, who, storedTime(at), orderID, seckill.OrderStatusRefundRequired)
-	if res.Error != nil {
-		return seckill.AdminOrder{}, fmt.Errorf("order: mark order %s refunded: %w", orderID, res.Error)
+	var changed bool
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Exec(markRefunded, seckill.OrderStatusRefunded, who, storedTime(at), orderID, seckill.OrderStatusRefundRequired)
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
+		}
+		changed = true
+		_, err := insertChangeEvent(tx, orderID)
+		return err
+	})
+	if err != nil {
+		return seckill.AdminOrder{}, fmt.Errorf("order: mark order %s refunded: %w", orderID, err)
 	}
 	o, err := s.AdminOrderByID(ctx, orderID)
 	if err != nil {
 		return seckill.AdminOrder{}, err
 	}
-	if res.RowsAffected == 0 {
+	if !changed {
 		return o, fmt.Errorf("order: mark order %s refunded: %w (%s)", orderID, ErrNotRefundRequired, o.Status)
 	}
 	return o, nil

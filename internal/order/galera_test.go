@@ -42,7 +42,10 @@ func TestCertificationConflictIsARollback(t *testing.T) {
 	for attempt := 1; ; attempt++ {
 		conf := g.WaitSynced(t, 1, 2)
 		a := newActivity(t, s, 10)
-		err = s.db.Callback().Create().After("gorm:create").Register("test:conflict", func(*gorm.DB) {
+		err = s.db.Callback().Create().After("gorm:create").Register("test:conflict", func(tx *gorm.DB) {
+			if !lastInsert(tx) {
+				return
+			}
 			res, err := other.Exec("UPDATE activities SET name = 'changed on node 3' WHERE id = ?", a.ID)
 			if err != nil {
 				t.Errorf("the conflicting write on node 3: %v", err)

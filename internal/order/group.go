@@ -192,6 +192,15 @@ func writeGroup(db *gorm.DB, parts []*part, skipBusy bool) error {
 	if written == 0 {
 		return nil
 	}
+	// Each order written has its created event in the same transaction: one
+	// more statement for the whole group.
+	var orders []seckill.Order
+	for _, p := range claimed {
+		orders = append(orders, p.batch.Written...)
+	}
+	if err := insertCreatedEvents(tx, orders); err != nil {
+		return err
+	}
 	return commit(tx)
 }
 

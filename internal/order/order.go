@@ -256,6 +256,9 @@ type orderRow struct {
 	PriceMinor     *int64  // the activity's price at the sale; NULL: none
 	Currency       *string // NULL: no price
 	RefundReason   *string // on refund_required and refunded orders
+	// EventSequence is the sequence of the order's last event (events.go):
+	// 1 when written, one more with each status change.
+	EventSequence int64
 }
 
 func (orderRow) TableName() string { return "orders" }
@@ -271,6 +274,8 @@ func (s *Store) newOrderRow(o seckill.Order) orderRow {
 		CreatedAt:  storedTime(o.CreatedAt),
 		PayBy:      optionalTime(o.PayBy),
 		PaidAt:     optionalTime(o.PaidAt),
+		// Its creation is its first event.
+		EventSequence: 1,
 	}
 	r.PriceMinor, r.Currency = optionalPrice(o.PriceMinor, o.Currency)
 	r.RefundReason = optionalString(o.RefundReason)

@@ -35,8 +35,8 @@ type StatusChange struct {
 // one and no grant as new as this one changed it before: a verification
 // whose lease ran out cannot write behind its successor's back, and a status
 // changes at most once from each value.
-const changeStatus = `UPDATE orders SET status = ?, paid_at = ?, refund_reason = ?, status_fence = ?, queue_claim_until = NULL
-WHERE id = ? AND activity_id = ? AND status = ? AND status_fence < ?`
+const changeStatus = `UPDATE orders SET status = ?, paid_at = ?, refund_reason = ?, status_fence = ?, queue_claim_until = NULL,
+event_sequence = event_sequence + 1 WHERE id = ? AND activity_id = ? AND status = ? AND status_fence < ?`
 
 // giveUnitBack takes the unit of an order that stops holding one (expired,
 // or refund_required straight from created) off the activity's sold count.
@@ -97,6 +97,10 @@ func (s *Store) ChangeStatus(ctx context.Context, c StatusChange) error {
 			// is wrong; change nothing rather than lose count.
 			return fmt.Errorf("%s: activity %d has no sold unit to give back", what, c.ActivityID)
 		}
+	}
+	// The change's event, in its transaction (events.go).
+	if _, err := insertChangeEvent(tx, c.OrderID); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	if err := commit(tx); err != nil {
 		return fmt.Errorf("%s: %w", what, err)

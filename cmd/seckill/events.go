@@ -1,0 +1,86 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/seckill-oss/seckill/internal/outbox"
+)
+
+// Order events (docs/API.md "Order events"): which sink the relay sends
+// the outbox's rows to.
+const (
+	eventsRedis = "redis"
+	eventsKafka = "kafka"
+	eventsOff   = "off"
+)
+
+// defaultEventsTopic is SECKILL_EVENTS_KAFKA_TOPIC's default.
+const defaultEventsTopic = "seckill.orders"
+
+// eventsConfig is the order events' part of the configuration.
+type eventsConfig struct {
+	Sink         string   // eventsRedis, eventsKafka or eventsOff
+	Stream       string   // the Redis stream
+	KafkaBrokers []string // with eventsKafka
+	KafkaTopic   string
+}
+
+// readEvents reads the events' settings (SECKILL_EVENTS_RETENTION and
+// SECKILL_EVENTS_STREAM_MAXLEN are in the numeric settings' table).
+func (c *config) readEvents(e *envReader) {
+	c.Events.Sink = strings.ToLower(envOr(e.get, "SECKILL_EVENTS", eventsRedis))
+	c.Events.Stream = envOr(e.get, "SECKILL_EVENTS_STREAM", c.KeyPrefix+"events")
+	c.Events.KafkaTopic = envOr(e.get, "SECKILL_EVENTS_KAFKA_TOPIC", defaultEventsTopic)
+	for _, b := range strings.Split(e.get("SECKILL_EVENTS_KAFKA_BROKERS"), ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			c.Events.KafkaBrokers = append(c.Events.KafkaBrokers, b)
+		}
+	}
+	switch c.Events.Sink {
+	case eventsRedis, eventsOff:
+	case eventsKafka:
+		if len(c.Events.KafkaBrokers) == 0 {
+			e.fail(errors.New("SECKILL_EVENTS=kafka needs SECKILL_EVENTS_KAFKA_BROKERS (host:port, comma-separated)"))
+		}
+	default:
+		e.fail(fmt.Errorf("SECKILL_EVENTS=%q: must be redis, kafka or off", c.Events.Sink))
+	}
+}
+
+// eventSink is the configured sink, nil with SECKILL_EVENTS=off.
+func eventSink(cfg config, b *backend) (outbox.Sink, error) {
+	switch cfg.Events.Sink {
+	case eventsOff:
+		return nil, nil
+	case eventsKafka:
+		return outbox.NewKafkaSink(cfg.Events.KafkaBrokers, cfg.Events.KafkaTopic)
+	}
+	return outbox.NewRedisSink(b.rdb, cfg.Events.Stream, int64(cfg.EventsStreamMaxLen), cfg.WaitReplicas, cfg.WaitTimeout), nil
+}
+
+// startRelay starts this instance's relay of order events; the caller
+// closes it before the stores.
+func startRelay(cfg config, b *backend, log *slog.Logger, reg prometheus.Registerer) (*outbox.Relay, error) {
+	sink, err := eventSink(cfg, b)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("order events", "sink", cfg.Events.Sink, "retention", cfg.EventsRetention.String())
+	return outbox.Start(b.orders, sink, outbox.Config{
+		Retention: cfg.EventsRetention, Log: log.With("component", "events"), Metrics: outbox.NewMetrics(reg, log),
+	}), nil
+}
+
+// printEventsDemo shows the demo's user how to see its events.
+func printEventsDemo(stdout io.Writer, cfg config, b *backend) {
+	if cfg.Events.Sink != eventsRedis || b.mini == nil {
+		return
+	}
+	fmt.Fprintf(stdout, "Order events (one JSON line each): SECKILL_REDIS_URL=redis://%s seckill events tail\n\n", b.mini.Addr())
+}

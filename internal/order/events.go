@@ -1,0 +1,102 @@
+package order
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"github.com/seckill-oss/seckill"
+)
+
+// The transactional outbox (docs/DESIGN.md "Order events"): each order's
+// creation and each change of its status inserts one row of order_events in
+// the transaction that makes the change, so the event commits exactly when
+// the change does, also when COMMIT's outcome is unknown. The row's payload
+// is the whole CloudEvents envelope, so the relay and a shop's Debezium send
+// the same bytes. outbox.go is the relay's side of the table.
+
+// eventRow is a row of order_events. Its first five columns are the ones
+// Debezium's outbox event router reads.
+type eventRow struct {
+	ID            string `gorm:"primaryKey"`
+	Aggregatetype string
+	Aggregateid   string
+	Type          string
+	Payload       string
+	Sequence      int64
+	ActivityID    int64
+	CreatedAt     time.Time
+	LeaseOwner    *string
+	LeaseUntil    *time.Time
+	SentAt        *time.Time
+}
+
+func (eventRow) TableName() string { return "order_events" }
+
+// eventAggregate is every event's aggregatetype: Debezium routes on it.
+const eventAggregate = "order"
+
+// eventNamespace names the UUIDs of events (UUIDv5): an event's id is a
+// function of its order and sequence, the same wherever it is computed.
+var eventNamespace = uuid.MustParse("5b0c6a0e-5f5e-4c1e-9f5a-6f7264657273")
+
+// EventID is the id of the order's sequence-th event.
+func EventID(orderID string, sequence int64) string {
+	return uuid.NewSHA1(eventNamespace, []byte(orderID+"/"+strconv.FormatInt(sequence, 10))).String()
+}
+
+// newEventRow is the outbox row of o's sequence-th event, o as it is after
+// the change, committed at at.
+func newEventRow(o seckill.Order, sequence int64, at time.Time) (eventRow, error) {
+	id := EventID(o.ID, sequence)
+	payload, err := json.Marshal(seckill.NewOrderEvent(id, o, sequence, at))
+	if err != nil {
+		return eventRow{}, fmt.Errorf("render event %d of order %s: %w", sequence, o.ID, err)
+	}
+	return eventRow{
+		ID: id, Aggregatetype: eventAggregate, Aggregateid: o.ID, Type: seckill.OrderEventType(o.Status),
+		Payload: string(payload), Sequence: sequence, ActivityID: o.ActivityID, CreatedAt: storedTime(at),
+	}, nil
+}
+
+// insertCreatedEvents inserts the events of orders just written (sequence 1) in one
+// multi-row statement of tx, the group's transaction.
+func insertCreatedEvents(tx *gorm.DB, orders []seckill.Order) error {
+	rows := make([]eventRow, len(orders))
+	for i, o := range orders {
+		r, err := newEventRow(o, 1, o.CreatedAt)
+		if err != nil {
+			return err
+		}
+		rows[i] = r
+	}
+	if err := tx.Create(&rows).Error; err != nil {
+		return fmt.Errorf("insert the events of %d orders: %w", len(rows), err)
+	}
+	return nil
+}
+
+// insertChangeEvent reads the order id back in tx, after the change that
+// moved its event_sequence on, and inserts the event of that change.
+func insertChangeEvent(tx *gorm.DB, orderID string) (orderRow, error) {
+	var row orderRow
+	res := tx.Raw("SELECT * FROM orders WHERE id = ?", orderID).Scan(&row)
+	switch {
+	case res.Error != nil:
+		return orderRow{}, fmt.Errorf("read the changed order back: %w", res.Error)
+	case res.RowsAffected == 0:
+		return orderRow{}, fmt.Errorf("read the changed order back: %w", ErrNotFound)
+	}
+	ev, err := newEventRow(row.order(), row.EventSequence, now())
+	if err != nil {
+		return orderRow{}, err
+	}
+	if err := tx.Create(&ev).Error; err != nil {
+		return orderRow{}, fmt.Errorf("insert event %d of order %s: %w", row.EventSequence, orderID, err)
+	}
+	return row, nil
+}

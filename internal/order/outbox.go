@@ -1,0 +1,166 @@
+package order
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// The relay's side of the outbox (events.go writes it). A relay claims
+// unsent rows with a lease, sends them, and marks them sent once the sink
+// acknowledged them; a relay that dies leaves its lease to lapse, and
+// another claims the rows again. Unsent rows are found by sent_at IS NULL,
+// never by id order: rows commit out of id order (the group commit, Galera),
+// and a reader that moved past an id would skip a row committed late.
+
+// Event is an outbox row as the relay sends it.
+type Event struct {
+	ID         string
+	OrderID    string
+	ActivityID int64
+	Sequence   int64
+	Type       string
+	Payload    []byte // the CloudEvents envelope, JSON
+	CreatedAt  time.Time
+}
+
+// claimable picks unsent rows nobody holds a live lease on, and of each
+// order only the first unsent event: its next one waits until it is sent,
+// so one order's events leave in sequence order whoever relays them.
+const claimable = `SELECT id FROM order_events e WHERE sent_at IS NULL AND (lease_until IS NULL OR lease_until < ?)
+AND NOT EXISTS (SELECT 1 FROM order_events p WHERE p.aggregateid = e.aggregateid AND p.sequence < e.sequence AND p.sent_at IS NULL)
+ORDER BY created_at LIMIT ?`
+
+// takeLease leases the picked rows to one claim; its guard repeats the
+// pick's, so of two relays racing for a row one wins.
+const takeLease = `UPDATE order_events SET lease_owner = ?, lease_until = ?
+WHERE id IN ? AND sent_at IS NULL AND (lease_until IS NULL OR lease_until < ?)`
+
+// ClaimEvents leases up to limit sendable events to claim (a token unique to
+// this claim) until now+lease and returns them, oldest first. No row is
+// locked beyond the statements themselves, so a claim never holds up the
+// transactions that insert events.
+func (s *Store) ClaimEvents(ctx context.Context, claim string, now time.Time, lease time.Duration, limit int) ([]Event, error) {
+	now = storedTime(now)
+	db := s.db.WithContext(ctx)
+	var ids []string
+	if err := db.Raw(claimable, now, limit).Scan(&ids).Error; err != nil {
+		return nil, fmt.Errorf("order: pick events to send: %w", err)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	res := db.Exec(takeLease, claim, now.Add(lease), ids, now)
+	if res.Error != nil {
+		return nil, fmt.Errorf("order: lease %d events: %w", len(ids), res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return nil, nil
+	}
+	var rows []eventRow
+	if err := db.Where("id IN ? AND lease_owner = ? AND sent_at IS NULL", ids, claim).Order("created_at").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("order: read the events leased: %w", err)
+	}
+	out := make([]Event, len(rows))
+	for i, r := range rows {
+		out[i] = r.event()
+	}
+	return out, nil
+}
+
+// ReleaseEvents gives up claim's lease on the rows ids it did not get sent, so
+// that the next attempt, by any relay, need not wait for it to lapse.
+func (s *Store) ReleaseEvents(ctx context.Context, claim string, ids []string) error {
+	err := s.db.WithContext(ctx).Model(&eventRow{}).Where("id IN ? AND lease_owner = ? AND sent_at IS NULL", ids, claim).
+		Updates(map[string]any{"lease_owner": nil, "lease_until": nil}).Error
+	if err != nil {
+		return fmt.Errorf("order: release the events of claim %s: %w", claim, err)
+	}
+	return nil
+}
+
+// MarkEventsSent records that the sink acknowledged the events.
+func (s *Store) MarkEventsSent(ctx context.Context, ids []string, at time.Time) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	err := s.db.WithContext(ctx).Model(&eventRow{}).Where("id IN ? AND sent_at IS NULL", ids).
+		Update("sent_at", storedTime(at)).Error
+	if err != nil {
+		return fmt.Errorf("order: mark %d events sent: %w", len(ids), err)
+	}
+	return nil
+}
+
+// DeleteEvents deletes up to limit events sent before before, and with
+// unsent too (events are not relayed: a shop reads them by change data
+// capture) those written before it. It returns how many it deleted.
+func (s *Store) DeleteEvents(ctx context.Context, before time.Time, unsent bool, limit int) (int64, error) {
+	db := s.db.WithContext(ctx)
+	q := db.Model(&eventRow{}).Where("sent_at < ?", storedTime(before))
+	if unsent {
+		q = db.Model(&eventRow{}).Where("created_at < ?", storedTime(before))
+	}
+	var ids []string
+	if err := q.Limit(limit).Pluck("id", &ids).Error; err != nil {
+		return 0, fmt.Errorf("order: find old events: %w", err)
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	res := db.Where("id IN ?", ids).Delete(&eventRow{})
+	if res.Error != nil {
+		return 0, fmt.Errorf("order: delete %d old events: %w", len(ids), res.Error)
+	}
+	return res.RowsAffected, nil
+}
+
+// PendingEvents returns how many events no sink has acknowledged yet, and
+// when the oldest of them was written (zero when none).
+func (s *Store) PendingEvents(ctx context.Context) (n int64, oldest time.Time, err error) {
+	var row struct {
+		N      int64
+		Oldest *time.Time
+	}
+	err = s.db.WithContext(ctx).Raw("SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM order_events WHERE sent_at IS NULL").Scan(&row).Error
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("order: count pending events: %w", err)
+	}
+	if row.Oldest != nil {
+		oldest = row.Oldest.UTC()
+	}
+	return row.N, oldest, nil
+}
+
+// PendingEventsOf returns how many of the activity's events no sink has
+// acknowledged yet.
+func (s *Store) PendingEventsOf(ctx context.Context, activityID int64) (int64, error) {
+	var n int64
+	// Through the unsent rows' index: they are few, and an index on the
+	// activity would cost every purchase's transaction a write per event.
+	err := s.db.WithContext(ctx).Model(&eventRow{}).Where("sent_at IS NULL AND activity_id = ?", activityID).Count(&n).Error
+	if err != nil {
+		return 0, fmt.Errorf("order: count pending events of activity %d: %w", activityID, err)
+	}
+	return n, nil
+}
+
+// EventsOf returns the outbox rows of the activity's orders, by order and
+// sequence: the record of every committed change that sent rows' retention
+// has not deleted yet.
+func (s *Store) EventsOf(ctx context.Context, activityID int64) ([]Event, error) {
+	var rows []eventRow
+	if err := s.db.WithContext(ctx).Where("activity_id = ?", activityID).Order("aggregateid, sequence").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("order: events of activity %d: %w", activityID, err)
+	}
+	out := make([]Event, len(rows))
+	for i, r := range rows {
+		out[i] = r.event()
+	}
+	return out, nil
+}
+
+func (r eventRow) event() Event {
+	return Event{ID: r.ID, OrderID: r.Aggregateid, ActivityID: r.ActivityID, Sequence: r.Sequence,
+		Type: r.Type, Payload: []byte(r.Payload), CreatedAt: r.CreatedAt.UTC()}
+}
