@@ -22,9 +22,9 @@ type OrderEvent struct {
 
 // The envelope's fixed attributes.
 const (
-	CloudEventsVersion = "1.0"
-	EventSource        = "seckill"
-	EventContentType   = "application/json"
+	CloudEventsVersion     = "1.0"
+	CloudEventsSource      = "seckill"
+	CloudEventsContentType = "application/json"
 )
 
 // OrderEventType is the event type of an order reaching status:
@@ -38,11 +38,11 @@ func NewOrderEvent(id string, o Order, sequence int64, at time.Time) OrderEvent 
 	return OrderEvent{
 		SpecVersion:     CloudEventsVersion,
 		ID:              id,
-		Source:          EventSource,
+		Source:          CloudEventsSource,
 		Type:            OrderEventType(o.Status),
 		Subject:         o.ID,
 		Time:            FormatTime(at),
-		DataContentType: EventContentType,
+		DataContentType: CloudEventsContentType,
 		Sequence:        sequence,
 		Data:            o.Body(),
 	}

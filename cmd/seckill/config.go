@@ -38,20 +38,21 @@ type config struct {
 	UserCheckTimeout time.Duration
 	LockWait         time.Duration
 	// Waiting rooms (docs/API.md "Waiting room").
-	AdmissionTTL     time.Duration
-	AdmissionRate    float64
-	RoomMaxPlaces    int
-	AdmissionIdle    time.Duration // 0: admissions last AdmissionTTL
-	QueueMax         int
-	QueueMaxTotal    int
-	KeyPrefix        string
-	RateGlobal       float64 // requests/s for the whole service; 0: no limit
-	RatePerUser      float64 // purchase attempts/s per X-User-ID; 0: no limit
-	RatePerUserReads float64 // other buyer requests/s per X-User-ID (default 20); 0: no limit
-	LogLevel         slog.Level
-	LogFormat        string // "json" or "text"
-	ShutdownTimeout  time.Duration
-	BooksSweep       time.Duration // 0: no books sweep
+	AdmissionTTL        time.Duration
+	AdmissionRate       float64
+	RoomMaxPlaces       int
+	AdmissionIdle       time.Duration // 0: admissions last AdmissionTTL
+	QueueMax            int
+	QueueMaxTotal       int
+	KeyPrefix           string
+	RateGlobal          float64 // requests/s for the whole service; 0: no limit
+	RatePerUser         float64 // purchase attempts/s per X-User-ID; 0: no limit
+	RatePerUserReads    float64 // other buyer requests/s per X-User-ID (default 20); 0: no limit
+	RateJoinsPerAddress float64 // waiting-room joins/s per client address; 0: no limit
+	LogLevel            slog.Level
+	LogFormat           string // "json" or "text"
+	ShutdownTimeout     time.Duration
+	BooksSweep          time.Duration // 0: no books sweep
 	// Tracing: the OTEL_* variables ask for spans (tracing.Enabled). Off,
 	// no span is started, and the caller's trace context is still carried.
 	Tracing bool

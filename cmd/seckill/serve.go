@@ -246,14 +246,16 @@ func userVerifier(cfg config, log *slog.Logger, reg prometheus.Registerer) (user
 // concurrent purchases) is short and must pass; a flood is not.
 func apiConfig(cfg config) httpapi.Config {
 	return httpapi.Config{
-		AdminToken:  cfg.AdminToken,
-		GlobalRate:  cfg.RateGlobal,
-		GlobalBurst: int(math.Ceil(cfg.RateGlobal)),
-		UserRate:    cfg.RatePerUser,
-		UserBurst:   int(math.Ceil(cfg.RatePerUser * userBurstSeconds)),
-		ReadRate:    cfg.RatePerUserReads,
-		ReadBurst:   int(math.Ceil(cfg.RatePerUserReads * userBurstSeconds)),
-		OpenAPI:     docs.OpenAPI,
+		AdminToken:       cfg.AdminToken,
+		GlobalRate:       cfg.RateGlobal,
+		GlobalBurst:      int(math.Ceil(cfg.RateGlobal)),
+		UserRate:         cfg.RatePerUser,
+		UserBurst:        int(math.Ceil(cfg.RatePerUser * userBurstSeconds)),
+		ReadRate:         cfg.RatePerUserReads,
+		JoinAddressRate:  cfg.RateJoinsPerAddress,
+		JoinAddressBurst: int(math.Ceil(cfg.RateJoinsPerAddress * userBurstSeconds)),
+		ReadBurst:        int(math.Ceil(cfg.RatePerUserReads * userBurstSeconds)),
+		OpenAPI:          docs.OpenAPI,
 		// nil unless set: X-User-ID trusted unsigned, as before.
 		IdentitySecret: identitySecret(cfg),
 		// Version 2 only when SECKILL_IDENTITY_LEGACY=false.

@@ -56,6 +56,7 @@ var (
 		{"SECKILL_RATE_GLOBAL", 0, 0, noLimit, func(c *config) *float64 { return &c.RateGlobal }},
 		{"SECKILL_RATE_PER_USER", defaultRatePerUser, 0, noLimit, func(c *config) *float64 { return &c.RatePerUser }},
 		{"SECKILL_RATE_PER_USER_READS", defaultRatePerUserReads, 0, noLimit, func(c *config) *float64 { return &c.RatePerUserReads }},
+		{"SECKILL_RATE_JOINS_PER_ADDRESS", 0, 0, noLimit, func(c *config) *float64 { return &c.RateJoinsPerAddress }},
 		{"SECKILL_ADMISSION_RATE", waitingroom.DefaultMaxRate, 1, "admissions a second, from 1 to 1e9", func(c *config) *float64 { return &c.AdmissionRate }},
 	}
 )

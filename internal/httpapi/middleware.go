@@ -229,7 +229,7 @@ func requireAdminUnder(prefix, token string, fails *failureBackoff) gin.HandlerF
 		got, ok := bearerToken(c.Request.Header)
 		sum := sha256.Sum256([]byte(got))
 		if subtle.ConstantTimeCompare(sum[:], want[:]) != 1 || !ok {
-			fails.wait(c.Request.Context(), c.ClientIP())
+			fails.wait(c.Request.Context(), addressKey(c.ClientIP()))
 			c.Writer.Header().Del("Allow")
 			c.Header("WWW-Authenticate", `Bearer realm="seckill-admin"`)
 			abortWithError(c, seckill.Errorf(seckill.EUnauthenticated, "send the admin token as Authorization: Bearer <token>"))
@@ -269,6 +269,7 @@ type rateLimits struct {
 	purchases *userBuckets
 	buyer     *userBuckets
 	global    *rate.Limiter
+	joins     *keyedBuckets[string] // per client address (joinlimit.go)
 	m         *metrics
 }
 
@@ -277,6 +278,7 @@ func newRateLimits(cfg Config, m *metrics) *rateLimits {
 		purchases: newUserBuckets(cfg.UserRate, cfg.UserBurst, cfg.MaxTrackedUsers),
 		buyer:     newUserBuckets(cfg.ReadRate, cfg.ReadBurst, cfg.MaxTrackedUsers),
 		global:    newBucket(cfg.GlobalRate, cfg.GlobalBurst),
+		joins:     newKeyedBuckets[string](cfg.JoinAddressRate, cfg.JoinAddressBurst, JoinAddresses),
 		m:         m,
 	}
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"math"
+	"net/netip"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -157,6 +158,21 @@ func (f *failureBackoff) wait(ctx context.Context, addr string) {
 		d = AdminFailureMaxDelay
 	}
 	f.sleep(ctx, d)
+}
+
+// addressKey is what per-address limits count a client address under: an
+// IPv4 address itself, an IPv6 address by its /64, since one host is
+// usually given a whole /64 and would otherwise guess from 2^64 addresses.
+func addressKey(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil || a.Is4() || a.Is4In6() {
+		return ip
+	}
+	p, err := a.Prefix(64)
+	if err != nil {
+		return ip
+	}
+	return p.String()
 }
 
 // defaultSleep is the back-off's wait when Config sets none (a variable so

@@ -74,7 +74,7 @@ func addPublicRoutes(r *gin.Engine, e *edge) {
 	buyer.GET("/activities/:id/orders/mine", requireUser(e.cfg), lim.buyerRoute(), handleMyOrder(svc, pay))
 	addCancelRoute(buyer, e.cancel, requireUser(e.cfg), lim.buyerRoute())
 	addQueueRoutes(buyer, e.queue,
-		[]gin.HandlerFunc{requireUser(e.cfg), lim.purchase()},
+		[]gin.HandlerFunc{requireUser(e.cfg), lim.join()},
 		[]gin.HandlerFunc{requireUser(e.cfg), lim.buyerRoute()})
 	if pay != nil {
 		buyer.POST("/payments/callback", lim.globalOnly(), handlePaymentCallback(pay, e.cfg.callbackWait()))

@@ -79,6 +79,12 @@ type Config struct {
 	// answers these routes without a 429.
 	ReadRate  float64
 	ReadBurst int
+	// JoinAddressRate and JoinAddressBurst limit the waiting-room joins of
+	// one client address (an IPv6 one by its /64), beside the user's; 0
+	// means no limit. Off by default: behind a gateway every client has
+	// the gateway's address.
+	JoinAddressRate  float64
+	JoinAddressBurst int
 	// GlobalRate and GlobalBurst limit the requests of all users together
 	// to every public route but /healthz and /readyz, the same way.
 	GlobalRate  float64

@@ -112,16 +112,8 @@ func (c *cluster) build() (err error) {
 	if userAddr, err = c.proxy(LinkUserCheck, userAddr); err != nil {
 		return err
 	}
-	if c.payStub, err = payment.NewStub(payment.StubConfig{}, "", cfg.paymentSecret, nil); err != nil {
-		return fmt.Errorf("chaos: %w", err)
-	}
-	c.payStub.SetMerchantID(chaosMerchant)
-	c.payStub.SetPriceLookup(chaosPrice)
-	payAddr, err := c.serve(c.payStub)
+	payAddr, err := c.servePayments()
 	if err != nil {
-		return err
-	}
-	if payAddr, err = c.proxy(LinkPayment, payAddr); err != nil {
 		return err
 	}
 
@@ -289,4 +281,20 @@ const (
 // chaosPrice is the payment stub's price of every order.
 func chaosPrice(context.Context, string) (int64, string, bool, error) {
 	return chaosPriceMinor, chaosCurrency, true, nil
+}
+
+// servePayments starts the payment stub, naming the campaign's merchant and
+// price, behind a fault proxy; it returns the proxy's address.
+func (c *cluster) servePayments() (string, error) {
+	var err error
+	if c.payStub, err = payment.NewStub(payment.StubConfig{}, "", c.cfg.paymentSecret, nil); err != nil {
+		return "", fmt.Errorf("chaos: %w", err)
+	}
+	c.payStub.SetMerchantID(chaosMerchant)
+	c.payStub.SetPriceLookup(chaosPrice)
+	addr, err := c.serve(c.payStub)
+	if err != nil {
+		return "", err
+	}
+	return c.proxy(LinkPayment, addr)
 }
