@@ -88,18 +88,7 @@ func TestServicesDatabaseUserIsLeastPrivileged(t *testing.T) {
 			t.Errorf("the scripts' user created database %s, outside seckill_*", other)
 		}
 	}
-	rows, err := db.Query("SHOW GRANTS")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var g string
-		_ = rows.Scan(&g)
-		if strings.Contains(g, " ON *.* ") && !strings.HasPrefix(g, "GRANT USAGE ON *.* ") {
-			t.Errorf("a global right: %s", g)
-		}
-	}
-	_ = rows.Close()
+	checkNoGlobalRight(t, db)
 
 	// Again: nothing to do, the same password.
 	if out, err := servicesScript(t, env, "services_db_user"); err != nil {
@@ -151,5 +140,28 @@ func TestServicesAptInstallIsQuiet(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(log); !strings.Contains(string(b), "apt line 150") {
 		t.Errorf("%s does not hold apt-get's output", log)
+	}
+}
+
+// checkNoGlobalRight fails t when the connection's user holds a right on
+// every database (*.*) beyond USAGE.
+func checkNoGlobalRight(t *testing.T, db *sql.DB) {
+	t.Helper()
+	rows, err := db.Query("SHOW GRANTS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var g string
+		if err := rows.Scan(&g); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(g, " ON *.* ") && !strings.HasPrefix(g, "GRANT USAGE ON *.* ") {
+			t.Errorf("a global right: %s", g)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 }

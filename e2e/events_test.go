@@ -104,6 +104,9 @@ func TestEventsSurviveSIGKILL(t *testing.T) {
 			t.Errorf("order %s: events with sequences %v in the stream, want [1]", id, seqs)
 		}
 	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
 	if orders != len(got) || orders == 0 {
 		t.Errorf("%d orders in the database, events of %d orders", orders, len(got))
 	}

@@ -72,7 +72,10 @@ func (s *RedisSink) Send(ctx context.Context, events []order.Event) error {
 		return fmt.Errorf("outbox: append %d events to %s: %w", len(events), s.stream, err)
 	}
 	if n, err := acked.Int64(); err != nil || n < int64(s.waitReplicas) {
-		return fmt.Errorf("%w: %d of %d (%v)", ErrTooFewReplicas, n, s.waitReplicas, err)
+		if err != nil {
+			return fmt.Errorf("%w: %d of %d: %w", ErrTooFewReplicas, n, s.waitReplicas, err)
+		}
+		return fmt.Errorf("%w: %d of %d", ErrTooFewReplicas, n, s.waitReplicas)
 	}
 	return nil
 }

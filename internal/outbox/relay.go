@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/seckill-oss/seckill/internal/order"
@@ -151,7 +152,7 @@ func (r *Relay) Step(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	r.n++
-	claim := r.id + "-" + hex.EncodeToString([]byte{byte(r.n >> 24), byte(r.n >> 16), byte(r.n >> 8), byte(r.n)})
+	claim := r.id + "-" + strconv.FormatUint(r.n, 16)
 	events, err := r.store.ClaimEvents(ctx, claim, time.Now(), r.cfg.Lease, r.cfg.Batch)
 	if err != nil || len(events) == 0 {
 		return 0, err

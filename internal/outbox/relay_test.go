@@ -76,20 +76,6 @@ func (w *world) sell(t *testing.T, n int) {
 	}
 }
 
-// drain steps the relay until a step sends nothing.
-func drain(t *testing.T, r *outbox.Relay) {
-	t.Helper()
-	for {
-		n, err := r.Step(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == 0 {
-			return
-		}
-	}
-}
-
 // check holds the stream to the outbox: after dedupe by id, each order's
 // events are the outbox's rows of it (the committed changes), in sequence
 // order, and nothing is pending.

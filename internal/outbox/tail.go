@@ -22,7 +22,7 @@ func TailRedis(ctx context.Context, rdb redis.UniversalClient, stream, from stri
 		res, err := rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{stream, from}, Count: 500, Block: 2 * time.Second}).Result()
 		switch {
 		case ctx.Err() != nil:
-			return nil
+			return nil //nolint:nilerr // the caller ended the tail: not a failure
 		case errors.Is(err, redis.Nil):
 			continue
 		case err != nil:

@@ -193,12 +193,12 @@ func sleep(ctx context.Context, d time.Duration) bool {
 func retryable(status int) bool { return status == 0 || status == 429 || status == 503 }
 
 // check refuses a room run's configuration that makes no sense.
-func (cfg roomConfig) check() error {
-	if cfg.activity < 1 || cfg.users < 1 || cfg.conns < 1 {
+func (rc roomConfig) check() error {
+	if rc.activity < 1 || rc.users < 1 || rc.conns < 1 {
 		return errors.New("-activity, -users and -conns must be positive")
 	}
-	if !(cfg.noShow >= 0 && cfg.noShow < 1) {
-		return fmt.Errorf("-no-show %v: want a share from 0 to below 1", cfg.noShow)
+	if !(rc.noShow >= 0 && rc.noShow < 1) {
+		return fmt.Errorf("-no-show %v: want a share from 0 to below 1", rc.noShow)
 	}
 	return nil
 }
