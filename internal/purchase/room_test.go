@@ -22,6 +22,18 @@ import (
 	"github.com/seckill-oss/seckill/internal/waitingroom"
 )
 
+// roomWorld is the real Redis and MariaDB the instances of a room test
+// share, with the clock they read.
+func roomWorld(t *testing.T) (*redis.Client, string, *order.Store, *clock) {
+	t.Helper()
+	orders, err := order.Open(context.Background(), testenv.MySQLDSN(t), order.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = orders.Close() })
+	return testenv.Redis(t), testenv.Prefix(t), orders, &clock{now: time.Now()}
+}
+
 // roomInstance is one service instance with waiting rooms on the shared
 // real Redis and MariaDB, on the clock c.
 func roomInstance(t *testing.T, rdb *redis.Client, prefix string, orders *order.Store, c *clock) wiring.Service {
@@ -58,13 +70,7 @@ func admit(t *testing.T, rdb *redis.Client, prefix string, activityID, userID in
 // Can fail: answered from the mark (buy.go, batch.go), user 2 is told
 // sold_out with a unit left in Redis and the admission still open.
 func TestAdmittedBuyerIsNotToldSoldOutByAStaleMark(t *testing.T) {
-	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
-	orders, err := order.Open(context.Background(), testenv.MySQLDSN(t), order.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = orders.Close() })
-	c := &clock{now: time.Now()}
+	rdb, prefix, orders, c := roomWorld(t)
 	a, b := roomInstance(t, rdb, prefix, orders, c), roomInstance(t, rdb, prefix, orders, c)
 	ctx := context.Background()
 	now := c.Now()
@@ -99,13 +105,7 @@ func TestAdmittedBuyerIsNotToldSoldOutByAStaleMark(t *testing.T) {
 // writes the room back from the database; then not_admitted.
 // Can fail: with a lost room read as "no room", the buyer gets an order.
 func TestLostRoomFailsClosedUntilRestored(t *testing.T) {
-	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
-	orders, err := order.Open(context.Background(), testenv.MySQLDSN(t), order.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = orders.Close() })
-	c := &clock{now: time.Now()}
+	rdb, prefix, orders, c := roomWorld(t)
 	svc := roomInstance(t, rdb, prefix, orders, c)
 	ctx := context.Background()
 	now := c.Now()
