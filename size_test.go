@@ -50,7 +50,6 @@ var longToolFuncs = map[string]int{
 	"internal/testkit/chaos/check.go:check":     98,
 	"internal/testkit/chaos/cluster.go:build":   100,
 	"internal/testkit/chaos/faults.go:schedule": 66,
-	"internal/testkit/chaos/workload.go:send":   80,
 	"loadtest/crowd/main.go:run":                79,
 	"loadtest/crowd/room.go:runRoom":            72,
 	"loadtest/crowd/roomreport.go:report":       156,

@@ -71,6 +71,9 @@ type Config struct {
 	Clients    int
 	Activities int
 	Stock      int64
+	// Quantity is the per_user_limit of the last of the Activities: its
+	// buyers ask for 1..Quantity units (default 1: one unit a buyer).
+	Quantity int
 	// PaymentWindow of the instances (default 4s).
 	PaymentWindow time.Duration
 	// Dir holds the instances' and Redis's logs and data (a temporary
@@ -132,11 +135,11 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if err := c.build(); err != nil {
 		return res, err
 	}
-	acts, open, err := c.createActivities(ctx)
+	acts, err := c.createActivities(ctx)
 	if err != nil {
 		return res, err
 	}
-	all := append(append([]int64{}, acts...), open...)
+	all, open := acts.all(), acts.open
 	links := []string{LinkDB, LinkUserCheck, LinkPayment}
 	if len(c.links[LinkRedis]) > 0 {
 		links = append([]string{LinkRedis}, links...)
@@ -147,14 +150,13 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	}
 	faults := schedule(cfg.Seed, cfg.Duration, len(c.instances), links, galeraNodes, true, true, len(c.links[LinkRedis]) > 0, open)
 	log.Info("chaos: campaign starts", "seed", cfg.Seed, "duration", cfg.Duration, "redis", cfg.Redis,
-		"store", c.storeName(), "faults_scheduled", len(faults), "activities", acts, "open_activities", open, "dir", cfg.Dir)
+		"store", c.storeName(), "faults_scheduled", len(faults), "activities", acts.sold, "open_activities", open, "room", acts.room, "dir", cfg.Dir)
 
 	h := NewHistory()
 	onHeld := func(activity int64, d time.Duration) { h.rowHeld(activity, d) }
 	c.hold.held.Store(&onHeld)
 	inj := &injector{c: c, h: h, applied: map[string]int{}, busy: map[string]bool{}}
-	w := &workload{c: c, h: h, activities: acts, open: open, nextID: map[int64]int64{},
-		client: &http.Client{Timeout: answerTimeout, Transport: &http.Transport{MaxIdleConnsPerHost: 16}}}
+	w := newWorkload(c, h, acts)
 	defer w.client.CloseIdleConnections()
 	rdb := c.redis.Client()
 	defer rdb.Close()
@@ -232,11 +234,32 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	for _, a := range st.activities {
 		res.Balanced = max(res.Balanced, a.Balanced)
 	}
+	st.room = acts.room
 	res.Violations = check(h, ops, st)
+	logCounted(log, h, ops, res, acts.room)
+	return res, nil
+}
+
+// logCounted logs how many purchases the invariants that look at some of
+// them held to their bound: a count near 0 would pass whatever happened.
+func logCounted(log *slog.Logger, h *History, ops []Op, res Result, room int64) {
 	_, counted := checkHoldRows(ops, h.Faults(), HoldBound)
 	log.Info("chaos: buyers of other activities during the hold-rows", "hold_rows", res.Faults[HoldRow],
 		"purchases_counted", counted, "bound", HoldBound)
-	return res, nil
+	_, admitted := checkRoom(ops, h.Faults(), room)
+	log.Info("chaos: the waiting room's admitted purchases held to never sold_out, outside the faults", "activity", room,
+		"requests_counted", admitted)
+}
+
+// newWorkload is the workload of the campaign's activities.
+func newWorkload(c *cluster, h *History, acts activities) *workload {
+	w := &workload{c: c, h: h, activities: acts.sold, open: acts.open, own: append([]int64{acts.room}, acts.open...),
+		room: acts.room, roomClients: roomClients, limits: map[int64]int{}, seed: c.cfg.Seed, nextID: map[int64]int64{},
+		client: &http.Client{Timeout: answerTimeout, Transport: &http.Transport{MaxIdleConnsPerHost: 16}}}
+	if c.cfg.Quantity > 1 {
+		w.limits[acts.sold[len(acts.sold)-1]] = c.cfg.Quantity
+	}
+	return w
 }
 
 func withDefaults(cfg Config) Config {

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -134,16 +135,9 @@ func (c *cluster) build() (err error) {
 		"SECKILL_LOCK_WAIT":           lockWait.String(),
 		"SECKILL_SHUTDOWN_TIMEOUT":    "3s",
 		"SECKILL_LOG_LEVEL":           "warn",
+		"SECKILL_ADMISSION_TTL":       admissionTTL.String(),
 	}
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "SECKILL_") && !strings.HasPrefix(kv, "OTEL_") {
-			env = append(env, kv)
-		}
-	}
-	for k, v := range vars {
-		env = append(env, k+"="+v)
-	}
+	env := environ(vars)
 	for i := range 3 {
 		port, err := redistopo.FreePort()
 		if err != nil {
@@ -169,33 +163,74 @@ func (c *cluster) build() (err error) {
 	return nil
 }
 
-// createActivities creates the campaign's activities, on sale from now on:
-// cfg.Activities of cfg.Stock units, and the open ones.
-func (c *cluster) createActivities(ctx context.Context) (acts, open []int64, err error) {
-	client := &http.Client{Timeout: 10 * time.Second}
-	for i := range c.cfg.Activities {
-		id, err := c.createActivity(ctx, client, fmt.Sprintf("chaos %d", i), c.cfg.Stock)
-		if err != nil {
-			return nil, nil, err
-		}
-		acts = append(acts, id)
-	}
-	for i := range openActivities {
-		id, err := c.createActivity(ctx, client, fmt.Sprintf("chaos open %d", i), openStock)
-		if err != nil {
-			return nil, nil, err
-		}
-		open = append(open, id)
-	}
-	return acts, open, nil
+// activities are a campaign's activities.
+type activities struct {
+	// sold are the cfg.Activities activities of cfg.Stock units that the
+	// clients buy, the last of them with per_user_limit cfg.Quantity.
+	sold []int64
+	// open are the activities no sale empties (campaign.go).
+	open []int64
+	// room is the activity with a waiting room (room.go).
+	room int64
 }
 
-func (c *cluster) createActivity(ctx context.Context, client *http.Client, name string, stock int64) (int64, error) {
+// all is every activity of the campaign.
+func (a activities) all() []int64 {
+	return append(append(append([]int64{}, a.sold...), a.open...), a.room)
+}
+
+// environ is this process's environment without its SECKILL_ and OTEL_
+// variables, with vars.
+func environ(vars map[string]string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SECKILL_") && !strings.HasPrefix(kv, "OTEL_") {
+			env = append(env, kv)
+		}
+	}
+	for k, v := range vars {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+// createActivities creates the campaign's activities, on sale from now on.
+func (c *cluster) createActivities(ctx context.Context) (acts activities, err error) {
+	client := &http.Client{Timeout: 10 * time.Second}
+	now := time.Now().UTC()
+	for i := range c.cfg.Activities {
+		extra := ""
+		if i == c.cfg.Activities-1 && c.cfg.Quantity > 1 {
+			extra = fmt.Sprintf(`,"per_user_limit":%d`, c.cfg.Quantity)
+		}
+		id, err := c.createActivity(ctx, client, fmt.Sprintf("chaos %d", i), c.cfg.Stock, extra)
+		if err != nil {
+			return acts, err
+		}
+		acts.sold = append(acts.sold, id)
+	}
+	for i := range openActivities {
+		id, err := c.createActivity(ctx, client, fmt.Sprintf("chaos open %d", i), openStock, "")
+		if err != nil {
+			return acts, err
+		}
+		acts.open = append(acts.open, id)
+	}
+	// The room opened before the start, which has passed: joins are
+	// placed in arrival order.
+	room := fmt.Sprintf(`,"waiting_room":{"opens_at":%q}`, now.Add(-2*time.Minute).Format(time.RFC3339))
+	acts.room, err = c.createActivity(ctx, client, "chaos room", roomStock, room)
+	return acts, err
+}
+
+// createActivity creates an activity of stock units on sale from a minute
+// ago for a day; extra is more of its body (",\"field\":value...").
+func (c *cluster) createActivity(ctx context.Context, client *http.Client, name string, stock int64, extra string) (int64, error) {
 	now := time.Now().UTC()
 	// Priced, as payments on under the secure defaults require; the stub
 	// answers that price (chaosPrice).
-	body := fmt.Sprintf(`{"name":%q,"total_stock":%d,"price_minor":%d,"currency":%q,"starts_at":%q,"ends_at":%q}`, name, stock, chaosPriceMinor, chaosCurrency,
-		now.Add(-time.Minute).Format(time.RFC3339), now.Add(24*time.Hour).Format(time.RFC3339))
+	body := fmt.Sprintf(`{"name":%q,"total_stock":%d,"price_minor":%d,"currency":%q,"starts_at":%q,"ends_at":%q%s}`, name, stock, chaosPriceMinor, chaosCurrency,
+		now.Add(-time.Minute).Format(time.RFC3339), now.Add(24*time.Hour).Format(time.RFC3339), extra)
 	req, _ := http.NewRequestWithContext(ctx, "POST", c.instances[0].url+"/admin/v1/activities", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+c.cfg.adminToken)
 	req.Header.Set("Content-Type", "application/json")
@@ -206,13 +241,16 @@ func (c *cluster) createActivity(ctx context.Context, client *http.Client, name 
 	var a struct {
 		ID int64 `json:"id"`
 	}
-	err = json.NewDecoder(res.Body).Decode(&a)
+	raw, err := io.ReadAll(res.Body)
 	_ = res.Body.Close()
+	if err == nil {
+		err = json.Unmarshal(raw, &a)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("chaos: create activity: %d: %w", res.StatusCode, err)
 	}
 	if res.StatusCode != http.StatusCreated {
-		return 0, fmt.Errorf("chaos: create activity: %d", res.StatusCode)
+		return 0, fmt.Errorf("chaos: create activity %s: %d %s", name, res.StatusCode, raw)
 	}
 	return a.ID, nil
 }

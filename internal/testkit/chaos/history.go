@@ -16,7 +16,7 @@ import (
 type Op struct {
 	ID       int
 	Client   int
-	Kind     string // buy, poll, callback, pay, preload, audit, reconcile
+	Kind     string // buy, poll, callback, pay, preload, audit, reconcile, join, queue
 	Instance int    // which service instance it was sent to (-1: none)
 	Activity int64
 	User     int64
@@ -31,6 +31,14 @@ type Op struct {
 	Unknown     bool
 	Err         string // transport error of an Unknown completion
 	Detail      string // anything else worth showing (audit numbers, payment set)
+	// Quantity is the units a buy asked for: 0 when the body named none
+	// (one unit).
+	Quantity int
+	// QueueState and AdmittedUntil are a join's or a queue/mine read's
+	// answer (docs/API.md "Waiting room"): the caller's state, and until
+	// when an admitted caller may buy.
+	QueueState    string
+	AdmittedUntil time.Time
 	// Purchase numbers the buyer's purchase (workload.purchase: a request
 	// and its retries, and the result-page looks between them) the
 	// operation belongs to; 0 for an operation of no purchase.
@@ -64,12 +72,21 @@ func (o Op) String() string {
 	if o.Key != "" {
 		fmt.Fprintf(&b, " key=%s", o.Key)
 	}
+	if o.Quantity != 0 {
+		fmt.Fprintf(&b, " quantity=%d", o.Quantity)
+	}
 	if o.Order != "" {
 		fmt.Fprintf(&b, " order=%s", o.Order)
 	}
 	fmt.Fprintf(&b, " -> %s", o.Answer())
 	if o.OrderStatus != "" {
 		fmt.Fprintf(&b, " status=%s", o.OrderStatus)
+	}
+	if o.QueueState != "" {
+		fmt.Fprintf(&b, " state=%s", o.QueueState)
+	}
+	if !o.AdmittedUntil.IsZero() {
+		fmt.Fprintf(&b, " admitted_until=%s", o.AdmittedUntil.Format("15:04:05.000"))
 	}
 	if o.Detail != "" {
 		fmt.Fprintf(&b, " %s", o.Detail)

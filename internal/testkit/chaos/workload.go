@@ -1,21 +1,15 @@
 package chaos
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptrace"
 	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/seckill-oss/seckill/internal/payment"
@@ -36,7 +30,19 @@ type workload struct {
 	// open are the open activities (campaign.go): each has a client of
 	// its own that buys nothing else, and their buyers are not remembered
 	// for the other clients' repeats, polls and payments.
-	open   []int64
+	open []int64
+	// own are the activities whose buyers are not remembered for the
+	// other clients' repeats, polls and payments: the open ones and the
+	// waiting room's, which clients of their own buy.
+	own []int64
+	// room is the activity with a waiting room (0: none), roomClients
+	// the clients that go through it.
+	room        int64
+	roomClients int
+	// limits are the activities that sell more than one unit a buyer:
+	// their per_user_limit. Their buyers ask for 1..limit units.
+	limits map[int64]int
+	seed   int64
 	client *http.Client
 
 	mu        sync.Mutex
@@ -54,6 +60,8 @@ type workload struct {
 type holding struct {
 	activity, user int64
 	order          string
+	// quantity is the units the buyer asks for; 0 sends no body (one).
+	quantity int
 }
 
 // maxWatchers bounds the result pages open at once (watch).
@@ -73,6 +81,10 @@ func (w *workload) run(ctx context.Context, seed int64, n int) {
 	for k, a := range w.open {
 		rng := rand.New(rand.NewPCG(uint64(seed), 0x09e4+uint64(k)))
 		wg.Go(func() { w.openClient(ctx, n+k, rng, a) })
+	}
+	for k := range w.roomClients {
+		rng := rand.New(rand.NewPCG(uint64(seed), 0x4005+uint64(k)))
+		wg.Go(func() { w.roomClient(ctx, n+len(w.open)+k, rng) })
 	}
 	wg.Wait()
 	w.watchers.Wait()
@@ -125,7 +137,22 @@ func (w *workload) newBuyerOf(a int64) holding {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.nextID[a]++
-	return holding{activity: a, user: a*1_000_000 + w.nextID[a]}
+	b := holding{activity: a, user: a*1_000_000 + w.nextID[a]}
+	if limit := w.limits[a]; limit > 0 {
+		// Drawn from the user, not from a client's stream: the clients
+		// draw what they drew before quantities existed.
+		b.quantity = 1 + int(mix(uint64(w.seed)^uint64(b.user))%uint64(limit))
+	}
+	return b
+}
+
+// mix is SplitMix64's finalizer: a well spread number of x.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
 }
 
 func (w *workload) someHolder(rng *rand.Rand) (holding, bool) {
@@ -138,7 +165,7 @@ func (w *workload) someHolder(rng *rand.Rand) (holding, bool) {
 }
 
 func (w *workload) remember(h holding) {
-	if slices.Contains(w.open, h.activity) {
+	if slices.Contains(w.own, h.activity) {
 		return
 	}
 	w.mu.Lock()
@@ -153,9 +180,9 @@ func (w *workload) newPurchase() int {
 	return w.purchases
 }
 
-// purchase buys one unit for the buyer, retrying 429, 503 unavailable and
-// transport errors after Retry-After plus jitter (with the same
-// Idempotency-Key, when it sends one), at most four times; a 503
+// purchase buys the buyer's units (one, or its quantity), retrying 429,
+// 503 unavailable and transport errors after Retry-After plus jitter (with
+// the same Idempotency-Key, when it sends one), at most four times; a 503
 // outcome_unknown is followed by a look at orders/mine, as the contract
 // says.
 func (w *workload) purchase(ctx context.Context, client int, rng *rand.Rand, b holding) {
@@ -164,17 +191,23 @@ func (w *workload) purchase(ctx context.Context, client int, rng *rand.Rand, b h
 		key = "k" + strconv.FormatInt(b.user, 36) + "-" + strconv.Itoa(rng.IntN(1000))
 	}
 	n := w.newPurchase()
+	var body []byte
+	if b.quantity > 0 {
+		body = fmt.Appendf(nil, `{"quantity":%d}`, b.quantity)
+	}
 	for try := 0; try < 4 && ctx.Err() == nil; try++ {
-		op := w.send(client, rng, Op{Kind: "buy", Activity: b.activity, User: b.user, Key: key, Purchase: n},
-			"POST", fmt.Sprintf("/api/v1/activities/%d/orders", b.activity), nil)
+		op := w.send(client, rng, Op{Kind: "buy", Activity: b.activity, User: b.user, Key: key, Purchase: n, Quantity: b.quantity},
+			"POST", fmt.Sprintf("/api/v1/activities/%d/orders", b.activity), body)
 		switch {
 		case op.Status == http.StatusCreated || op.Code == "already_purchased":
-			w.remember(holding{activity: b.activity, user: b.user, order: op.Order})
+			b.order = op.Order
+			w.remember(b)
 			return
 		case op.Code == "outcome_unknown" || op.Unknown:
 			if v := w.send(client, rng, Op{Kind: "poll", Activity: b.activity, User: b.user, Purchase: n}, "GET",
 				fmt.Sprintf("/api/v1/activities/%d/orders/mine", b.activity), nil); v.Status == http.StatusOK {
-				w.remember(holding{activity: b.activity, user: b.user, order: v.Order})
+				b.order = v.Order
+				w.remember(b)
 			}
 		case retried(*op.Op):
 		default:
@@ -197,7 +230,8 @@ func retried(o Op) bool {
 func (w *workload) poll(client int, rng *rand.Rand, b holding) {
 	op := w.viewMine(client, rng, b)
 	if op.Status == http.StatusOK {
-		w.remember(holding{activity: b.activity, user: b.user, order: op.Order})
+		b.order = op.Order
+		w.remember(b)
 	}
 }
 
@@ -298,103 +332,4 @@ func (w *workload) operate(client int, rng *rand.Rand) {
 		kind, method, path = "reconcile", "POST", fmt.Sprintf("/admin/v1/activities/%d/reconcile", a)
 	}
 	w.send(client, rng, Op{Kind: kind, Activity: a}, method, path, nil, "Authorization", "Bearer "+w.c.cfg.adminToken)
-}
-
-// sent is an operation as sent, with what the client needs next.
-type sent struct {
-	*Op
-	retryAfter time.Duration
-}
-
-// send sends one request to a random instance and records it in the
-// history. A refused connection is an answer (nothing reached the
-// service); any other transport error, or no answer within
-// answerTimeout, is unknown.
-func (w *workload) send(client int, rng *rand.Rand, o Op, method, path string, body []byte, header ...string) sent {
-	o.Client, o.Instance = client, rng.IntN(len(w.c.instances))
-	in := w.c.instances[o.Instance]
-	req, err := http.NewRequest(method, in.url+path, bytes.NewReader(body))
-	if err != nil {
-		panic(err) // the campaign's own paths and methods
-	}
-	if o.User != 0 {
-		req.Header.Set("X-User-ID", strconv.FormatInt(o.User, 10))
-	}
-	if o.Key != "" {
-		req.Header.Set("Idempotency-Key", o.Key)
-	}
-	if len(body) > 0 {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	// A request with an Idempotency-Key is one Go's Transport sends again
-	// on a new connection when the first fails: the last error can be a
-	// refused connection although an earlier attempt reached the service.
-	// Only a request never written is known to have done nothing.
-	var wrote atomic.Bool
-	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
-		WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(true) },
-	}))
-	op := w.h.Invoke(o)
-	res, err := w.client.Do(req)
-	s := sent{Op: op, retryAfter: 0}
-	if err != nil {
-		if errors.Is(err, syscall.ECONNREFUSED) && !wrote.Load() {
-			op.Code = "refused"
-			s.retryAfter = 200 * time.Millisecond
-		} else {
-			op.Unknown, op.Err = true, shortErr(err)
-			s.retryAfter = time.Second
-		}
-		w.h.Done(op)
-		return s
-	}
-	raw, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))
-	_ = res.Body.Close()
-	if err != nil {
-		op.Unknown, op.Err = true, "reading the answer: "+shortErr(err)
-		w.h.Done(op)
-		s.retryAfter = time.Second
-		return s
-	}
-	op.Status = res.StatusCode
-	var a struct {
-		OrderID     string `json:"order_id"`
-		Status      string `json:"status"`
-		OrderStatus string `json:"order_status"`
-		Error       struct {
-			Code string `json:"code"`
-		} `json:"error"`
-		Orders         int64 `json:"orders"`
-		RedisRemaining int64 `json:"redis_remaining"`
-		Oversold       bool  `json:"oversold"`
-	}
-	_ = json.Unmarshal(raw, &a)
-	op.Code = a.Error.Code
-	if a.OrderID != "" {
-		op.Order = a.OrderID
-	}
-	switch {
-	case o.Kind == "audit" && res.StatusCode == http.StatusOK:
-		op.Detail = fmt.Sprintf("orders=%d redis=%d oversold=%v", a.Orders, a.RedisRemaining, a.Oversold)
-	case a.OrderStatus != "":
-		op.OrderStatus = a.OrderStatus
-	case res.StatusCode < 300 && o.Kind != "preload" && o.Kind != "reconcile":
-		op.OrderStatus = a.Status
-	}
-	if secs, err := strconv.Atoi(res.Header.Get("Retry-After")); err == nil {
-		s.retryAfter = min(time.Duration(secs)*time.Second, 3*time.Second)
-	}
-	w.h.Done(op)
-	return s
-}
-
-func shortErr(err error) string {
-	msg := err.Error()
-	if len(msg) > 120 {
-		msg = msg[len(msg)-120:]
-	}
-	return msg
 }

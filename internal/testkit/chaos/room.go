@@ -1,0 +1,92 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"time"
+)
+
+// The waiting room's part of the workload (docs/API.md "Waiting room"): one
+// activity of roomStock units has a room, and roomClients clients of their
+// own go through it, one new buyer after another. Fewer units than buyers
+// who want one at once keep a line waiting; the unpaid orders' expiries
+// give the units back to the next in line.
+const (
+	roomClients = 4
+	roomStock   = 3
+	// admissionTTL is the instances' SECKILL_ADMISSION_TTL: short, so
+	// the admissions let lapse give their unit to the next in line often.
+	admissionTTL = 3 * time.Second
+	// roomWait is how long a buyer waits in line before it leaves.
+	roomWait = 40 * time.Second
+)
+
+// roomClient is a room's client: one new buyer after another.
+func (w *workload) roomClient(ctx context.Context, id int, rng *rand.Rand) {
+	for ctx.Err() == nil {
+		w.roomVisit(ctx, id, rng, w.newBuyerOf(w.room))
+		sleep(ctx, time.Duration(10+rng.IntN(60))*time.Millisecond)
+	}
+}
+
+// roomVisit is one buyer's visit to the room. One in ten tries to buy
+// without joining (the room must refuse: 403 not_admitted). The others join
+// and poll queue/mine until admitted (or closed, or roomWait passes); then
+// three in four buy, and the fourth lets its admission lapse, looks at its
+// state after admitted_until and, half the time, tries to buy then (refused
+// again). A buyer the history saw admitted and told sold_out, or sold to
+// without an admission, breaks the room's invariants (checkroom.go).
+func (w *workload) roomVisit(ctx context.Context, client int, rng *rand.Rand, b holding) {
+	if rng.IntN(10) == 0 {
+		w.purchase(ctx, client, rng, b)
+		return
+	}
+	op := w.queue(client, rng, b, "POST")
+	for end := time.Now().Add(roomWait); ctx.Err() == nil && time.Now().Before(end); {
+		if op.QueueState != "" && op.QueueState != "waiting" && op.QueueState != "prequeue" {
+			break
+		}
+		// The refresh the service asks for, at most a second, so the
+		// line's head buys soon after its admission.
+		sleep(ctx, min(op.refresh, time.Second)+time.Duration(rng.IntN(200))*time.Millisecond)
+		if op.QueueState == "" && op.Status != http.StatusOK {
+			op = w.queue(client, rng, b, "POST") // the join failed: join again
+		} else {
+			op = w.queue(client, rng, b, "GET")
+		}
+	}
+	if op.QueueState != "admitted" || ctx.Err() != nil {
+		return
+	}
+	if rng.IntN(4) > 0 {
+		w.purchase(ctx, client, rng, b)
+		return
+	}
+	sleep(ctx, time.Until(op.AdmittedUntil)+time.Second+time.Duration(rng.IntN(1000))*time.Millisecond)
+	w.queue(client, rng, b, "GET")
+	if rng.IntN(2) == 0 {
+		w.purchase(ctx, client, rng, b)
+	}
+}
+
+// queued is a join's or a queue/mine read's answer.
+type queued struct {
+	sent
+	refresh time.Duration
+}
+
+// queue joins the room (POST) or reads the buyer's place (GET).
+func (w *workload) queue(client int, rng *rand.Rand, b holding, method string) queued {
+	kind, path := "join", fmt.Sprintf("/api/v1/activities/%d/queue", b.activity)
+	if method == "GET" {
+		kind, path = "queue", path+"/mine"
+	}
+	s := w.send(client, rng, Op{Kind: kind, Activity: b.activity, User: b.user}, method, path, nil)
+	q := queued{sent: s, refresh: time.Second}
+	if s.retryAfter > 0 {
+		q.refresh = s.retryAfter
+	}
+	return q
+}
