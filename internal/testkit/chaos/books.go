@@ -81,14 +81,14 @@ func (c *cluster) finalState(ctx context.Context, acts []int64, healed time.Time
 		st.activities = append(st.activities, a)
 	}
 	st.readAt = time.Now()
-	rows, err := db.QueryContext(ctx, "SELECT id, activity_id, user_id, status, created_at FROM orders")
+	rows, err := db.QueryContext(ctx, "SELECT id, activity_id, user_id, status, created_at, event_sequence FROM orders")
 	if err != nil {
 		return st, fmt.Errorf("chaos: read orders: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var r orderRow
-		if err := rows.Scan(&r.ID, &r.Activity, &r.User, &r.Status, &r.Created); err != nil {
+		if err := rows.Scan(&r.ID, &r.Activity, &r.User, &r.Status, &r.Created, &r.Events); err != nil {
 			return st, fmt.Errorf("chaos: read orders: %w", err)
 		}
 		st.orders = append(st.orders, r)

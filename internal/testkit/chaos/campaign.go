@@ -166,15 +166,8 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	}
 	defer db.Close()
 	stocks := stock.New(rdb, c.prefix)
-	lw, fw := newLedgerWatch(stocks, all), newFenceWatch(db)
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	var watching sync.WaitGroup
-	watching.Go(func() { every(watchCtx, ledgerEvery, lw.readAll) })
-	watching.Go(func() { every(watchCtx, fenceEvery, fw.read) })
-	defer func() {
-		stopWatch()
-		watching.Wait()
-	}()
+	ws := startWatches(ctx, newLedgerWatch(stocks, all), newFenceWatch(db), newEventWatch(rdb, c.prefix+"events"))
+	defer ws.halt()
 	runCtx, stop := context.WithTimeout(ctx, cfg.Duration)
 	var wg sync.WaitGroup
 	wg.Go(func() { inj.run(runCtx, faults) })
@@ -219,15 +212,8 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if err != nil {
 		return res, err
 	}
-	stopWatch()
-	watching.Wait()
-	lw.readAll(ctx)
-	fw.read(ctx)
-	st.ledger, st.fences = lw.breaks(), fw.wentBack()
-	log.Info("chaos: watched all through", "ledger_reads", lw.reads, "fence_reads", fw.reads)
-	if lw.reads == 0 || fw.reads == 0 {
-		// A watch that never read would pass whatever happened.
-		return res, fmt.Errorf("chaos: the checker never read the ledger (%d reads) or the fences (%d)", lw.reads, fw.reads)
+	if err := ws.finish(ctx, &st, db, log); err != nil {
+		return res, err
 	}
 	ops := h.Ops()
 	res.Ops = len(ops)

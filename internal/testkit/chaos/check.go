@@ -42,6 +42,9 @@ type orderRow struct {
 	User     int64
 	Status   string
 	Created  time.Time // set by the service when it formed the order's batch
+	// Events is the sequence of the order's last event: how many changes
+	// of it committed, its creation included.
+	Events int64
 }
 
 // finalState is what the checker reads once the faults have stopped.
@@ -52,6 +55,7 @@ type finalState struct {
 	ledger     []ledgerBreak // read all through the campaign (ledgerWatch)
 	fences     []fenceBack   // read all through the campaign (fenceWatch)
 	room       int64         // the activity with a waiting room (0: none)
+	events     *eventsRead   // nil: not read (no Redis sink)
 }
 
 // check holds the history and the final state to every invariant.
@@ -82,7 +86,7 @@ func check(h *History, ops []Op, st finalState) []Violation {
 		}
 	}
 	checkWatches(h, ops, st, add)
-	for _, v := range checkRoomOf(ops, h.Faults(), st.room) {
+	for _, v := range append(checkRoomOf(ops, h.Faults(), st.room), checkEventsOf(st)...) {
 		add(v.inv, v.what, v.match)
 	}
 	for _, o := range ops {
