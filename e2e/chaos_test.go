@@ -49,7 +49,7 @@ func chaosMode(seed int64) string {
 // (-chaos.duration=60s) print "no order made during a request that
 // answered nothing was sold"; with the expiry's status condition taken
 // away, seed 320 (-chaos.duration=5m) prints "each expiry gave back
-// exactly one unit". With the group's SKIP LOCKED taken away, no seed
+// exactly its order's units" (then "exactly one unit"). With the group's SKIP LOCKED taken away, no seed
 // tried (100, 102, 115, 519, 60 s) broke the hold-row bound (docs/FAULTS.md
 // says why).
 func TestChaos(t *testing.T) {

@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -81,17 +82,36 @@ func (c *cluster) finalState(ctx context.Context, acts []int64, healed time.Time
 		st.activities = append(st.activities, a)
 	}
 	st.readAt = time.Now()
-	rows, err := db.QueryContext(ctx, "SELECT id, activity_id, user_id, status, created_at, event_sequence FROM orders")
+	st.orders, err = readOrders(ctx, db)
+	return st, err
+}
+
+// readOrders reads every order. An order's units are its quantity, 1 in a
+// database from before quantities (docs/API.md "Quantity per buyer").
+func readOrders(ctx context.Context, db *sql.DB) ([]orderRow, error) {
+	units := "1"
+	var col string
+	switch err := db.QueryRowContext(ctx, "SELECT column_name FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 'orders' AND column_name = 'quantity'").Scan(&col); {
+	case err == nil:
+		units = "quantity"
+	case !errors.Is(err, sql.ErrNoRows):
+		return nil, fmt.Errorf("chaos: read orders: %w", err)
+	}
+	rows, err := db.QueryContext(ctx, "SELECT id, activity_id, user_id, status, created_at, event_sequence, "+units+" FROM orders")
 	if err != nil {
-		return st, fmt.Errorf("chaos: read orders: %w", err)
+		return nil, fmt.Errorf("chaos: read orders: %w", err)
 	}
 	defer rows.Close()
+	var out []orderRow
 	for rows.Next() {
 		var r orderRow
-		if err := rows.Scan(&r.ID, &r.Activity, &r.User, &r.Status, &r.Created, &r.Events); err != nil {
-			return st, fmt.Errorf("chaos: read orders: %w", err)
+		if err := rows.Scan(&r.ID, &r.Activity, &r.User, &r.Status, &r.Created, &r.Events, &r.Units); err != nil {
+			return nil, fmt.Errorf("chaos: read orders: %w", err)
 		}
-		st.orders = append(st.orders, r)
+		out = append(out, r)
 	}
-	return st, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("chaos: read orders: %w", err)
+	}
+	return out, nil
 }

@@ -234,7 +234,27 @@ func logCounted(log *slog.Logger, h *History, ops []Op, res Result, room int64) 
 		"purchases_counted", counted, "bound", HoldBound)
 	_, admitted := checkRoom(ops, h.Faults(), room)
 	log.Info("chaos: the waiting room's admitted purchases held to never sold_out, outside the faults", "activity", room,
-		"requests_counted", admitted)
+		"requests_counted", admitted, "answers", strings.Join(kindsCount(roomAnswers(ops, room)), " "))
+}
+
+// roomAnswers counts the room activity's operations by kind and answer
+// (and queue state): what the room's part of the workload did.
+func roomAnswers(ops []Op, room int64) map[string]int {
+	out := map[string]int{}
+	for _, o := range ops {
+		if o.Activity != room {
+			continue
+		}
+		k := o.Kind + ":" + strings.ReplaceAll(o.Answer(), " ", "_")
+		switch {
+		case o.Unknown:
+			k = o.Kind + ":unknown"
+		case o.QueueState != "":
+			k += ":" + o.QueueState
+		}
+		out[k]++
+	}
+	return out
 }
 
 // newWorkload is the workload of the campaign's activities.

@@ -12,12 +12,12 @@ import (
 // The invariants the checker holds the history and the final state to.
 const (
 	InvNoOversell    = "no unit sold twice"
-	InvRowFor201     = "every 201 has its row"
+	InvRowFor201     = "every 201 has its row, of the units asked for"
 	InvRowHasAnswer  = "a row only for a buyer told it may hold one"
 	InvAnswerTrue    = "no order made during a request that answered nothing was sold"
 	InvOnePerBuyer   = "at most one order per buyer per activity"
 	InvStatusHistory = "every order's status history is legal"
-	InvExpiryOneUnit = "each expiry gave back exactly one unit"
+	InvExpiryOneUnit = "each expiry gave back exactly its order's units"
 	InvBooksBalance  = "the books balance within 30 s of the faults' end, with no command"
 	InvLedger        = "every unit out of Redis's stock is in one receipt"
 	InvFenceForward  = "the database's fence of an activity never goes back"
@@ -45,6 +45,8 @@ type orderRow struct {
 	// Events is the sequence of the order's last event: how many changes
 	// of it committed, its creation included.
 	Events int64
+	// Units is the order's quantity: the units it holds.
+	Units int64
 }
 
 // finalState is what the checker reads once the faults have stopped.
@@ -107,7 +109,7 @@ func check(h *History, ops []Op, st finalState) []Violation {
 		case o.Status == 201:
 			told[b] = true
 			r, ok := byID[o.Order]
-			if !ok || r.Activity != o.Activity || r.User != o.User {
+			if !ok || r.Activity != o.Activity || r.User != o.User || r.Units != int64(max(o.Quantity, 1)) {
 				add(InvRowFor201, fmt.Sprintf("201 with order %s for user %d of activity %d: row %+v (found %v)", o.Order, o.User, o.Activity, r, ok), ofBuyer(b))
 			}
 		case o.Code == "already_purchased", o.Code == "outcome_unknown", o.Unknown:
