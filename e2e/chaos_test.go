@@ -49,9 +49,11 @@ func chaosMode(seed int64) string {
 // (-chaos.duration=60s) print "no order made during a request that
 // answered nothing was sold"; with the expiry's status condition taken
 // away, seed 320 (-chaos.duration=5m) prints "each expiry gave back
-// exactly its order's units" (then "exactly one unit"). With the group's SKIP LOCKED taken away, no seed
-// tried (100, 102, 115, 519, 60 s) broke the hold-row bound (docs/FAULTS.md
-// says why).
+// exactly its order's units" (then "exactly one unit"). With the group's
+// SKIP LOCKED taken away, no seed tried (100, 102, 115, 519, 60 s) broke
+// the hold-row bound (docs/FAULTS.md says why).
+// The waiting room's clients (internal/testkit/chaos/room.go) run beside
+// the main clients, whose choices each seed still draws as before.
 func TestChaos(t *testing.T) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("redis-server is not installed: the campaign runs a Redis of its own (scripts/test.sh installs it)")
