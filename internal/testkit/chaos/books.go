@@ -115,3 +115,25 @@ func readOrders(ctx context.Context, db *sql.DB) ([]orderRow, error) {
 	}
 	return out, nil
 }
+
+// checkUnits counts, from the final order rows, the units each activity's
+// orders hold (created and paid: an order of k holds k), which may not pass
+// its total: the books' own count (seckill.Books) read beside, by the
+// checker.
+func checkUnits(st finalState) []matched {
+	held := map[int64]int64{}
+	for _, r := range st.orders {
+		if r.Status == "created" || r.Status == "paid" {
+			held[r.Activity] += r.Units
+		}
+	}
+	var out []matched
+	for _, a := range st.activities {
+		act, total := a.Books.ActivityID, a.Books.TotalStock
+		if held[act] > total {
+			out = append(out, matched{InvNoOversell, fmt.Sprintf("activity %d: its created and paid orders hold %d units of %d", act, held[act], total),
+				func(o Op) bool { return o.Activity == act && o.Status == 201 }})
+		}
+	}
+	return out
+}

@@ -25,3 +25,23 @@ func TestCheckBooks(t *testing.T) {
 		t.Errorf("invariants broken: %v, want %v", got, want)
 	}
 }
+
+// The units' count fails on orders holding more units than the total, and
+// counts an order of k as k.
+func TestCheckUnits(t *testing.T) {
+	st := finalState{
+		activities: []activityState{{Books: seckill.Books{ActivityID: 1, TotalStock: 5}}},
+		orders: []orderRow{
+			{ID: "a", Activity: 1, Status: "paid", Units: 3},
+			{ID: "b", Activity: 1, Status: "created", Units: 2},
+			{ID: "c", Activity: 1, Status: "expired", Units: 3},
+		},
+	}
+	if got := checkUnits(st); len(got) != 0 {
+		t.Errorf("5 units held of 5: %d violations, want 0", len(got))
+	}
+	st.orders[2].Status = "created"
+	if got := checkUnits(st); len(got) != 1 || got[0].inv != InvNoOversell {
+		t.Errorf("8 units held of 5: %v, want one %q", got, InvNoOversell)
+	}
+}

@@ -88,7 +88,7 @@ func check(h *History, ops []Op, st finalState) []Violation {
 		}
 	}
 	checkWatches(h, ops, st, add)
-	for _, v := range append(checkRoomOf(ops, h.Faults(), st.room), checkEventsOf(st)...) {
+	for _, v := range append(append(checkRoomOf(ops, h.Faults(), st.room), checkEventsOf(st)...), checkUnits(st)...) {
 		add(v.inv, v.what, v.match)
 	}
 	for _, o := range ops {
