@@ -14,8 +14,8 @@ import (
 // who want one at once keep a line waiting; the unpaid orders' expiries
 // give the units back to the next in line.
 const (
-	roomClients = 4
-	roomStock   = 3
+	roomClients = 6
+	roomStock   = 4
 	// admissionTTL is the instances' SECKILL_ADMISSION_TTL: short, so
 	// the admissions let lapse give their unit to the next in line often.
 	admissionTTL = 3 * time.Second
