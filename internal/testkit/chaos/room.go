@@ -31,7 +31,7 @@ func (w *workload) roomClient(ctx context.Context, id int, rng *rand.Rand) {
 	}
 }
 
-// roomVisit is one buyer's visit to the room. One in ten tries to buy
+// roomVisit is one buyer's visit to the room. One in five tries to buy
 // without joining (the room must refuse: 403 not_admitted). The others join
 // and poll queue/mine until admitted (or closed, or roomWait passes); then
 // three in four buy, and the fourth lets its admission lapse, looks at its
@@ -39,7 +39,7 @@ func (w *workload) roomClient(ctx context.Context, id int, rng *rand.Rand) {
 // again). A buyer the history saw admitted and told sold_out, or sold to
 // without an admission, breaks the room's invariants (checkroom.go).
 func (w *workload) roomVisit(ctx context.Context, client int, rng *rand.Rand, b holding) {
-	if rng.IntN(10) == 0 {
+	if rng.IntN(5) == 0 {
 		w.purchase(ctx, client, rng, b)
 		return
 	}
