@@ -206,6 +206,8 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	}); err != nil {
 		return res, fmt.Errorf("chaos: %w", err)
 	}
+	log.Info("chaos: faults over, every fault healed; the room's quiet phase", "settle", quietSettle, "for", quietFor)
+	w.quietRoom(ctx, cfg.Seed, cfg.Clients+len(acts.open)+roomClients)
 	healed := time.Now()
 	log.Info("chaos: faults over, every fault healed; waiting for the books", "faults", res.FaultTable())
 	st, err := c.finalState(ctx, all, healed, db, stocks)

@@ -68,3 +68,19 @@ func (ws *watches) finish(ctx context.Context, st *finalState, db *sql.DB, log *
 	}
 	return nil
 }
+
+// checkWatches reports what the ledger's and the fences' watches found.
+func checkWatches(h *History, ops []Op, st finalState, add func(inv, what string, match func(Op) bool)) {
+	for _, b := range st.ledger {
+		add(InvLedger, fmt.Sprintf("activity %d, stock epoch %d, at %s: %s: off by %d", b.activity, b.epoch, h.at(b.at), b.ledger, b.off),
+			func(o Op) bool {
+				return o.Activity == b.activity && o.Kind == "buy" && o.Complete.After(b.at.Add(-10*time.Second)) && o.Invoke.Before(b.at)
+			})
+	}
+	for _, b := range st.fences {
+		add(InvFenceForward, fmt.Sprintf("activity %d: fence %d at %s, then %d at %s", b.activity, b.from.fence, h.at(b.from.at), b.to.fence, h.at(b.to.at)),
+			func(o Op) bool {
+				return o.Activity == b.activity && o.Kind == "buy" && o.Complete.After(b.from.at.Add(-5*time.Second)) && o.Invoke.Before(b.to.at)
+			})
+	}
+}
