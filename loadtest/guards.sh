@@ -6,7 +6,7 @@
 # when at least one of its seeds reports a violation; `main` runs the same
 # seeds on the tree as it is, where every campaign must report none.
 #
-#   bash loadtest/guards.sh [--only receipt|fence|status|lockread|room|events|main] [--logs DIR]
+#   bash loadtest/guards.sh [--only receipt|fence|status|lockread|room|admit|events|main] [--logs DIR]
 #
 # Each campaign prints `GUARD name seed=N redis=R violations=V` (its whole
 # output in DIR/name-N.log); the last lines are one verdict per guard. The
@@ -21,7 +21,7 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--only) only=$2; shift 2 ;;
 	--logs) logs=$2; mkdir -p "$logs"; shift 2 ;;
-	*) echo "usage: $0 [--only receipt|fence|status|lockread|room|events|main] [--logs DIR]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--only receipt|fence|status|lockread|room|admit|events|main] [--logs DIR]" >&2; exit 2 ;;
 	esac
 done
 
@@ -33,11 +33,12 @@ declare -A seeds=(
 	[status]="320:sentinel 312:sentinel 324:sentinel 313:cluster"
 	[lockread]="107:cluster 108:sentinel 104:sentinel 106:sentinel"
 	[room]="4810:sentinel 4808:sentinel"
+	[admit]="4812:sentinel"
 	[events]="4808:sentinel"
 	[main]="318:sentinel 320:sentinel"
 )
-declare -A duration=([receipt]=3m [fence]=3m [status]=5m [lockread]=60s [room]=150s [events]=60s [main]=3m)
-order="receipt fence status lockread room events main"
+declare -A duration=([receipt]=3m [fence]=3m [status]=5m [lockread]=60s [room]=150s [admit]=60s [events]=60s [main]=3m)
+order="receipt fence status lockread room admit events main"
 [ -z "$only" ] || order=$only
 
 # replace FILE FROM TO replaces the one occurrence of the literal FROM; a
@@ -75,6 +76,8 @@ mutate_room() {
 	replace internal/purchase/rooms.go 'case !on || admitted:' 'case true, !on, admitted:'
 	replace internal/stock/deduct.lua "if #ARGV >= 3 and redis.call('HGET', KEYS[4], 'on') == '1' then" 'if false then'
 }
+# Open admissions counted against the units left: the room admits two more.
+mutate_admit() { replace internal/waitingroom/admit.lua 'local k = math.min(left - open, ' 'local k = math.min(left - open + 2, '; }
 # The order event of a status change: an expiry writes none.
 mutate_events() {
 	replace internal/order/events.go '	ev, err := newEventRow(row.order(), row.EventSequence, now())' \
