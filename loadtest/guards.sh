@@ -74,10 +74,10 @@ mutate_lockread() {
 # before the deduct and in it (seeds of 2026-11-27, by hand: docs/FAULTS.md).
 mutate_room() {
 	replace internal/purchase/rooms.go 'case !on || admitted:' 'case true, !on, admitted:'
-	replace internal/stock/deduct.lua "if #ARGV >= 3 and redis.call('HGET', KEYS[4], 'on') == '1' then" 'if false then'
+	replace internal/stock/deduct.lua "if n > 0 and redis.call('HGET', KEYS[4], 'on') == '1' then" 'if false then'
 }
 # Open admissions counted against the units left: the room admits two more.
-mutate_admit() { replace internal/waitingroom/admit.lua 'local k = math.min(left - open, ' 'local k = math.min(left - open + 2, '; }
+mutate_admit() { replace internal/waitingroom/admit.lua 'local places = math.floor(free / hold)' 'local places = math.floor(free / hold) + 2'; }
 # The order event of a status change: an expiry writes none.
 mutate_events() {
 	replace internal/order/events.go '	ev, err := newEventRow(row.order(), row.EventSequence, now())' \

@@ -72,7 +72,7 @@ type Config struct {
 	Activities int
 	Stock      int64
 	// Quantity is the per_user_limit of the last of the Activities: its
-	// buyers ask for 1..Quantity units (default 1: one unit a buyer).
+	// buyers ask for 1..Quantity units (default 3; 1: one unit a buyer).
 	Quantity int
 	// PaymentWindow of the instances (default 4s).
 	PaymentWindow time.Duration
@@ -285,6 +285,9 @@ func withDefaults(cfg Config) Config {
 	}
 	if cfg.Stock == 0 {
 		cfg.Stock = 12
+	}
+	if cfg.Quantity == 0 {
+		cfg.Quantity = 3
 	}
 	if cfg.PaymentWindow == 0 {
 		cfg.PaymentWindow = 4 * time.Second
