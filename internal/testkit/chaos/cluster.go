@@ -42,7 +42,8 @@ type cluster struct {
 	userStub    *usercheck.Stub
 	payStub     *payment.Stub
 	servers     []*http.Server
-	prefix      string // of the instances' Redis keys
+	prefix      string  // of the instances' Redis keys
+	prices      *sql.DB // the payment stub's reads of the orders' quantities
 }
 
 func (c *cluster) storeName() string {
@@ -232,7 +233,7 @@ func (c *cluster) createActivities(ctx context.Context) (acts activities, err er
 func (c *cluster) createActivity(ctx context.Context, client *http.Client, name string, stock int64, extra string) (int64, error) {
 	now := time.Now().UTC()
 	// Priced, as payments on under the secure defaults require; the stub
-	// answers that price (chaosPrice).
+	// answers that price (cluster.price).
 	body := fmt.Sprintf(`{"name":%q,"total_stock":%d,"price_minor":%d,"currency":%q,"starts_at":%q,"ends_at":%q%s}`, name, stock, chaosPriceMinor, chaosCurrency,
 		now.Add(-time.Minute).Format(time.RFC3339), now.Add(24*time.Hour).Format(time.RFC3339), extra)
 	req, _ := http.NewRequestWithContext(ctx, "POST", c.instances[0].url+"/admin/v1/activities", strings.NewReader(body))
@@ -293,6 +294,9 @@ func (c *cluster) close() {
 	if c.payStub != nil {
 		c.payStub.Close()
 	}
+	if c.prices != nil {
+		_ = c.prices.Close()
+	}
 	for _, ps := range c.links {
 		for _, p := range ps {
 			_ = p.Close()
@@ -320,9 +324,20 @@ const (
 	chaosCurrency   = "CNY"
 )
 
-// chaosPrice is the payment stub's price of every order.
-func chaosPrice(context.Context, string) (int64, string, bool, error) {
-	return chaosPriceMinor, chaosCurrency, true, nil
+// price is the payment stub's amount of an order: the price of each of
+// its units (chaosPriceMinor) times its quantity, read from the campaign's
+// database past the service's link and its faults (docs/API.md "Quantity
+// per buyer": a payment proves amount_minor).
+func (c *cluster) price(ctx context.Context, orderID string) (int64, string, bool, error) {
+	var quantity int64
+	err := c.prices.QueryRowContext(ctx, "SELECT quantity FROM orders WHERE id = ?", orderID).Scan(&quantity)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return 0, "", false, nil
+	case err != nil:
+		return 0, "", false, fmt.Errorf("chaos: the price of order %s: %w", orderID, err)
+	}
+	return quantity * chaosPriceMinor, chaosCurrency, true, nil
 }
 
 // servePayments starts the payment stub, naming the campaign's merchant and
@@ -333,7 +348,10 @@ func (c *cluster) servePayments() (string, error) {
 		return "", fmt.Errorf("chaos: %w", err)
 	}
 	c.payStub.SetMerchantID(chaosMerchant)
-	c.payStub.SetPriceLookup(chaosPrice)
+	if c.prices, err = sql.Open("mysql", c.db.dsn); err != nil {
+		return "", fmt.Errorf("chaos: %w", err)
+	}
+	c.payStub.SetPriceLookup(c.price)
 	addr, err := c.serve(c.payStub)
 	if err != nil {
 		return "", err

@@ -2,7 +2,6 @@ package chaos
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -317,8 +316,11 @@ func (w *workload) watch(ctx context.Context, client int, rng *rand.Rand, b hold
 
 func (w *workload) callback(client int, rng *rand.Rand, b holding) {
 	body, _ := json.Marshal(map[string]string{"order_id": b.order})
-	sig := hex.EncodeToString(payment.Sign(w.c.cfg.paymentSecret, body))
-	w.send(client, rng, Op{Kind: "callback", Activity: b.activity, User: b.user, Order: b.order}, "POST", "/api/v1/payments/callback", body, "X-Signature", sig)
+	// Timestamped, as the secure defaults require
+	// (SECKILL_PAYMENT_REQUIRE_TIMESTAMP): a body-only signature is 401.
+	ts, sig := payment.SignAt(w.c.cfg.paymentSecret, body, time.Now())
+	w.send(client, rng, Op{Kind: "callback", Activity: b.activity, User: b.user, Order: b.order}, "POST", "/api/v1/payments/callback", body,
+		"X-Signature", sig, "X-Signature-Timestamp", ts)
 }
 
 // operate is an operator's preload, audit or reconcile of an activity.
