@@ -224,30 +224,37 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	}
 	st.room = acts.room
 	res.Violations = check(h, ops, st)
-	logCounted(log, h, ops, res, acts.room)
+	logCounted(log, h, ops, res, acts.room, w.limits)
 	return res, nil
 }
 
 // logCounted logs how many purchases the invariants that look at some of
 // them held to their bound: a count near 0 would pass whatever happened.
-func logCounted(log *slog.Logger, h *History, ops []Op, res Result, room int64) {
+func logCounted(log *slog.Logger, h *History, ops []Op, res Result, room int64, limits map[int64]int) {
 	_, counted := checkHoldRows(ops, h.Faults(), HoldBound)
 	log.Info("chaos: buyers of other activities during the hold-rows", "hold_rows", res.Faults[HoldRow],
 		"purchases_counted", counted, "bound", HoldBound)
 	_, admitted := checkRoom(ops, h.Faults(), room)
 	log.Info("chaos: the waiting room's admitted purchases held to never sold_out, outside the faults", "activity", room,
-		"requests_counted", admitted, "answers", strings.Join(kindsCount(roomAnswers(ops, room)), " "))
+		"requests_counted", admitted, "answers", strings.Join(kindsCount(answersOf(ops, room)), " "))
+	for act, limit := range limits {
+		log.Info("chaos: the answers on the activity sold by quantity", "activity", act, "per_user_limit", limit,
+			"answers", strings.Join(kindsCount(answersOf(ops, act)), " "))
+	}
 }
 
-// roomAnswers counts the room activity's operations by kind and answer
-// (and queue state): what the room's part of the workload did.
-func roomAnswers(ops []Op, room int64) map[string]int {
+// answersOf counts an activity's operations by kind and answer (and queue
+// state, and the units a buy asked for): what the workload did there.
+func answersOf(ops []Op, act int64) map[string]int {
 	out := map[string]int{}
 	for _, o := range ops {
-		if o.Activity != room {
+		if o.Activity != act {
 			continue
 		}
 		k := o.Kind + ":" + strings.ReplaceAll(o.Answer(), " ", "_")
+		if o.Quantity > 0 {
+			k = fmt.Sprintf("%s:x%d", k, o.Quantity)
+		}
 		switch {
 		case o.Unknown:
 			k = o.Kind + ":unknown"
