@@ -166,13 +166,14 @@ answered_orders() {
 		}'
 }
 
-# units_books: one line "ACTIVITY_ID TOTAL_STOCK UNITS" per activity of
-# the run's database (sql, the caller's), UNITS the sum of the quantity of
-# its created and paid orders: the units sold and not given back, read with
-# SQL rather than through the service.
+# units_books: one line "ACTIVITY_ID TOTAL_STOCK UNITS ORDERS" per activity
+# of the run's database (sql, the caller's), UNITS the sum of the quantity
+# of its created and paid orders (the units sold and not given back), ORDERS
+# their count; read with SQL rather than through the service.
 units_books() {
 	sql -e "SELECT a.id, a.total_stock,
-		COALESCE(SUM(CASE WHEN o.status IN ('created', 'paid') THEN o.quantity ELSE 0 END), 0)
+		COALESCE(SUM(CASE WHEN o.status IN ('created', 'paid') THEN o.quantity ELSE 0 END), 0),
+		COUNT(CASE WHEN o.status IN ('created', 'paid') THEN 1 END)
 		FROM activities a LEFT JOIN orders o ON o.activity_id = a.id GROUP BY a.id, a.total_stock ORDER BY a.id" "$db"
 }
 
