@@ -102,40 +102,58 @@ func roomFixture(t *testing.T, total int64) (*Service, *toxic.Proxy, seckill.Act
 	t.Cleanup(func() { _ = p.Close() })
 	cfg.Addr = p.Addr()
 	cfg.Timeout = 300 * time.Millisecond
+	s := roomInstanceOn(t, cfg, testenv.Prefix(t), time.Second, nil)
+	return s, p, openRoom(t, s, total)
+}
+
+// roomInstanceOn is a service instance with waiting rooms on the real
+// Redis, under prefix, and the database cfg names, with a lease of lockTTL
+// and the verifier users (nil: approve all).
+func roomInstanceOn(t *testing.T, cfg *mysql.Config, prefix string, lockTTL time.Duration, users usercheck.Verifier) *Service {
+	t.Helper()
 	orders, err := order.Open(context.Background(), cfg.FormatDSN(), order.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = orders.Close() })
-	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
+	rdb := testenv.Redis(t)
 	locks := lock.New(rdb, nil)
 	t.Cleanup(func() { _ = locks.Close() })
-	store := waitingroom.NewStore(rdb, prefix, 0, 0)
-	rooms, err := waitingroom.New(waitingroom.Config{}, waitingroom.Deps{Store: store})
+	if users == nil {
+		users = usercheck.ApproveAll{}
+	}
+	rooms, err := waitingroom.New(waitingroom.Config{}, waitingroom.Deps{Store: waitingroom.NewStore(rdb, prefix, 0, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Config{LockTTL: time.Second, UserCheckTimeout: 100 * time.Millisecond, KeyPrefix: prefix},
-		Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, prefix), Orders: orders, Catalog: catalog.New(orders, nil), Users: usercheck.ApproveAll{}, Rooms: rooms})
+	s, err := New(Config{LockTTL: lockTTL, UserCheckTimeout: lockTTL / 2, KeyPrefix: prefix},
+		Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, prefix), Orders: orders, Catalog: catalog.New(orders, nil), Users: users, Rooms: rooms})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// openRoom creates an activity of total units with a waiting room, opens
+// the room and loads the stock.
+func openRoom(t *testing.T, s *Service, total int64) seckill.Activity {
+	t.Helper()
 	ctx := context.Background()
 	now := time.Now()
-	a, err := orders.CreateActivity(ctx, seckill.Activity{Name: "room", TotalStock: total, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour),
+	a, err := s.orders.CreateActivity(ctx, seckill.Activity{Name: "room", TotalStock: total, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour),
 		WaitingRoom: &seckill.WaitingRoom{OpensAt: now.Add(-time.Hour)}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	w := waitingroom.Window{OpensAt: a.WaitingRoom.OpensAt, StartsAt: a.StartsAt, EndsAt: a.EndsAt, Seed: a.WaitingRoom.Seed}
-	if err := store.Open(ctx, a.ID, w); err != nil {
+	if err := waitingroom.NewStore(s.redis, s.cfg.KeyPrefix, 0, 0).Open(ctx, a.ID, w); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.stock.Load(ctx, a.ID, total, 1); err != nil {
 		t.Fatal(err)
 	}
-	return s, p, a
+	return a
 }
 
 // codeOf is the contract's code of err, "" when it has none.
