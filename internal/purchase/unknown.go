@@ -40,9 +40,10 @@ type unknownBatch struct {
 }
 
 type unknownItem struct {
-	ID     string `json:"id"`
-	UserID int64  `json:"user_id"`
-	Key    string `json:"key,omitempty"`
+	ID       string `json:"id"`
+	UserID   int64  `json:"user_id"`
+	Key      string `json:"key,omitempty"`
+	Quantity int64  `json:"quantity,omitempty"`
 }
 
 // unknownName names the batch of grant g.
@@ -71,7 +72,7 @@ func (s *sale) rememberUnknown() {
 	fields := make([]any, 0, 2*len(s.placed))
 	name := unknownName(s.g)
 	for k, o := range s.placed {
-		ub.Orders[k] = unknownItem{ID: o.ID, UserID: o.UserID, Key: o.IdempotencyKey}
+		ub.Orders[k] = unknownItem{ID: o.ID, UserID: o.UserID, Key: o.IdempotencyKey, Quantity: o.Quantity}
 		fields = append(fields, strconv.FormatInt(o.UserID, 10), name)
 	}
 	body, err := json.Marshal(ub)
@@ -151,7 +152,7 @@ func (ub unknownBatch) sale(ctx context.Context, s *Service, a seckill.Activity)
 		g: stock.Grant{Fence: ub.Fence, Token: ub.Token}, approved: make([]int, n), placed: make([]seckill.Order, n)}
 	for k, o := range ub.Orders {
 		sl.approved[k] = k
-		sl.placed[k] = seckill.Order{ID: o.ID, ActivityID: a.ID, UserID: o.UserID, IdempotencyKey: o.Key, Fence: ub.Fence}
+		sl.placed[k] = seckill.Order{ID: o.ID, ActivityID: a.ID, UserID: o.UserID, IdempotencyKey: o.Key, Quantity: o.Quantity, Fence: ub.Fence}
 	}
 	return sl
 }
