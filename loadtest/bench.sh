@@ -58,7 +58,7 @@
 # SECKILL_REDIS_WAIT_REPLICAS=1" runs it on a primary with a replica and
 # WAITs for it (docs/DEPLOY.md). The bench reads that Redis directly, so
 # SECKILL_REDIS_URL must name one node (SECKILL_REDIS_MODE single).
-# Every run also follows the order events (issue 47): the first instance's
+# Every run also follows the order events (docs/DEPLOY.md): the first instance's
 # seckill_events_oldest_pending_seconds read every 0.5 s while wrk runs (its
 # p99 and max; the gauge is the backlog of every instance, measured once a
 # second), and the outbox rows of the run's activities still unsent 2 s
