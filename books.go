@@ -13,8 +13,8 @@ type Books struct {
 	// Sold is the activity row's count of units sold (activities.sold),
 	// which every order write and expiry moves in its own transaction.
 	Sold int64
-	// Held is the count of order rows that hold a unit (HoldsUnit: created
-	// and paid).
+	// Held is the units held by the order rows that hold units (HoldsUnit:
+	// created and paid): their quantities summed.
 	Held int64
 	// Rows is the count of all the activity's order rows, whatever their
 	// status; Paid and Expired count those paid and expired.
@@ -56,7 +56,7 @@ func (b Books) Violations() []Violation {
 		vs = append(vs, Violation{Check: check, Message: fmt.Sprintf("activity %d: ", b.ActivityID) + fmt.Sprintf(format, args...)})
 	}
 	if b.Held > b.TotalStock {
-		add(CheckOversold, "%d orders hold a unit of %d: oversold by %d", b.Held, b.TotalStock, b.Held-b.TotalStock)
+		add(CheckOversold, "orders hold %d units of %d: oversold by %d", b.Held, b.TotalStock, b.Held-b.TotalStock)
 	}
 	if b.DuplicateUsers > 0 {
 		add(CheckDuplicateUsers, "%d users hold more than one order", b.DuplicateUsers)
@@ -68,11 +68,11 @@ func (b Books) Violations() []Violation {
 		add(CheckRedisNegative, "Redis remaining is %d (negative)", b.RedisRemaining)
 	}
 	if b.RedisLoaded && b.Held+b.RedisRemaining != b.TotalStock {
-		add(CheckImbalance, "%d orders holding a unit + %d remaining in Redis != total %d (off by %+d)",
+		add(CheckImbalance, "%d units held by orders + %d remaining in Redis != total %d (off by %+d)",
 			b.Held, b.RedisRemaining, b.TotalStock, b.Imbalance())
 	}
 	if b.Sold != b.Held {
-		add(CheckSold, "activities.sold is %d, %d orders hold a unit", b.Sold, b.Held)
+		add(CheckSold, "activities.sold is %d, orders hold %d units", b.Sold, b.Held)
 	}
 	return vs
 }

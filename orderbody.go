@@ -11,12 +11,18 @@ type OrderBody struct {
 	ActivityID int64  `json:"activity_id"`
 	UserID     int64  `json:"user_id"`
 	Status     string `json:"status"`
-	CreatedAt  string `json:"created_at"`
-	PayBy      string `json:"pay_by,omitempty"`  // absent while payments are off
-	PaidAt     string `json:"paid_at,omitempty"` // on paid and refund_required orders
+	// Quantity is the units the order holds (docs/API.md "Quantity per
+	// buyer"): always there, 1 for a one-unit order.
+	Quantity  int64  `json:"quantity"`
+	CreatedAt string `json:"created_at"`
+	PayBy     string `json:"pay_by,omitempty"`  // absent while payments are off
+	PaidAt    string `json:"paid_at,omitempty"` // on paid and refund_required orders
 	// The price the unit was sold at, which a payment must match; absent
 	// when the activity had no price.
-	PriceMinor   int64  `json:"price_minor,omitempty"`
+	PriceMinor int64 `json:"price_minor,omitempty"`
+	// AmountMinor is quantity x price_minor, what a payment must prove;
+	// absent with the price.
+	AmountMinor  int64  `json:"amount_minor,omitempty"`
 	Currency     string `json:"currency,omitempty"`
 	RefundReason string `json:"refund_reason,omitempty"` // on refund_required and refunded orders
 }
@@ -28,10 +34,12 @@ func (o Order) Body() OrderBody {
 		ActivityID:   o.ActivityID,
 		UserID:       o.UserID,
 		Status:       o.Status,
+		Quantity:     o.Units(),
 		CreatedAt:    FormatTime(o.CreatedAt),
 		PayBy:        FormatOptionalTime(o.PayBy),
 		PaidAt:       FormatOptionalTime(o.PaidAt),
 		PriceMinor:   o.PriceMinor,
+		AmountMinor:  o.AmountMinor(),
 		Currency:     o.Currency,
 		RefundReason: o.RefundReason,
 	}

@@ -42,6 +42,26 @@ type Activity struct {
 	// PausedAt is when ops paused the sale (docs/API.md "Stopping a
 	// sale"); zero while it is not paused.
 	PausedAt time.Time
+	// PerUserLimit is how many units one buyer may take in the one order
+	// they may hold (docs/API.md "Quantity per buyer"); 0 means 1.
+	PerUserLimit int64
+}
+
+// Limits of an activity's per-user limit (docs/API.md "Quantity per buyer").
+const (
+	DefaultPerUserLimit = 1
+	MaxPerUserLimit     = 100
+)
+
+// Limit is the most units one buyer may take: PerUserLimit, at least 1.
+func (a Activity) Limit() int64 { return max(a.PerUserLimit, DefaultPerUserLimit) }
+
+// ValidatePerUserLimit checks a per-user limit as ops give it.
+func ValidatePerUserLimit(n int64) error {
+	if n < 1 || n > MaxPerUserLimit {
+		return Errorf(EInvalid, "per_user_limit must be an integer in 1..%d", MaxPerUserLimit)
+	}
+	return nil
 }
 
 // WaitingRoom lets buyers in by a fair line instead of by speed (docs/API.md
@@ -206,7 +226,17 @@ type Order struct {
 	// RefundReason says why a refund_required (or refunded) order must be
 	// refunded, one of the RefundReason values; "" on other orders.
 	RefundReason string
+	// Quantity is the units the order holds; 0 means 1 (an order built
+	// before quantities, or by a caller that sets none).
+	Quantity int64
 }
+
+// Units is the units the order holds: its quantity, at least 1.
+func (o Order) Units() int64 { return max(o.Quantity, 1) }
+
+// AmountMinor is what a payment of the order must prove: its units times
+// the price each was sold at (0 when the activity had no price).
+func (o Order) AmountMinor() int64 { return o.Units() * o.PriceMinor }
 
 // Why an order's payment must be refunded.
 const (
@@ -291,6 +321,12 @@ func holdsMessage(status string) string {
 // Ended is the EEnded answer for activity a.
 func Ended(a Activity) *Error {
 	return Errorf(EEnded, "the sale ended at %s", a.EndsAt.UTC().Format(time.RFC3339))
+}
+
+// NotEnoughStock is the ENotEnoughStock answer: left units were left,
+// fewer than the buyer asked for; nothing was sold.
+func NotEnoughStock(left int64) *Error {
+	return &Error{Code: ENotEnoughStock, Message: fmt.Sprintf("only %d units are left, fewer than asked for; nothing was sold: buy fewer", left), RemainingStock: left}
 }
 
 // SalePaused is the EPaused answer: ops paused the sale; nothing was sold.
@@ -389,6 +425,9 @@ type Error struct {
 	OrderStatus string
 	// RetryAfter is set with EBusy and EUnavailable: when to come back.
 	RetryAfter time.Duration
+	// RemainingStock is set with ENotEnoughStock: the units left as the
+	// service saw them.
+	RemainingStock int64
 	// Err is the cause, kept for logs and errors.Is; never shown to clients.
 	Err error
 }

@@ -13,7 +13,13 @@ type BuyRequest struct {
 	// IdempotencyKey, when not empty, makes a repeat by the same user return
 	// the first request's order.
 	IdempotencyKey string
+	// Quantity is the units asked for, 1..the activity's per-user limit;
+	// 0 means 1.
+	Quantity int64
 }
+
+// Units is the units asked for: Quantity, at least 1.
+func (r BuyRequest) Units() int64 { return max(r.Quantity, 1) }
 
 // ActivityView is an activity with its live stock.
 type ActivityView struct {
@@ -36,10 +42,11 @@ type RoomView struct {
 type Audit struct {
 	ActivityID     int64
 	TotalStock     int64
-	Orders         int64
+	Orders         int64 // created and paid orders
+	Units          int64 // the units those orders hold
 	RedisRemaining int64 // 0 when Redis holds no stock for the activity
-	Oversold       bool  // Orders > TotalStock
-	Consistent     bool  // Orders + RedisRemaining == TotalStock
+	Oversold       bool  // Units > TotalStock
+	Consistent     bool  // Units + RedisRemaining == TotalStock
 	// AdmittedOpen is the waiting room's admissions given and not used up
 	// or lapsed; 0 without a room.
 	AdmittedOpen int64

@@ -23,7 +23,11 @@
 #                          [--activities "1 20 200"] [--instances "1 3"] [--floor]
 #                          [--pprof] [--verify approve|stub] [--crowd N] [--crowd-stock N]
 #                          [--env "NAME=VALUE ..."] [--galera] [--keep] [--seckill BIN]
-#                          [--db-prefix P]
+#                          [--db-prefix P] [--quantity K]
+# --quantity K sends {"quantity":K} with every purchase (default: no body,
+# one unit), on activities with per_user_limit K when K is above 1; the
+# stock is then --stock units, K a buyer. --quantity 1 sends the body to a
+# build of any date (one before quantities accepts quantity 1 only).
 # --db-prefix P names the run's database P<run id> (default seckill_bench_): the
 # scripts' own MariaDB user (scripts/services.sh) may create seckill_*
 # databases only; another prefix needs SECKILL_DB_USER and
@@ -71,7 +75,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-db_prefix=seckill_bench_ conns="4 64 256" activities=1 instances=1 pprof=0 floor=0 duration=15s stock=1000000 verify=approve crowd=3000 crowd_stock=1000 keep=0 extra_env=() db_port=3306 seckill_bin=""
+db_prefix=seckill_bench_ conns="4 64 256" activities=1 instances=1 pprof=0 floor=0 duration=15s stock=1000000 verify=approve crowd=3000 crowd_stock=1000 keep=0 extra_env=() db_port=3306 seckill_bin="" quantity=""
 die() { echo "bench.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -88,6 +92,7 @@ while [ $# -gt 0 ]; do
 	--env) read -ra kvs <<<"${2:?}"; extra_env+=("${kvs[@]}"); shift 2 ;;
 	--keep) keep=1; shift ;;
 	--seckill) seckill_bin=${2:?}; shift 2 ;;
+	--quantity) quantity=${2:?}; [[ "$quantity" =~ ^[1-9][0-9]?$|^100$ ]] || die "--quantity takes 1..100, not $quantity"; shift 2 ;;
 	--db-prefix) db_prefix=${2:?}; [[ "$db_prefix" =~ ^[A-Za-z0-9_]{1,40}$ ]] || die "--db-prefix takes letters, digits and _ (at most 40), not $db_prefix"; shift 2 ;;
 	--galera) db_port=3310; shift ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -194,11 +199,16 @@ redis_pid=$(redis INFO server | awk -F: '/^process_id:/ {print $2 + 0}')
 [ -r "/proc/${redis_pid:-0}/stat" ] || log "Redis's process ${redis_pid:-?} is not on this machine: its CPU reads 0"
 log "service $base (pid $svc_pid, $max_instances instance(s)), verification: $verify, database $db, Redis $redis_node${extra_env[*]:+, settings: ${extra_env[*]}}"
 
+# An activity's per-buyer limit: only above 1 (a build before quantities
+# knows no such field).
+limit_field=""
+[ "${quantity:-1}" = 1 ] || limit_field=",\"per_user_limit\":$quantity"
+export BENCH_QUANTITY=$quantity
 new_activity() { # stock -> id
 	local now ends
 	now=$(date -u -d '-1 minute' +%Y-%m-%dT%H:%M:%SZ) ends=$(date -u -d '+1 hour' +%Y-%m-%dT%H:%M:%SZ)
 	curl -fsS -X POST "$admin/admin/v1/activities" -H "Authorization: Bearer $admin_token" \
-		-d "{\"name\":\"bench\",\"total_stock\":$1,\"starts_at\":\"$now\",\"ends_at\":\"$ends\"}" | jq -r .id
+		-d "{\"name\":\"bench\",\"total_stock\":$1,\"starts_at\":\"$now\",\"ends_at\":\"$ends\"$limit_field}" | jq -r .id
 }
 rss_mb() { awk '/^VmRSS/ {printf "%d", $2 / 1024}' "/proc/$svc_pid/status"; }
 # scrape FILE: the first instance's metrics, for the batch timeline
@@ -351,7 +361,7 @@ else
 	[ "$(jq '.activities | length' "$logs/books.json")" -gt 0 ] || bad+=("no activity could be read from database $db")
 fi
 echo
-echo "Hot activities (requests round-robin over them), verification: $verify,${extra_env[*]:+ ${extra_env[*]},} wrk -t2 -d$duration (one wrk -t1 per instance when several), distinct buyers, no retries ($(nproc) cores shared by wrk, the service, Redis and MariaDB):"
+echo "Hot activities (requests round-robin over them), verification: $verify,${extra_env[*]:+ ${extra_env[*]},}${quantity:+ every purchase {\"quantity\":$quantity\},} wrk -t2 -d$duration (one wrk -t1 per instance when several), distinct buyers, no retries ($(nproc) cores shared by wrk, the service, Redis and MariaDB):"
 echo
 "$metrictable" orders "$runs"
 echo

@@ -61,7 +61,7 @@ type booksOutput struct {
 type activityBooks struct {
 	ActivityID     int64  `json:"activity_id"`
 	TotalStock     int64  `json:"total_stock"`
-	Held           int64  `json:"held"` // orders created or paid
+	Held           int64  `json:"held"` // units held by orders created or paid
 	Sold           int64  `json:"sold"` // activities.sold
 	Rows           int64  `json:"rows"` // orders in any status
 	Paid           int64  `json:"paid"`

@@ -184,7 +184,7 @@ func orderPrices(orders *order.Store) payment.PriceLookup {
 		case err != nil:
 			return 0, "", false, err
 		}
-		return o.PriceMinor, o.Currency, o.PriceMinor > 0, nil
+		return o.AmountMinor(), o.Currency, o.PriceMinor > 0, nil
 	}
 }
 

@@ -34,11 +34,11 @@ func (s *Service) view(ctx context.Context, a seckill.Activity) (seckill.Activit
 	remaining, paused, err := s.stock.RemainingPaused(ctx, a.ID)
 	if err != nil {
 		paused = paused || !a.PausedAt.IsZero()
-		n, cerr := s.orders.CountOrders(ctx, a.ID)
+		_, units, cerr := s.orders.CountHeld(ctx, a.ID)
 		if cerr != nil {
 			return seckill.ActivityView{}, seckill.Unavailable("neither Redis nor the database answered", errors.Join(err, cerr))
 		}
-		remaining = max(a.TotalStock-n, 0)
+		remaining = max(a.TotalStock-units, 0)
 	}
 	return seckill.ActivityView{Activity: a, Remaining: remaining, Status: a.StatusAt(s.now(), remaining), Room: s.roomView(ctx, a),
 		Paused: paused}, nil
@@ -87,7 +87,7 @@ func (s *Service) Audit(ctx context.Context, id int64) (seckill.Audit, error) {
 	if err != nil {
 		return seckill.Audit{}, err
 	}
-	n, err := s.orders.CountOrders(ctx, id)
+	n, units, err := s.orders.CountHeld(ctx, id)
 	if err != nil {
 		return seckill.Audit{}, seckill.DatabaseDown(err)
 	}
@@ -98,11 +98,12 @@ func (s *Service) Audit(ctx context.Context, id int64) (seckill.Audit, error) {
 	case err != nil:
 		return seckill.Audit{}, seckill.RedisDown(err)
 	}
-	b := seckill.Books{ActivityID: id, TotalStock: a.TotalStock, Held: n, RedisRemaining: remaining, RedisLoaded: true}
+	b := seckill.Books{ActivityID: id, TotalStock: a.TotalStock, Held: units, RedisRemaining: remaining, RedisLoaded: true}
 	out := seckill.Audit{
 		ActivityID:     id,
 		TotalStock:     a.TotalStock,
 		Orders:         n,
+		Units:          units,
 		RedisRemaining: remaining,
 		Oversold:       b.Oversold() > 0,
 		Consistent:     b.Imbalance() == 0,

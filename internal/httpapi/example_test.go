@@ -20,6 +20,6 @@ func ExampleNewServer() {
 	h.ServeHTTP(rec, httptest.NewRequest("POST", "/admin/v1/activities/1/preload", nil))
 	fmt.Println(rec.Code, rec.Body)
 	// Output:
-	// 201 {"order_id":"ord-1","activity_id":1,"user_id":42,"status":"created","created_at":"2026-11-22T10:05:00Z"}
+	// 201 {"order_id":"ord-1","activity_id":1,"user_id":42,"status":"created","quantity":1,"created_at":"2026-11-22T10:05:00Z"}
 	// 403 {"error":{"code":"admin_disabled","message":"the ops API is disabled: no admin token is configured"}}
 }

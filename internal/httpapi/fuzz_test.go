@@ -97,12 +97,12 @@ func FuzzIdempotencyKey(f *testing.F) {
 }
 
 func FuzzDecodePurchaseBody(f *testing.F) {
-	for _, s := range []string{"", " ", "{}", `{"quantity":1}`, `{"quantity":2}`, `{"quantity":null}`, `{"quantity":1.0}`,
+	for _, s := range []string{"", " ", "{}", `{"quantity":1}`, `{"quantity":2}`, `{"quantity":100}`, `{"quantity":101}`, `{"quantity":0}`, `{"quantity":-1}`, `{"quantity":1e1}`, `{"quantity":null}`, `{"quantity":1.0}`,
 		`{"Quantity":1}`, `{"quantity":1,"quantity":1}`, `{}{}`, `[]`, "{\"\xff\":1}", `{"quantity":"1"}`, `{"a":{"b":[1,2,{"c":null}]}}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		err := decodePurchaseBody(body)
+		q, err := decodePurchaseBody(body)
 		if err != nil {
 			if !isInvalid(err) {
 				t.Fatalf("error %v, want invalid_request", err)
@@ -116,14 +116,15 @@ func FuzzDecodePurchaseBody(f *testing.F) {
 		if len(bytes.Trim(body, " \t\r\n")) == 0 {
 			return
 		}
-		// Accepted: one valid UTF-8 JSON object whose only member is quantity 1.
+		// Accepted: one valid UTF-8 JSON object whose only member is a
+		// quantity in 1..100, the one returned.
 		var members map[string]json.RawMessage
 		if !utf8.Valid(body) || json.Unmarshal(body, &members) != nil || members == nil {
 			t.Fatalf("accepted %q, which is not one JSON object", body)
 		}
 		for k, v := range members {
-			if k != "quantity" || string(v) != "1" {
-				t.Fatalf("accepted %q with member %q: %s", body, k, v)
+			if k != "quantity" || string(v) != strconv.FormatInt(q, 10) || q < 1 || q > seckill.MaxPerUserLimit {
+				t.Fatalf("accepted %q with member %q: %s (quantity %d)", body, k, v, q)
 			}
 		}
 	})

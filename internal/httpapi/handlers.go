@@ -25,6 +25,8 @@ type activityResponse struct {
 	Status         string `json:"status"`
 	PriceMinor     int64  `json:"price_minor,omitempty"` // absent when the activity has no price
 	Currency       string `json:"currency,omitempty"`
+	// PerUserLimit is always there (docs/API.md "Quantity per buyer").
+	PerUserLimit int64 `json:"per_user_limit"`
 	// WaitingRoom is absent when the activity has none.
 	WaitingRoom *roomResponse `json:"waiting_room,omitempty"`
 	// Announced is shown false to ops for an activity hidden from buyers
@@ -45,6 +47,7 @@ func newActivityResponse(v seckill.ActivityView) activityResponse {
 		Status:         v.Status,
 		PriceMinor:     v.PriceMinor,
 		Currency:       v.Currency,
+		PerUserLimit:   v.Limit(),
 		WaitingRoom:    newRoomResponse(v.Room),
 		Announced:      announced(v.Activity),
 		Paused:         v.Paused,
@@ -111,8 +114,9 @@ func handleBuy(svc Service) gin.HandlerFunc {
 			return
 		}
 		body, err := readBody(c.Request)
+		var quantity int64
 		if err == nil {
-			err = decodePurchaseBody(body)
+			quantity, err = decodePurchaseBody(body)
 		}
 		if err != nil {
 			respondError(c, err)
@@ -122,6 +126,7 @@ func handleBuy(svc Service) gin.HandlerFunc {
 			ActivityID:     id,
 			UserID:         c.GetInt64(keyUserID),
 			IdempotencyKey: key,
+			Quantity:       quantity,
 		})
 		if err != nil {
 			respondError(c, err)
@@ -191,6 +196,7 @@ func handleAudit(svc Service, pay Payments) gin.HandlerFunc {
 		ActivityID     int64 `json:"activity_id"`
 		TotalStock     int64 `json:"total_stock"`
 		Orders         int64 `json:"orders"`
+		Units          int64 `json:"units"` // the units the orders hold
 		RedisRemaining int64 `json:"redis_remaining"`
 		Oversold       bool  `json:"oversold"`
 		Consistent     bool  `json:"consistent"`
@@ -224,6 +230,7 @@ func handleAudit(svc Service, pay Payments) gin.HandlerFunc {
 			ActivityID:     a.ActivityID,
 			TotalStock:     a.TotalStock,
 			Orders:         a.Orders,
+			Units:          a.Units,
 			RedisRemaining: a.RedisRemaining,
 			Oversold:       a.Oversold,
 			Consistent:     a.Consistent,

@@ -57,7 +57,7 @@ func TestGatewaySignedIdentity(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := serve(h, request{"GET", mine, "", tt.header})
 			if tt.status == 200 {
-				checkBody(t, rec, 200, `{"order_id":"ord-42","activity_id":1,"user_id":42,"status":"created","created_at":"2026-11-22T10:00:00Z"}`)
+				checkBody(t, rec, 200, `{"order_id":"ord-42","activity_id":1,"user_id":42,"status":"created","quantity":1,"created_at":"2026-11-22T10:00:00Z"}`)
 				return
 			}
 			checkError(t, rec, tt.status, seckill.EUnauthenticated)

@@ -80,6 +80,7 @@ func (o orderResponse) appendJSON(b []byte) []byte {
 	b = strconv.AppendInt(appendMember(b, "activity_id", false), o.ActivityID, 10)
 	b = strconv.AppendInt(appendMember(b, "user_id", false), o.UserID, 10)
 	b = appendString(appendMember(b, "status", false), o.Status)
+	b = strconv.AppendInt(appendMember(b, "quantity", false), o.Quantity, 10)
 	b = appendString(appendMember(b, "created_at", false), o.CreatedAt)
 	if o.PayBy != "" {
 		b = appendString(appendMember(b, "pay_by", false), o.PayBy)
@@ -89,6 +90,9 @@ func (o orderResponse) appendJSON(b []byte) []byte {
 	}
 	if o.PriceMinor != 0 {
 		b = strconv.AppendInt(appendMember(b, "price_minor", false), o.PriceMinor, 10)
+	}
+	if o.AmountMinor != 0 {
+		b = strconv.AppendInt(appendMember(b, "amount_minor", false), o.AmountMinor, 10)
 	}
 	if o.Currency != "" {
 		b = appendString(appendMember(b, "currency", false), o.Currency)
@@ -114,6 +118,9 @@ func (e errorBody) appendJSON(b []byte) []byte {
 	}
 	if e.OrderStatus != "" {
 		b = appendString(appendMember(b, "order_status", false), e.OrderStatus)
+	}
+	if e.RemainingStock != nil {
+		b = strconv.AppendInt(appendMember(b, "remaining_stock", false), *e.RemainingStock, 10)
 	}
 	return append(b, '}')
 }

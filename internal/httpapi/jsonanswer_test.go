@@ -35,7 +35,11 @@ func fill(v reflect.Value, s string, n int64) {
 			fill(f, s, n)
 		case reflect.Pointer:
 			f.Set(reflect.New(f.Type().Elem()))
-			fill(f.Elem(), s, n)
+			if f.Elem().Kind() == reflect.Struct {
+				fill(f.Elem(), s, n)
+			} else {
+				f.Elem().SetInt(n)
+			}
 		default:
 			panic("fill: a field of kind " + f.Kind().String() + ": teach fill and the encoder")
 		}

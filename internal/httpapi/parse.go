@@ -98,20 +98,24 @@ func readBody(r *http.Request) ([]byte, error) {
 	return b, nil
 }
 
-// decodePurchaseBody checks a purchase body: empty, {} or {"quantity":1}.
-func decodePurchaseBody(body []byte) error {
+// decodePurchaseBody reads a purchase body: empty, {} or {"quantity":k}
+// with k an integer in 1..seckill.MaxPerUserLimit (0 when absent: one
+// unit). The activity's own limit is the purchase's to check.
+func decodePurchaseBody(body []byte) (quantity int64, err error) {
 	if len(bytes.Trim(body, " \t\r\n")) == 0 {
-		return nil
+		return 0, nil
 	}
-	return decodeObject(body, map[string]func(json.RawMessage) error{
+	err = decodeObject(body, map[string]func(json.RawMessage) error{
 		"quantity": func(raw json.RawMessage) error {
-			var q int64 // null leaves 0: rejected like any quantity but 1
-			if json.Unmarshal(raw, &q) != nil || q != 1 {
-				return invalid("quantity must be 1: a purchase buys one unit")
+			var q int64 // null leaves 0: out of range
+			if json.Unmarshal(raw, &q) != nil || q < 1 || q > seckill.MaxPerUserLimit {
+				return invalid("quantity must be an integer from 1 to the activity's per_user_limit")
 			}
+			quantity = q
 			return nil
 		},
 	})
+	return quantity, err
 }
 
 // decodeCreateActivity reads and checks an admin's new activity. The first
@@ -124,10 +128,11 @@ func decodeCreateActivity(body []byte) (seckill.Activity, error) {
 		hasStarts, hasEnds bool
 	)
 	err := decodeObject(body, map[string]func(json.RawMessage) error{
-		"price_minor":  func(raw json.RawMessage) error { return decodePriceMinor(raw, &a.PriceMinor) },
-		"currency":     func(raw json.RawMessage) error { return decodeCurrency(raw, &a.Currency) },
-		"waiting_room": func(raw json.RawMessage) error { return decodeRoomField(raw, &a.WaitingRoom) },
-		"announced":    func(raw json.RawMessage) error { return decodeAnnounced(raw, &a.Unannounced) },
+		"price_minor":    func(raw json.RawMessage) error { return decodePriceMinor(raw, &a.PriceMinor) },
+		"currency":       func(raw json.RawMessage) error { return decodeCurrency(raw, &a.Currency) },
+		"waiting_room":   func(raw json.RawMessage) error { return decodeRoomField(raw, &a.WaitingRoom) },
+		"announced":      func(raw json.RawMessage) error { return decodeAnnounced(raw, &a.Unannounced) },
+		"per_user_limit": func(raw json.RawMessage) error { return decodePerUserLimit(raw, &a.PerUserLimit) },
 		"name": func(raw json.RawMessage) error {
 			s, ok := jsonString(raw)
 			if !ok || !validName(s) {
@@ -168,6 +173,20 @@ func decodeCreateActivity(body []byte) (seckill.Activity, error) {
 		return seckill.Activity{}, err
 	}
 	return a, nil
+}
+
+// decodePerUserLimit reads create's per_user_limit: an integer in
+// 1..seckill.MaxPerUserLimit (docs/API.md "Quantity per buyer").
+func decodePerUserLimit(raw json.RawMessage, dst *int64) error {
+	var n int64 // null leaves 0: out of range
+	if json.Unmarshal(raw, &n) != nil {
+		n = 0
+	}
+	if err := seckill.ValidatePerUserLimit(n); err != nil {
+		return err
+	}
+	*dst = n
+	return nil
 }
 
 // decodeRoomField reads create's waiting_room: an object (docs/API.md

@@ -64,7 +64,7 @@ func signedAt(body string, t time.Time) []string {
 	return []string{"X-Signature-Timestamp", ts, "X-Signature", sig}
 }
 
-const paidJSON = `{"order_id":"ord-42","activity_id":1,"user_id":42,"status":"paid","created_at":"2026-11-22T10:00:00Z",
+const paidJSON = `{"order_id":"ord-42","activity_id":1,"user_id":42,"status":"paid","quantity":1,"created_at":"2026-11-22T10:00:00Z",
 	"pay_by":"2026-11-22T10:15:00Z","paid_at":"2026-11-22T10:01:00Z"}`
 
 func TestPaymentCallback(t *testing.T) {
@@ -140,17 +140,17 @@ func TestResultPageVerifies(t *testing.T) {
 	pay := newFakePayments()
 	h := NewServer(Config{AdminToken: adminToken}, withParts(Deps{Service: newFake(), Payments: pay}))
 	checkBody(t, serve(h, request{"GET", "/api/v1/activities/1/orders/mine", "", user("42")}), 200,
-		`{"order_id":"ord-42","activity_id":1,"user_id":42,"status":"paid","created_at":"2026-11-22T10:00:00Z",
+		`{"order_id":"ord-42","activity_id":1,"user_id":42,"status":"paid","quantity":1,"created_at":"2026-11-22T10:00:00Z",
 		"pay_by":"2026-11-22T10:15:00Z","paid_at":"2026-11-22T10:01:00Z"}`)
 	if len(pay.refreshed) != 1 {
 		t.Errorf("result page verifications: %v, want one", pay.refreshed)
 	}
 	checkBody(t, serve(h, request{"GET", "/admin/v1/activities/1/audit", "", admin}), 200,
-		`{"activity_id":1,"total_stock":100,"orders":100,"redis_remaining":0,"oversold":false,"consistent":true,"expired":3,"refund_required":1,"admitted_open":0,"events_pending":0}`)
+		`{"activity_id":1,"total_stock":100,"orders":100,"units":0,"redis_remaining":0,"oversold":false,"consistent":true,"expired":3,"refund_required":1,"admitted_open":0,"events_pending":0}`)
 
 	off := NewServer(Config{}, withParts(Deps{Service: newFake()}))
 	checkBody(t, serve(off, request{"GET", "/api/v1/activities/1/orders/mine", "", user("42")}), 200,
-		`{"order_id":"ord-42","activity_id":1,"user_id":42,"status":"created","created_at":"2026-11-22T10:00:00Z"}`)
+		`{"order_id":"ord-42","activity_id":1,"user_id":42,"status":"created","quantity":1,"created_at":"2026-11-22T10:00:00Z"}`)
 }
 
 // waitingPayments' callbacks wait for as long as their context lets them,

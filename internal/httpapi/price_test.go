@@ -46,15 +46,15 @@ func TestPriceBodies(t *testing.T) {
 		want   string
 	}{
 		{"create with a price", request{"POST", "/admin/v1/activities", `{"name":"x","total_stock":1,` + window + `,"price_minor":1999,"currency":"EUR"}`, admin}, 201,
-			`{"id":7,"name":"x","total_stock":1,"remaining_stock":1,` + window + `,"status":"upcoming","price_minor":1999,"currency":"EUR"}`},
+			`{"id":7,"name":"x","total_stock":1,"remaining_stock":1,` + window + `,"status":"upcoming","price_minor":1999,"currency":"EUR","per_user_limit":1}`},
 		{"create without a price", request{"POST", "/admin/v1/activities", `{"name":"x","total_stock":1,` + window + `}`, admin}, 201,
-			`{"id":7,"name":"x","total_stock":1,"remaining_stock":1,` + window + `,"status":"upcoming"}`},
+			`{"id":7,"name":"x","total_stock":1,"remaining_stock":1,` + window + `,"status":"upcoming","per_user_limit":1}`},
 		{"set the price", request{"POST", "/admin/v1/activities/1/price", `{"price_minor":1000000000000,"currency":"JPY"}`, admin}, 200,
-			`{"id":1,"name":"Moutai 53%","total_stock":100,"remaining_stock":37,` + window + `,"status":"active","price_minor":1000000000000,"currency":"JPY"}`},
+			`{"id":1,"name":"Moutai 53%","total_stock":100,"remaining_stock":37,` + window + `,"status":"active","price_minor":1000000000000,"currency":"JPY","per_user_limit":1}`},
 		{"remove the price", request{"POST", "/admin/v1/activities/1/price", `{"price_minor":null,"currency":null}`, admin}, 200,
-			`{"id":1,"name":"Moutai 53%","total_stock":100,"remaining_stock":37,` + window + `,"status":"active"}`},
+			`{"id":1,"name":"Moutai 53%","total_stock":100,"remaining_stock":37,` + window + `,"status":"active","per_user_limit":1}`},
 		{"order with its price and refund reason", request{"GET", "/api/v1/activities/1/orders/mine", "", user("42")}, 200,
-			`{"order_id":"ord-42","activity_id":1,"user_id":42,"status":"refund_required","created_at":"2026-11-22T10:00:00Z","paid_at":"2026-11-22T10:00:00Z","price_minor":1999,"currency":"EUR","refund_reason":"amount_mismatch"}`},
+			`{"order_id":"ord-42","activity_id":1,"user_id":42,"status":"refund_required","quantity":1,"created_at":"2026-11-22T10:00:00Z","paid_at":"2026-11-22T10:00:00Z","price_minor":1999,"amount_minor":1999,"currency":"EUR","refund_reason":"amount_mismatch"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

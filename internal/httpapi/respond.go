@@ -65,6 +65,8 @@ type errorBody struct {
 	Error       errorDetail `json:"error"`
 	OrderID     string      `json:"order_id,omitempty"`     // with already_purchased
 	OrderStatus string      `json:"order_status,omitempty"` // with already_purchased
+	// RemainingStock is set with not_enough_stock, 0 included.
+	RemainingStock *int64 `json:"remaining_stock,omitempty"`
 }
 
 type errorDetail struct {
@@ -102,6 +104,9 @@ func respondError(c *gin.Context, err error) {
 	body := errorBody{Error: errorDetail{Code: e.Code, Message: e.Message}}
 	if e.Code == seckill.EAlreadyPurchased {
 		body.OrderID, body.OrderStatus = e.OrderID, e.OrderStatus
+	}
+	if e.Code == seckill.ENotEnoughStock {
+		body.RemainingStock = &e.RemainingStock
 	}
 	if isTaskConflict(e.Code) {
 		body.OrderID = e.OrderID

@@ -260,8 +260,8 @@ func newTestServer(cfg Config, f *fakeService) http.Handler {
 
 const (
 	activityJSON = `{"id":1,"name":"Moutai 53%","total_stock":100,"remaining_stock":37,
-		"starts_at":"2026-11-22T10:00:00Z","ends_at":"2026-11-22T11:00:00Z","status":"active"}`
-	orderJSON = `{"order_id":"ord-1","activity_id":1,"user_id":42,"status":"created","created_at":"2026-11-22T10:05:00Z"}`
+		"starts_at":"2026-11-22T10:00:00Z","ends_at":"2026-11-22T11:00:00Z","status":"active","per_user_limit":1}`
+	orderJSON = `{"order_id":"ord-1","activity_id":1,"user_id":42,"status":"created","quantity":1,"created_at":"2026-11-22T10:05:00Z"}`
 )
 
 func TestSuccessBodies(t *testing.T) {
@@ -280,22 +280,22 @@ func TestSuccessBodies(t *testing.T) {
 		{"buy, whitespace body", request{"POST", "/api/v1/activities/1/orders", " \n", user("42")}, 201, orderJSON},
 		{"buy, body of exactly 64 KiB", request{"POST", "/api/v1/activities/1/orders", pad, user("42")}, 201, orderJSON},
 		{"buy, largest user id", request{"POST", "/api/v1/activities/1/orders", "", user("9223372036854775807")}, 201,
-			`{"order_id":"ord-1","activity_id":1,"user_id":9223372036854775807,"status":"created","created_at":"2026-11-22T10:05:00Z"}`},
+			`{"order_id":"ord-1","activity_id":1,"user_id":9223372036854775807,"status":"created","quantity":1,"created_at":"2026-11-22T10:05:00Z"}`},
 		{"buy, idempotency key of 64", request{"POST", "/api/v1/activities/1/orders", "", user("42", "Idempotency-Key", strings.Repeat("k", 64))}, 201, orderJSON},
 		{"mine", request{"GET", "/api/v1/activities/1/orders/mine", "", user("42")}, 200,
-			`{"order_id":"ord-42","activity_id":1,"user_id":42,"status":"created","created_at":"2026-11-22T10:00:00Z"}`},
+			`{"order_id":"ord-42","activity_id":1,"user_id":42,"status":"created","quantity":1,"created_at":"2026-11-22T10:00:00Z"}`},
 		{"create", request{"POST", "/admin/v1/activities",
 			`{"name":"Moutai 53%","total_stock":100,"starts_at":"2026-11-22T18:00:00+08:00","ends_at":"2026-11-22T11:00:00Z"}`, admin}, 201,
-			`{"id":7,"name":"Moutai 53%","total_stock":100,"remaining_stock":100,"starts_at":"2026-11-22T10:00:00Z","ends_at":"2026-11-22T11:00:00Z","status":"upcoming"}`},
+			`{"id":7,"name":"Moutai 53%","total_stock":100,"remaining_stock":100,"starts_at":"2026-11-22T10:00:00Z","ends_at":"2026-11-22T11:00:00Z","status":"upcoming","per_user_limit":1}`},
 		{"create, 128 runes of 3 bytes", request{"POST", "/admin/v1/activities",
 			`{"name":"` + strings.Repeat("茅", 128) + `","total_stock":10000000,"starts_at":"2026-11-22T10:00:00.5Z","ends_at":"2026-11-22T11:00:00Z"}`, admin}, 201,
-			`{"id":7,"name":"` + strings.Repeat("茅", 128) + `","total_stock":10000000,"remaining_stock":10000000,"starts_at":"2026-11-22T10:00:00.5Z","ends_at":"2026-11-22T11:00:00Z","status":"upcoming"}`},
+			`{"id":7,"name":"` + strings.Repeat("茅", 128) + `","total_stock":10000000,"remaining_stock":10000000,"starts_at":"2026-11-22T10:00:00.5Z","ends_at":"2026-11-22T11:00:00Z","status":"upcoming","per_user_limit":1}`},
 		{"create, lower-case bearer", request{"POST", "/admin/v1/activities",
 			`{"name":"x","total_stock":1,"starts_at":"2026-11-22T10:00:00Z","ends_at":"2026-11-22T10:00:01Z"}`, []string{"Authorization", "bearer " + adminToken}}, 201,
-			`{"id":7,"name":"x","total_stock":1,"remaining_stock":1,"starts_at":"2026-11-22T10:00:00Z","ends_at":"2026-11-22T10:00:01Z","status":"upcoming"}`},
+			`{"id":7,"name":"x","total_stock":1,"remaining_stock":1,"starts_at":"2026-11-22T10:00:00Z","ends_at":"2026-11-22T10:00:01Z","status":"upcoming","per_user_limit":1}`},
 		{"preload", request{"POST", "/admin/v1/activities/1/preload", "", admin}, 200, `{"activity_id":1,"remaining_stock":100}`},
 		{"audit", request{"GET", "/admin/v1/activities/1/audit", "", admin}, 200,
-			`{"activity_id":1,"total_stock":100,"orders":100,"redis_remaining":0,"oversold":false,"consistent":true,"expired":0,"refund_required":0,"admitted_open":0,"events_pending":0}`},
+			`{"activity_id":1,"total_stock":100,"orders":100,"units":0,"redis_remaining":0,"oversold":false,"consistent":true,"expired":0,"refund_required":0,"admitted_open":0,"events_pending":0}`},
 		{"reconcile", request{"POST", "/admin/v1/activities/1/reconcile", "", admin}, 200,
 			`{"activity_id":1,"total_stock":100,"orders":60,"before":39,"after":40,"changed":true}`},
 		{"healthz", request{"GET", "/healthz", "", nil}, 200, `{"status":"ok"}`},
@@ -403,7 +403,7 @@ func TestRejections(t *testing.T) {
 
 		// purchase body
 		{"quantity 0", Config{}, buy(`{"quantity":0}`, "X-User-ID", "42"), 400, seckill.EInvalid},
-		{"quantity 2", Config{}, buy(`{"quantity":2}`, "X-User-ID", "42"), 400, seckill.EInvalid},
+		{"quantity 101", Config{}, buy(`{"quantity":101}`, "X-User-ID", "42"), 400, seckill.EInvalid},
 		{"quantity -1", Config{}, buy(`{"quantity":-1}`, "X-User-ID", "42"), 400, seckill.EInvalid},
 		{"quantity 1.5", Config{}, buy(`{"quantity":1.5}`, "X-User-ID", "42"), 400, seckill.EInvalid},
 		{"quantity 1.0", Config{}, buy(`{"quantity":1.0}`, "X-User-ID", "42"), 400, seckill.EInvalid},
@@ -944,7 +944,7 @@ func TestTimesAreUTC(t *testing.T) {
 		return seckill.Order{ID: "o", ActivityID: 1, UserID: 42, Status: "created", CreatedAt: time.Date(2026, 11, 22, 18, 0, 0, 123456000, shanghai)}, nil
 	}
 	rec := serve(newTestServer(Config{}, f), request{"GET", "/api/v1/activities/1/orders/mine", "", user("42")})
-	checkBody(t, rec, 200, `{"order_id":"o","activity_id":1,"user_id":42,"status":"created","created_at":"2026-11-22T10:00:00.123456Z"}`)
+	checkBody(t, rec, 200, `{"order_id":"o","activity_id":1,"user_id":42,"status":"created","quantity":1,"created_at":"2026-11-22T10:00:00.123456Z"}`)
 }
 
 // BenchmarkBuy measures the edge's own cost per purchase (routing, parsing,

@@ -27,6 +27,7 @@ func (s *Store) CreateActivity(ctx context.Context, a seckill.Activity) (seckill
 	row.PriceMinor, row.Currency = optionalPrice(a.PriceMinor, a.Currency)
 	row.WaitingRoomOpensAt, row.WaitingRoomSeed = storedRoom(a.WaitingRoom)
 	row.Announced = !a.Unannounced
+	row.PerUserLimit = a.Limit()
 	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
 		return seckill.Activity{}, fmt.Errorf("order: create activity %q: %w", a.Name, err)
 	}
@@ -140,6 +141,7 @@ type activityRow struct {
 	WaitingRoomSeed    *string
 	Announced          bool
 	PausedAt           *time.Time // NULL: not paused
+	PerUserLimit       int64
 }
 
 func (activityRow) TableName() string { return "activities" }
@@ -169,8 +171,9 @@ func (r activityRow) activity() seckill.Activity {
 			}
 			return &seckill.WaitingRoom{OpensAt: r.WaitingRoomOpensAt.UTC(), Seed: deref(r.WaitingRoomSeed)}
 		}(),
-		Unannounced: !r.Announced,
-		PausedAt:    derefTime(r.PausedAt),
+		Unannounced:  !r.Announced,
+		PausedAt:     derefTime(r.PausedAt),
+		PerUserLimit: r.PerUserLimit,
 	}
 }
 

@@ -18,8 +18,8 @@ type Batch struct {
 	// order for the activity, or already used the idempotency key. Look up
 	// which (OrderByUser, OrderByIdempotencyKey) to answer them.
 	Taken []seckill.Order
-	// Over are the orders for which the database had no unit left: it
-	// already holds total_stock orders, whatever Redis said.
+	// Over are the orders for which the database had too few units left:
+	// its orders already hold (nearly) total_stock units, whatever Redis said.
 	Over []seckill.Order
 }
 
@@ -31,8 +31,9 @@ type Batch struct {
 // in as by CreateOrder, and all carry fence and the activity's price as the
 // claim found it.
 //
-// With fewer units left than orders, the first ones get them and the rest
-// are Over. A batch that writes no order changes nothing. Errors:
+// Units, not orders, are claimed: an order takes all its units or none.
+// With fewer units left than the orders hold, each order in turn gets its
+// units while they last and those that do not fit are Over. A batch that writes no order changes nothing. Errors:
 // ErrActivityNotFound, ErrStaleFence (an order was written under fence or a
 // newer one); with these or any other error nothing was written, except
 // ErrCommitUnknown: COMMIT failed, and the orders may exist; Written (with a

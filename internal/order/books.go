@@ -16,7 +16,7 @@ const booksQuery = `SELECT a.id AS activity_id, a.total_stock AS total_stock, a.
 	COALESCE(SUM(CASE WHEN u.n > 1 THEN 1 ELSE 0 END), 0) AS duplicate_users
 FROM activities a LEFT JOIN (
 	SELECT activity_id, COUNT(*) AS n,
-		SUM(CASE WHEN status IN ? THEN 1 ELSE 0 END) AS held,
+		SUM(CASE WHEN status IN ? THEN quantity ELSE 0 END) AS held,
 		SUM(CASE WHEN status = ? THEN 1 ELSE 0 END) AS paid,
 		SUM(CASE WHEN status = ? THEN 1 ELSE 0 END) AS expired
 	FROM orders %s GROUP BY activity_id, user_id) u ON u.activity_id = a.id

@@ -145,8 +145,8 @@ type part struct {
 	fence      int64
 	lease      context.Context // nil: none
 	rows       []orderRow
-	// claimed is how many of rows got a unit, the first ones; oldFence is the
-	// activity's fence before the claim.
+	// claimed is the units the rows claimed (rows holds only those that got
+	// theirs); oldFence is the activity's fence before the claim.
 	claimed  int64
 	oldFence int64
 	batch    Batch
@@ -273,11 +273,21 @@ func (p *part) decide(a lockedActivity, ok bool) bool {
 		return false
 	}
 	p.oldFence = a.Fence
-	p.claimed = min(int64(len(p.rows)), max(a.TotalStock-a.Sold, 0))
-	for _, r := range p.rows[p.claimed:] {
-		p.batch.Over = append(p.batch.Over, r.order())
+	// Units, not orders: each row claims all its units or none (over), in
+	// the batch's order, so a row that does not fit leaves the units left to
+	// a smaller one behind it, as the deduct in Redis did.
+	left := max(a.TotalStock-a.Sold, 0)
+	kept := p.rows[:0]
+	for _, r := range p.rows {
+		if r.Quantity > left {
+			p.batch.Over = append(p.batch.Over, r.order())
+			continue
+		}
+		left -= r.Quantity
+		p.claimed += r.Quantity
+		kept = append(kept, r)
 	}
-	p.rows = p.rows[:p.claimed]
+	p.rows = kept
 	for i := range p.rows {
 		p.rows[i].PriceMinor, p.rows[i].Currency = a.PriceMinor, a.Currency
 	}
@@ -395,7 +405,10 @@ func primaryKeyOnly(tx *gorm.DB) string {
 // kept all of them out, the activity's fence goes back too, so that a part
 // that wrote nothing changed nothing, as a batch written alone.
 func unclaim(tx *gorm.DB, p *part) error {
-	taken := int64(len(p.batch.Taken))
+	var taken int64
+	for _, o := range p.batch.Taken {
+		taken += o.Units()
+	}
 	if taken == 0 {
 		return nil
 	}

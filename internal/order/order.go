@@ -112,6 +112,20 @@ func (s *Store) CountOrders(ctx context.Context, activityID int64) (int64, error
 	return n, nil
 }
 
+// CountHeld returns how many of the activity's orders hold units (created
+// and paid) and how many units they hold: with quantities (docs/API.md
+// "Quantity per buyer") units, not orders, are what the stock is checked
+// against. A causal read, as CountOrders.
+func (s *Store) CountHeld(ctx context.Context, activityID int64) (orders, units int64, err error) {
+	var row struct{ Orders, Units int64 }
+	err = s.db.WithContext(ctx).Raw(causal(s.db, "SELECT COUNT(*) AS orders, COALESCE(SUM(quantity), 0) AS units FROM orders WHERE activity_id = ? AND status IN ?"),
+		activityID, heldStatuses).Scan(&row).Error
+	if err != nil {
+		return 0, 0, fmt.Errorf("order: count the units of activity %d: %w", activityID, err)
+	}
+	return row.Orders, row.Units, nil
+}
+
 // OrderByUser returns the user's order for the activity, or ErrNotFound.
 func (s *Store) OrderByUser(ctx context.Context, activityID, userID int64) (seckill.Order, error) {
 	var row orderRow
@@ -259,6 +273,7 @@ type orderRow struct {
 	// EventSequence is the sequence of the order's last event (events.go):
 	// 1 when written, one more with each status change.
 	EventSequence int64
+	Quantity      int64 // the units the order holds
 }
 
 func (orderRow) TableName() string { return "orders" }
@@ -276,6 +291,7 @@ func (s *Store) newOrderRow(o seckill.Order) orderRow {
 		PaidAt:     optionalTime(o.PaidAt),
 		// Its creation is its first event.
 		EventSequence: 1,
+		Quantity:      o.Units(),
 	}
 	r.PriceMinor, r.Currency = optionalPrice(o.PriceMinor, o.Currency)
 	r.RefundReason = optionalString(o.RefundReason)
@@ -309,6 +325,7 @@ func (r orderRow) order() seckill.Order {
 		PriceMinor:   deref(r.PriceMinor),
 		Currency:     deref(r.Currency),
 		RefundReason: deref(r.RefundReason),
+		Quantity:     max(r.Quantity, 1),
 	}
 	if r.PayBy != nil {
 		o.PayBy = r.PayBy.UTC()

@@ -38,9 +38,12 @@ type StatusChange struct {
 const changeStatus = `UPDATE orders SET status = ?, paid_at = ?, refund_reason = ?, status_fence = ?, queue_claim_until = NULL,
 event_sequence = event_sequence + 1 WHERE id = ? AND activity_id = ? AND status = ? AND status_fence < ?`
 
-// giveUnitBack takes the unit of an order that stops holding one (expired,
-// or refund_required straight from created) off the activity's sold count.
-const giveUnitBack = `UPDATE activities SET sold = sold - 1 WHERE id = ? AND sold > 0`
+// giveUnitsBack takes the units of an order that stops holding them
+// (expired, or refund_required straight from created) off the activity's
+// sold count: all of its quantity, in the transaction of the change, so
+// exactly once.
+const giveUnitsBack = `UPDATE activities SET sold = sold - (SELECT quantity FROM orders WHERE id = ?)
+WHERE id = ? AND sold >= (SELECT quantity FROM orders WHERE id = ?)`
 
 // allowedChanges are the only status changes there are.
 var allowedChanges = map[[2]string]bool{
@@ -88,14 +91,14 @@ func (s *Store) ChangeStatus(ctx context.Context, c StatusChange) error {
 		return fmt.Errorf("%s: %w", what, whyNoChange(tx, c))
 	}
 	if expiry {
-		res := tx.Exec(giveUnitBack, c.ActivityID)
+		res := tx.Exec(giveUnitsBack, c.OrderID, c.ActivityID, c.OrderID)
 		if res.Error != nil {
-			return fmt.Errorf("%s: give the unit back: %w", what, res.Error)
+			return fmt.Errorf("%s: give the units back: %w", what, res.Error)
 		}
 		if res.RowsAffected != 1 {
-			// The order held a unit, so sold was at least 1: something else
-			// is wrong; change nothing rather than lose count.
-			return fmt.Errorf("%s: activity %d has no sold unit to give back", what, c.ActivityID)
+			// The order held its units, so sold was at least its quantity:
+			// something else is wrong; change nothing rather than lose count.
+			return fmt.Errorf("%s: activity %d has fewer units sold than the order holds", what, c.ActivityID)
 		}
 	}
 	// The change's event, in its transaction (events.go).

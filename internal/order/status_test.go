@@ -221,7 +221,7 @@ func TestOrderLockedWaitsForAnExpiryInFlight(t *testing.T) {
 	if err := tx.Exec(changeStatus, seckill.OrderStatusExpired, nil, nil, 5, o.ID, a.ID, seckill.OrderStatusCreated, 5).Error; err != nil {
 		t.Fatal(err)
 	}
-	if err := tx.Exec(giveUnitBack, a.ID).Error; err != nil {
+	if err := tx.Exec(giveUnitsBack, o.ID, a.ID, o.ID).Error; err != nil {
 		t.Fatal(err)
 	}
 	type result struct {

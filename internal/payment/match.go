@@ -19,7 +19,8 @@ type proof struct {
 // proofOf is the proof the service's configuration asks for.
 func proofOf(cfg Config) proof { return proof{merchant: cfg.MerchantID, priced: cfg.RequirePrice} }
 
-// mismatch returns why the paid answer p does not pay for o, as a
+// mismatch returns why the paid answer p does not pay for o (its amount:
+// quantity x price, docs/API.md "Quantity per buyer"), as a
 // seckill.RefundReason value, or "" when it does. An order without a price
 // (its activity had none) is not checked against an amount or currency,
 // unless the proof requires a price. A paid answer that leaves out a field
@@ -34,7 +35,7 @@ func mismatch(o seckill.Order, p Payment, want proof) string {
 		return ""
 	case p.Currency != o.Currency:
 		return seckill.RefundCurrencyMismatch
-	case p.AmountMinor != o.PriceMinor:
+	case p.AmountMinor != o.AmountMinor():
 		return seckill.RefundAmountMismatch
 	}
 	return ""

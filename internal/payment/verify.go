@@ -276,7 +276,7 @@ func (s *Service) write(lease context.Context, o seckill.Order, change order.Sta
 // reconciliation (the database already counts it as unsold).
 func (s *Service) giveBack(lease context.Context, o seckill.Order, epoch int64) {
 	err := lock.RetryDetached(lease, func(dctx context.Context) error {
-		_, err := s.stock.ReturnOrder(dctx, o.ActivityID, o.ID, epoch)
+		_, err := s.stock.ReturnOrder(dctx, o.ActivityID, o.ID, o.Units(), epoch)
 		if err != nil && !errors.Is(err, stock.ErrOrderReturned) && !errors.Is(err, stock.ErrStale) && !errors.Is(err, stock.ErrNotLoaded) {
 			return retry.RetryableError(err)
 		}

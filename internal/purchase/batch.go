@@ -78,6 +78,24 @@ func (b *batch) users(idx []int) []int64 {
 	return users
 }
 
+// units returns the units the buyers at idx ask for, in order.
+func (b *batch) units(idx []int) []int64 {
+	units := make([]int64, len(idx))
+	for k, i := range idx {
+		units[k] = b.tickets[i].req.Units()
+	}
+	return units
+}
+
+// unitsOf is the units the buyers at idx ask for together.
+func (b *batch) unitsOf(idx []int) int64 {
+	var n int64
+	for _, i := range idx {
+		n += b.tickets[i].req.Units()
+	}
+	return n
+}
+
 // runBatch serves the tickets with one fence under the activity's lock and
 // answers each of them. Up to the deduct it runs on the leader; the write of
 // the orders and the answers run behind it (writeBehind) while the leader

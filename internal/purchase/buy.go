@@ -10,7 +10,8 @@ import (
 	"github.com/seckill-oss/seckill/internal/tracing"
 )
 
-// Buy sells one unit of the activity to the user. It returns the order, or an
+// Buy sells the units the request asks for (one by default, at most the
+// activity's per-user limit, all or none) to the user. It returns the order, or an
 // *seckill.Error with the contract's code. Whatever it returns, it never leaves
 // a unit deducted without its order unless it could not learn whether the
 // order was written; such a unit shows up in the audit and Reconcile returns it.
@@ -28,6 +29,9 @@ func (s *Service) Buy(ctx context.Context, req seckill.BuyRequest) (seckill.Orde
 	a, err := s.catalog.Visible(ctx, req.ActivityID)
 	if err != nil {
 		return seckill.Order{}, err
+	}
+	if req.Quantity < 0 || req.Units() > a.Limit() {
+		return seckill.Order{}, seckill.Errorf(seckill.EInvalid, "quantity must be an integer from 1 to %d, this activity's per_user_limit", a.Limit())
 	}
 	for {
 		if o, err, done := s.answerUnqueued(ctx, a, req); done {

@@ -20,22 +20,40 @@ import (
 func (s *sale) deductApproved() bool {
 	s.epoch = s.soldOut.epoch(s.b.activity.ID)
 	start := time.Now()
-	taken, ok := s.deduct()
+	ok := s.deduct()
 	s.m.timeStep(stepDeduct, start)
 	if !ok {
 		return false
 	}
 	crashpoint.Hit(crashpoint.AfterDeduct)
-	s.b.fail(s.approved[taken:], soldOut())
-	s.approved = s.approved[:taken]
 	s.placed = s.newOrders()
 	return true
+}
+
+// unitsOf is the units the orders hold.
+func unitsOf(orders ...[]seckill.Order) int64 {
+	var n int64
+	for _, os := range orders {
+		for _, o := range os {
+			n += o.Units()
+		}
+	}
+	return n
+}
+
+// tooFew is the answer to a buyer who asked for more units than the
+// remaining left: sold_out when none is left, else not_enough_stock.
+func tooFew(remaining int64) *seckill.Error {
+	if remaining <= 0 {
+		return soldOut()
+	}
+	return seckill.NotEnoughStock(remaining)
 }
 
 // write writes the deducted buyers' orders in one transaction, and settles
 // the units of orders not written.
 func (s *sale) write() {
-	taken := int64(len(s.placed))
+	taken := unitsOf(s.placed)
 	start := time.Now()
 	w, err := s.writes.CreateOrders(s.lease, s.b.activity.ID, s.g.Fence, s.placed)
 	s.m.timeStep(stepWrite, start)
@@ -47,7 +65,7 @@ func (s *sale) write() {
 	crashpoint.Hit(crashpoint.AfterCommit)
 	s.m.batches.WithLabelValues("written").Inc()
 	s.answerWritten(w)
-	if keep := int64(len(w.Written) + len(w.Over)); keep < taken {
+	if keep := unitsOf(w.Written, w.Over); keep < taken {
 		s.settle(keep, taken-keep, "already_ordered")
 	}
 }
@@ -55,46 +73,49 @@ func (s *sale) write() {
 // deduct takes the approved buyers' units from Redis in one step, and waits
 // for the replicas when configured. Buyers the activity's waiting room has
 // not admitted (their admission lapsed while they queued) are told
-// not_admitted and the rest deduct again. It leaves the buyers left in
-// s.approved and returns how many units it took, for the first that many of
-// them; on false every approved buyer has been failed and whatever the
-// deduct may have taken is being given back.
-func (s *sale) deduct() (taken int64, ok bool) {
+// not_admitted and the rest deduct again. Each buyer gets all the units
+// asked for or none: it leaves in s.approved the buyers served and tells
+// the others sold_out or not_enough_stock. On false every approved buyer
+// has been failed and whatever the deduct may have taken is being given
+// back.
+func (s *sale) deduct() bool {
 	b, a, lease, g := s.b, s.b.activity.ID, s.lease, s.g
-	taken, remaining, err := s.stock.Deduct(lease, a, g, int64(len(s.approved)), b.users(s.approved)...)
+	served, taken, remaining, err := s.stock.DeductEach(lease, a, g, b.users(s.approved), b.units(s.approved))
 	if refused, isRefusal := errors.AsType[*stock.NotAdmittedError](err); isRefusal {
 		s.failUnadmitted(refused.Buyers)
 		if len(s.approved) == 0 {
-			return 0, false
+			return false
 		}
 		// Nothing was taken and no receipt written: the grant deducts anew.
-		taken, remaining, err = s.stock.Deduct(lease, a, g, int64(len(s.approved)), b.users(s.approved)...)
+		served, taken, remaining, err = s.stock.DeductEach(lease, a, g, b.users(s.approved), b.units(s.approved))
 		if errors.Is(err, stock.ErrNotAdmitted) {
 			b.fail(s.approved, notAdmitted())
-			return 0, false
+			return false
 		}
 	}
 	approved := s.approved
 	switch {
 	case errors.Is(err, stock.ErrPaused), errors.Is(err, stock.ErrEnded):
 		s.stoppedByOps(errors.Is(err, stock.ErrEnded))
-		return 0, false
+		return false
 	case errors.Is(err, stock.ErrSoldOut):
-		s.markSoldOut(a, 0, s.epoch)
+		if remaining == 0 {
+			s.markSoldOut(a, 0, s.epoch)
+		}
 		s.m.batches.WithLabelValues("sold_out").Inc()
-		b.fail(approved, soldOut())
-		return 0, false
+		b.fail(approved, tooFew(remaining))
+		return false
 	case errors.Is(err, stock.ErrNotLoaded):
 		s.m.batches.WithLabelValues("unavailable").Inc()
 		b.fail(approved, seckill.Unavailable("the activity's stock is not loaded; an operator must preload it", err))
-		return 0, false
+		return false
 	case err != nil:
 		// A deduct whose reply was lost may have landed: settling at 0
 		// gives its units back if it did, and stops it if it lands later.
-		s.settle(0, int64(len(approved)), "deduct_failed")
+		s.settle(0, b.unitsOf(approved), "deduct_failed")
 		s.m.batches.WithLabelValues("unavailable").Inc()
 		b.fail(approved, seckill.Unavailable("the stock store did not answer; nothing was sold", err))
-		return 0, false
+		return false
 	}
 	if e := s.replicated(lease, "deduct", func(ctx context.Context) error {
 		return s.stock.WaitDeduct(ctx, a, g, s.cfg.WaitReplicas, s.cfg.WaitTimeout)
@@ -103,11 +124,32 @@ func (s *sale) deduct() (taken int64, ok bool) {
 		// tombstone stops it where it is not.
 		s.settle(0, taken, "unreplicated")
 		b.fail(approved, e)
-		return 0, false
+		return false
 	}
 	s.m.remaining.WithLabelValues(itoa(a)).Set(float64(remaining))
 	s.markSoldOut(a, remaining, s.epoch)
-	return taken, true
+	s.approved = s.keepServed(served, remaining)
+	return true
+}
+
+// keepServed tells the approved buyers the deduct did not serve that too
+// few units were left, and returns those it served (served: indexes into
+// s.approved).
+func (s *sale) keepServed(served []int, remaining int64) []int {
+	if len(served) == len(s.approved) {
+		return s.approved
+	}
+	kept := make([]int, 0, len(served))
+	next := 0
+	for k, i := range s.approved {
+		if next < len(served) && served[next] == k {
+			kept = append(kept, i)
+			next++
+			continue
+		}
+		s.b.outs[i].err = tooFew(remaining)
+	}
+	return kept
 }
 
 // failUnadmitted tells the buyers at refused (indexes into s.approved)
@@ -143,6 +185,7 @@ func (s *sale) newOrders() []seckill.Order {
 			UserID:         req.UserID,
 			Status:         seckill.OrderStatusCreated,
 			IdempotencyKey: req.IdempotencyKey,
+			Quantity:       req.Units(),
 			Fence:          fence,
 			CreatedAt:      now,
 		}

@@ -17,7 +17,7 @@ import (
 // units of the buyers at approved were deducted, what each of them is told
 // and which units go back.
 func (s *sale) afterFailedWrite(err error) {
-	a, n := s.b.activity.ID, int64(len(s.placed))
+	a, n := s.b.activity.ID, unitsOf(s.placed)
 	switch {
 	case errors.Is(err, order.ErrCommitUnknown):
 		s.resolveCommit(err)
@@ -64,12 +64,12 @@ func (s *sale) reseedFence() {
 // would sell it twice. When nothing can be learned, the units stay deducted
 // for reconciliation.
 func (s *sale) resolveCommit(cause error) {
-	a, n := s.b.activity.ID, int64(len(s.placed))
+	a, n := s.b.activity.ID, unitsOf(s.placed)
 	written, err := s.writtenOf()
 	if err != nil {
 		s.m.leaked.Add(float64(n))
 		s.log.Error("order commit outcome unknown; units held until the books are repaired",
-			"activity_id", a, "fence", s.g.Fence, "orders", n, "err", errors.Join(cause, err))
+			"activity_id", a, "fence", s.g.Fence, "orders", len(s.placed), "units", n, "err", errors.Join(cause, err))
 		s.b.fail(s.approved, outcomeUnknown(errors.Join(cause, err)))
 		return
 	}
@@ -88,11 +88,13 @@ func (s *sale) resolveCommit(cause error) {
 
 // answerCommitted sets the outcomes of a batch whose COMMIT did land, from
 // the orders found written, and returns how many of its units stay
-// deducted: the written orders', and those of buyers the database had no
-// unit for or whose reason was not learned.
+// deducted (units, not orders): the written orders', and those of buyers
+// the database had no unit for or whose reason was not learned.
 func (s *sale) answerCommitted(written map[string]seckill.Order, cause error) (keep int64) {
 	b, approved, orders := s.b, s.approved, s.placed
-	keep = int64(len(written))
+	for _, o := range written {
+		keep += o.Units()
+	}
 	var (
 		left []int // indexes into orders
 		reqs []seckill.BuyRequest
@@ -114,12 +116,12 @@ func (s *sale) answerCommitted(written map[string]seckill.Order, cause error) (k
 			// Not sold by this request, for a reason not learned: its unit
 			// stays deducted until the books are repaired.
 			b.outs[i].err = seckill.Unavailable("the order database failed; nothing was sold", errors.Join(cause, kerr))
-			keep++
+			keep += orders[k].Units()
 		case none[n]:
 			// Over: the database had no unit for it. Its unit stays
 			// deducted, which moves Redis towards the truth.
 			b.outs[i].err = soldOut()
-			keep++
+			keep += orders[k].Units()
 		default:
 			b.outs[i] = explained[n]
 		}

@@ -1,30 +1,41 @@
--- Takes up to ARGV[1] units of an activity's stock for one lock grant,
--- atomically, and leaves the grant's receipt.
+-- Takes a lock grant's units of an activity's stock, atomically, and
+-- leaves the grant's receipt.
 -- KEYS[1]: the activity's stock hash (fields "remaining" and "epoch").
--- KEYS[2]: the grant's receipt, "<epoch>:<units the grant holds>".
+-- KEYS[2]: the grant's receipt, "<epoch>:<units the grant holds>", with
+-- ":<i>,<i>,..." after it when the buyers served are not simply the first
+-- <units> (below).
 -- KEYS[3]: the activity's buyer set: the users units were taken for.
 -- KEYS[4], KEYS[5]: the activity's waiting room (hash, "on" = "1" while it
 -- has one) and its open admissions (sorted set: user -> until, unix ms).
 -- ARGV[1]: units wanted (at least 1); ARGV[2]: receipt lifetime in ms;
--- ARGV[3..]: the buyers in the order units go to (none, or ARGV[1] of them):
--- the first <taken> join the buyer set with the deduct, atomically, so any
--- holder of an order is in it (the set may hold more: a buyer whose unit
+-- ARGV[3]: n, the number of buyers (0: none, take up to ARGV[1] units);
+-- ARGV[4..3+n]: the buyers, in the order units go to them;
+-- ARGV[4+n..3+2n]: the units each buyer asks for (docs/API.md "Quantity per
+-- buyer"), summing to ARGV[1].
+-- A buyer gets all the units asked for or none: in turn, each buyer whose
+-- units are all still left takes them, and one who asks for more than is
+-- left takes nothing and leaves the rest to a smaller ask behind it. The
+-- buyers served join the buyer set with the deduct, atomically, so any
+-- holder of an order is in it (the set may hold more: a buyer whose units
 -- went back), and a sold-out answer can tell holders apart without the
 -- database.
--- Returns {taken, remaining}: taken is 0 when none was left; -3 when the
--- grant already settled everything back (see below); -5 paused, -6 ended
--- (below); nil (false) when
--- the stock was never loaded, so a lost or unloaded key is never mistaken for
--- "sold out" nor created by HINCRBY.
+-- Returns {taken, remaining} when the buyers served are the first <taken>
+-- (each asking for one unit: the common case, and always without buyers),
+-- else {taken, remaining, i, ...}, the 1-based places of the buyers
+-- served; taken is 0 when none was; -3 when the grant already settled
+-- everything back (see below); -5 paused, -6 ended (below); nil (false)
+-- when the stock was never loaded, so a lost or unloaded key is never
+-- mistaken for "sold out" nor created by HINCRBY.
 -- One grant deducts once. An existing receipt means this deduct already ran
 -- (a client resending it after a lost reply) or the grant was settled before
 -- it landed (a tombstone written by settle.lua, holding 0 units): either way
--- nothing more is taken, and the receipt's count is what the grant holds.
+-- nothing more is taken, and the receipt says what the grant holds and for
+-- whom.
 -- Nothing is written unless a unit is taken: the sold-out storm only reads.
 -- While the activity has a waiting room, units go only to buyers whose
 -- admission is open by Redis's clock, the one the room's admissions run on:
 -- otherwise nothing is taken and the reply is {-4, i, ...}, the 1-based
--- places in ARGV[3..] of the buyers not admitted. The room counts each open
+-- places of the buyers not admitted. The room counts each open
 -- admission against the units left, so this check is what keeps an admitted
 -- buyer from hearing sold_out (internal/waitingroom/admit.lua).
 local left = tonumber(redis.call('HGET', KEYS[1], 'remaining'))
@@ -34,11 +45,19 @@ end
 local receipt = redis.call('GET', KEYS[2])
 if receipt then
   local sep = string.find(receipt, ':', 1, true)
-  local held = tonumber(string.sub(receipt, sep + 1))
+  local rest = string.sub(receipt, sep + 1)
+  local sep2 = string.find(rest, ':', 1, true)
+  local held = tonumber(sep2 and string.sub(rest, 1, sep2 - 1) or rest)
   if held == 0 then
     return -3
   end
-  return {held, left}
+  local reply = {held, left}
+  if sep2 then
+    for i in string.gmatch(string.sub(rest, sep2 + 1), '%d+') do
+      reply[#reply + 1] = tonumber(i)
+    end
+  end
+  return reply
 end
 -- A sale ops ended or paused (docs/API.md "Stopping a sale") sells nothing,
 -- whatever an instance's cached copy of the activity says: -6 ended, -5
@@ -50,28 +69,55 @@ end
 if redis.call('HEXISTS', KEYS[1], 'paused') == 1 then
   return -5
 end
-if #ARGV >= 3 and redis.call('HGET', KEYS[4], 'on') == '1' then
+local n = tonumber(ARGV[3])
+if n > 0 and redis.call('HGET', KEYS[4], 'on') == '1' then
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   local refused = {-4}
-  for i = 3, #ARGV do
-    local until_ = redis.call('ZSCORE', KEYS[5], ARGV[i])
+  for i = 1, n do
+    local until_ = redis.call('ZSCORE', KEYS[5], ARGV[3 + i])
     if not until_ or tonumber(until_) <= now then
-      refused[#refused + 1] = i - 2
+      refused[#refused + 1] = i
     end
   end
   if #refused > 1 then
     return refused
   end
 end
-local take = math.min(tonumber(ARGV[1]), left)
+local take = 0
+local served, users = {}, {}
+local first = true -- the buyers served are the first <take>, one unit each
+if n == 0 then
+  take = math.min(tonumber(ARGV[1]), left)
+else
+  for i = 1, n do
+    local q = tonumber(ARGV[3 + n + i])
+    if q <= left - take then
+      take = take + q
+      served[#served + 1] = i
+      users[#users + 1] = ARGV[3 + i]
+      first = first and q == 1 and #served == i
+    end
+    if take == left then
+      break
+    end
+  end
+end
 if take <= 0 then
   return {0, left}
 end
 left = redis.call('HINCRBY', KEYS[1], 'remaining', -take)
-if #ARGV >= 3 then
-  redis.call('SADD', KEYS[3], unpack(ARGV, 3, 2 + take))
+if #users > 0 then
+  redis.call('SADD', KEYS[3], unpack(users))
 end
 local epoch = redis.call('HGET', KEYS[1], 'epoch') or '0'
-redis.call('SET', KEYS[2], epoch .. ':' .. take, 'PX', ARGV[2])
-return {take, left}
+if first then
+  redis.call('SET', KEYS[2], epoch .. ':' .. take, 'PX', ARGV[2])
+  return {take, left}
+end
+redis.call('SET', KEYS[2], epoch .. ':' .. take .. ':' .. table.concat(served, ','), 'PX', ARGV[2])
+local reply = {take, left}
+for _, i in ipairs(served) do
+  reply[#reply + 1] = i
+end
+return reply

@@ -25,8 +25,9 @@ type Ledger struct {
 	Remaining, Epoch, Loaded int64
 	// Deducts are the deduct receipts alive, of every epoch, by key.
 	Deducts map[string]Receipt
-	// Returns are the order-return receipts alive, by key: each its epoch.
-	Returns map[string]int64
+	// Returns are the order-return receipts alive, by key: the epoch each
+	// returned in and the units it put back.
+	Returns map[string]Receipt
 }
 
 // Receipt is one deduct receipt: the units its grant holds, taken in Epoch.
@@ -53,9 +54,9 @@ func (l Ledger) Held() int64 {
 // Returned is the units the epoch's order returns put back.
 func (l Ledger) Returned() int64 {
 	var n int64
-	for _, e := range l.Returns {
-		if e == l.Epoch {
-			n++
+	for _, r := range l.Returns {
+		if r.Epoch == l.Epoch {
+			n += r.Units
 		}
 	}
 	return n
@@ -65,7 +66,7 @@ func (l Ledger) Returned() int64 {
 // scans Redis's keys (on the node holding the activity, in Cluster mode):
 // for checks and audits, not for the purchase path.
 func (s *Store) Ledger(ctx context.Context, activityID int64) (Ledger, error) {
-	l := Ledger{Deducts: map[string]Receipt{}, Returns: map[string]int64{}}
+	l := Ledger{Deducts: map[string]Receipt{}, Returns: map[string]Receipt{}}
 	prefix := globEscape(activityKey(s.prefix, activityID, ""))
 	reply, err := ledgerScript.Run(ctx, s.rdb, []string{s.key(activityID)}, prefix+"deduct:*", prefix+"returned:*").Slice()
 	switch {
@@ -97,21 +98,34 @@ func (s *Store) Ledger(ctx context.Context, activityID int64) (Ledger, error) {
 	}
 	returns, _ := reply[4].([]any)
 	for i := 0; i+1 < len(returns); i += 2 {
-		epoch, err := strconv.ParseInt(fmt.Sprint(returns[i+1]), 10, 64)
+		epoch, units, err := parseReturn(fmt.Sprint(returns[i+1]))
 		if err != nil {
 			return l, fmt.Errorf("stock: ledger of activity %d: unreadable return receipt %q", activityID, returns[i+1])
 		}
-		l.Returns[fmt.Sprint(returns[i])] = epoch
+		l.Returns[fmt.Sprint(returns[i])] = Receipt{Epoch: epoch, Units: units}
 	}
 	return l, nil
 }
 
-// parseReceipt reads "<epoch>:<units>".
+// parseReturn reads an order return's receipt: "<epoch>:<units>", or
+// "<epoch>" (one unit) as written before quantities.
+func parseReturn(v string) (epoch, units int64, err error) {
+	e, u, found := strings.Cut(v, ":")
+	if epoch, err = strconv.ParseInt(e, 10, 64); err != nil || !found {
+		return epoch, 1, err
+	}
+	units, err = strconv.ParseInt(u, 10, 64)
+	return epoch, units, err
+}
+
+// parseReceipt reads "<epoch>:<units>", and "<epoch>:<units>:<buyers>"
+// (deduct.lua) as well.
 func parseReceipt(v string) (epoch, units int64, ok bool) {
 	e, u, found := strings.Cut(v, ":")
 	if !found {
 		return 0, 0, false
 	}
+	u, _, _ = strings.Cut(u, ":")
 	epoch, err1 := strconv.ParseInt(e, 10, 64)
 	units, err2 := strconv.ParseInt(u, 10, 64)
 	return epoch, units, err1 == nil && err2 == nil

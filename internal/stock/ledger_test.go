@@ -47,9 +47,9 @@ func TestLedgerHoldsThroughEveryScript(t *testing.T) {
 			return nil
 		}},
 		{"grant 12 takes 2", func() error { _, _, err := s.Deduct(ctx, 1, g(12), 2, 6, 7); return err }},
-		{"an order of grant 12 expires", func() error { _, err := s.ReturnOrder(ctx, 1, "o-1", 3); return err }},
+		{"an order of grant 12 expires", func() error { _, err := s.ReturnOrder(ctx, 1, "o-1", 1, 3); return err }},
 		{"its return repeated", func() error {
-			if _, err := s.ReturnOrder(ctx, 1, "o-1", 3); !errors.Is(err, stock.ErrOrderReturned) {
+			if _, err := s.ReturnOrder(ctx, 1, "o-1", 1, 3); !errors.Is(err, stock.ErrOrderReturned) {
 				return err
 			}
 			return nil

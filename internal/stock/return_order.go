@@ -38,17 +38,20 @@ func (s *Store) Epoch(ctx context.Context, activityID int64) (int64, error) {
 	return epoch, nil
 }
 
-// ReturnOrder puts back the unit of an order that expired unpaid, once per
-// order whatever happens: a receipt keyed by the order id makes a repeat, or
+// ReturnOrder puts back the units (its quantity, at least 1) of an order
+// that expired unpaid, all of them once per order whatever happens: a receipt keyed by the order id makes a repeat, or
 // a retry after a lost reply, change nothing (ErrOrderReturned). epoch is the
 // stock's epoch read before the order was expired in the database: when the
 // stock was loaded again since, ReturnOrder returns ErrStale and changes
 // nothing, as that load may have counted the unit as unsold already. With
 // the stock not loaded it returns ErrNotLoaded. It returns how many units
 // are left.
-func (s *Store) ReturnOrder(ctx context.Context, activityID int64, orderID string, epoch int64) (remaining int64, err error) {
+func (s *Store) ReturnOrder(ctx context.Context, activityID int64, orderID string, units, epoch int64) (remaining int64, err error) {
+	if units < 1 {
+		return 0, fmt.Errorf("stock: return order %s to activity %d: %d units, want at least 1", orderID, activityID, units)
+	}
 	keys := []string{s.key(activityID), s.orderReceipt(activityID, orderID)}
-	left, err := returnOrderScript.Run(ctx, s.rdb, keys, epoch, OrderReceiptTTL.Milliseconds()).Int64()
+	left, err := returnOrderScript.Run(ctx, s.rdb, keys, epoch, OrderReceiptTTL.Milliseconds(), units).Int64()
 	switch {
 	case errors.Is(err, redis.Nil):
 		return 0, fmt.Errorf("stock: return order %s to activity %d: %w", orderID, activityID, ErrNotLoaded)

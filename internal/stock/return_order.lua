@@ -1,8 +1,10 @@
--- Puts back the unit of an order that expired unpaid, exactly once.
+-- Puts back the units of an order that expired unpaid, exactly once: all
+-- of them (its quantity) in one step.
 -- KEYS[1]: the activity's stock hash (fields "remaining" and "epoch").
 -- KEYS[2]: the order's return receipt.
 -- ARGV[1]: the stock's epoch read before the order was expired in the
--- database; ARGV[2]: how long the receipt lives, in milliseconds.
+-- database; ARGV[2]: how long the receipt lives, in milliseconds; ARGV[3]:
+-- the order's units. The receipt is "<epoch>:<units>" (ledger.lua).
 -- Returns the units left after the return; -2 when the receipt exists (the
 -- unit went back already: a repeat, or a retry after a lost reply); -1 when
 -- the stock was loaded again since ARGV[1] (that load may have counted the
@@ -18,5 +20,5 @@ end
 if (redis.call('HGET', KEYS[1], 'epoch') or '0') ~= ARGV[1] then
   return -1
 end
-redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
-return redis.call('HINCRBY', KEYS[1], 'remaining', 1)
+redis.call('SET', KEYS[2], ARGV[1] .. ':' .. ARGV[3], 'PX', ARGV[2])
+return redis.call('HINCRBY', KEYS[1], 'remaining', ARGV[3])

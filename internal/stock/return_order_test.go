@@ -28,17 +28,17 @@ func TestReturnOrderOnceAfterLostReply(t *testing.T) {
 	if err := s.Load(ctx, 2, 0, 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ReturnOrder(ctx, 2, "warm-up", 1); err != nil {
+	if _, err := s.ReturnOrder(ctx, 2, "warm-up", 1, 1); err != nil {
 		t.Fatal(err)
 	}
 
 	proxy.SetReplyDelay(time.Second) // the script runs; its reply arrives too late
-	if _, err := s.ReturnOrder(ctx, 1, "order-a", 7); err == nil {
+	if _, err := s.ReturnOrder(ctx, 1, "order-a", 1, 7); err == nil {
 		t.Fatal("ReturnOrder through a 1 s reply delay with a 100 ms read timeout succeeded; the fault was not injected")
 	}
 	proxy.SetReplyDelay(0)
 	for range 3 {
-		if _, err := s.ReturnOrder(ctx, 1, "order-a", 7); !errors.Is(err, stock.ErrOrderReturned) {
+		if _, err := s.ReturnOrder(ctx, 1, "order-a", 1, 7); !errors.Is(err, stock.ErrOrderReturned) {
 			t.Errorf("retry of a return that landed: %v, want ErrOrderReturned", err)
 		}
 	}
@@ -46,7 +46,7 @@ func TestReturnOrderOnceAfterLostReply(t *testing.T) {
 		t.Errorf("Remaining = %d, %v; want 6: the expired order's unit back once", left, err)
 	}
 	// Another order's unit is its own.
-	if left, err := s.ReturnOrder(ctx, 1, "order-b", 7); err != nil || left != 7 {
+	if left, err := s.ReturnOrder(ctx, 1, "order-b", 1, 7); err != nil || left != 7 {
 		t.Errorf("ReturnOrder of another order = %d, %v; want 7", left, err)
 	}
 }
@@ -57,7 +57,7 @@ func TestReturnOrderAfterReloadIsStale(t *testing.T) {
 	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
 	s := stock.New(rdb, prefix)
 	ctx := context.Background()
-	if _, err := s.ReturnOrder(ctx, 1, "order-a", 1); !errors.Is(err, stock.ErrNotLoaded) {
+	if _, err := s.ReturnOrder(ctx, 1, "order-a", 1, 1); !errors.Is(err, stock.ErrNotLoaded) {
 		t.Errorf("ReturnOrder with no stock: %v, want ErrNotLoaded", err)
 	}
 	if n, _ := rdb.Exists(ctx, keys.Stock(prefix, 1)).Result(); n != 0 {
@@ -73,7 +73,7 @@ func TestReturnOrderAfterReloadIsStale(t *testing.T) {
 	if err := s.Load(ctx, 1, 6, 4); err != nil { // the reload that counted the unit
 		t.Fatal(err)
 	}
-	if _, err := s.ReturnOrder(ctx, 1, "order-a", epoch); !errors.Is(err, stock.ErrStale) {
+	if _, err := s.ReturnOrder(ctx, 1, "order-a", 1, epoch); !errors.Is(err, stock.ErrStale) {
 		t.Errorf("ReturnOrder after a reload: %v, want ErrStale", err)
 	}
 	if left, _ := s.Remaining(ctx, 1); left != 6 {

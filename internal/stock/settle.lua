@@ -1,7 +1,8 @@
 -- Settles a grant's deduct: the grant keeps ARGV[1] units (the orders it
 -- wrote) and the rest of what it took goes back to the stock.
 -- KEYS[1]: the activity's stock hash (fields "remaining" and "epoch").
--- KEYS[2]: the grant's receipt, "<epoch>:<units the grant holds>".
+-- KEYS[2]: the grant's receipt, "<epoch>:<units the grant holds>", maybe
+-- with ":<buyers served>" after it (deduct.lua), dropped once settled.
 -- ARGV[1]: units the grant keeps; ARGV[2]: receipt lifetime in ms.
 -- The receipt is lowered to what is kept before anything goes back, so
 -- settling is idempotent: running it again (a resend after a lost reply, or
@@ -22,7 +23,7 @@ if not receipt then
 end
 local sep = string.find(receipt, ':', 1, true)
 local epoch = string.sub(receipt, 1, sep - 1)
-local held = tonumber(string.sub(receipt, sep + 1))
+local held = tonumber(string.match(receipt, '^[^:]*:(%d+)'))
 local keep = tonumber(ARGV[1])
 local left = tonumber(redis.call('HGET', KEYS[1], 'remaining'))
 if held <= keep then

@@ -186,88 +186,6 @@ func (s *Store) LoadIfHeld(ctx context.Context, activityID, remaining, epoch int
 	return nil
 }
 
-// Deduct takes up to n units for the lock grant fence and returns how many
-// it took (fewer than n when fewer were left) and how many are left. With
-// none left it returns ErrSoldOut; with the stock not loaded, ErrNotLoaded;
-// in both cases nothing changed. On any other error the deduct may or may
-// not have happened: Settle(fence, 0) puts its units back if it did.
-// A grant deducts once: a repeated Deduct for the same fence (a retry after a
-// lost reply) takes nothing more and reports what the grant holds.
-//
-// buyers, when given, are the n users the units are for, in the order units
-// go to them: the first taken join the activity's buyer set (Holders) in the
-// same atomic step.
-func (s *Store) Deduct(ctx context.Context, activityID int64, g Grant, n int64, buyers ...int64) (taken, remaining int64, err error) {
-	fence := g.Fence
-	if n < 1 {
-		return 0, 0, fmt.Errorf("stock: deduct %d units of activity %d: want at least 1", n, activityID)
-	}
-	if len(buyers) != 0 && int64(len(buyers)) != n {
-		return 0, 0, fmt.Errorf("stock: deduct %d units of activity %d for %d buyers: want one buyer a unit", n, activityID, len(buyers))
-	}
-	args := make([]any, 0, 2+len(buyers))
-	args = append(args, n, ReceiptTTL.Milliseconds())
-	for _, b := range buyers {
-		args = append(args, b)
-	}
-	ks := append(s.keys(activityID, g), s.buyers(activityID),
-		keys.WaitingRoom(s.prefix, activityID), keys.WaitingAdmitted(s.prefix, activityID))
-	reply, err := deductScript.Run(ctx, s.rdb, ks, args...).Result()
-	if refused, ok := notAdmitted(reply); ok {
-		return 0, 0, fmt.Errorf("stock: deduct activity %d: %w", activityID, refused)
-	}
-	if err == nil {
-		if stopped := stoppedErr(reply); stopped != nil {
-			return 0, 0, fmt.Errorf("stock: deduct activity %d: %w", activityID, stopped)
-		}
-	}
-	switch {
-	case errors.Is(err, redis.Nil):
-		return 0, 0, fmt.Errorf("stock: deduct activity %d: %w", activityID, ErrNotLoaded)
-	case err != nil:
-		return 0, 0, fmt.Errorf("stock: deduct activity %d: %w", activityID, err)
-	case reply == int64(settled):
-		return 0, 0, fmt.Errorf("stock: deduct activity %d for fence %d: %w", activityID, fence, ErrReturned)
-	}
-	taken, left, ok := pair(reply)
-	switch {
-	case !ok:
-		return 0, 0, fmt.Errorf("stock: deduct activity %d: unexpected reply %v", activityID, reply)
-	case taken < 0 || taken > n:
-		// Not this deduct's count: a caller indexes its buyers with it.
-		return 0, 0, fmt.Errorf("stock: deduct activity %d for fence %d: %w: took %d of %d", activityID, fence, ErrBadReceipt, taken, n)
-	case taken == 0:
-		return 0, max(left, 0), fmt.Errorf("stock: deduct activity %d: %w", activityID, ErrSoldOut)
-	}
-	return taken, left, nil
-}
-
-// notAdmitted reads deduct.lua's {-4, i, ...} reply: the buyers the
-// activity's waiting room has not admitted.
-func notAdmitted(reply any) (*NotAdmittedError, bool) {
-	r, ok := reply.([]any)
-	if !ok || len(r) < 2 || r[0] != int64(refusedNotAdmitted) {
-		return nil, false
-	}
-	e := &NotAdmittedError{Buyers: make([]int, 0, len(r)-1)}
-	for _, v := range r[1:] {
-		i, _ := v.(int64)
-		e.Buyers = append(e.Buyers, int(i)-1)
-	}
-	return e, true
-}
-
-// pair reads a script's {a, b} reply of two integers.
-func pair(reply any) (a, b int64, ok bool) {
-	r, isSlice := reply.([]any)
-	if !isSlice || len(r) != 2 {
-		return 0, 0, false
-	}
-	a, ok1 := r[0].(int64)
-	b, ok2 := r[1].(int64)
-	return a, b, ok1 && ok2
-}
-
 // Settle settles the deduct of grant fence: the grant keeps keep units (the
 // orders it wrote) and the rest go back. It returns how many are left and
 // how many went back. It is safe to call whether or not the deduct landed,
@@ -376,18 +294,6 @@ func (s *Store) key(activityID int64) string { return keys.Stock(s.prefix, activ
 func (s *Store) keys(activityID int64, g Grant) []string {
 	return []string{s.key(activityID), s.receipt(activityID, g)}
 }
-
-// NotAdmittedError is Deduct's refusal of buyers the activity's waiting
-// room has not admitted (their admission lapsed, or they never had one).
-type NotAdmittedError struct {
-	Buyers []int // 0-based indexes into Deduct's buyers
-}
-
-func (e *NotAdmittedError) Error() string {
-	return fmt.Sprintf("%v: %d of the buyers", ErrNotAdmitted, len(e.Buyers))
-}
-
-func (e *NotAdmittedError) Unwrap() error { return ErrNotAdmitted }
 
 // Grant names the lock grant a deduct is made under: its fence and its
 // owner token. Two grants can share a fence (a Redis failover that lost the

@@ -16,7 +16,8 @@
 -- admission holds (a unit given back after it closed, or ops adding stock).
 --
 -- Why an admitted buyer is never told sold_out: every open admission
--- counts against the units left (admit only while open < remaining), and a
+-- counts its hold (the per-user limit) against the units left (admit only
+-- while open * hold + hold <= remaining), and a
 -- deduct takes units only for buyers whose admission is open (deduct.lua),
 -- so until an admission is used up or lapses its unit can only go to its
 -- own buyer. The step and the deduct read one clock, Redis's, atomically.
@@ -36,7 +37,7 @@ end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local most = tonumber(ARGV[4])
-local room = redis.call('HMGET', KEYS[1], 'starts', 'ends', 'closed', 'tokens', 'last', 'rate', 'used', 'used_seen', 'used_rate', 'admitted')
+local room = redis.call('HMGET', KEYS[1], 'starts', 'ends', 'closed', 'tokens', 'last', 'rate', 'used', 'used_seen', 'used_rate', 'admitted', 'hold')
 -- A sale ops paused admits no one and lapses nothing: its admissions move
 -- later by the pause's length when it resumes (internal/stock/resume.lua).
 if redis.call('HEXISTS', KEYS[5], 'paused') == 1 and now < tonumber(room[2]) then
@@ -77,7 +78,11 @@ if closed == '' and now >= tonumber(room[2]) then
 end
 local left = tonumber(redis.call('HGET', KEYS[5], 'remaining'))
 local total = tonumber(room[10]) or 0
-if closed == 'sold_out' and left and left > open then
+-- Each open admission holds <hold> units, the activity's per-user limit
+-- (docs/API.md "Quantity per buyer"): free is what none of them holds.
+local hold = tonumber(room[11]) or 1
+local free = (left or 0) - open * hold
+if closed == 'sold_out' and left and free > 0 then
   closed = ''
   redis.call('HDEL', KEYS[1], 'closed')
 end
@@ -99,7 +104,15 @@ end
 local pace = math.min(math.max(2 * usedRate, tonumber(ARGV[1])), tonumber(ARGV[2]))
 local tokens = math.min((tonumber(room[4]) or pace) + pace * dt / 1000, pace)
 
-local k = math.min(left - open, math.floor(tokens), most, waiting)
+-- Admit as many as there are free holds; when fewer units are left than
+-- one hold and no admission is open, the last of them go to one admission
+-- (it holds them all; a larger ask hears not_enough_stock, true of the
+-- whole sale), so no unit waits for nobody.
+local places = math.floor(free / hold)
+if places == 0 and free > 0 and open == 0 then
+  places = 1
+end
+local k = math.min(places, math.floor(tokens), most, waiting)
 local admitted = 0
 if k > 0 then
   local until_ = now + tonumber(ARGV[3])

@@ -156,7 +156,7 @@ func (r *Room) Open(ctx context.Context, a seckill.Activity) error {
 	if a.WaitingRoom == nil {
 		return nil
 	}
-	err := r.st.Open(ctx, a.ID, Window{OpensAt: a.WaitingRoom.OpensAt, StartsAt: a.StartsAt, EndsAt: a.EndsAt, Seed: a.WaitingRoom.Seed})
+	err := r.st.Open(ctx, a.ID, Window{OpensAt: a.WaitingRoom.OpensAt, StartsAt: a.StartsAt, EndsAt: a.EndsAt, Seed: a.WaitingRoom.Seed, Hold: a.Limit()})
 	if err == nil {
 		r.setRoom(a.ID, roomState{on: true})
 	}

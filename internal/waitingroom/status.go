@@ -84,7 +84,9 @@ func (r *Room) status(ctx context.Context, activityID, userID int64, st standing
 // nothing was admitted lately.
 func eta(st standing) (time.Duration, bool) {
 	position := float64(st.rank + 1)
-	free := float64(st.remain - st.admitted)
+	// Places, not units: each admission holds st.hold units.
+	hold := max(st.hold, 1)
+	free := float64((st.remain - st.admitted*hold) / hold)
 	var s float64
 	switch {
 	case st.remain <= 0 || free <= 0:

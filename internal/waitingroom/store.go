@@ -77,6 +77,9 @@ func NewStore(rdb redis.UniversalClient, prefix string, replicas int, waitTimeou
 type Window struct {
 	OpensAt, StartsAt, EndsAt time.Time
 	Seed                      string
+	// Hold is the units one admission holds: the activity's per-user
+	// limit (docs/API.md "Quantity per buyer"); 0 means 1.
+	Hold int64
 }
 
 // Open turns the activity's room on with its window, keeping its line and
@@ -86,7 +89,7 @@ func (s *Store) Open(ctx context.Context, activityID int64, w Window) error {
 	room := s.room(activityID)
 	pipe := s.rdb.TxPipeline()
 	pipe.HSet(ctx, room, "on", 1, "opens", w.OpensAt.UnixMilli(),
-		"starts", w.StartsAt.UnixMilli(), "ends", w.EndsAt.UnixMilli(), "seed", w.Seed)
+		"starts", w.StartsAt.UnixMilli(), "ends", w.EndsAt.UnixMilli(), "seed", w.Seed, "hold", max(w.Hold, 1))
 	pipe.PExpireAt(ctx, room, w.EndsAt.Add(Retention))
 	if _, err := pipe.Exec(ctx); err != nil {
 		return fmt.Errorf("waitingroom: open room of activity %d: %w", activityID, err)
@@ -133,6 +136,7 @@ type standing struct {
 	end                       string
 	buyer                     bool
 	waiting, admitted, remain int64   // remain -1: stock not loaded
+	hold                      int64   // units one admission holds
 	rate                      float64 // measured admissions a second
 	pace                      float64 // admissions a second the last step allowed
 }
@@ -149,7 +153,7 @@ func (s *Store) standing(ctx context.Context, activityID, userID int64) (standin
 	if err != nil {
 		return standing{}, fmt.Errorf("waitingroom: status in activity %d: %w", activityID, err)
 	}
-	if len(r) != 15 {
+	if len(r) != 16 {
 		return standing{}, fmt.Errorf("waitingroom: status in activity %d: unexpected reply %v", activityID, r)
 	}
 	ms := func(v any) time.Time { return time.UnixMilli(num(v)).UTC() }
@@ -160,6 +164,7 @@ func (s *Store) standing(ctx context.Context, activityID, userID int64) (standin
 	}
 	st.rate, _ = strconv.ParseFloat(str(r[12]), 64)
 	st.pace, _ = strconv.ParseFloat(str(r[14]), 64)
+	st.hold = max(num(r[15]), 1)
 	return st, nil
 }
 

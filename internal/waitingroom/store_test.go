@@ -190,3 +190,60 @@ func TestClosesWhenSoldOutAndReopens(t *testing.T) {
 		t.Errorf("after a unit came back: %+v, %v; want open again and user 2 admitted", res, err)
 	}
 }
+
+// With a per-user limit, an admission holds that many units: 7 units and a
+// limit of 3 admit two buyers, and the last unit waits for them; a purchase
+// of 1 gives the other 2 to the next in line at once; the last units, fewer
+// than a hold, go to one buyer when nobody else holds any.
+// Can fail: counting admissions against units (one each) admits 7 buyers,
+// and the fourth to ask for 3 hears not_enough_stock while admitted.
+func TestAnAdmissionHoldsThePerUserLimit(t *testing.T) {
+	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
+	st, sk := NewStore(rdb, prefix, 0, 0), stock.New(rdb, prefix)
+	ctx := context.Background()
+	now := time.Now()
+	if err := sk.Load(ctx, 1, 7, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Open(ctx, 1, Window{OpensAt: now.Add(-time.Minute), StartsAt: now, EndsAt: now.Add(time.Hour), Seed: "00112233445566778899aabbccddeeff", Hold: 3}); err != nil {
+		t.Fatal(err)
+	}
+	mustJoin(t, st, 1, 2, 3, 4, 5)
+	pace := Pace{MinRate: 1000, MaxRate: 1000, TTL: time.Minute}
+	if res, err := st.admit(ctx, 1, pace); err != nil || res.admitted != 2 || res.open != 2 {
+		t.Fatalf("7 units, holds of 3: %+v, %v; want 2 admitted", res, err)
+	}
+	if res, err := st.admit(ctx, 1, pace); err != nil || res.admitted != 0 {
+		t.Fatalf("again: %+v, %v; want nobody more: 6 units held, 1 free", res, err)
+	}
+	// An admitted buyer buys 1 of their 3; 2 + the free 1 make a hold.
+	if taken, _, err := sk.Deduct(ctx, 1, stock.Grant{Fence: 2, Token: "a"}, 1, 1); err != nil || taken != 1 {
+		t.Fatalf("admitted user 1 buys 1: %d, %v", taken, err)
+	}
+	if err := st.finish(ctx, 1, map[int64]string{1: "d:o1"}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := st.admit(ctx, 1, pace); err != nil || res.admitted != 1 || res.open != 2 {
+		t.Fatalf("after a purchase of 1 of 3: %+v, %v; want 1 admitted (3 free)", res, err)
+	}
+	// Users 2 and 3 buy 3 each: none left for user 4.
+	for _, u := range []int64{2, 3} {
+		if served, taken, _, err := sk.DeductEach(ctx, 1, stock.Grant{Fence: 2 + u, Token: "b"}, []int64{u}, []int64{3}); err != nil || taken != 3 || len(served) != 1 {
+			t.Fatalf("admitted user %d buys 3: %v, %d, %v", u, served, taken, err)
+		}
+	}
+	if err := st.finish(ctx, 1, map[int64]string{2: "d:o2", 3: "d:o3"}); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := sk.Remaining(ctx, 1); left != 0 {
+		t.Fatalf("%d left, want 0", left)
+	}
+	// Ops add 2 units: fewer than a hold, nobody holds any: the next in line
+	// gets them.
+	if err := sk.Load(ctx, 1, 2, 9); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := st.admit(ctx, 1, pace); err != nil || res.admitted != 1 {
+		t.Fatalf("2 units left, fewer than a hold, none open: %+v, %v; want 1 admitted", res, err)
+	}
+}

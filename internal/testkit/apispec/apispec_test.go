@@ -104,7 +104,7 @@ func BenchmarkCheck(b *testing.B) {
 		n := 0
 		for b.Loop() {
 			n++
-			body := fmt.Appendf(nil, `{"order_id":"o-%d","activity_id":1,"user_id":42,"status":"created","created_at":"2026-11-22T10:05:00Z"}`, n)
+			body := fmt.Appendf(nil, `{"order_id":"o-%d","activity_id":1,"user_id":42,"status":"created","quantity":1,"created_at":"2026-11-22T10:05:00Z"}`, n)
 			if err := v.Check(req, http.StatusCreated, h, body); err != nil {
 				b.Fatal(err)
 			}

@@ -16,7 +16,7 @@ func TestLedgerWatch(t *testing.T) {
 		return stock.Receipt{Epoch: epoch, Units: units, TTL: ttl}
 	}
 	read := func(remaining int64, deducts map[string]stock.Receipt) stock.Ledger {
-		return stock.Ledger{Remaining: remaining, Epoch: 5, Loaded: 10, Deducts: deducts, Returns: map[string]int64{"r1": 5, "r0": 4}}
+		return stock.Ledger{Remaining: remaining, Epoch: 5, Loaded: 10, Deducts: deducts, Returns: map[string]stock.Receipt{"r1": {Epoch: 5, Units: 1}, "r0": {Epoch: 4, Units: 1}}}
 	}
 	lw := newLedgerWatch(nil, []int64{1})
 	// 10 loaded, 3 held by a, 2 by b, one order returned: 6 left.

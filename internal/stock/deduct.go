@@ -1,0 +1,188 @@
+package stock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill-oss/seckill/internal/keys"
+)
+
+// Deduct takes up to n units for the lock grant fence and returns how many
+// it took (fewer than n when fewer were left) and how many are left. With
+// none left it returns ErrSoldOut; with the stock not loaded, ErrNotLoaded;
+// in both cases nothing changed. On any other error the deduct may or may
+// not have happened: Settle(fence, 0) puts its units back if it did.
+// A grant deducts once: a repeated Deduct for the same fence (a retry after a
+// lost reply) takes nothing more and reports what the grant holds.
+//
+// buyers, when given, are the n users the units are for, one each, in the
+// order units go to them: the first taken join the activity's buyer set
+// (Holders) in the same atomic step. DeductEach is the same for buyers who
+// ask for several units each.
+func (s *Store) Deduct(ctx context.Context, activityID int64, g Grant, n int64, buyers ...int64) (taken, remaining int64, err error) {
+	if n < 1 {
+		return 0, 0, fmt.Errorf("stock: deduct %d units of activity %d: want at least 1", n, activityID)
+	}
+	if len(buyers) == 0 {
+		taken, remaining, _, err = s.deduct(ctx, activityID, g, n, nil, nil)
+		return taken, remaining, err
+	}
+	if int64(len(buyers)) != n {
+		return 0, 0, fmt.Errorf("stock: deduct %d units of activity %d for %d buyers: want one buyer a unit", n, activityID, len(buyers))
+	}
+	units := make([]int64, len(buyers))
+	for i := range units {
+		units[i] = 1
+	}
+	taken, remaining, _, err = s.deduct(ctx, activityID, g, n, buyers, units)
+	return taken, remaining, err
+}
+
+// DeductEach takes, for the lock grant, each buyer's units in one atomic
+// step: buyers[i] gets all of units[i] (at least 1) or none. In turn, a
+// buyer whose units are all still left takes them; one who asks for more
+// than is left takes nothing and leaves them to a smaller ask behind it.
+// served are the indexes of the buyers who got their units, in order, and
+// taken their units. Errors and a repeat for the same grant are Deduct's;
+// ErrSoldOut comes with remaining, which may be above 0 when every buyer
+// asked for more than was left.
+func (s *Store) DeductEach(ctx context.Context, activityID int64, g Grant, buyers, units []int64) (served []int, taken, remaining int64, err error) {
+	if len(buyers) == 0 || len(units) != len(buyers) {
+		return nil, 0, 0, fmt.Errorf("stock: deduct activity %d for %d buyers with %d quantities: want one quantity a buyer", activityID, len(buyers), len(units))
+	}
+	var n int64
+	for _, u := range units {
+		if u < 1 {
+			return nil, 0, 0, fmt.Errorf("stock: deduct activity %d: a buyer asks for %d units, want at least 1", activityID, u)
+		}
+		n += u
+	}
+	taken, remaining, served, err = s.deduct(ctx, activityID, g, n, buyers, units)
+	return served, taken, remaining, err
+}
+
+// deduct runs deduct.lua for n units, for the buyers with their units
+// (none: n units for nobody in particular), and reads its reply.
+func (s *Store) deduct(ctx context.Context, activityID int64, g Grant, n int64, buyers, units []int64) (taken, remaining int64, served []int, err error) {
+	fence := g.Fence
+	args := make([]any, 0, 3+2*len(buyers))
+	args = append(args, n, ReceiptTTL.Milliseconds(), len(buyers))
+	for _, b := range buyers {
+		args = append(args, b)
+	}
+	for _, u := range units {
+		args = append(args, u)
+	}
+	ks := append(s.keys(activityID, g), s.buyers(activityID),
+		keys.WaitingRoom(s.prefix, activityID), keys.WaitingAdmitted(s.prefix, activityID))
+	reply, err := deductScript.Run(ctx, s.rdb, ks, args...).Result()
+	if refused, ok := notAdmitted(reply); ok {
+		return 0, 0, nil, fmt.Errorf("stock: deduct activity %d: %w", activityID, refused)
+	}
+	if err == nil {
+		if stopped := stoppedErr(reply); stopped != nil {
+			return 0, 0, nil, fmt.Errorf("stock: deduct activity %d: %w", activityID, stopped)
+		}
+	}
+	switch {
+	case errors.Is(err, redis.Nil):
+		return 0, 0, nil, fmt.Errorf("stock: deduct activity %d: %w", activityID, ErrNotLoaded)
+	case err != nil:
+		return 0, 0, nil, fmt.Errorf("stock: deduct activity %d: %w", activityID, err)
+	case reply == int64(settled):
+		return 0, 0, nil, fmt.Errorf("stock: deduct activity %d for fence %d: %w", activityID, fence, ErrReturned)
+	}
+	taken, left, served, ok := servedReply(reply, len(buyers), units)
+	switch {
+	case !ok:
+		return 0, 0, nil, fmt.Errorf("stock: deduct activity %d: unexpected reply %v", activityID, reply)
+	case taken < 0 || taken > n:
+		// Not this deduct's count: a caller indexes its buyers with it.
+		return 0, 0, nil, fmt.Errorf("stock: deduct activity %d for fence %d: %w: took %d of %d", activityID, fence, ErrBadReceipt, taken, n)
+	case taken == 0:
+		return 0, max(left, 0), nil, fmt.Errorf("stock: deduct activity %d: %w", activityID, ErrSoldOut)
+	}
+	return taken, left, served, nil
+}
+
+// servedReply reads deduct.lua's {taken, remaining[, i, ...]} reply for
+// buyers asking for units: the buyers served are the places listed, or the
+// first taken when none is. ok is false for a reply that does not add up
+// (a place out of range, units that do not make taken).
+func servedReply(reply any, buyers int, units []int64) (taken, left int64, served []int, ok bool) {
+	r, isSlice := reply.([]any)
+	if !isSlice || len(r) < 2 {
+		return 0, 0, nil, false
+	}
+	taken, ok1 := r[0].(int64)
+	left, ok2 := r[1].(int64)
+	if !ok1 || !ok2 {
+		return 0, 0, nil, false
+	}
+	if buyers == 0 || taken <= 0 {
+		return taken, left, nil, len(r) == 2
+	}
+	var sum int64
+	if len(r) == 2 {
+		if taken > int64(buyers) {
+			return 0, 0, nil, false
+		}
+		served = make([]int, taken)
+		for i := range served {
+			served[i] = i
+			sum += units[i]
+		}
+		return taken, left, served, sum == taken
+	}
+	served = make([]int, 0, len(r)-2)
+	for _, v := range r[2:] {
+		i, isInt := v.(int64)
+		if !isInt || i < 1 || i > int64(buyers) {
+			return 0, 0, nil, false
+		}
+		served = append(served, int(i)-1)
+		sum += units[i-1]
+	}
+	return taken, left, served, sum == taken
+}
+
+// notAdmitted reads deduct.lua's {-4, i, ...} reply: the buyers the
+// activity's waiting room has not admitted.
+func notAdmitted(reply any) (*NotAdmittedError, bool) {
+	r, ok := reply.([]any)
+	if !ok || len(r) < 2 || r[0] != int64(refusedNotAdmitted) {
+		return nil, false
+	}
+	e := &NotAdmittedError{Buyers: make([]int, 0, len(r)-1)}
+	for _, v := range r[1:] {
+		i, _ := v.(int64)
+		e.Buyers = append(e.Buyers, int(i)-1)
+	}
+	return e, true
+}
+
+// pair reads a script's {a, b} reply of two integers.
+func pair(reply any) (a, b int64, ok bool) {
+	r, isSlice := reply.([]any)
+	if !isSlice || len(r) != 2 {
+		return 0, 0, false
+	}
+	a, ok1 := r[0].(int64)
+	b, ok2 := r[1].(int64)
+	return a, b, ok1 && ok2
+}
+
+// NotAdmittedError is Deduct's refusal of buyers the activity's waiting
+// room has not admitted (their admission lapsed, or they never had one).
+type NotAdmittedError struct {
+	Buyers []int // 0-based indexes into Deduct's buyers
+}
+
+func (e *NotAdmittedError) Error() string {
+	return fmt.Sprintf("%v: %d of the buyers", ErrNotAdmitted, len(e.Buyers))
+}
+
+func (e *NotAdmittedError) Unwrap() error { return ErrNotAdmitted }
