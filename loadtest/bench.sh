@@ -62,6 +62,12 @@
 # SECKILL_REDIS_WAIT_REPLICAS=1" runs it on a primary with a replica and
 # WAITs for it (docs/DEPLOY.md). The bench reads that Redis directly, so
 # SECKILL_REDIS_URL must name one node (SECKILL_REDIS_MODE single).
+# Every run also follows the order events (docs/DEPLOY.md): the first instance's
+# seckill_events_oldest_pending_seconds read every 0.5 s while wrk runs (its
+# p99 and max; the gauge is the backlog of every instance, measured once a
+# second), and the outbox rows of the run's activities still unsent 2 s
+# after wrk stopped (SQL): the events columns of the runs and the Events
+# table. With --env SECKILL_EVENTS=off they read "-" (nothing is relayed).
 # Exits 0 when the books balance, 1 when they do not; the speed figures are
 # reported, not judged (a shared 2-core machine is too noisy to gate on).
 set -euo pipefail
@@ -102,7 +108,7 @@ for n in $instances; do
 	[[ "$n" =~ ^[1-9][0-9]?$ ]] || die "--instances takes counts from 1 to 99, not $n"
 	[ "$n" -gt "$max_instances" ] && max_instances=$n
 done
-redis_url=redis://127.0.0.1:6379/0
+redis_url=redis://127.0.0.1:6379/0 events=redis
 for kv in "${extra_env[@]}"; do
 	case "$kv" in
 	*=*) ;;
@@ -110,6 +116,7 @@ for kv in "${extra_env[@]}"; do
 	esac
 	case "$kv" in
 	SECKILL_REDIS_URL=*) redis_url=${kv#*=} ;;
+	SECKILL_EVENTS=*) events=${kv#*=} ;;
 	SECKILL_REDIS_MODE=*) [ "${kv#*=}" = single ] || die "--env: the bench reads Redis directly; give SECKILL_REDIS_URL of one node" ;;
 	esac
 done
@@ -254,6 +261,27 @@ healthz() {
 	echo "$(cpu_since hz_ "$cpu0") hz_gen=$((gen1 - gen0)) $("$metrictable" plain <<<"$wrk_out")"
 }
 
+# events_sampler FILE: the first instance's
+# seckill_events_oldest_pending_seconds, one line every 0.5 s, until killed.
+events_sampler() {
+	while sleep 0.5; do
+		curl -fsS --max-time 1 "$admin/metrics" 2>/dev/null | awk '/^seckill_events_oldest_pending_seconds / {print $2}' >>"$1" || true
+	done
+}
+# events_fields SAMPLES IDS: events_p99_s= and events_max_s= of the samples
+# (nearest rank), and events_pending_2s=, the run's unsent outbox rows now;
+# "-" each with SECKILL_EVENTS=off.
+events_fields() {
+	if [ "$events" = off ]; then
+		echo "events=off events_p99_s=- events_max_s=- events_pending_2s=-"
+		return
+	fi
+	local p99 mx pending
+	read -r p99 mx < <(sort -g "$1" | awk '{v[NR] = $1} END {if (NR == 0) {print "- -"; exit} i = int(NR * 0.99 + 0.999); if (i > NR) i = NR; printf "%.2f %.2f\n", v[i], v[NR]}')
+	pending=$(sql "$db" -e "SELECT COUNT(*) FROM order_events WHERE sent_at IS NULL AND activity_id IN ($2)")
+	echo "events=$events events_p99_s=$p99 events_max_s=$mx events_pending_2s=$pending"
+}
+
 # ---- 3. wrk at each concurrency ----------------------------------------------
 # Every run appends one line of key=value to $runs: the tables and the
 # ratios against the one-activity, one-instance and /healthz runs are
@@ -283,12 +311,19 @@ for c in $conns; do
 				prof_pid=$!
 			fi
 			scrape "$logs/metrics-before.prom"
+			: >"$logs/events-samples.txt"
+			events_sampler "$logs/events-samples.txt" &
+			sampler_pid=$!
 			cpu0=$(cpu_now)
 			line=$(purchases "$c" "$ni" "${paths[@]}")
 			cpu=$(cpu_since cpu_ "$cpu0")
+			kill "$sampler_pid" 2>/dev/null || true
+			wait "$sampler_pid" 2>/dev/null || true
 			rss=$(rss_mb)
 			sleep 1 # purchases still in flight when wrk stopped finish
 			scrape "$logs/metrics-after.prom"
+			sleep 1 # the backlog is read 2 s after the load stopped
+			ev=$(events_fields "$logs/events-samples.txt" "$ids")
 			tl=$("$metrictable" timeline "$logs/metrics-before.prom" "$logs/metrics-after.prom")
 			if [ -n "$prof_pid" ]; then
 				wait "$prof_pid" || log "the CPU profile could not be taken"
@@ -296,8 +331,8 @@ for c in $conns; do
 					log "CPU profile: $logs/cpu-c$c-a$n-i$ni-top.txt"
 			fi
 			orders=$(sql "$db" -e "SELECT COUNT(*) FROM orders WHERE activity_id IN ($ids)")
-			echo "conns=$c instances=$ni activities=$n orders=$orders rss_mb=$rss healthz_per_s=${floor_aps:--} ${line#BENCH } $cpu clk_tck=$clk_tck $floor_line $tl" >>"$runs"
-			log "c=$c instances=$ni activities=$n: $line orders_db=$orders rss=${rss}MB $cpu $tl"
+			echo "conns=$c instances=$ni activities=$n orders=$orders rss_mb=$rss healthz_per_s=${floor_aps:--} ${line#BENCH } $cpu clk_tck=$clk_tck $floor_line $tl $ev" >>"$runs"
+			log "c=$c instances=$ni activities=$n: $line orders_db=$orders rss=${rss}MB $cpu $tl $ev"
 			"$metrictable" ratio "$runs" >&2
 			"$metrictable" cost "$runs" >&2
 			echo "BENCH_STEPS conns=$c instances=$ni activities=$n $tl" >&2
@@ -337,6 +372,13 @@ echo
 echo "Batch timeline of the first instance (seckill_purchase_batch_step_seconds, mean ms per batch; verify includes the user checks, write the orders' transaction; write groups are the shared transactions, each carrying the batches of that many activities on average):"
 echo
 "$metrictable" steps "$runs"
+echo
+echo "Events (sink: $events): seckill_events_oldest_pending_seconds read every 0.5 s over each run, and the run's outbox rows unsent 2 s after the load stopped:"
+echo
+echo "| connections | instances | activities | durable orders/s | oldest pending p99 s | max s | unsent 2 s after |"
+echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+awk '{for (i = 1; i <= NF; i++) {split($i, kv, "="); f[kv[1]] = substr($i, length(kv[1]) + 2)}
+	printf "| %s | %s | %s | %d | %s | %s | %s |\n", f["conns"], f["instances"], f["activities"], (f["duration_s"] > 0 ? f["orders"] / f["duration_s"] : 0), f["events_p99_s"], f["events_max_s"], f["events_pending_2s"]}' "$runs"
 echo
 if [ -z "$crowd_line" ]; then
 	echo "Crowd: skipped (--crowd 0)."
