@@ -42,7 +42,7 @@ require (
 
 require (
 	github.com/pierrec/lz4/v4 v4.1.33 // indirect
-	github.com/twmb/franz-go/pkg/kmsg v1.15.1 // indirect
+	github.com/twmb/franz-go/pkg/kmsg v1.15.1
 )
 
 require github.com/agnivade/levenshtein v1.2.1

@@ -14,7 +14,7 @@ import (
 // time, the extension `sequence` a lowercase alphanumeric name of at most
 // 20 characters, and `data` the order's API body.
 func TestOrderEventIsACloudEvent(t *testing.T) {
-	o := seckill.Order{ID: "0190-a", ActivityID: 3, UserID: 7, Status: seckill.OrderStatusPaid,
+	o := seckill.Order{ID: "0190-a", ActivityID: 3, UserID: 7, Status: seckill.OrderStatusPaid, Quantity: 2, PriceMinor: 1999, Currency: "EUR",
 		CreatedAt: time.Date(2026, 11, 27, 10, 0, 0, 123000, time.UTC), PaidAt: time.Date(2026, 11, 27, 10, 1, 0, 0, time.UTC)}
 	raw, err := json.Marshal(seckill.NewOrderEvent("ev-1", o, 2, time.Date(2026, 11, 27, 10, 1, 1, 0, time.UTC)))
 	if err != nil {
@@ -45,5 +45,9 @@ func TestOrderEventIsACloudEvent(t *testing.T) {
 		Data *seckill.OrderBody `json:"data"`
 	}{&data}); err != nil || data != o.Body() {
 		t.Errorf("data %+v (%v), the order's body %+v", data, err, o.Body())
+	}
+	// Quantity per buyer: the event carries the order's units and amount.
+	if data.Quantity != 2 || data.AmountMinor != 3998 {
+		t.Errorf("data carries quantity %d, amount_minor %d; want 2 and 3998", data.Quantity, data.AmountMinor)
 	}
 }

@@ -278,6 +278,7 @@ type audit struct {
 	ActivityID     int64 `json:"activity_id"`
 	TotalStock     int64 `json:"total_stock"`
 	Orders         int64 `json:"orders"`
+	Units          int64 `json:"units"`
 	RedisRemaining int64 `json:"redis_remaining"`
 	Oversold       bool  `json:"oversold"`
 	Consistent     bool  `json:"consistent"`

@@ -2,7 +2,8 @@
 -- by a buyer of its own (X-User-ID unique across threads), of the activities
 -- whose orders paths are the script's arguments, round-robin (one argument:
 -- one hot activity); no retries, as a crowd's first presses. done() prints one machine-readable line: requests, duration,
--- latency percentiles and the count of answers per HTTP status.
+-- latency percentiles and the count of answers per HTTP status. BENCH_QUANTITY=k sends the body {"quantity":k} with
+-- every purchase (unset: no body, the contract's one unit).
 local threads = {}
 
 function setup(thread)
@@ -17,11 +18,19 @@ function init(args)
   base = tonumber(os.getenv("BENCH_USER_BASE") or "0") + tid * 1000000000
   n = 0
   codes = {}
+  local q = os.getenv("BENCH_QUANTITY") or ""
+  if q ~= "" then
+    body = string.format('{"quantity":%d}', tonumber(q))
+    headers = { ["Content-Type"] = "application/json" }
+  else
+    headers = {}
+  end
 end
 
 function request()
   n = n + 1
-  return wrk.format("POST", paths[(n % #paths) + 1], { ["X-User-ID"] = string.format("%d", base + n) })
+  headers["X-User-ID"] = string.format("%d", base + n)
+  return wrk.format("POST", paths[(n % #paths) + 1], headers, body)
 end
 
 function response(status, headers, body)

@@ -23,7 +23,11 @@
 #                          [--activities "1 20 200"] [--instances "1 3"] [--floor]
 #                          [--pprof] [--verify approve|stub] [--crowd N] [--crowd-stock N]
 #                          [--env "NAME=VALUE ..."] [--galera] [--keep] [--seckill BIN]
-#                          [--db-prefix P]
+#                          [--db-prefix P] [--quantity K]
+# --quantity K sends {"quantity":K} with every purchase (default: no body,
+# one unit), on activities with per_user_limit K when K is above 1; the
+# stock is then --stock units, K a buyer. --quantity 1 sends the body to a
+# build of any date (one before quantities accepts quantity 1 only).
 # --db-prefix P names the run's database P<run id> (default seckill_bench_): the
 # scripts' own MariaDB user (scripts/services.sh) may create seckill_*
 # databases only; another prefix needs SECKILL_DB_USER and
@@ -58,6 +62,12 @@
 # SECKILL_REDIS_WAIT_REPLICAS=1" runs it on a primary with a replica and
 # WAITs for it (docs/DEPLOY.md). The bench reads that Redis directly, so
 # SECKILL_REDIS_URL must name one node (SECKILL_REDIS_MODE single).
+# Every run also follows the order events (docs/DEPLOY.md): the first instance's
+# seckill_events_oldest_pending_seconds read every 0.5 s while wrk runs (its
+# p99 and max; the gauge is the backlog of every instance, measured once a
+# second), and the outbox rows of the run's activities still unsent 2 s
+# after wrk stopped (SQL): the events columns of the runs and the Events
+# table. With --env SECKILL_EVENTS=off they read "-" (nothing is relayed).
 # Exits 0 when the books balance, 1 when they do not; the speed figures are
 # reported, not judged (a shared 2-core machine is too noisy to gate on).
 set -euo pipefail
@@ -65,7 +75,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-db_prefix=seckill_bench_ conns="4 64 256" activities=1 instances=1 pprof=0 floor=0 duration=15s stock=1000000 verify=approve crowd=3000 crowd_stock=1000 keep=0 extra_env=() db_port=3306 seckill_bin=""
+db_prefix=seckill_bench_ conns="4 64 256" activities=1 instances=1 pprof=0 floor=0 duration=15s stock=1000000 verify=approve crowd=3000 crowd_stock=1000 keep=0 extra_env=() db_port=3306 seckill_bin="" quantity=""
 die() { echo "bench.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -82,6 +92,7 @@ while [ $# -gt 0 ]; do
 	--env) read -ra kvs <<<"${2:?}"; extra_env+=("${kvs[@]}"); shift 2 ;;
 	--keep) keep=1; shift ;;
 	--seckill) seckill_bin=${2:?}; shift 2 ;;
+	--quantity) quantity=${2:?}; [[ "$quantity" =~ ^[1-9][0-9]?$|^100$ ]] || die "--quantity takes 1..100, not $quantity"; shift 2 ;;
 	--db-prefix) db_prefix=${2:?}; [[ "$db_prefix" =~ ^[A-Za-z0-9_]{1,40}$ ]] || die "--db-prefix takes letters, digits and _ (at most 40), not $db_prefix"; shift 2 ;;
 	--galera) db_port=3310; shift ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -97,7 +108,7 @@ for n in $instances; do
 	[[ "$n" =~ ^[1-9][0-9]?$ ]] || die "--instances takes counts from 1 to 99, not $n"
 	[ "$n" -gt "$max_instances" ] && max_instances=$n
 done
-redis_url=redis://127.0.0.1:6379/0
+redis_url=redis://127.0.0.1:6379/0 events=redis
 for kv in "${extra_env[@]}"; do
 	case "$kv" in
 	*=*) ;;
@@ -105,6 +116,7 @@ for kv in "${extra_env[@]}"; do
 	esac
 	case "$kv" in
 	SECKILL_REDIS_URL=*) redis_url=${kv#*=} ;;
+	SECKILL_EVENTS=*) events=${kv#*=} ;;
 	SECKILL_REDIS_MODE=*) [ "${kv#*=}" = single ] || die "--env: the bench reads Redis directly; give SECKILL_REDIS_URL of one node" ;;
 	esac
 done
@@ -187,11 +199,16 @@ redis_pid=$(redis INFO server | awk -F: '/^process_id:/ {print $2 + 0}')
 [ -r "/proc/${redis_pid:-0}/stat" ] || log "Redis's process ${redis_pid:-?} is not on this machine: its CPU reads 0"
 log "service $base (pid $svc_pid, $max_instances instance(s)), verification: $verify, database $db, Redis $redis_node${extra_env[*]:+, settings: ${extra_env[*]}}"
 
+# An activity's per-buyer limit: only above 1 (a build before quantities
+# knows no such field).
+limit_field=""
+[ "${quantity:-1}" = 1 ] || limit_field=",\"per_user_limit\":$quantity"
+export BENCH_QUANTITY=$quantity
 new_activity() { # stock -> id
 	local now ends
 	now=$(date -u -d '-1 minute' +%Y-%m-%dT%H:%M:%SZ) ends=$(date -u -d '+1 hour' +%Y-%m-%dT%H:%M:%SZ)
 	curl -fsS -X POST "$admin/admin/v1/activities" -H "Authorization: Bearer $admin_token" \
-		-d "{\"name\":\"bench\",\"total_stock\":$1,\"starts_at\":\"$now\",\"ends_at\":\"$ends\"}" | jq -r .id
+		-d "{\"name\":\"bench\",\"total_stock\":$1,\"starts_at\":\"$now\",\"ends_at\":\"$ends\"$limit_field}" | jq -r .id
 }
 rss_mb() { awk '/^VmRSS/ {printf "%d", $2 / 1024}' "/proc/$svc_pid/status"; }
 # scrape FILE: the first instance's metrics, for the batch timeline
@@ -244,6 +261,27 @@ healthz() {
 	echo "$(cpu_since hz_ "$cpu0") hz_gen=$((gen1 - gen0)) $("$metrictable" plain <<<"$wrk_out")"
 }
 
+# events_sampler FILE: the first instance's
+# seckill_events_oldest_pending_seconds, one line every 0.5 s, until killed.
+events_sampler() {
+	while sleep 0.5; do
+		curl -fsS --max-time 1 "$admin/metrics" 2>/dev/null | awk '/^seckill_events_oldest_pending_seconds / {print $2}' >>"$1" || true
+	done
+}
+# events_fields SAMPLES IDS: events_p99_s= and events_max_s= of the samples
+# (nearest rank), and events_pending_2s=, the run's unsent outbox rows now;
+# "-" each with SECKILL_EVENTS=off.
+events_fields() {
+	if [ "$events" = off ]; then
+		echo "events=off events_p99_s=- events_max_s=- events_pending_2s=-"
+		return
+	fi
+	local p99 mx pending
+	read -r p99 mx < <(sort -g "$1" | awk '{v[NR] = $1} END {if (NR == 0) {print "- -"; exit} i = int(NR * 0.99 + 0.999); if (i > NR) i = NR; printf "%.2f %.2f\n", v[i], v[NR]}')
+	pending=$(sql "$db" -e "SELECT COUNT(*) FROM order_events WHERE sent_at IS NULL AND activity_id IN ($2)")
+	echo "events=$events events_p99_s=$p99 events_max_s=$mx events_pending_2s=$pending"
+}
+
 # ---- 3. wrk at each concurrency ----------------------------------------------
 # Every run appends one line of key=value to $runs: the tables and the
 # ratios against the one-activity, one-instance and /healthz runs are
@@ -273,12 +311,19 @@ for c in $conns; do
 				prof_pid=$!
 			fi
 			scrape "$logs/metrics-before.prom"
+			: >"$logs/events-samples.txt"
+			events_sampler "$logs/events-samples.txt" &
+			sampler_pid=$!
 			cpu0=$(cpu_now)
 			line=$(purchases "$c" "$ni" "${paths[@]}")
 			cpu=$(cpu_since cpu_ "$cpu0")
+			kill "$sampler_pid" 2>/dev/null || true
+			wait "$sampler_pid" 2>/dev/null || true
 			rss=$(rss_mb)
 			sleep 1 # purchases still in flight when wrk stopped finish
 			scrape "$logs/metrics-after.prom"
+			sleep 1 # the backlog is read 2 s after the load stopped
+			ev=$(events_fields "$logs/events-samples.txt" "$ids")
 			tl=$("$metrictable" timeline "$logs/metrics-before.prom" "$logs/metrics-after.prom")
 			if [ -n "$prof_pid" ]; then
 				wait "$prof_pid" || log "the CPU profile could not be taken"
@@ -286,8 +331,8 @@ for c in $conns; do
 					log "CPU profile: $logs/cpu-c$c-a$n-i$ni-top.txt"
 			fi
 			orders=$(sql "$db" -e "SELECT COUNT(*) FROM orders WHERE activity_id IN ($ids)")
-			echo "conns=$c instances=$ni activities=$n orders=$orders rss_mb=$rss healthz_per_s=${floor_aps:--} ${line#BENCH } $cpu clk_tck=$clk_tck $floor_line $tl" >>"$runs"
-			log "c=$c instances=$ni activities=$n: $line orders_db=$orders rss=${rss}MB $cpu $tl"
+			echo "conns=$c instances=$ni activities=$n orders=$orders rss_mb=$rss healthz_per_s=${floor_aps:--} ${line#BENCH } $cpu clk_tck=$clk_tck $floor_line $tl $ev" >>"$runs"
+			log "c=$c instances=$ni activities=$n: $line orders_db=$orders rss=${rss}MB $cpu $tl $ev"
 			"$metrictable" ratio "$runs" >&2
 			"$metrictable" cost "$runs" >&2
 			echo "BENCH_STEPS conns=$c instances=$ni activities=$n $tl" >&2
@@ -316,7 +361,7 @@ else
 	[ "$(jq '.activities | length' "$logs/books.json")" -gt 0 ] || bad+=("no activity could be read from database $db")
 fi
 echo
-echo "Hot activities (requests round-robin over them), verification: $verify,${extra_env[*]:+ ${extra_env[*]},} wrk -t2 -d$duration (one wrk -t1 per instance when several), distinct buyers, no retries ($(nproc) cores shared by wrk, the service, Redis and MariaDB):"
+echo "Hot activities (requests round-robin over them), verification: $verify,${extra_env[*]:+ ${extra_env[*]},}${quantity:+ every purchase {\"quantity\":$quantity\},} wrk -t2 -d$duration (one wrk -t1 per instance when several), distinct buyers, no retries ($(nproc) cores shared by wrk, the service, Redis and MariaDB):"
 echo
 "$metrictable" orders "$runs"
 echo
@@ -327,6 +372,13 @@ echo
 echo "Batch timeline of the first instance (seckill_purchase_batch_step_seconds, mean ms per batch; verify includes the user checks, write the orders' transaction; write groups are the shared transactions, each carrying the batches of that many activities on average):"
 echo
 "$metrictable" steps "$runs"
+echo
+echo "Events (sink: $events): seckill_events_oldest_pending_seconds read every 0.5 s over each run, and the run's outbox rows unsent 2 s after the load stopped:"
+echo
+echo "| connections | instances | activities | durable orders/s | oldest pending p99 s | max s | unsent 2 s after |"
+echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+awk '{for (i = 1; i <= NF; i++) {split($i, kv, "="); f[kv[1]] = substr($i, length(kv[1]) + 2)}
+	printf "| %s | %s | %s | %d | %s | %s | %s |\n", f["conns"], f["instances"], f["activities"], (f["duration_s"] > 0 ? f["orders"] / f["duration_s"] : 0), f["events_p99_s"], f["events_max_s"], f["events_pending_2s"]}' "$runs"
 echo
 if [ -z "$crowd_line" ]; then
 	echo "Crowd: skipped (--crowd 0)."

@@ -146,3 +146,50 @@ children_ticks() {
 	read -ra f <<<"${stat##*) }"
 	printf -v "$1" '%d' $((f[13] + f[14]))
 }
+
+# answered_orders K6_CSV[.gz]: one line "ORDER_ID UNITS" per 201 of the run,
+# from k6's samples of units_created, to which seckill.js attaches the
+# order's id as metadata (searched in the metadata and extra_tags columns,
+# by the header's names); an empty id when a sample has none.
+answered_orders() {
+	case "$1" in *.gz) gzip -dc "$1" ;; *) cat "$1" ;; esac | awk -F, '
+		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		$col["metric_name"] != "units_created" { next }
+		{
+			id = ""
+			for (c in col) {
+				if (c != "metadata" && c != "extra_tags") continue
+				n = split($col[c], kv, "&")
+				for (j = 1; j <= n; j++) if (kv[j] ~ /^order_id=/) id = substr(kv[j], 10)
+			}
+			printf "%s %d\n", id, $col["metric_value"]
+		}'
+}
+
+# units_books: one line "ACTIVITY_ID TOTAL_STOCK UNITS ORDERS" per activity
+# of the run's database (sql, the caller's), UNITS the sum of the quantity
+# of its created and paid orders (the units sold and not given back), ORDERS
+# their count; read with SQL rather than through the service.
+units_books() {
+	sql -e "SELECT a.id, a.total_stock,
+		COALESCE(SUM(CASE WHEN o.status IN ('created', 'paid') THEN o.quantity ELSE 0 END), 0),
+		COUNT(CASE WHEN o.status IN ('created', 'paid') THEN 1 END)
+		FROM activities a LEFT JOIN orders o ON o.activity_id = a.id GROUP BY a.id, a.total_stock ORDER BY a.id" "$db"
+}
+
+# missing_answers ANSWERED: the lines of ANSWERED (answered_orders) whose
+# order is not in the run's database with that quantity, each as "ID
+# UNITS: what is wrong"; ids that are not UUIDs are never sent to SQL.
+missing_answers() {
+	local rows have
+	rows=$(awk '$1 ~ /^[0-9a-fA-F-]+$/ && length($1) == 36 { printf "%s\047%s\047", (n++ ? "," : ""), $1 }' "$1")
+	[ -n "$rows" ] || rows="''"
+	# Through stdin: a run's thousands of ids are longer than one argument may be.
+	have=$(sql "$db" <<<"SELECT id, quantity FROM orders WHERE id IN ($rows)") || return 1
+	awk '
+		FILENAME == ARGV[1] { have[$1] = $2; next }
+		$1 == "" { print "(no order id): " $2 " units answered 201 without an id"; next }
+		!($1 in have) { print $1 " " $2 ": answered 201, no row"; next }
+		have[$1] != $2 { print $1 " " $2 ": answered 201 for " $2 " units, the row holds " have[$1] }
+	' <(printf '%s\n' "$have") "$1"
+}

@@ -26,7 +26,8 @@ export function report(data, S) {
 
   const reqs = metric(data, 'http_reqs');
   const purchases = count(data, 'orders_created') + count(data, 'sold_out') + count(data, 'already_purchased') +
-    count(data, 'user_rejected') + count(data, 'busy') + count(data, 'unavailable') + count(data, 'unexpected_status');
+    count(data, 'user_rejected') + count(data, 'busy') + count(data, 'unavailable') + count(data, 'unexpected_status') +
+    count(data, 'not_enough_stock');
   const iters = metric(data, 'iterations');
   add(`purchase requests ${purchases} (${(purchases / (runMs / 1000)).toFixed(0)}/s over the run); all HTTP requests ${reqs ? reqs.count : '?'}`);
   add(`buyers ${iters ? iters.count : 0}; dropped arrivals ${count(data, 'dropped_iterations')} (k6 had no free VU); gave up after retries ${count(data, 'buyers_gave_up')}`);
@@ -44,6 +45,10 @@ export function report(data, S) {
     ['201 created', 'orders_created'], ['409 sold_out', 'sold_out'], ['409 already_purchased', 'already_purchased'],
     ['403 user_rejected', 'user_rejected'], ['429 busy', 'busy'], ['503 unavailable', 'unavailable'], ['unexpected', 'unexpected_status'],
   ].map(([label, name]) => `${label} ${count(data, name)}`).join(', '));
+  if (S.perUserLimit) {
+    add(`quantities 1..${S.perUserLimit}: units in 201s ${count(data, 'units_created')}, 409 not_enough_stock ${count(data, 'not_enough_stock')}, ` +
+      `quantity mismatches ${count(data, 'quantity_mismatch')}`);
+  }
   if (S.fault) {
     const ph = (name, p) => count(data, `${name}{phase:${p}}`);
     add(`fault window ${S.fault.fromMs / 1000}s-${S.fault.toMs / 1000}s: orders before/during/after ` +
@@ -54,9 +59,10 @@ export function report(data, S) {
   const total = metric(data, 'audit_total_stock');
   if (total) {
     const orders = metric(data, 'audit_orders').value;
+    const units = metric(data, 'audit_units').value;
     const rem = metric(data, 'audit_redis_remaining').value;
-    add(`audit (all activities): total ${total.value}, orders ${orders}, redis remaining ${rem}, ` +
-      `orders+remaining-total ${orders + rem - total.value}; per-activity verdicts in the k6 log`);
+    add(`audit (all activities): total ${total.value}, orders ${orders}, units ${units}, redis remaining ${rem}, ` +
+      `units+remaining-total ${units + rem - total.value}; per-activity verdicts in the k6 log`);
   } else {
     add('audit: MISSING (teardown did not get an answer)');
   }

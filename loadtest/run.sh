@@ -47,7 +47,9 @@
 # on 6379.
 # Scenarios: smoke (default), spike, slow-verification, verification-down,
 # redis-delay, multi-instance, soldout-storm, soak (10 minutes; not in CI;
-# SOAK_DURATION=60s for a short one). Any k6 variable of
+# SOAK_DURATION=60s for a short one), payments, quantity (buyers ask for
+# 1..PER_USER_LIMIT units each; --naive runs it on the seed's handler with
+# slow-verification's race settings). Any k6 variable of
 # loadtest/scenarios.js may also be set in the environment (e.g. RAMP=3s).
 set -euo pipefail
 
@@ -91,7 +93,9 @@ if [ "$repeat" != 0 ]; then
 		line=$(bash "$0" "${one[@]}" | grep '^loadtest: scenario=' || true)
 		echo "$line"
 		runs=$((runs + 1))
-		o=$(sed -n 's/.* oversold=\([0-9-]*\) .*/\1/p' <<<"$line") l=$(sed -n 's/.* lost=\([0-9-]*\) .*/\1/p' <<<"$line")
+		# Units oversold (an order of k holds k); a line without them, orders.
+		o=$(sed -n 's/.* units_oversold=\([0-9-]*\) .*/\1/p' <<<"$line") l=$(sed -n 's/.* lost=\([0-9-]*\) .*/\1/p' <<<"$line")
+		[ -n "$o" ] || o=$(sed -n 's/.* oversold=\([0-9-]*\) .*/\1/p' <<<"$line")
 		r=$(sed -n 's/.* result=\([A-Z]*\) .*/\1/p' <<<"$line")
 		units=$((units + ${o:-0})) lost=$((lost + ${l:-0}))
 		[ "${o:-0}" -gt 0 ] && caught=$((caught + 1))
@@ -111,7 +115,7 @@ fi
 # the scenario to show it in, unless another is asked for.
 [ -n "$scenario" ] || { [ "$naive" = 1 ] && scenario=slow-verification || scenario=smoke; }
 case "$scenario" in
-smoke | spike | slow-verification | verification-down | redis-delay | soldout-storm | soak | payments) : "${instances:=1}" ;;
+smoke | spike | slow-verification | verification-down | redis-delay | soldout-storm | soak | payments | quantity) : "${instances:=1}" ;;
 multi-instance) : "${instances:=3}" ;;
 *) die "unknown scenario '$scenario'" ;;
 esac
@@ -124,7 +128,7 @@ case "$redis_mode" in single | cluster) ;; *) die "--redis must be single or clu
 # set them explicitly; the others run with the service's defaults.
 lock_ttl=${SECKILL_LOCK_TTL:-} uc_timeout=${SECKILL_USERCHECK_TIMEOUT:-}
 case "$scenario" in
-slow-verification)
+slow-verification | quantity)
 	if [ "$naive" = 1 ]; then
 		# The seed: under load the user service answered slower than the
 		# lock's TTL (here a tenth of the verification timeout, 30 ms, as
@@ -141,7 +145,7 @@ slow-verification)
 		export STUB_LATENCY=${STUB_LATENCY:-40ms} SLOW_RATE=${SLOW_RATE:-0.5} SLOW_LATENCY=${SLOW_LATENCY:-75ms} \
 			ACTIVITIES=${ACTIVITIES:-6} STOCK=${STOCK:-50} RATE=${RATE:-900} DURATION=${DURATION:-25s} \
 			BACKOFF_MS=${BACKOFF_MS:-5} BACKOFF_CAP_MS=${BACKOFF_CAP_MS:-30} MAX_ATTEMPTS=${MAX_ATTEMPTS:-20}
-	else
+	elif [ "$scenario" = slow-verification ]; then
 		: "${lock_ttl:=300ms}" "${uc_timeout:=100ms}"
 	fi
 	;;
@@ -202,23 +206,31 @@ if [ "$redis_mode" = cluster ]; then
 fi
 redis PING | grep -q PONG || die "cannot reach Redis at 127.0.0.1:${redis_nodes[0]}"
 
-bin="$logs/seckill"
+# The builds go to loadtest/out/bin/ and stay there between runs: go build
+# relinks only a binary whose sources changed, so the next scenario of the
+# same tree starts in seconds, not after a link of half a minute on a
+# loaded box (CI runs two). A --pprof build (an overlay) goes to the run's
+# logs instead.
+bin_dir="$out_dir/bin"
+mkdir -p "$bin_dir"
+bin="$bin_dir/seckill"
 # The instances run the service, or with --naive the seed's handler behind
 # the service's API (loadtest/naiveserver); the stubs are the service's.
-inst_pkg=cmd/seckill inst_bin=$bin serve=("$bin" serve)
-if [ "$naive" = 1 ]; then
-	inst_pkg=loadtest/naiveserver inst_bin="$logs/naiveserver" serve=("$logs/naiveserver")
-	go build -o "$bin" ./cmd/seckill
-fi
+inst_pkg=cmd/seckill inst_bin=$bin
+[ "$naive" = 0 ] || inst_pkg=loadtest/naiveserver inst_bin="$bin_dir/naiveserver"
 build_flags=()
 if [ "$pprof" = 1 ]; then
 	# The service has no profiling endpoint of its own; a load-test build
 	# adds one through an overlay file, leaving the source tree untouched.
 	printf '{"Replace":{"%s":"%s"}}\n' "$root/$inst_pkg/zz_loadtest_pprof.go" "$root/loadtest/pprof.go.in" >"$logs/overlay.json"
 	build_flags+=(-overlay "$logs/overlay.json")
+	inst_bin="$logs/${inst_pkg##*/}"
 fi
+[ "$inst_bin" = "$bin" ] || go build -o "$bin" ./cmd/seckill
 log "building $inst_pkg${build_flags[*]:+ (${build_flags[*]})}"
 go build "${build_flags[@]}" -o "$inst_bin" "./$inst_pkg"
+serve=("$inst_bin")
+[ "$inst_pkg" != cmd/seckill ] || serve+=(serve)
 if [ "$scenario" = redis-delay ]; then
 	go build -o "$logs/faultproxy" ./cmd/faultproxy
 fi
@@ -453,9 +465,45 @@ else
 	fi
 fi
 [ "$activities" -gt 0 ] || violations+=("no activity in database $db")
+# Units, read with SQL whatever `seckill books` counts: an order of k units
+# holds k. Per activity, the created and paid orders' quantities <= total,
+# and with Redis's remaining (the books' read) == total.
+# orders_db counts the orders holding units (the books' held counts units).
+units_all=0 units_oversold=0 unit_rows=""
+if [ -z "$unread" ] && ! unit_rows=$(units_books 2>"$logs/units.err"); then
+	violations+=("the units could not be read with SQL: $(tail -n 1 "$logs/units.err")")
+fi
+if [ -n "$unit_rows" ]; then
+	orders_all=0
+	while read -r id total units orders; do
+		units_all=$((units_all + units)) orders_all=$((orders_all + orders))
+		if [ "$units" -gt "$total" ]; then
+			units_oversold=$((units_oversold + units - total))
+			violations+=("activity $id: its orders hold $units units of $total: OVERSOLD by $((units - total)) units")
+		fi
+		rem=$(jq -r --argjson id "$id" '.activities[] | select(.activity_id == $id) | .redis_remaining // "none"' "$books_json")
+		if [ "$rem" != none ] && [ $((units + rem)) != "$total" ]; then
+			violations+=("activity $id: $units units held + $rem in Redis != $total: the units do not balance")
+		fi
+	done <<<"$unit_rows"
+fi
+# Every 201, by its order id: a row of the run's database holding the units
+# it answered (k6's CSV samples of units_created carry the ids).
+answered="$logs/answered.txt" units_201=0 missing=0
+if [ -s "$samples" ]; then
+	answered_orders "$samples" >"$answered"
+	units_201=$(awk '{ s += $2 } END { print s + 0 }' "$answered")
+	missing_answers "$answered" >"$logs/missing.txt" 2>"$logs/missing.err" ||
+		violations+=("the 201s' orders could not be looked up: $(tail -n 1 "$logs/missing.err")")
+	missing=$(wc -l <"$logs/missing.txt")
+	[ "$missing" -eq 0 ] || violations+=("$missing orders answered 201 are not in the database as answered: LOST ($(head -n 3 "$logs/missing.txt" | paste -sd';'); all in $logs/missing.txt)")
+fi
+[ "$units_201" -le "$((total_all))" ] || [ "$scenario" = payments ] ||
+	violations+=("$units_201 units answered 201, more than the $total_all of the stock: OVERSOLD")
 # Every 201 must have its row. (Rows without a 201 can exist: a client that
 # timed out on a purchase that then committed; they are not lost.)
 lost=$((created_201 > rows_all ? created_201 - rows_all : 0))
+lost=$((lost > missing ? lost : missing))
 [ "$lost" -eq 0 ] || violations+=("$lost orders answered 201 are missing from the database: LOST")
 
 result=PASS
@@ -471,9 +519,9 @@ fi
 pay_note=""
 [ "$scenario" = payments ] && pay_note=" paid=$paid_all expired=$expired_all"
 [ "$redis_mode" = single ] || pay_note+=" redis=$redis_mode"
-printf 'loadtest: scenario=%s naive=%s instances=%s result=%s purchase_reqs=%s rate=%s/s p50=%s p95=%s p99=%s created_201=%s orders_db=%s total=%s redis_remaining=%s oversold=%s lost=%s duplicate_users=%s imbalance=%s service_peak_rss=%sMB k6_exit=%s%s\n' \
-	"$scenario" "$naive" "$instances" "$result" "$reqs" "$rate" "$p50" "$p95" "$p99" "$created_201" "$orders_all" "$total_all" "$remaining_all" \
-	"$oversold_all" "$lost" "$dup_all" "$imbalance_all" "$((rss_kb / 1024))" "$k6_rc" "$pay_note" | tee "$out_dir/$scenario-result.txt"
+printf 'loadtest: scenario=%s naive=%s instances=%s result=%s purchase_reqs=%s rate=%s/s p50=%s p95=%s p99=%s created_201=%s orders_db=%s units_201=%s units_db=%s total=%s redis_remaining=%s oversold=%s units_oversold=%s lost=%s duplicate_users=%s imbalance=%s service_peak_rss=%sMB k6_exit=%s%s\n' \
+	"$scenario" "$naive" "$instances" "$result" "$reqs" "$rate" "$p50" "$p95" "$p99" "$created_201" "$orders_all" "$units_201" "$units_all" "$total_all" "$remaining_all" \
+	"$oversold_all" "$units_oversold" "$lost" "$dup_all" "$imbalance_all" "$((rss_kb / 1024))" "$k6_rc" "$pay_note" | tee "$out_dir/$scenario-result.txt"
 # The charts beside the result line: k6's own HTML report, and answers/s by
 # status with the p99 of each second (loadtest/chart.sh, gnuplot).
 if command -v gnuplot >/dev/null 2>&1; then

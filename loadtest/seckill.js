@@ -6,7 +6,8 @@
 //
 // Environment (k6 -e NAME=value, or the process environment):
 //   SCENARIO       smoke | spike | slow-verification | verification-down |
-//                  redis-delay | multi-instance | soldout-storm | soak | payments  (default smoke)
+//                  redis-delay | multi-instance | soldout-storm | soak | payments |
+//                  quantity  (default smoke)
 //   BASE_URLS      comma-separated service base URLs; buyers are spread over them
 //   ADMIN_TOKEN    the service's SECKILL_ADMIN_TOKEN (or SECKILL_LT_ADMIN_TOKEN)
 //   STUB_URL       the user-verification stub; setup() sets its behaviour
@@ -41,6 +42,14 @@ const BACKOFF_CAP_MS = num('BACKOFF_CAP_MS', 250);
 // unexpected_status (anything the contract does not allow here, transport
 // errors included) must stay at zero.
 const ordersCreated = new Counter('orders_created');
+// The units of the 201s: an order's "quantity" (1 when the body has none).
+// Each sample carries the order's id as metadata, so run.sh can find every
+// 201's row in MariaDB, with its quantity, from k6's CSV output.
+const unitsCreated = new Counter('units_created');
+// quantity: a 201 whose quantity is not the one asked for, or a 409
+// not_enough_stock whose remaining_stock is not 1..quantity-1.
+const quantityMismatch = new Counter('quantity_mismatch');
+const notEnoughStock = new Counter('not_enough_stock');
 const soldOut = new Counter('sold_out');
 const alreadyPurchased = new Counter('already_purchased');
 const rejected = new Counter('user_rejected');
@@ -57,6 +66,7 @@ const paymentErrors = new Counter('payment_errors');
 // when the audit finds an oversell or books that do not balance.
 const auditViolations = new Counter('audit_violations');
 const auditOrders = new Gauge('audit_orders');
+const auditUnits = new Gauge('audit_units');
 const auditRemaining = new Gauge('audit_redis_remaining');
 const auditTotal = new Gauge('audit_total_stock');
 
@@ -115,6 +125,8 @@ export function setup() {
     const act = mustStatus(http.post(`${base}/admin/v1/activities`, JSON.stringify({
       name: `loadtest ${S.name} ${rfc3339(new Date(now))} #${i + 1}`,
       total_stock: S.stock,
+      // Only when the scenario asks: a build before quantities refuses it.
+      ...(S.perUserLimit ? { per_user_limit: S.perUserLimit } : {}),
       // Priced: with payments on, the service refuses an unpriced activity
       // (secure defaults), and the payment stub answers this price.
       price_minor: 100,
@@ -123,6 +135,9 @@ export function setup() {
       ends_at: rfc3339(new Date(now + 3600 * 1000)),
     }), adminHeaders()), 201, 'create activity');
     const pre = mustStatus(http.post(`${base}/admin/v1/activities/${act.id}/preload`, null, adminHeaders()), 200, 'preload');
+    if (S.perUserLimit && act.per_user_limit !== S.perUserLimit) {
+      throw new Error(`create activity: per_user_limit ${act.per_user_limit}, want ${S.perUserLimit}`);
+    }
     if (pre.remaining_stock !== S.stock) {
       throw new Error(`preload: remaining_stock ${pre.remaining_stock}, want ${S.stock}`);
     }
@@ -133,7 +148,7 @@ export function setup() {
     ids.push(act.id);
   }
   console.log(`setup: scenario ${S.name}, activities ${ids.join(',')}, stock ${S.stock} each, instances ${BASE_URLS.join(' ')}`);
-  return { activityIDs: ids, stock: S.stock, scenario: S.name, startedAt: now };
+  return { activityIDs: ids, stock: S.stock, scenario: S.name, startedAt: now, perUserLimit: S.perUserLimit };
 }
 
 function backoff(attempt, res) {
@@ -162,28 +177,40 @@ function errorCode(res) {
   }
 }
 
-// buy is one buyer: a distinct user id who tries to buy one unit and retries
-// a bounded number of times on 429 busy and 503 unavailable.
+// buy is one buyer: a distinct user id who tries to buy one unit (in the
+// quantity scenario a random 1..per_user_limit units, the same on every
+// retry) and retries a bounded number of times on 429 busy and 503
+// unavailable.
 export function buy(data) {
   const userID = S.userBase[exec.scenario.name] + exec.scenario.iterationInTest + 1;
   const base = BASE_URLS[userID % BASE_URLS.length];
   const ids = data.activityIDs;
   const url = `${base}/api/v1/activities/${ids[Math.floor(userID / BASE_URLS.length) % ids.length]}/orders`;
   const params = { headers: { 'X-User-ID': String(userID) }, tags: { name: 'purchase' }, timeout: S.requestTimeout };
+  const quantity = S.perUserLimit ? 1 + Math.floor(Math.random() * S.perUserLimit) : 1;
+  let body = null;
+  if (S.perUserLimit) {
+    body = JSON.stringify({ quantity });
+    params.headers['Content-Type'] = 'application/json';
+  }
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const p = phase();
     params.tags.phase = p;
-    const res = http.post(url, null, params);
+    const res = http.post(url, body, params);
     const tags = { phase: p };
     switch (res.status) {
-      case 201:
+      case 201: {
+        const order = res.json();
         ordersCreated.add(1, tags);
-        if (S.payments) pay(res.json(), base, userID);
+        created(order, quantity, tags);
+        if (S.payments) pay(order, base, userID);
         return;
+      }
       case 409: {
         const code = errorCode(res);
         if (code === 'sold_out') soldOut.add(1, tags);
         else if (code === 'already_purchased') alreadyPurchased.add(1, tags); // an earlier attempt of ours won
+        else if (code === 'not_enough_stock' && S.perUserLimit) notEnough(res, quantity, tags);
         else unexpected.add(1, { ...tags, status: '409', code: String(code) });
         return;
       }
@@ -205,6 +232,37 @@ export function buy(data) {
     if (attempt < MAX_ATTEMPTS) backoff(attempt, res);
   }
   gaveUp.add(1);
+}
+
+// created counts a 201's units, its order id attached (metadata: one value
+// per sample, not a time series per order), and checks its quantity.
+function created(order, asked, tags) {
+  const units = order.quantity === undefined ? 1 : order.quantity;
+  if (S.perUserLimit && units !== asked) {
+    quantityMismatch.add(1, { ...tags, what: 'order_quantity' });
+    console.warn(`order ${order.order_id}: quantity ${order.quantity}, asked ${asked}`);
+  }
+  const md = exec.vu.metrics.metadata;
+  md.order_id = String(order.order_id);
+  unitsCreated.add(units, tags);
+  delete md.order_id;
+}
+
+// notEnough counts a 409 not_enough_stock, which must name the units left:
+// some, but fewer than asked (none left is sold_out).
+function notEnough(res, asked, tags) {
+  notEnoughStock.add(1, tags);
+  let left;
+  try {
+    left = res.json('error.remaining_stock');
+    if (left === undefined || left === null) left = res.json('remaining_stock');
+  } catch (_) {
+    left = undefined;
+  }
+  if (!(Number.isInteger(left) && left >= 1 && left < asked)) {
+    quantityMismatch.add(1, { ...tags, what: 'remaining_stock' });
+    console.warn(`not_enough_stock for ${asked}: remaining_stock ${left}`);
+  }
 }
 
 // pay is what a buyer does with a new order in the payments scenario: pay
@@ -263,7 +321,7 @@ export function teardown(data) {
     // the delay queue's second) after the sale.
     sleep((S.payments.windowMs + 3000) / 1000);
   }
-  let orders = 0, remaining = 0, total = 0;
+  let orders = 0, units = 0, remaining = 0, total = 0;
   const failures = [];
   for (const id of data.activityIDs) {
     let audit;
@@ -280,16 +338,28 @@ export function teardown(data) {
       failures.push(`activity ${id}: no answer from the audit endpoint`);
       continue;
     }
+    // The audit counts units (orders of k units hold k); a build before
+    // quantities has only orders, one unit each.
+    const held = audit.units === undefined ? audit.orders : audit.units;
     orders += audit.orders;
+    units += held;
     remaining += audit.redis_remaining;
     total += audit.total_stock;
-    const line = `audit activity ${audit.activity_id}: total ${audit.total_stock}, orders ${audit.orders}, redis_remaining ${audit.redis_remaining}, oversold ${audit.oversold}, consistent ${audit.consistent}`;
+    const line = `audit activity ${audit.activity_id}: total ${audit.total_stock}, orders ${audit.orders}, units ${audit.units}, redis_remaining ${audit.redis_remaining}, oversold ${audit.oversold}, consistent ${audit.consistent}`;
     if (audit.oversold) auditViolations.add(1, { what: 'oversold' });
     if (!audit.consistent) auditViolations.add(1, { what: 'inconsistent' });
-    if (audit.oversold || !audit.consistent) failures.push(`${line} (oversold by ${Math.max(0, audit.orders - audit.total_stock)})`);
-    else console.log(line);
+    // The service's own verdicts, checked in units here too: a verdict
+    // still counting orders would pass an oversell in units.
+    const unitsOff = held > audit.total_stock || held + audit.redis_remaining !== audit.total_stock;
+    const noUnits = S.perUserLimit && audit.units === undefined;
+    if (unitsOff && !audit.oversold && audit.consistent) auditViolations.add(1, { what: 'units' });
+    if (noUnits) auditViolations.add(1, { what: 'no_units' });
+    if (audit.oversold || !audit.consistent || unitsOff || noUnits) {
+      failures.push(`${line} (oversold by ${Math.max(0, held - audit.total_stock)} units${noUnits ? '; the audit has no units' : ''})`);
+    } else console.log(line);
   }
   auditOrders.add(orders);
+  auditUnits.add(units);
   auditRemaining.add(remaining);
   auditTotal.add(total);
   if (failures.length > 0) throw new Error(`AUDIT FAILED: ${failures.join('; ')}`);

@@ -86,7 +86,7 @@ func TestBooksCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	if out, code := runBooks(t, env, "-activity", one); code != 1 || checksFailed(out) != seckill.CheckImbalance ||
-		!strings.Contains(out.Violations[0].Message, "2 orders holding a unit + 4 remaining in Redis != total 5") {
+		!strings.Contains(out.Violations[0].Message, "2 units held by orders + 4 remaining in Redis != total 5") {
 		t.Fatalf("a unit too many in Redis: exit %d, %+v", code, out)
 	}
 	if err := stocks.Load(ctx, act, 3, 3); err != nil {

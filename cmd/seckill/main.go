@@ -92,9 +92,9 @@ commands:
                          refused when the activity has orders and no stock under SECKILL_KEY_PREFIX
                          (a forgotten prefix) unless -force (Redis lost it)
   books [-activity N,...]
-                         check the books of the activities (default all): orders holding a unit <= total,
-                         those orders + Redis remaining == total, no user with two orders, activities.sold ==
-                         those orders; print the figures and violations as JSON; exit 1 on a violation,
+                         check the books of the activities (default all): units held by orders <= total,
+                         those units + Redis remaining == total, no user with two orders, activities.sold ==
+                         those units; print the figures and violations as JSON; exit 1 on a violation,
                          2 when it could not look
   userstub [flags]       run a stub of the user-verification service (seckill userstub -h)
   paystub [flags]        run a stub of the payment provider (seckill paystub -h)

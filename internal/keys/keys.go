@@ -81,3 +81,14 @@ func WaitingSeen(prefix string, activityID int64) string {
 // WaitingRooms is the set of activities with a waiting room, scored by
 // their end (unix ms): what every instance's admitter walks.
 func WaitingRooms(prefix string) string { return prefix + "seckill:rooms" }
+
+// Unknown is an activity's buyers whose last batch had an unknown
+// outcome (503 outcome_unknown) and is not yet resolved: user -> the
+// batch's name, "<fence>:<token>"; UnknownBatch is that batch (its grant
+// and orders), for the buyer's next purchase to resolve before it takes a
+// unit (internal/purchase/unknown.go).
+func Unknown(prefix string, activityID int64) string { return Activity(prefix, activityID, "unknown") }
+
+func UnknownBatch(prefix string, activityID int64, name string) string {
+	return Activity(prefix, activityID, "unknown:"+name)
+}

@@ -16,6 +16,8 @@ func TestNames(t *testing.T) {
 		keys.PaymentFence("", 7):           "seckill:{act:7}:pay",
 		keys.PaymentPolled("", 7, "o1"):    "seckill:{act:7}:pay:polled:o1",
 		keys.Activity("p:", 12, "buyers"):  "p:seckill:{act:12}:buyers",
+		keys.Unknown("", 7):                "seckill:{act:7}:unknown",
+		keys.UnknownBatch("", 7, "3:t:3"):  "seckill:{act:7}:unknown:3:t:3",
 	} {
 		if got != want {
 			t.Errorf("%q, want %q", got, want)

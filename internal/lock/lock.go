@@ -87,10 +87,13 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 }
 
 // Refence gives the held lock a new fence, greater than every earlier
-// grant's of its counter, and sets its TTL to ttl: a new grant to the same
-// holder, with no moment in which another owner could take the key. A
-// holder whose work comes in steps, each written where the fence is
-// checked, fences each step apart this way and keeps the key between them.
+// grant's of its counter and than the holder's own last fence, even when a
+// Redis failover set the counter back (so the grant's value,
+// "<token>:<fence>", is never one the holder already had), and sets its TTL
+// to ttl: a new grant to the same holder, with no moment in which another
+// owner could take the key. A holder whose work comes in steps, each
+// written where the fence is checked, fences each step apart this way and
+// keeps the key between them.
 // The lease's deadline moves as by Extend. It returns the new fence, or an
 // error wrapping ErrNotHeld, ending the lease, when the lock is lost. On any
 // other error a new fence may have been issued or not: the lock keeps its
@@ -115,7 +118,7 @@ func (l *Lock) Refence(ctx context.Context, ttl time.Duration) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	fence, err := refenceScript.Run(ctx, l.client.rdb, []string{l.key, l.fenceKey, waitersKey}, l.owner, ttl.Milliseconds()).Int64()
+	fence, err := refenceScript.Run(ctx, l.client.rdb, []string{l.key, l.fenceKey, waitersKey}, l.owner, ttl.Milliseconds(), l.fence.Load()).Int64()
 	switch {
 	case err != nil:
 		l.lease.shortenDeadline(sent.Add(ttl - drift))

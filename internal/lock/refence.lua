@@ -3,7 +3,14 @@
 -- KEYS[1]: the lock; KEYS[2]: its fence counter; KEYS[3]: its waiters'
 -- marker, set by an acquire another owner was refused (obtain.lua) (all
 -- three in one hash slot).
--- ARGV[1]: the owner prefix, "<token>:"; ARGV[2]: the TTL in milliseconds.
+-- ARGV[1]: the owner prefix, "<token>:"; ARGV[2]: the TTL in milliseconds;
+-- ARGV[3]: the holder's current fence. The new fence is above it even when
+-- the counter went back (a failover lost its last INCRs with the lock key's
+-- value): the grant's token is "<owner>:<fence>" and a hold keeps its owner,
+-- so a fence the holder had already had would give two of its batches one
+-- deduct receipt (internal/stock), and one batch's settle would act on the
+-- other's units. The counter is raised with it, so no later grant goes
+-- below either.
 -- Returns the new fence (>= 1), 0 when the lock is absent (expired or
 -- deleted), -1 when another owner holds it, -2 when another owner waits
 -- for it: nothing changes, and the holder should let it go. The marker
@@ -21,5 +28,10 @@ if waiter and waiter ~= ARGV[1] then
 	return -2
 end
 local fence = redis.call("INCR", KEYS[2])
+local had = tonumber(ARGV[3]) or 0
+if fence <= had then
+	fence = had + 1
+	redis.call("SET", KEYS[2], fence)
+end
 redis.call("SET", KEYS[1], ARGV[1] .. fence, "PX", ARGV[2])
 return fence

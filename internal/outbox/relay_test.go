@@ -49,12 +49,20 @@ func newWorld(t *testing.T) *world {
 // three events.
 func (w *world) sell(t *testing.T, n int) {
 	t.Helper()
+	w.sellTo(t, 1, n)
+}
+
+// sellTo is sell to the buyers first, first+1, ...: a second sale of the
+// same activity needs buyers of its own, and a newer fence (first serves:
+// each sale's first buyer is above the last sale's).
+func (w *world) sellTo(t *testing.T, first int64, n int) {
+	t.Helper()
 	ctx := context.Background()
 	orders := make([]seckill.Order, n)
 	for i := range orders {
-		orders[i] = seckill.Order{UserID: int64(i + 1)}
+		orders[i] = seckill.Order{UserID: first + int64(i)}
 	}
-	b, err := w.store.CreateOrders(ctx, w.act.ID, 1, orders)
+	b, err := w.store.CreateOrders(ctx, w.act.ID, first, orders)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,8 +94,7 @@ func (w *world) check(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen := map[string]bool{}
-	got := map[string][]string{}
+	var evs []seckill.OrderEvent
 	for _, m := range msgs {
 		var ev seckill.OrderEvent
 		if err := json.Unmarshal([]byte(m.Values["event"].(string)), &ev); err != nil {
@@ -96,6 +103,20 @@ func (w *world) check(t *testing.T) {
 		if m.Values["id"] != ev.ID {
 			t.Errorf("entry %s: id field %v, event id %s", m.ID, m.Values["id"], ev.ID)
 		}
+		evs = append(evs, ev)
+	}
+	w.checkEvents(t, evs)
+}
+
+// checkEvents holds the events a sink delivered, in its order, to the
+// outbox: after dedupe by id, each order's events are the outbox's rows of
+// it, in sequence order, and nothing is pending.
+func (w *world) checkEvents(t *testing.T, evs []seckill.OrderEvent) {
+	t.Helper()
+	ctx := context.Background()
+	seen := map[string]bool{}
+	got := map[string][]string{}
+	for _, ev := range evs {
 		if seen[ev.ID] {
 			continue
 		}

@@ -54,14 +54,15 @@ func (s *sale) preferHolders() {
 // repeat with its idempotency key. They take no unit: a unit deducted for a
 // holder would go back after the database's unique key refused the order,
 // while the batch might have told another buyer "sold out". It returns the
-// pending buyers left.
+// pending buyers left, after waiting for their writes in flight where a
+// waiting room counts one unit per admission (writesinflight.go).
 func (s *sale) answerHolders(pending []int) []int {
 	b := s.b
 	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
 	defer cancel()
 	held := s.heldOrders(ctx, b.activity.ID, b.users(pending))
 	if len(held) == 0 {
-		return pending
+		return s.awaitWritesInFlight(pending)
 	}
 	left := pending[:0:0]
 	for _, i := range pending {
@@ -75,7 +76,7 @@ func (s *sale) answerHolders(pending []int) []int {
 			b.outs[i].err = seckill.Holds(o)
 		}
 	}
-	return left
+	return s.awaitWritesInFlight(left)
 }
 
 // holderOr returns already_purchased when the user holds an order of the

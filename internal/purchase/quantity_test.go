@@ -136,6 +136,10 @@ func TestAHolderAskingAgainTakesNoUnit(t *testing.T) {
 	if _, err := svc.Buy(ctx, seckill.BuyRequest{ActivityID: id, UserID: 1, Quantity: 1}); err != nil {
 		t.Fatal(err)
 	}
+	before, err := stock.New(rdb, prefix).Ledger(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, q := range []int64{1, 2, 3} {
 		if _, err := svc.Buy(ctx, seckill.BuyRequest{ActivityID: id, UserID: 1, Quantity: q}); code(err) != seckill.EAlreadyPurchased {
 			t.Errorf("the holder asks for %d more: %v, want already_purchased", q, err)
@@ -143,6 +147,10 @@ func TestAHolderAskingAgainTakesNoUnit(t *testing.T) {
 		if left, err := stock.New(rdb, prefix).Remaining(ctx, id); err != nil || left != 9 {
 			t.Errorf("after the holder asked for %d more: %d left in Redis, %v; want 9", q, left, err)
 		}
+	}
+	// Not even a deduct given back later: no grant deducted for the holder.
+	if after, err := stock.New(rdb, prefix).Ledger(ctx, id); err != nil || len(after.Deducts) != len(before.Deducts) {
+		t.Errorf("deduct receipts %d before the holder's asks, %d after (%v): units were taken and given back", len(before.Deducts), len(after.Deducts), err)
 	}
 	checkUnits(t, svc, orders, id, 1, 1)
 }

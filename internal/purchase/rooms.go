@@ -53,7 +53,14 @@ func (s *Service) refuseUnadmitted(ctx context.Context, a seckill.Activity, user
 		return seckill.Unavailable("the waiting room is being restored after Redis lost it; nothing was sold: try again in a few seconds", err), true
 	case err != nil:
 		return seckill.Unavailable("the waiting room did not answer; nothing was sold", err), true
-	case !on || admitted:
+	case !on:
+		return nil, false
+	case admitted:
+		// One admission, one unit: an earlier batch of the buyer's whose
+		// outcome was unknown is resolved first (unknown.go).
+		if err := s.resolveEarlier(ctx, a, userID); err != nil {
+			return err, true
+		}
 		return nil, false
 	}
 	return s.holderOr(ctx, a.ID, userID, notAdmitted()), true

@@ -71,6 +71,7 @@ func (s *sale) resolveCommit(cause error) {
 		s.log.Error("order commit outcome unknown; units held until the books are repaired",
 			"activity_id", a, "fence", s.g.Fence, "orders", len(s.placed), "units", n, "err", errors.Join(cause, err))
 		s.b.fail(s.approved, outcomeUnknown(errors.Join(cause, err)))
+		s.rememberUnknown() // for a retry inside the admission (unknown.go)
 		return
 	}
 	if len(written) == 0 {

@@ -9,6 +9,10 @@
 //   - the release is a blind DEL, which deletes whoever holds the lock now;
 //   - the stock check reads, then writes, and the order is inserted without
 //     the database's fence and stock guard.
+//
+// It sells a quantity the same way (BuyUnits): it reads the units left,
+// refuses when fewer than asked, and decrements by the quantity after the
+// same stall, so two holders that each read enough for themselves both sell.
 package naive
 
 import (
@@ -32,6 +36,16 @@ var (
 	ErrSoldOut  = errors.New("naive: sold out")
 	ErrRejected = errors.New("naive: the user was rejected")
 )
+
+// NotEnoughError is the answer to a quantity above the units the read saw
+// left (but some are): the contract's not_enough_stock.
+type NotEnoughError struct {
+	Remaining int64
+}
+
+func (e *NotEnoughError) Error() string {
+	return fmt.Sprintf("naive: only %d units left", e.Remaining)
+}
 
 // ReadWriteGap is the stall between the stock read and the decrement, in
 // lock TTLs. In the seed the gap was one Redis round trip plus whatever the
@@ -59,6 +73,12 @@ type Seed struct {
 // Buy sells one unit of the activity to the user and returns the order's
 // id, or ErrBusy, ErrSoldOut, ErrRejected or another error.
 func (s *Seed) Buy(ctx context.Context, activityID, userID int64) (string, error) {
+	return s.BuyUnits(ctx, activityID, userID, 1)
+}
+
+// BuyUnits sells quantity units of the activity to the user in one order,
+// as Buy sells one; fewer units left than asked is a *NotEnoughError.
+func (s *Seed) BuyUnits(ctx context.Context, activityID, userID, quantity int64) (string, error) {
 	key := s.Prefix + "naive:key:" + strconv.FormatInt(activityID, 10)
 	ok, err := s.Redis.SetNX(ctx, key, "val", s.LockTTL).Result()
 	if err != nil {
@@ -83,16 +103,19 @@ func (s *Seed) Buy(ctx context.Context, activityID, userID int64) (string, error
 	if n <= 0 {
 		return "", ErrSoldOut
 	}
+	if n < quantity {
+		return "", &NotEnoughError{Remaining: n}
+	}
 	if err := sleep(ctx, ReadWriteGap*s.LockTTL); err != nil {
 		return "", err
 	}
-	if err := s.Redis.HIncrBy(ctx, stockKey, "remaining", -1).Err(); err != nil {
+	if err := s.Redis.HIncrBy(ctx, stockKey, "remaining", -quantity).Err(); err != nil {
 		return "", fmt.Errorf("naive: decrement stock: %w", err)
 	}
 	id := uuid.NewString()
 	if _, err := s.DB.ExecContext(ctx,
-		"INSERT INTO orders (id, activity_id, user_id, status, fence, created_at) VALUES (?, ?, ?, 'created', 0, ?)",
-		id, activityID, userID, time.Now().UTC()); err != nil {
+		"INSERT INTO orders (id, activity_id, user_id, status, fence, quantity, created_at) VALUES (?, ?, ?, 'created', 0, ?, ?)",
+		id, activityID, userID, quantity, time.Now().UTC()); err != nil {
 		return "", fmt.Errorf("naive: insert order: %w", err)
 	}
 	return id, nil

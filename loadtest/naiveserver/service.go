@@ -18,11 +18,19 @@ type seedService struct {
 }
 
 // Buy sells with the seed's handler and answers in the contract's codes.
+// A quantity sells as the seed sold one unit: it checks no per-user limit
+// (the seed had none) and reads, stalls, then takes the units.
 func (n seedService) Buy(ctx context.Context, req seckill.BuyRequest) (seckill.Order, error) {
-	id, err := n.seed.Buy(ctx, req.ActivityID, req.UserID)
+	id, err := n.seed.BuyUnits(ctx, req.ActivityID, req.UserID, req.Units())
+	var short *naive.NotEnoughError
 	switch {
 	case err == nil:
-		return seckill.Order{ID: id, ActivityID: req.ActivityID, UserID: req.UserID, Status: seckill.OrderStatusCreated, CreatedAt: time.Now().UTC()}, nil
+		return seckill.Order{
+			ID: id, ActivityID: req.ActivityID, UserID: req.UserID, Status: seckill.OrderStatusCreated,
+			CreatedAt: time.Now().UTC(), Quantity: req.Units(),
+		}, nil
+	case errors.As(err, &short):
+		return seckill.Order{}, seckill.NotEnoughStock(short.Remaining)
 	case errors.Is(err, naive.ErrBusy):
 		return seckill.Order{}, &seckill.Error{Code: seckill.EBusy, Message: "busy", RetryAfter: time.Second}
 	case errors.Is(err, naive.ErrSoldOut):

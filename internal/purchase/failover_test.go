@@ -1,0 +1,89 @@
+package purchase
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill-oss/seckill/internal/keys"
+	"github.com/seckill-oss/seckill/internal/lock"
+	"github.com/seckill-oss/seckill/internal/testkit/testenv"
+)
+
+// A Redis failover that loses a batch's refence (the fence counter's INCR
+// and the lock key's new value) and its deduct must not give the next
+// batch of the same hold that batch's fence and token: both would use one
+// receipt, and batch N's settle would act on batch N+1's units. Here batch
+// N refences and deducts one unit; the failover rolls Redis back to just
+// before N's refence (counter, lock value, receipt, remaining), as a
+// replica promoted before those writes reached it would be; batch N+1
+// refences under the same hold and deducts one unit; N's write fails and it
+// settles at 0. N+1's unit must stay deducted for the order N+1 writes.
+// Can fail: with refence.lua issuing the counter's next value whatever the
+// holder had, N+1 gets N's fence, `deduct:F:<owner>:F` is one key for
+// both, and N's settle gives N+1's unit back (Redis then holds a unit the
+// database has sold).
+func TestFailoverNeverGivesTwoBatchesOneReceipt(t *testing.T) {
+	cfg, err := mysql.ParseDSN(testenv.MySQLDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, a := serviceOn(t, cfg, 10)
+	ctx := context.Background()
+	if err := s.stock.Load(ctx, a.ID, 10, 1); err != nil {
+		t.Fatal(err)
+	}
+	q := &queue{activity: a}
+	t.Cleanup(func() { s.dropHold(q) })
+	sale := func() *sale { return &sale{Service: s, q: q, b: newBatch(a, nil)} }
+
+	first := sale() // obtains the hold
+	if !first.grant(nil) {
+		t.Fatal("first batch: no grant")
+	}
+	n := sale() // refences under it
+	if !n.grant(nil) || n.g.Fence <= first.g.Fence {
+		t.Fatalf("batch N: fence %d after %d", n.g.Fence, first.g.Fence)
+	}
+	if taken, _, err := s.stock.Deduct(ctx, a.ID, n.g, 1); err != nil || taken != 1 {
+		t.Fatalf("batch N's deduct: %d, %v", taken, err)
+	}
+
+	// The failover: the promoted replica has Redis as it was before N's
+	// refence.
+	lockKey := keys.Lock(s.cfg.KeyPrefix, a.ID)
+	fenceKey, err := lock.FenceKey(lockKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.redis.Set(ctx, fenceKey, first.g.Fence, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.redis.SetArgs(ctx, lockKey, first.g.Token, redis.SetArgs{KeepTTL: true}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.redis.Del(ctx, keys.Activity(s.cfg.KeyPrefix, a.ID, "deduct:"+strconv.FormatInt(n.g.Fence, 10)+":"+n.g.Token)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.redis.HIncrBy(ctx, keys.Stock(s.cfg.KeyPrefix, a.ID), "remaining", 1).Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	next := sale()
+	if !next.grant(nil) {
+		t.Fatal("batch N+1: no grant")
+	}
+	if next.g == n.g {
+		t.Errorf("batch N+1 has batch N's grant %+v after the failover: one receipt for both", n.g)
+	}
+	if taken, _, err := s.stock.Deduct(ctx, a.ID, next.g, 1); err != nil || taken != 1 {
+		t.Fatalf("batch N+1's deduct: %d, %v", taken, err)
+	}
+	n.settle(0, 1, "write_failed") // N's write failed: nothing of N's is sold
+	if left, err := s.stock.Remaining(ctx, a.ID); err != nil || left != 9 {
+		t.Errorf("remaining %d, %v after N's settle: want 9, batch N+1's unit still deducted for its order", left, err)
+	}
+}
