@@ -19,6 +19,9 @@ type eventsRead struct {
 	broken  []string
 	outbox  []outboxRow
 	pending int64 // rows never marked sent
+	// rows are the orders as read after the stream and the outbox, by a read
+	// that did not move while they were read (watches.finish).
+	rows []orderRow
 }
 
 type eventViolation struct{ order, what string }
@@ -30,7 +33,7 @@ func checkEventsOf(st finalState) []matched {
 		return nil
 	}
 	var out []matched
-	for _, v := range checkEvents(*st.events, st.orders) {
+	for _, v := range checkEvents(*st.events, st.events.rows) {
 		id := v.order
 		out = append(out, matched{InvEvents, v.what, func(o Op) bool { return id != "" && o.Order == id }})
 	}

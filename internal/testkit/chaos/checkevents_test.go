@@ -76,3 +76,31 @@ func TestCheckEvents(t *testing.T) {
 		}
 	}
 }
+
+// An expiry that commits after the orders were read moves them: finish reads
+// again until two reads agree, or the expiry's event would read as past the
+// order's committed changes (seed 217478, 2026-11-27).
+func TestSameChangesSeesAnExpiryThatLanded(t *testing.T) {
+	before := []orderRow{{ID: "a", Events: 1}, {ID: "b", Events: 2}}
+	if !sameChanges(before, []orderRow{{ID: "b", Events: 2}, {ID: "a", Events: 1}}) {
+		t.Fatal("the same changes read in another order count as moved")
+	}
+	for name, after := range map[string][]orderRow{
+		"an expiry":   {{ID: "a", Events: 2}, {ID: "b", Events: 2}},
+		"a new order": {{ID: "a", Events: 1}, {ID: "b", Events: 2}, {ID: "c", Events: 1}},
+		"another id":  {{ID: "a", Events: 1}, {ID: "c", Events: 2}},
+	} {
+		if sameChanges(before, after) {
+			t.Errorf("%s: not seen as moved", name)
+		}
+	}
+	ev := eventsRead{
+		stream: map[string]streamEvent{"e1": {order: "a", sequence: 1, typ: "order.created"}, "e2": {order: "a", sequence: 2, typ: "order.expired"}},
+		orders: map[string][]string{"a": {"e1", "e2"}},
+		outbox: []outboxRow{{id: "e1", order: "a", typ: "order.created", sequence: 1, sent: true}, {id: "e2", order: "a", typ: "order.expired", sequence: 2, sent: true}},
+	}
+	got := checkEvents(ev, []orderRow{{ID: "a", Status: "created", Events: 1}})
+	if len(got) == 0 {
+		t.Fatal("an expiry's event against the order read before it: no violation, so the stale read would pass unseen")
+	}
+}

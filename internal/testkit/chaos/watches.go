@@ -45,28 +45,73 @@ func (ws *watches) halt() {
 // finish stops the watches, reads once more (the events once every
 // committed one was sent, or eventsDrainBound passed), and puts what they
 // found in st.
+//
+// The instances still run while the checker reads: a payment window can
+// lapse after st.orders was read, and its expiry's event then reaches the
+// stream past the order's row as read. So the events are held to an
+// orders' read that did not move while they were read: the orders are read
+// again after the stream and the outbox, and the whole read is done again
+// until both reads of the orders agree (eventsStill).
 func (ws *watches) finish(ctx context.Context, st *finalState, db *sql.DB, log *slog.Logger) error {
 	ws.halt()
 	ws.lw.readAll(ctx)
 	ws.fw.read(ctx)
 	st.ledger, st.fences = ws.lw.breaks(), ws.fw.wentBack()
-	pending, err := eventsDrained(ctx, db, eventsDrainBound)
-	if err != nil {
-		return err
+	before := st.orders
+	var read *eventsRead
+	rounds := 0
+	for deadline := time.Now().Add(eventsStill); ; rounds++ {
+		pending, err := eventsDrained(ctx, db, eventsDrainBound)
+		if err != nil {
+			return err
+		}
+		ws.ew.read(ctx)
+		outbox, err := readOutbox(ctx, db)
+		if err != nil {
+			return err
+		}
+		after, err := readOrders(ctx, db)
+		if err != nil {
+			return err
+		}
+		read = &eventsRead{stream: ws.ew.events, orders: ws.ew.orders, broken: ws.ew.broken, outbox: outbox, pending: pending, rows: after}
+		if sameChanges(before, after) || time.Now().After(deadline) {
+			break
+		}
+		before = after
+		time.Sleep(time.Second)
 	}
-	ws.ew.read(ctx)
-	outbox, err := readOutbox(ctx, db)
-	if err != nil {
-		return err
-	}
-	st.events = &eventsRead{stream: ws.ew.events, orders: ws.ew.orders, broken: ws.ew.broken, outbox: outbox, pending: pending}
+	st.events = read
 	log.Info("chaos: watched all through", "ledger_reads", ws.lw.reads, "fence_reads", ws.fw.reads, "event_reads", ws.ew.reads,
-		"stream_entries", ws.ew.entries, "events", len(ws.ew.events), "stream_rewinds", ws.ew.rewinds, "outbox_rows", len(outbox))
+		"stream_entries", ws.ew.entries, "events", len(ws.ew.events), "stream_rewinds", ws.ew.rewinds, "outbox_rows", len(read.outbox),
+		"orders_moved_while_read", rounds)
 	if ws.lw.reads == 0 || ws.fw.reads == 0 || ws.ew.reads == 0 {
 		// A watch that never read would pass whatever happened.
 		return fmt.Errorf("chaos: the checker never read the ledger (%d reads), the fences (%d) or the events (%d)", ws.lw.reads, ws.fw.reads, ws.ew.reads)
 	}
 	return nil
+}
+
+// eventsStill bounds how long finish waits for the orders to stop moving:
+// the last expiries come one payment window after the last purchase.
+const eventsStill = 2 * time.Minute
+
+// sameChanges reports whether two reads of the orders hold the same orders
+// with the same committed changes (event_sequence).
+func sameChanges(a, b []orderRow) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	seq := make(map[string]int64, len(a))
+	for _, o := range a {
+		seq[o.ID] = o.Events
+	}
+	for _, o := range b {
+		if n, ok := seq[o.ID]; !ok || n != o.Events {
+			return false
+		}
+	}
+	return true
 }
 
 // checkWatches reports what the ledger's and the fences' watches found.
