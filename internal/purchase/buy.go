@@ -137,7 +137,11 @@ func (s *Service) answerBought(ctx context.Context, activityID int64, req seckil
 func (s *Service) leadFlight(ctx context.Context, f *flight, a seckill.Activity, req seckill.BuyRequest) (o seckill.Order, err error) {
 	err = seckill.Errorf(seckill.EInternal, "the purchase in flight did not finish")
 	defer func() { s.inflight.leave(f, o, err, ctx.Err() != nil) }()
-	return s.queueAndAwait(ctx, a, req)
+	o, err = s.queueAndAwait(ctx, a, req)
+	if err != nil {
+		s.seenAfterRetry(ctx, a, req.UserID, err)
+	}
+	return o, err
 }
 
 // queueAndAwait queues the buyer and waits for its batch's answer.
