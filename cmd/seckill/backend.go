@@ -129,8 +129,8 @@ func openRooms(cfg config, b *backend, users usercheck.Verifier, log *slog.Logge
 		Activity: func(ctx context.Context, id int64) (seckill.Activity, error) {
 			return b.catalog.Visible(ctx, id)
 		},
-		Holder: func(ctx context.Context, activityID, userID int64) (seckill.Order, bool) {
-			return b.service.HeldOrder(ctx, activityID, userID)
+		Holder: func(ctx context.Context, activityID, userID int64, inBuyers bool) (seckill.Order, bool) {
+			return b.service.HeldOrder(ctx, activityID, userID, inBuyers)
 		},
 		Verify: users.Verify,
 		Sold: func(ctx context.Context, activityID int64) (held, unpaid, total int64, err error) {
