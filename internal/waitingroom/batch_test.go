@@ -33,7 +33,7 @@ func joinStorm(t *testing.T, st *Store, users, maxPlaces int64) (map[int64][]joi
 		for range 2 {
 			wg.Go(func() {
 				<-start
-				answer, after, err := st.join(context.Background(), 1, u, maxPlaces)
+				answer, after, err := st.join(context.Background(), 1, u, maxPlaces, false)
 				if err != nil {
 					t.Errorf("join %d: %v", u, err)
 				}
@@ -103,7 +103,7 @@ func TestBatchedJoinsGiveOnePlaceEach(t *testing.T) {
 	want := map[string]int{}
 	for range 2 {
 		for u := int64(1); u <= users; u++ {
-			answer, _, err := seq.join(ctx, 1, u, maxPlaces)
+			answer, _, err := seq.join(ctx, 1, u, maxPlaces, true)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,14 +6,17 @@
 -- KEYS[4]: the users' ends (hash: user -> "d:<order id>", "c:<reason>" or
 --          "l" for a lapsed admission); KEYS[5], KEYS[6]: the activity's
 --          buyer set and stock hash (read only).
--- ARGV: pairs of a user and the most places not yet admitted for them, in
--- the order the joins arrived: the joins of one room that arrived while the
--- previous call was in flight (Store.join's batch). Each is joined as if
--- alone, one after the other, so the batch answers what one call each would
--- have.
+-- ARGV: triples of a user, the most places not yet admitted for them, and
+-- 1 when the caller asked whether the user holds an order (0: a user in
+-- the buyer set gets no place, the answer "buyer": the caller asks and
+-- joins again), in the order the joins arrived: the joins of one room that
+-- arrived while the previous call was in flight (Store.join's batch). Each
+-- is joined as if alone, one after the other, so the batch answers what one
+-- call each would have.
 -- Returns, per user, {answer, standing...}: the answer "joined", "have" (the
--- user has a place, whatever its state), "none" (no waiting room),
--- "not_open", "ended", "paused" (ops paused the sale), "closed" or "full"
+-- user has a place, whatever its state, even in a room turned off), "none"
+-- (no waiting room), "not_open", "ended", "buyer", "paused" (ops paused the
+-- sale), "closed" or "full"
 -- (the line holds the user's most places: no place is given), then the user's
 -- standing after it (standing.lua's fields), so a join needs no second read.
 -- A place in the pre-queue (before starts) is the first 52 bits of
@@ -34,10 +37,7 @@ local function keep(ends)
   end
 end
 
-local function join(user, most, now, room)
-  if room[1] ~= '1' then
-    return 'none'
-  end
+local function join(user, most, asked, now, room)
   if redis.call('ZSCORE', KEYS[2], user) or redis.call('ZSCORE', KEYS[3], user) then
     return 'have'
   end
@@ -45,11 +45,17 @@ local function join(user, most, now, room)
   if ended and ended ~= 'l' then
     return 'have'
   end
+  if room[1] ~= '1' then
+    return 'none'
+  end
   if now < tonumber(room[2]) then
     return 'not_open'
   end
   if now >= tonumber(room[4]) then
     return 'ended'
+  end
+  if asked ~= '1' and redis.call('SISMEMBER', KEYS[5], user) == 1 then
+    return 'buyer'
   end
   if redis.call('HEXISTS', KEYS[6], 'paused') == 1 then
     return 'paused'
@@ -77,8 +83,8 @@ end
 local now = clock()
 local room = redis.call('HMGET', KEYS[1], 'on', 'opens', 'starts', 'ends', 'seed', 'closed')
 local out = {}
-for i = 1, #ARGV, 2 do
-  local answer = join(ARGV[i], tonumber(ARGV[i + 1]), now, room)
+for i = 1, #ARGV, 3 do
+  local answer = join(ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], now, room)
   local reply = standing(ARGV[i], now)
   table.insert(reply, 1, answer)
   out[#out + 1] = reply

@@ -11,8 +11,12 @@ import (
 // room (batch.go): status.lua and join.lua, both after standing.lua.
 
 // joinCall is one user's join in a line of at most maxPlaces places not
-// yet admitted.
-type joinCall struct{ user, maxPlaces int64 }
+// yet admitted; holderAsked says the caller asked whether the user holds
+// an order (otherwise a user in the buyer set gets no place: "buyer").
+type joinCall struct {
+	user, maxPlaces int64
+	holderAsked     bool
+}
 
 // joinReply is join.lua's answer for one user and their standing after it.
 type joinReply struct {
@@ -22,9 +26,10 @@ type joinReply struct {
 
 // join runs join.lua for the user, in a line of at most maxPlaces places
 // not yet admitted, batched with the other joins of the room, and returns
-// its answer and the user's standing after it.
-func (s *Store) join(ctx context.Context, activityID, userID, maxPlaces int64) (string, standing, error) {
-	r, err := s.joins.do(ctx, activityID, joinCall{user: userID, maxPlaces: maxPlaces})
+// its answer and the user's standing after it. Without holderAsked, a user
+// in the buyer set is answered "buyer" and given no place.
+func (s *Store) join(ctx context.Context, activityID, userID, maxPlaces int64, holderAsked bool) (string, standing, error) {
+	r, err := s.joins.do(ctx, activityID, joinCall{user: userID, maxPlaces: maxPlaces, holderAsked: holderAsked})
 	if err != nil {
 		return "", standing{}, fmt.Errorf("waitingroom: join activity %d: %w", activityID, err)
 	}
@@ -33,9 +38,13 @@ func (s *Store) join(ctx context.Context, activityID, userID, maxPlaces int64) (
 
 // joinBatch runs join.lua once for the users of one room.
 func (s *Store) joinBatch(ctx context.Context, activityID int64, calls []joinCall) ([]joinReply, error) {
-	args := make([]any, 0, 2*len(calls))
+	args := make([]any, 0, 3*len(calls))
 	for _, c := range calls {
-		args = append(args, c.user, c.maxPlaces)
+		asked := 0
+		if c.holderAsked {
+			asked = 1
+		}
+		args = append(args, c.user, c.maxPlaces, asked)
 	}
 	res, err := s.replicated(ctx, activityID, joinScript, s.standingKeys(activityID), args...)
 	if err != nil {

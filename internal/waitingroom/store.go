@@ -56,6 +56,7 @@ const (
 	isClosed = "closed"
 	isFull   = "full"
 	isPaused = "paused"
+	isBuyer  = "buyer"
 )
 
 // Retention is how long a room's keys stay in Redis after its sale ends

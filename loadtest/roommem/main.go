@@ -123,7 +123,7 @@ func run() error {
 		pipe := rdb.Pipeline()
 		cmds := make([]*redis.Cmd, 0, *batch)
 		for i := from; i < min(from+*batch, *places); i++ {
-			cmds = append(cmds, join.EvalSha(ctx, pipe, ks, *firstUser+int64(i), waitingroom.DefaultMaxPlaces+*places))
+			cmds = append(cmds, join.EvalSha(ctx, pipe, ks, *firstUser+int64(i), waitingroom.DefaultMaxPlaces+*places, 1))
 		}
 		if _, err := pipe.Exec(ctx); err != nil {
 			return fmt.Errorf("joins %d..: %w", from, err)
