@@ -13,12 +13,12 @@
 -- arrived while the previous call was in flight (Store.join's batch). Each
 -- is joined as if alone, one after the other, so the batch answers what one
 -- call each would have.
--- Returns, per user, {answer, standing...}: the answer "joined", "have" (the
--- user has a place, whatever its state, even in a room turned off), "none"
--- (no waiting room), "not_open", "ended", "buyer", "paused" (ops paused the
--- sale), "closed" or "full"
--- (the line holds the user's most places: no place is given), then the user's
--- standing after it (standing.lua's fields), so a join needs no second read.
+-- Returns, per user, one string: the answer, a comma and the user's
+-- standing after it (standing.lua's), so a join needs no second read. The
+-- answer is "joined", "have" (the user has a place, whatever its state,
+-- even in a room turned off), "none" (no waiting room), "not_open",
+-- "ended", "buyer", "paused" (ops paused the sale), "closed" or "full" (the
+-- line holds the user's most places: no place is given).
 -- A place in the pre-queue (before starts) is the first 52 bits of
 -- SHA1(seed ":" user): fixed by the seed, which buyers never see, so joining
 -- earlier, again or from elsewhere changes nothing, and a failover that
@@ -85,8 +85,6 @@ local room = redis.call('HMGET', KEYS[1], 'on', 'opens', 'starts', 'ends', 'seed
 local out = {}
 for i = 1, #ARGV, 3 do
   local answer = join(ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], now, room)
-  local reply = standing(ARGV[i], now)
-  table.insert(reply, 1, answer)
-  out[#out + 1] = reply
+  out[#out + 1] = answer .. ',' .. standing(ARGV[i], now)
 end
 return out

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -53,11 +54,12 @@ func (s *Store) joinBatch(ctx context.Context, activityID int64, calls []joinCal
 	replies, _ := res.([]any)
 	out := make([]joinReply, 0, len(replies))
 	for _, v := range replies {
-		r, _ := v.([]any)
-		if len(r) != 1+standingFields {
+		answer, rest, _ := strings.Cut(str(v), ",")
+		st, ok := parseStanding(rest)
+		if !ok {
 			return nil, fmt.Errorf("unexpected join reply %v", v)
 		}
-		out = append(out, joinReply{answer: str(r[0]), st: parseStanding(r[1:])})
+		out = append(out, joinReply{answer: answer, st: st})
 	}
 	return out, nil
 }
@@ -107,28 +109,37 @@ func (s *Store) standingBatch(ctx context.Context, activityID int64, users []int
 	}
 	out := make([]standing, 0, len(replies))
 	for _, v := range replies {
-		r, _ := v.([]any)
-		if len(r) != standingFields {
+		st, ok := parseStanding(str(v))
+		if !ok {
 			return nil, fmt.Errorf("unexpected status reply %v", v)
 		}
-		out = append(out, parseStanding(r))
+		out = append(out, st)
 	}
 	return out, nil
 }
 
-// standingFields is the length of standing.lua's reply.
+// standingFields is the count of standing.lua's fields.
 const standingFields = 17
 
-// parseStanding reads standing.lua's reply of standingFields fields.
-func parseStanding(r []any) standing {
-	ms := func(v any) time.Time { return time.UnixMilli(num(v)).UTC() }
-	st := standing{
-		on: str(r[0]) == "1", lost: str(r[0]) == "", now: ms(r[1]), opens: ms(r[2]), starts: ms(r[3]), ends: ms(r[4]),
-		closed: str(r[5]), rank: num(r[6]), until: num(r[7]), end: str(r[8]), buyer: num(r[9]) == 1,
-		waiting: num(r[10]), admitted: num(r[11]), remain: num(r[13]), paused: num(r[16]) == 1,
+// parseStanding reads standing.lua's reply: its fields joined by commas,
+// the last (the user's end) as it is; false when it is not one.
+func parseStanding(reply string) (standing, bool) {
+	var f [standingFields]string
+	for i := range standingFields - 1 {
+		var ok bool
+		if f[i], reply, ok = strings.Cut(reply, ","); !ok {
+			return standing{}, false
+		}
 	}
-	st.rate, _ = strconv.ParseFloat(str(r[12]), 64)
-	st.pace, _ = strconv.ParseFloat(str(r[14]), 64)
-	st.hold = max(num(r[15]), 1)
-	return st
+	f[standingFields-1] = reply
+	n := func(i int) int64 { v, _ := strconv.ParseInt(f[i], 10, 64); return v }
+	ms := func(i int) time.Time { return time.UnixMilli(n(i)).UTC() }
+	st := standing{
+		on: f[0] == "1", lost: f[0] == "", now: ms(1), opens: ms(2), starts: ms(3), ends: ms(4), closed: f[5],
+		rank: n(6), until: n(7), buyer: n(8) == 1, waiting: n(9), admitted: n(10), remain: n(12),
+		hold: max(n(14), 1), paused: n(15) == 1, end: f[16],
+	}
+	st.rate, _ = strconv.ParseFloat(f[11], 64)
+	st.pace, _ = strconv.ParseFloat(f[13], 64)
+	return st, true
 }

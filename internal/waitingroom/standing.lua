@@ -2,26 +2,28 @@
 -- read without writing; the head of status.lua and join.lua (luascript.Load
 -- joins the files). KEYS: the room, the line, the open admissions, the
 -- users' ends (as join.lua), the activity's buyer set and stock hash.
--- Returns {on ("" when Redis has no room at all), now, opens, starts, ends, closed, rank, until, ended,
--- buyer, waiting, admitted, rate, remaining, pace, hold, paused}: rank is the user's 0-based rank in
--- the line (-1: not in it); until the end of the user's open admission in
--- unix ms (-1: none); ended the user's end ("" none); buyer 1 when the user
--- is in the buyer set; waiting and admitted the sizes of the line and of the
--- open admissions; rate the measured admissions per second, as a string;
--- remaining the units left (-1: the stock is not loaded); pace the
--- admissions a second the last step allowed (a string); hold the units one
--- admission holds (the activity's per-user limit); paused 1 while ops
--- paused the sale (internal/stock/stop.go's flag).
+-- Returns the fields joined by commas, one string (a reply of one value a
+-- user, not seventeen: the service's CPU per join is the reply's values):
+-- on ("" when Redis has no room at all), now, opens, starts, ends, closed,
+-- rank, until, buyer, waiting, admitted, rate, remaining, pace, hold,
+-- paused, ended. rank is the user's 0-based rank in the line (-1: not in
+-- it); until the end of the user's open admission in unix ms (-1: none);
+-- buyer 1 when the user is in the buyer set; waiting and admitted the sizes
+-- of the line and of the open admissions; rate the measured admissions per
+-- second; remaining the units left (-1: the stock is not loaded); pace the
+-- admissions a second the last step allowed; hold the units one admission
+-- holds (the activity's per-user limit); paused 1 while ops paused the sale
+-- (internal/stock/stop.go's flag); ended, last as it may hold anything, the
+-- user's end ("" none). Every field is Redis's own string, or an integer,
+-- never a Lua number formatted as a float.
 local function standing(user, now)
   local room = redis.call('HMGET', KEYS[1], 'on', 'opens', 'starts', 'ends', 'closed', 'rate', 'pace', 'hold')
-  local rank = redis.call('ZRANK', KEYS[2], user) or -1
-  local admitted = redis.call('ZSCORE', KEYS[3], user)
   local stock = redis.call('HMGET', KEYS[6], 'remaining', 'paused')
-  return {room[1] or '', now, room[2] or '0', room[3] or '0', room[4] or '0', room[5] or '',
-    rank, admitted and tonumber(admitted) or -1, redis.call('HGET', KEYS[4], user) or '',
-    redis.call('SISMEMBER', KEYS[5], user), redis.call('ZCARD', KEYS[2]),
-    redis.call('ZCARD', KEYS[3]), room[6] or '0', tonumber(stock[1] or '-1'), room[7] or '0',
-    tonumber(room[8] or '1'), stock[2] and 1 or 0}
+  return table.concat({room[1] or '', string.format('%d', now), room[2] or '0', room[3] or '0', room[4] or '0',
+    room[5] or '', redis.call('ZRANK', KEYS[2], user) or -1, redis.call('ZSCORE', KEYS[3], user) or -1,
+    redis.call('SISMEMBER', KEYS[5], user), redis.call('ZCARD', KEYS[2]), redis.call('ZCARD', KEYS[3]),
+    room[6] or '0', stock[1] or -1, room[7] or '0', room[8] or '1', stock[2] and 1 or 0,
+    redis.call('HGET', KEYS[4], user) or ''}, ',')
 end
 
 local function clock()

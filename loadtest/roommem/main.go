@@ -56,18 +56,15 @@ func loadJoin(path string) (*redis.Script, error) {
 	return redis.NewScript(string(src)), nil
 }
 
-// joinAnswer is the answer of a join.lua call of one user: the first field
-// of its one reply.
+// joinAnswer is the answer of a join.lua call of one user: its one reply
+// up to the first comma.
 func joinAnswer(c *redis.Cmd) string {
 	replies, _ := c.Slice()
 	if len(replies) != 1 {
 		return fmt.Sprint(replies)
 	}
-	reply, _ := replies[0].([]any)
-	if len(reply) == 0 {
-		return fmt.Sprint(replies)
-	}
-	answer, _ := reply[0].(string)
+	reply, _ := replies[0].(string)
+	answer, _, _ := strings.Cut(reply, ",")
 	return answer
 }
 
