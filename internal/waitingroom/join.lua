@@ -27,7 +27,8 @@
 -- which anyone holding the seed can recompute. A later join is placed at
 -- 2^52 + its arrival number: behind every pre-queue place, in arrival order.
 -- The room's keys live until 24 hours after the sale ends (docs/API.md
--- "Waiting room limits"), so an abandoned room does not stay in Redis.
+-- "Waiting room limits"), so an abandoned room does not stay in Redis: set
+-- once a call that gave a place.
 local function keep(ends)
   if ends then
     local at = tonumber(ends) + 86400000
@@ -76,15 +77,19 @@ local function join(user, most, asked, now, room)
     redis.call('HDEL', KEYS[4], user) -- a lapsed user joins again, at the back
   end
   redis.call('ZADD', KEYS[2], place, user)
-  keep(room[4])
   return 'joined'
 end
 
 local now = clock()
 local room = redis.call('HMGET', KEYS[1], 'on', 'opens', 'starts', 'ends', 'seed', 'closed')
-local out = {}
+local shared = roomShared(now)
+local out, placed = {}, false
 for i = 1, #ARGV, 3 do
   local answer = join(ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], now, room)
-  out[#out + 1] = answer .. ',' .. standing(ARGV[i], now)
+  placed = placed or answer == 'joined'
+  out[#out + 1] = answer .. ',' .. standing(ARGV[i], shared)
+end
+if placed then
+  keep(room[4])
 end
 return out

@@ -1,7 +1,9 @@
--- standing(user, now): one user's standing in an activity's waiting room,
--- read without writing; the head of status.lua and join.lua (luascript.Load
--- joins the files). KEYS: the room, the line, the open admissions, the
--- users' ends (as join.lua), the activity's buyer set and stock hash.
+-- standing(user, shared): one user's standing in an activity's waiting
+-- room, read without writing; shared is roomShared(now), read once a
+-- script (a join changes none of it). The head of status.lua and join.lua
+-- (luascript.Load joins the files). KEYS: the room, the line, the open
+-- admissions, the users' ends (as join.lua), the activity's buyer set and
+-- stock hash.
 -- Returns the fields joined by commas, one string (a reply of one value a
 -- user, not seventeen: the service's CPU per join is the reply's values):
 -- on ("" when Redis has no room at all), now, opens, starts, ends, closed,
@@ -16,14 +18,21 @@
 -- (internal/stock/stop.go's flag); ended, last as it may hold anything, the
 -- user's end ("" none). Every field is Redis's own string, or an integer,
 -- never a Lua number formatted as a float.
-local function standing(user, now)
+local function roomShared(now)
   local room = redis.call('HMGET', KEYS[1], 'on', 'opens', 'starts', 'ends', 'closed', 'rate', 'pace', 'hold')
   local stock = redis.call('HMGET', KEYS[6], 'remaining', 'paused')
-  return table.concat({room[1] or '', string.format('%d', now), room[2] or '0', room[3] or '0', room[4] or '0',
-    room[5] or '', redis.call('ZRANK', KEYS[2], user) or -1, redis.call('ZSCORE', KEYS[3], user) or -1,
-    redis.call('SISMEMBER', KEYS[5], user), redis.call('ZCARD', KEYS[2]), redis.call('ZCARD', KEYS[3]),
-    room[6] or '0', stock[1] or -1, room[7] or '0', room[8] or '1', stock[2] and 1 or 0,
-    redis.call('HGET', KEYS[4], user) or ''}, ',')
+  return {
+    head = table.concat({room[1] or '', string.format('%d', now), room[2] or '0', room[3] or '0', room[4] or '0',
+      room[5] or ''}, ','),
+    admitted = redis.call('ZCARD', KEYS[3]),
+    tail = table.concat({room[6] or '0', stock[1] or -1, room[7] or '0', room[8] or '1', stock[2] and 1 or 0}, ','),
+  }
+end
+
+local function standing(user, shared)
+  return table.concat({shared.head, redis.call('ZRANK', KEYS[2], user) or -1,
+    redis.call('ZSCORE', KEYS[3], user) or -1, redis.call('SISMEMBER', KEYS[5], user),
+    redis.call('ZCARD', KEYS[2]), shared.admitted, shared.tail, redis.call('HGET', KEYS[4], user) or ''}, ',')
 end
 
 local function clock()
