@@ -91,12 +91,18 @@ func (b *batcher[Q, R]) do(ctx context.Context, activityID int64, call Q) (R, er
 }
 
 // runBatch makes bt's call, then hands the room to its next batch, or
-// leaves the room idle.
+// leaves the room idle: even when the call panics (its callers are then
+// told errShortReply), so a room is never left waiting on a dead call.
 func (b *batcher[Q, R]) runBatch(ctx context.Context, activityID int64, bt *batch[Q, R]) {
+	defer b.handOff(activityID)
+	defer close(bt.done)
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), batchTimeout)
+	defer cancel()
 	bt.out, bt.err = b.run(cctx, activityID, bt.calls)
-	cancel()
-	close(bt.done)
+}
+
+// handOff starts the room's next batch, or leaves the room idle.
+func (b *batcher[Q, R]) handOff(activityID int64) {
 	b.mu.Lock()
 	rc := b.rooms[activityID]
 	if len(rc.waiting) == 0 {

@@ -135,3 +135,33 @@ func TestPausedRoomRefusesBatchedJoins(t *testing.T) {
 		t.Errorf("a paused room's line holds %d places", n)
 	}
 }
+
+// A call that panics leaves the room's batches running: the next join of
+// the room gets its answer.
+// Can fail: without runBatch's deferred hand-off, the room stays busy and
+// the next caller waits for a turn that never comes.
+func TestBatcherOutlivesAPanickingCall(t *testing.T) {
+	b := newBatcher(func(_ context.Context, _ int64, calls []int64) ([]int64, error) {
+		if calls[0] == 0 {
+			panic("a bug in a call")
+		}
+		return calls, nil
+	})
+	func() {
+		defer func() { _ = recover() }()
+		_, _ = b.do(context.Background(), 1, 0)
+	}()
+	got := make(chan int64, 1)
+	go func() {
+		v, _ := b.do(context.Background(), 1, 7)
+		got <- v
+	}()
+	select {
+	case v := <-got:
+		if v != 7 {
+			t.Errorf("answer %d, want 7", v)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the room's next call never ran after a call panicked")
+	}
+}
