@@ -23,7 +23,13 @@
 #                          [--activities "1 20 200"] [--instances "1 3"] [--floor]
 #                          [--pprof] [--verify approve|stub] [--crowd N] [--crowd-stock N]
 #                          [--env "NAME=VALUE ..."] [--galera] [--keep] [--seckill BIN]
-#                          [--db-prefix P] [--quantity K]
+#                          [--db-prefix P] [--quantity K] [--join]
+# --join measures waiting-room joins instead of purchases: each activity gets
+# a room that opened a minute ago and a start 30 minutes ahead, and every
+# request is a distinct user's POST .../queue (the storm at a room's opening:
+# pre-queue places, the draw); with --floor the costs table gives the
+# service's µs per join ÷ per /healthz (issue 49's join row). Durable orders
+# then read 0; give --crowd 0 to skip the purchase crowd.
 # --quantity K sends {"quantity":K} with every purchase (default: no body,
 # one unit), on activities with per_user_limit K when K is above 1; the
 # stock is then --stock units, K a buyer. --quantity 1 sends the body to a
@@ -75,7 +81,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-db_prefix=seckill_bench_ conns="4 64 256" activities=1 instances=1 pprof=0 floor=0 duration=15s stock=1000000 verify=approve crowd=3000 crowd_stock=1000 keep=0 extra_env=() db_port=3306 seckill_bin="" quantity=""
+db_prefix=seckill_bench_ conns="4 64 256" activities=1 instances=1 pprof=0 floor=0 duration=15s stock=1000000 verify=approve crowd=3000 crowd_stock=1000 keep=0 extra_env=() db_port=3306 seckill_bin="" quantity="" join=0
 die() { echo "bench.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -95,6 +101,7 @@ while [ $# -gt 0 ]; do
 	--quantity) quantity=${2:?}; [[ "$quantity" =~ ^[1-9][0-9]?$|^100$ ]] || die "--quantity takes 1..100, not $quantity"; shift 2 ;;
 	--db-prefix) db_prefix=${2:?}; [[ "$db_prefix" =~ ^[A-Za-z0-9_]{1,40}$ ]] || die "--db-prefix takes letters, digits and _ (at most 40), not $db_prefix"; shift 2 ;;
 	--galera) db_port=3310; shift ;;
+	--join) join=1; shift ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown argument $1 (see --help)" ;;
 	esac
@@ -210,6 +217,15 @@ new_activity() { # stock -> id
 	curl -fsS -X POST "$admin/admin/v1/activities" -H "Authorization: Bearer $admin_token" \
 		-d "{\"name\":\"bench\",\"total_stock\":$1,\"starts_at\":\"$now\",\"ends_at\":\"$ends\"$limit_field}" | jq -r .id
 }
+# new_room_activity stock -> id: an activity whose waiting room opened a
+# minute ago and whose sale starts in 30 minutes (--join).
+new_room_activity() {
+	local opens starts ends
+	opens=$(date -u -d '-1 minute' +%Y-%m-%dT%H:%M:%SZ) starts=$(date -u -d '+30 minutes' +%Y-%m-%dT%H:%M:%SZ)
+	ends=$(date -u -d '+1 hour' +%Y-%m-%dT%H:%M:%SZ)
+	curl -fsS -X POST "$admin/admin/v1/activities" -H "Authorization: Bearer $admin_token" \
+		-d "{\"name\":\"bench\",\"total_stock\":$1,\"starts_at\":\"$starts\",\"ends_at\":\"$ends\",\"waiting_room\":{\"opens_at\":\"$opens\"}$limit_field}" | jq -r .id
+}
 rss_mb() { awk '/^VmRSS/ {printf "%d", $2 / 1024}' "/proc/$svc_pid/status"; }
 # scrape FILE: the first instance's metrics, for the batch timeline
 # (metrictable timeline BEFORE AFTER).
@@ -302,8 +318,14 @@ for c in $conns; do
 	for ni in $instances; do
 		for n in $activities; do
 			paths=()
-			for _ in $(seq "$n"); do paths+=("/api/v1/activities/$(new_activity "$stock")/orders"); done
-			ids=$(printf '%s\n' "${paths[@]}" | sed 's|.*/activities/\([0-9]*\)/orders|\1|' | paste -sd,)
+			for _ in $(seq "$n"); do
+				if [ "$join" = 1 ]; then
+					paths+=("/api/v1/activities/$(new_room_activity "$stock")/queue")
+				else
+					paths+=("/api/v1/activities/$(new_activity "$stock")/orders")
+				fi
+			done
+			ids=$(printf '%s\n' "${paths[@]}" | sed 's|.*/activities/\([0-9]*\)/.*|\1|' | paste -sd,)
 			prof_pid=""
 			if [ "$pprof" = 1 ] && [ "$profiled" = 0 ] && [ "$c" = "$profile_at" ]; then
 				profiled=1
@@ -361,6 +383,7 @@ else
 	[ "$(jq '.activities | length' "$logs/books.json")" -gt 0 ] || bad+=("no activity could be read from database $db")
 fi
 echo
+[ "$join" = 0 ] || echo "Waiting-room joins (--join): every request a distinct user's POST .../queue in a room before its start; \"orders\" read 0."
 echo "Hot activities (requests round-robin over them), verification: $verify,${extra_env[*]:+ ${extra_env[*]},}${quantity:+ every purchase {\"quantity\":$quantity\},} wrk -t2 -d$duration (one wrk -t1 per instance when several), distinct buyers, no retries ($(nproc) cores shared by wrk, the service, Redis and MariaDB):"
 echo
 "$metrictable" orders "$runs"

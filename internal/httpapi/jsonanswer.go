@@ -7,8 +7,8 @@ import (
 	"sync"
 )
 
-// The answers of the hot path (a purchase's 201 and its refusals, the
-// probes' bodies) write their own JSON: byte for byte what encoding/json
+// The answers of the hot path (a purchase's 201 and its refusals, a
+// waiting room's join and poll, the probes' bodies) write their own JSON: byte for byte what encoding/json
 // writes of them without HTML escaping (jsonanswer_test.go checks every
 // field), without its reflection and with no allocation. Every other
 // answer goes through encoding/json.
@@ -130,6 +130,33 @@ func (s statusResponse) appendJSON(b []byte) []byte {
 	b = appendString(appendMember(b, "status", true), s.Status)
 	if s.Error != nil {
 		b = s.Error.appendJSON(appendMember(b, "error", false))
+	}
+	return append(b, '}')
+}
+
+// A waiting room's join and poll answer (queue.go): the storm at a room's
+// opening is all of these.
+func (q queueResponse) appendJSON(b []byte) []byte {
+	b = append(b, '{')
+	b = strconv.AppendInt(appendMember(b, "activity_id", true), q.ActivityID, 10)
+	b = appendString(appendMember(b, "state", false), q.State)
+	if q.Position != 0 {
+		b = strconv.AppendInt(appendMember(b, "position", false), q.Position, 10)
+	}
+	if q.ETASeconds != nil {
+		b = strconv.AppendInt(appendMember(b, "eta_s", false), *q.ETASeconds, 10)
+	}
+	if q.RefreshS != 0 {
+		b = strconv.AppendInt(appendMember(b, "refresh_s", false), q.RefreshS, 10)
+	}
+	if q.AdmittedUntil != "" {
+		b = appendString(appendMember(b, "admitted_until", false), q.AdmittedUntil)
+	}
+	if q.OrderID != "" {
+		b = appendString(appendMember(b, "order_id", false), q.OrderID)
+	}
+	if q.Reason != "" {
+		b = appendString(appendMember(b, "reason", false), q.Reason)
 	}
 	return append(b, '}')
 }

@@ -58,7 +58,7 @@ var awkwardStrings = []string{"", "ord-1", "Bearer <token> & co", `say "hi" \ by
 // Can fail: a field added to an answer but not to its appendJSON, a
 // member's name or order changed on one side, an escape done differently.
 func TestAnswersWriteWhatEncodingJSONWrites(t *testing.T) {
-	answers := []jsonAppender{orderResponse{}, errorBody{}, errorDetail{}, statusResponse{}}
+	answers := []jsonAppender{orderResponse{}, errorBody{}, errorDetail{}, statusResponse{}, queueResponse{}}
 	for _, a := range answers {
 		if got, want := string(a.appendJSON(nil)), standardJSON(t, a); got != want {
 			t.Errorf("%T empty: got %s, want %s", a, got, want)

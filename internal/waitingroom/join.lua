@@ -1,13 +1,24 @@
--- Gives a user one place in an activity's waiting room, or tells why not.
+-- Gives users one place each in an activity's waiting room, or tells why
+-- not (standing.lua comes first).
 -- KEYS[1]: the room (hash: on, opens, starts, ends in unix ms, seed, seq,
 --          closed); KEYS[2]: the line (sorted set: user -> place);
 -- KEYS[3]: the open admissions (sorted set: user -> admitted until, ms);
 -- KEYS[4]: the users' ends (hash: user -> "d:<order id>", "c:<reason>" or
---          "l" for a lapsed admission).
--- ARGV[1]: the user; ARGV[2]: the most places not yet admitted.
--- Returns "joined", "have" (the user has a place, whatever its state),
--- "none" (no waiting room), "not_open", "ended", "closed" or "full" (the
--- line holds ARGV[2] places: no place is given).
+--          "l" for a lapsed admission); KEYS[5], KEYS[6]: the activity's
+--          buyer set and stock hash (read only).
+-- ARGV: triples of a user, the most places not yet admitted for them, and
+-- 1 when the caller asked whether the user holds an order (0: a user in
+-- the buyer set gets no place, the answer "buyer": the caller asks and
+-- joins again), in the order the joins arrived: the joins of one room that
+-- arrived while the previous call was in flight (Store.join's batch). Each
+-- is joined as if alone, one after the other, so the batch answers what one
+-- call each would have.
+-- Returns, per user, one string: the answer, a comma and the user's
+-- standing after it (standing.lua's), so a join needs no second read. The
+-- answer is "joined", "have" (the user has a place, whatever its state,
+-- even in a room turned off), "none" (no waiting room), "not_open",
+-- "ended", "buyer", "paused" (ops paused the sale), "closed" or "full" (the
+-- line holds the user's most places: no place is given).
 -- A place in the pre-queue (before starts) is the first 52 bits of
 -- SHA1(seed ":" user): fixed by the seed, which buyers never see, so joining
 -- earlier, again or from elsewhere changes nothing, and a failover that
@@ -16,7 +27,8 @@
 -- which anyone holding the seed can recompute. A later join is placed at
 -- 2^52 + its arrival number: behind every pre-queue place, in arrival order.
 -- The room's keys live until 24 hours after the sale ends (docs/API.md
--- "Waiting room limits"), so an abandoned room does not stay in Redis.
+-- "Waiting room limits"), so an abandoned room does not stay in Redis: set
+-- once a call that gave a place.
 local function keep(ends)
   if ends then
     local at = tonumber(ends) + 86400000
@@ -25,41 +37,59 @@ local function keep(ends)
     end
   end
 end
-if redis.call('HGET', KEYS[1], 'on') ~= '1' then
-  return 'none'
+
+local function join(user, most, asked, now, room)
+  if redis.call('ZSCORE', KEYS[2], user) or redis.call('ZSCORE', KEYS[3], user) then
+    return 'have'
+  end
+  local ended = redis.call('HGET', KEYS[4], user)
+  if ended and ended ~= 'l' then
+    return 'have'
+  end
+  if room[1] ~= '1' then
+    return 'none'
+  end
+  if now < tonumber(room[2]) then
+    return 'not_open'
+  end
+  if now >= tonumber(room[4]) then
+    return 'ended'
+  end
+  if asked ~= '1' and redis.call('SISMEMBER', KEYS[5], user) == 1 then
+    return 'buyer'
+  end
+  if redis.call('HEXISTS', KEYS[6], 'paused') == 1 then
+    return 'paused'
+  end
+  if room[6] then
+    return 'closed'
+  end
+  if redis.call('ZCARD', KEYS[2]) >= most then
+    return 'full'
+  end
+  local place
+  if now < tonumber(room[3]) then
+    place = tonumber(string.sub(redis.sha1hex(room[5] .. ':' .. user), 1, 13), 16)
+  else
+    place = 4503599627370496 + redis.call('HINCRBY', KEYS[1], 'seq', 1)
+  end
+  if ended then
+    redis.call('HDEL', KEYS[4], user) -- a lapsed user joins again, at the back
+  end
+  redis.call('ZADD', KEYS[2], place, user)
+  return 'joined'
 end
-local user = ARGV[1]
-if redis.call('ZSCORE', KEYS[2], user) or redis.call('ZSCORE', KEYS[3], user) then
-  return 'have'
+
+local now = clock()
+local room = redis.call('HMGET', KEYS[1], 'on', 'opens', 'starts', 'ends', 'seed', 'closed')
+local shared = roomShared(now)
+local out, placed = {}, false
+for i = 1, #ARGV, 3 do
+  local answer = join(ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], now, room)
+  placed = placed or answer == 'joined'
+  out[#out + 1] = answer .. ',' .. standing(ARGV[i], shared)
 end
-local ended = redis.call('HGET', KEYS[4], user)
-if ended and ended ~= 'l' then
-  return 'have'
+if placed then
+  keep(room[4])
 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local room = redis.call('HMGET', KEYS[1], 'opens', 'starts', 'ends', 'seed', 'closed')
-if now < tonumber(room[1]) then
-  return 'not_open'
-end
-if now >= tonumber(room[3]) then
-  return 'ended'
-end
-if room[5] then
-  return 'closed'
-end
-if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[2]) then
-  return 'full'
-end
-local place
-if now < tonumber(room[2]) then
-  place = tonumber(string.sub(redis.sha1hex(room[4] .. ':' .. user), 1, 13), 16)
-else
-  place = 4503599627370496 + redis.call('HINCRBY', KEYS[1], 'seq', 1)
-end
-if ended then
-  redis.call('HDEL', KEYS[4], user) -- a lapsed user joins again, at the back
-end
-redis.call('ZADD', KEYS[2], place, user)
-keep(room[3])
-return 'joined'
+return out

@@ -17,20 +17,20 @@ func TestFullRoomGivesNoPlace(t *testing.T) {
 	st, _, _ := openRoom(t, 0, 10)
 	ctx := context.Background()
 	for u := int64(1); u <= 3; u++ {
-		if got, err := st.join(ctx, 1, u, 3); err != nil || got != joined {
+		if got, _, err := st.join(ctx, 1, u, 3, true); err != nil || got != joined {
 			t.Fatalf("join %d of 3: %q, %v", u, got, err)
 		}
 	}
-	if got, err := st.join(ctx, 1, 4, 3); err != nil || got != isFull {
+	if got, _, err := st.join(ctx, 1, 4, 3, true); err != nil || got != isFull {
 		t.Fatalf("a fourth join in a room of 3 places: %q, %v; want %q", got, err, isFull)
 	}
-	if got, _ := st.join(ctx, 1, 2, 3); got != have {
+	if got, _, _ := st.join(ctx, 1, 2, 3, true); got != have {
 		t.Errorf("a member joining again in a full room: %q, want %q", got, have)
 	}
 	if res, err := st.admit(ctx, 1, Pace{MinRate: 1, MaxRate: 1, TTL: time.Minute}); err != nil || res.admitted != 1 {
 		t.Fatalf("admit one: %+v, %v", res, err)
 	}
-	if got, err := st.join(ctx, 1, 4, 3); err != nil || got != joined {
+	if got, _, err := st.join(ctx, 1, 4, 3, true); err != nil || got != joined {
 		t.Errorf("a join after an admission freed a place: %q, %v", got, err)
 	}
 }

@@ -83,8 +83,9 @@ type Deps struct {
 	Activity func(ctx context.Context, id int64) (seckill.Activity, error)
 	// Holder returns the order the user holds in the activity, if any (a
 	// look-up that fails counts as none, as for the purchase path's
-	// precedence).
-	Holder func(ctx context.Context, activityID, userID int64) (seckill.Order, bool)
+	// precedence); inBuyers is whether the activity's buyer set holds the
+	// user, as the room's read just said, so the holder need not read it.
+	Holder func(ctx context.Context, activityID, userID int64, inBuyers bool) (seckill.Order, bool)
 	// Verify asks the user-verification service about the user (nil:
 	// everyone is approved); usercheck.ErrRejected is a refusal.
 	Verify func(ctx context.Context, userID, activityID int64) error
@@ -226,6 +227,15 @@ func (r *Room) Join(ctx context.Context, activityID, userID int64) (seckill.Queu
 	if err != nil {
 		return seckill.QueueStatus{}, err
 	}
+	if r.deps.Verify == nil && !r.holdsSeen(ctx, a.ID, userID) {
+		// Nothing to ask between the user's standing and the place: one
+		// call reads the one and gives the other, unless the buyer set
+		// holds the user (who may hold an order: a holder gets no place).
+		answer, after, err := r.st.join(ctx, a.ID, userID, r.cfg.MaxPlaces, false)
+		if err != nil || answer != isBuyer {
+			return r.joined(ctx, a, userID, answer, after, err)
+		}
+	}
 	st, err := r.st.standing(ctx, a.ID, userID)
 	if err != nil {
 		return seckill.QueueStatus{}, unavailable(err)
@@ -240,19 +250,44 @@ func (r *Room) Join(ctx context.Context, activityID, userID int64) (seckill.Queu
 	if err := r.admissible(ctx, a, userID, st); err != nil {
 		return seckill.QueueStatus{}, err
 	}
-	answer, err := r.st.join(ctx, a.ID, userID, r.cfg.MaxPlaces)
+	answer, after, err := r.st.join(ctx, a.ID, userID, r.cfg.MaxPlaces, true)
+	return r.joined(ctx, a, userID, answer, after, err)
+}
+
+// holdsSeen reports whether this process saw the user buy in the activity
+// and the order is still held: the holder's answer then goes through the
+// checks in their order (admissible). Asked with inBuyers false, the
+// holder reads nothing for a user it never saw buy.
+func (r *Room) holdsSeen(ctx context.Context, activityID, userID int64) bool {
+	if r.deps.Holder == nil {
+		return false
+	}
+	_, ok := r.deps.Holder(ctx, activityID, userID, false)
+	return ok
+}
+
+// joined turns join.lua's answer and the user's standing after it into the
+// join's answer.
+func (r *Room) joined(ctx context.Context, a seckill.Activity, userID int64, answer string, after standing, err error) (seckill.QueueStatus, error) {
 	switch {
 	case errors.Is(err, ErrNotReplicated):
 		// The place may be lost in a failover; joining again is safe.
 		return seckill.QueueStatus{}, seckill.Unavailable("the waiting room could not keep your place safe; join again", err)
 	case err != nil:
 		return seckill.QueueStatus{}, unavailable(err)
+	}
+	if err := failClosed(a, after); err != nil {
+		return seckill.QueueStatus{}, err
+	}
+	switch {
 	case answer == noRoom:
 		return seckill.QueueStatus{}, noWaitingRoom(a.ID)
 	case answer == notOpen:
-		return seckill.QueueStatus{}, notOpenYet(st.opens)
-	case answer == isEnded:
+		return seckill.QueueStatus{}, notOpenYet(after.opens)
+	case answer == isEnded, answer == isClosed && after.closed == isEnded:
 		return seckill.QueueStatus{}, seckill.Ended(a)
+	case answer == isPaused:
+		return seckill.QueueStatus{}, seckill.SalePaused()
 	case answer == isClosed:
 		return seckill.QueueStatus{}, soldOut()
 	case answer == isFull:
@@ -261,10 +296,7 @@ func (r *Room) Join(ctx context.Context, activityID, userID int64) (seckill.Queu
 		e.RetryAfter = max(e.RetryAfter, fullRetry)
 		return seckill.QueueStatus{}, e
 	}
-	if st, err = r.st.standing(ctx, a.ID, userID); err != nil {
-		return seckill.QueueStatus{}, unavailable(err)
-	}
-	return r.status(ctx, a.ID, userID, st)
+	return r.status(ctx, a.ID, userID, after)
 }
 
 // admissible checks, for a user without a place, what join.lua cannot: the
@@ -279,12 +311,15 @@ func (r *Room) admissible(ctx context.Context, a seckill.Activity, userID int64,
 		return seckill.Ended(a)
 	}
 	if r.deps.Holder != nil {
-		if o, ok := r.deps.Holder(ctx, a.ID, userID); ok {
+		if o, ok := r.deps.Holder(ctx, a.ID, userID, st.buyer); ok {
 			return seckill.Holds(o)
 		}
 	}
-	if err := r.refusePaused(ctx, a.ID); err != nil {
-		return err
+	// The pause read with the standing, fresh: a join after the pause's
+	// answer, on any instance, gets no place (join.lua checks it again, with
+	// the place).
+	if st.paused {
+		return seckill.SalePaused()
 	}
 	if st.closed != "" {
 		if st.closed == isEnded {

@@ -51,7 +51,7 @@ func (r *Room) status(ctx context.Context, activityID, userID int64, st standing
 		if st.buyer && r.deps.Holder != nil {
 			// The purchase's end was not written (Redis failed then):
 			// the buyer set says they may hold an order.
-			if o, ok := r.deps.Holder(ctx, activityID, userID); ok {
+			if o, ok := r.deps.Holder(ctx, activityID, userID, true); ok {
 				r.Finish(ctx, activityID, map[int64]string{userID: o.ID}, nil)
 				q.State, q.OrderID = seckill.QueueDone, o.ID
 			}

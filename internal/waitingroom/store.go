@@ -22,10 +22,11 @@ import (
 var luaFiles embed.FS
 
 var (
-	// joinScript gives a user one place in the line, or tells why not.
-	joinScript = luascript.Load(luaFiles, "join.lua")
-	// statusScript reads one user's standing, without writing.
-	statusScript = luascript.Load(luaFiles, "status.lua")
+	// joinScript gives users one place each in the line, or tells why not,
+	// and reads their standings after.
+	joinScript = luascript.Load(luaFiles, "standing.lua", "join.lua")
+	// statusScript reads users' standings, without writing.
+	statusScript = luascript.Load(luaFiles, "standing.lua", "status.lua")
 	// admitScript lapses admissions that ran out and admits the next places, as many as the units left.
 	admitScript = luascript.Load(luaFiles, "admit.lua")
 	// finishScript uses admissions up with their buyers' final answers.
@@ -43,6 +44,10 @@ var (
 // in a failover.
 var ErrNotReplicated = errors.New("waitingroom: write not acknowledged by enough replicas")
 
+// errShortReply is a batched script's reply that holds fewer answers than
+// the batch's users.
+var errShortReply = errors.New("waitingroom: a script answered fewer users than it was given")
+
 // Join's answers that are not a new place.
 const (
 	joined   = "joined"
@@ -52,6 +57,8 @@ const (
 	isEnded  = "ended"
 	isClosed = "closed"
 	isFull   = "full"
+	isPaused = "paused"
+	isBuyer  = "buyer"
 )
 
 // Retention is how long a room's keys stay in Redis after its sale ends
@@ -68,11 +75,19 @@ type Store struct {
 	// for that many replicas, within waitTimeout, so a failover keeps it.
 	replicas    int
 	waitTimeout time.Duration
+
+	// joins and reads batch the joins and the standing reads of each room
+	// (batch.go).
+	joins *batcher[joinCall, joinReply]
+	reads *batcher[int64, standing]
 }
 
 // NewStore returns a Store on rdb whose keys start with prefix.
 func NewStore(rdb redis.UniversalClient, prefix string, replicas int, waitTimeout time.Duration) *Store {
-	return &Store{rdb: rdb, prefix: prefix, replicas: replicas, waitTimeout: waitTimeout}
+	s := &Store{rdb: rdb, prefix: prefix, replicas: replicas, waitTimeout: waitTimeout}
+	s.joins = newBatcher(s.joinBatch)
+	s.reads = newBatcher(s.standingBatch)
+	return s
 }
 
 // Window is what a room needs of its activity.
@@ -113,61 +128,6 @@ func (s *Store) Shut(ctx context.Context, activityID int64) error {
 		return fmt.Errorf("waitingroom: shut room of activity %d: %w", activityID, err)
 	}
 	return nil
-}
-
-// join runs join.lua for the user, in a line of at most maxPlaces places
-// not yet admitted, and returns its answer.
-func (s *Store) join(ctx context.Context, activityID, userID, maxPlaces int64) (string, error) {
-	res, err := s.replicated(ctx, activityID, joinScript, s.userKeys(activityID), userID, maxPlaces)
-	if err != nil {
-		return "", fmt.Errorf("waitingroom: join activity %d: %w", activityID, err)
-	}
-	answer, _ := res.(string)
-	return answer, nil
-}
-
-// standing is one user's place in a room as status.lua reads it.
-type standing struct {
-	on                        bool
-	lost                      bool // Redis has no room at all
-	now                       time.Time
-	opens, starts, ends       time.Time
-	closed                    string
-	rank                      int64 // -1: not in the line
-	until                     int64 // unix ms; -1: no open admission
-	end                       string
-	buyer                     bool
-	waiting, admitted, remain int64   // remain -1: stock not loaded
-	hold                      int64   // units one admission holds
-	rate                      float64 // measured admissions a second
-	pace                      float64 // admissions a second the last step allowed
-}
-
-func (st standing) hasPlace() bool { return st.rank >= 0 || st.until >= 0 || st.end != "" }
-
-// lapsedOnly reports whether the user's only place is a lapsed admission.
-func (st standing) lapsedOnly() bool { return st.end == "l" && st.rank < 0 && st.until < 0 }
-
-// standing reads the user's standing in the activity's room.
-func (s *Store) standing(ctx context.Context, activityID, userID int64) (standing, error) {
-	ks := append(s.userKeys(activityID), s.buyers(activityID), keys.Stock(s.prefix, activityID))
-	r, err := statusScript.Run(ctx, s.rdb, ks, userID).Slice()
-	if err != nil {
-		return standing{}, fmt.Errorf("waitingroom: status in activity %d: %w", activityID, err)
-	}
-	if len(r) != 16 {
-		return standing{}, fmt.Errorf("waitingroom: status in activity %d: unexpected reply %v", activityID, r)
-	}
-	ms := func(v any) time.Time { return time.UnixMilli(num(v)).UTC() }
-	st := standing{
-		on: str(r[0]) == "1", lost: str(r[0]) == "", now: ms(r[1]), opens: ms(r[2]), starts: ms(r[3]), ends: ms(r[4]),
-		closed: str(r[5]), rank: num(r[6]), until: num(r[7]), end: str(r[8]), buyer: num(r[9]) == 1,
-		waiting: num(r[10]), admitted: num(r[11]), remain: num(r[13]),
-	}
-	st.rate, _ = strconv.ParseFloat(str(r[12]), 64)
-	st.pace, _ = strconv.ParseFloat(str(r[14]), 64)
-	st.hold = max(num(r[15]), 1)
-	return st, nil
 }
 
 // step is one admit.lua run.
@@ -378,10 +338,16 @@ func (s *Store) room(activityID int64) string { return keys.WaitingRoom(s.prefix
 
 func (s *Store) buyers(activityID int64) string { return keys.Buyers(s.prefix, activityID) }
 
-// userKeys are the room's hash, line, admissions and ends: join.lua's KEYS.
+// userKeys are the room's hash, line, admissions and ends.
 func (s *Store) userKeys(activityID int64) []string {
 	return []string{s.room(activityID), keys.WaitingLine(s.prefix, activityID),
 		keys.WaitingAdmitted(s.prefix, activityID), keys.WaitingEnds(s.prefix, activityID)}
+}
+
+// standingKeys are userKeys and the activity's buyer set and stock hash:
+// standing.lua's KEYS, and so status.lua's and join.lua's.
+func (s *Store) standingKeys(activityID int64) []string {
+	return append(s.userKeys(activityID), s.buyers(activityID), keys.Stock(s.prefix, activityID))
 }
 
 func num(v any) int64 {

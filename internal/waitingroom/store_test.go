@@ -39,7 +39,7 @@ func openRoom(t *testing.T, startsIn time.Duration, units int64) (*Store, *stock
 func mustJoin(t *testing.T, st *Store, users ...int64) {
 	t.Helper()
 	for _, u := range users {
-		if got, err := st.join(context.Background(), 1, u, DefaultMaxPlaces); err != nil || got != joined {
+		if got, _, err := st.join(context.Background(), 1, u, DefaultMaxPlaces, true); err != nil || got != joined {
 			t.Fatalf("join %d: %q, %v", u, got, err)
 		}
 	}
@@ -56,7 +56,7 @@ func TestDrawFollowsTheSeedAndLateJoinersQueueBehind(t *testing.T) {
 	pre := []int64{11, 12, 13, 14, 15, 16, 17, 18}
 	mustJoin(t, st, pre...)
 	// Joining again gives the same place.
-	if got, _ := st.join(ctx, 1, 11, DefaultMaxPlaces); got != have {
+	if got, _, _ := st.join(ctx, 1, 11, DefaultMaxPlaces, true); got != have {
 		t.Errorf("joining again: %q, want %q", got, have)
 	}
 	time.Sleep(400 * time.Millisecond)
@@ -149,7 +149,7 @@ func TestLapsedAdmissionGoesToTheNext(t *testing.T) {
 	if first.end != "l" {
 		t.Errorf("first user's end %q, want lapsed", first.end)
 	}
-	if got, _ := st.join(ctx, 1, 1, DefaultMaxPlaces); got != joined {
+	if got, _, _ := st.join(ctx, 1, 1, DefaultMaxPlaces, true); got != joined {
 		t.Errorf("a lapsed user joining again: %q, want a new place", got)
 	}
 }
@@ -175,7 +175,7 @@ func TestClosesWhenSoldOutAndReopens(t *testing.T) {
 	if closed, err := st.closeSoldOut(ctx, 1); err != nil || !closed {
 		t.Fatalf("sold out, nothing open: closed %v, %v", closed, err)
 	}
-	if got, _ := st.join(ctx, 1, 3, DefaultMaxPlaces); got != isClosed {
+	if got, _, _ := st.join(ctx, 1, 3, DefaultMaxPlaces, true); got != isClosed {
 		t.Errorf("joining a closed room: %q", got)
 	}
 	s2, _ := st.standing(ctx, 1, 2)

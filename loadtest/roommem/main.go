@@ -1,8 +1,9 @@
 // Command roommem measures the Redis memory a waiting user costs: it opens
 // one activity's waiting room under a key prefix of its own (the service's
 // waitingroom.Store), fills its line with -places users by running the
-// service's own join.lua (read from -join, EVALSHA pipelined -batch at a
-// time, with the same keys and arguments as the service: the member is the
+// service's own join.lua (read from -join, after the standing.lua beside it,
+// as the service joins them; EVALSHA pipelined -batch at a time, one user a
+// call, with the service's keys and arguments: the member is the
 // decimal user id, the score a 52-bit pre-queue place, or 2^52 + the
 // arrival number with -shape late), and reports the growth of INFO memory
 // used_memory per place, and MEMORY USAGE of the line. It then deletes every
@@ -23,6 +24,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -40,6 +42,32 @@ func main() {
 	}
 }
 
+// loadJoin reads join.lua at path after the standing.lua beside it, as the
+// service joins them (luascript.Load).
+func loadJoin(path string) (*redis.Script, error) {
+	var src []byte
+	for _, p := range []string{filepath.Join(filepath.Dir(path), "standing.lua"), path} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("%w (run from the repository root, or give -join)", err)
+		}
+		src = append(append(src, b...), '\n')
+	}
+	return redis.NewScript(string(src)), nil
+}
+
+// joinAnswer is the answer of a join.lua call of one user: its one reply
+// up to the first comma.
+func joinAnswer(c *redis.Cmd) string {
+	replies, _ := c.Slice()
+	if len(replies) != 1 {
+		return fmt.Sprint(replies)
+	}
+	reply, _ := replies[0].(string)
+	answer, _, _ := strings.Cut(reply, ",")
+	return answer
+}
+
 func run() error {
 	addr := flag.String("redis", "127.0.0.1:6379", "Redis address (loopback only)")
 	places := flag.Int("places", 1000000, "places to fill the line with")
@@ -55,11 +83,10 @@ func run() error {
 	if *places < 1 || *batch < 1 {
 		return errors.New("-places and -batch must be positive")
 	}
-	src, err := os.ReadFile(*joinPath)
+	join, err := loadJoin(*joinPath)
 	if err != nil {
-		return fmt.Errorf("%w (run from the repository root, or give -join)", err)
+		return err
 	}
-	join := redis.NewScript(string(src))
 
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: *addr, ReadTimeout: 30 * time.Second})
@@ -79,7 +106,8 @@ func run() error {
 		return err
 	}
 	ks := []string{keys.WaitingRoom(prefix, activity), keys.WaitingLine(prefix, activity),
-		keys.WaitingAdmitted(prefix, activity), keys.WaitingEnds(prefix, activity)}
+		keys.WaitingAdmitted(prefix, activity), keys.WaitingEnds(prefix, activity),
+		keys.Buyers(prefix, activity), keys.Stock(prefix, activity)}
 	if err := join.Load(ctx, rdb).Err(); err != nil {
 		return err
 	}
@@ -92,13 +120,13 @@ func run() error {
 		pipe := rdb.Pipeline()
 		cmds := make([]*redis.Cmd, 0, *batch)
 		for i := from; i < min(from+*batch, *places); i++ {
-			cmds = append(cmds, join.EvalSha(ctx, pipe, ks, *firstUser+int64(i)))
+			cmds = append(cmds, join.EvalSha(ctx, pipe, ks, *firstUser+int64(i), waitingroom.DefaultMaxPlaces+*places, 1))
 		}
 		if _, err := pipe.Exec(ctx); err != nil {
 			return fmt.Errorf("joins %d..: %w", from, err)
 		}
 		for _, c := range cmds {
-			if v, _ := c.Text(); v != "joined" {
+			if v := joinAnswer(c); v != "joined" {
 				return fmt.Errorf("join.lua answered %q, want joined", v)
 			}
 		}
