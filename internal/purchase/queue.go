@@ -37,8 +37,10 @@ type outcome struct {
 	err   error
 }
 
-func newTicket(req seckill.BuyRequest) *ticket {
-	return &ticket{req: req, done: make(chan outcome, 1)}
+// init readies t, not yet queued, for the buyer's request. A ticket is
+// allocated with its buyer's flight (inflight.go), not apart.
+func (t *ticket) init(req seckill.BuyRequest) {
+	t.req, t.done = req, make(chan outcome, 1)
 }
 
 // take claims the ticket for a batch; false when its buyer left.
@@ -62,7 +64,8 @@ type queue struct {
 	// qmu. A slice, not a channel of QueueMax: memory follows the buyers
 	// actually waiting, not the bound.
 	waiting []*ticket
-	// ready holds a token while buyers may be waiting: the leader's wake-up.
+	// ready holds a token while buyers may be waiting and the leader has
+	// not yet looked: the leader's wake-up.
 	ready chan struct{}
 	// failing is the answer of the last batch that could not reach Redis,
 	// until a batch gets the lock again: a buyer whose wait runs out behind
@@ -104,7 +107,13 @@ func (s *Service) enqueue(a seckill.Activity, t *ticket) error {
 	q.waiting = append(q.waiting, t)
 	s.queued++
 	s.m.queued.Set(float64(s.queued))
-	wake(q)
+	// The leader needs waking only when the queue stops being empty and
+	// when it reaches overlapMin (awaitTurn waits for that many); a token
+	// per buyer would wake it once a buyer while it waits for a write.
+	// collect keeps the token while buyers stay.
+	if n := len(q.waiting); n == 1 || n == overlapMin {
+		wake(q)
+	}
 	return nil
 }
 
