@@ -170,8 +170,8 @@ func (s *Service) await(ctx context.Context, t *ticket) (seckill.Order, error) {
 	timer := waitTimer(s.cfg.LockWait)
 	defer putWaitTimer(timer)
 	select {
-	case out := <-t.done:
-		return out.order, out.err
+	case <-t.done:
+		return t.out.order, t.out.err
 	case <-timer.C:
 		if t.abandon() {
 			s.m.abandoned.WithLabelValues("wait").Inc()
@@ -186,8 +186,8 @@ func (s *Service) await(ctx context.Context, t *ticket) (seckill.Order, error) {
 			return seckill.Order{}, seckill.Unavailable("the request ended before its purchase started; nothing was sold", ctx.Err())
 		}
 	}
-	out := <-t.done
-	return out.order, out.err
+	<-t.done
+	return t.out.order, t.out.err
 }
 
 // waitTimers keeps await's timers for the next buyers: one a purchase was

@@ -16,14 +16,18 @@ const queueIdle = 30 * time.Second
 
 // A ticket is one buyer in an activity's queue. Exactly one of the buyer
 // (abandon) and a batch (take) claims it; a taken ticket is always answered,
-// once, on done.
+// once: out is set, then done closed.
 type ticket struct {
 	req      seckill.BuyRequest
 	q        *queue
 	state    atomic.Int32
 	answered atomic.Bool
-	done     chan outcome   // buffered: the batch never waits for the buyer
-	origin   tracing.Origin // the buyer's request id and span, for the user check's call
+	// done is closed once out holds the answer. A channel of outcomes
+	// carried each answer's order through a buffer of its own: a second
+	// allocation and a copy of the order per buyer.
+	done   chan struct{}
+	out    outcome
+	origin tracing.Origin // the buyer's request id and span, for the user check's call
 }
 
 const (
@@ -40,7 +44,7 @@ type outcome struct {
 // init readies t, not yet queued, for the buyer's request. A ticket is
 // allocated with its buyer's flight (inflight.go), not apart.
 func (t *ticket) init(req seckill.BuyRequest) {
-	t.req, t.done = req, make(chan outcome, 1)
+	t.req, t.done = req, make(chan struct{})
 }
 
 // take claims the ticket for a batch; false when its buyer left.
@@ -53,7 +57,8 @@ func (t *ticket) abandon() bool { return t.state.CompareAndSwap(queued, abandone
 // batch that failed half-way can answer everyone it had not answered yet.
 func (t *ticket) answer(o seckill.Order, err error) {
 	if t.answered.CompareAndSwap(false, true) {
-		t.done <- outcome{o, err}
+		t.out = outcome{o, err}
+		close(t.done) // the batch never waits for the buyer
 	}
 }
 
