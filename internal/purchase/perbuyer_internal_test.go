@@ -6,10 +6,11 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/promreg"
 )
 
-// The per-buyer steps of a batch allocate nothing of their own (issue 49):
-// each allocation there is paid once an order.
+// The per-buyer steps of the purchase path allocate and wake nothing they
+// need not (issue 49): each is paid once an order.
 
 func TestFinalNoOrderAllocatesNothing(t *testing.T) {
 	sold := error(soldOut())
@@ -56,4 +57,29 @@ func TestFlightChannelOnlyForWaiters(t *testing.T) {
 		t.Errorf("the waiter's answer: %v, %v, %v; want already_purchased", o, err, ok)
 	}
 	fs.waited()
+}
+
+// enqueue gives the leader a token when the queue stops being empty and
+// when it reaches overlapMin, not once a buyer: while the leader waits for
+// the batch before to be written, each token was a wake-up for nothing.
+func TestEnqueueWakesTheLeaderAtItsCounts(t *testing.T) {
+	s := &Service{m: newMetrics(promreg.NewRegistrar(nil, nil)), cfg: Config{QueueMax: 100, QueueMaxTotal: 100}}
+	a := seckill.Activity{ID: 3}
+	// A queue of its own, so no leader takes the tokens.
+	q := &queue{activity: a, ready: make(chan struct{}, 1), backDone: make(chan struct{}, 1)}
+	s.queues = map[int64]*queue{a.ID: q}
+	for n := 1; n <= overlapMin+2; n++ {
+		if err := s.enqueue(a, newTicket(seckill.BuyRequest{ActivityID: a.ID, UserID: int64(n)})); err != nil {
+			t.Fatal(err)
+		}
+		woke := false
+		select {
+		case <-q.ready:
+			woke = true
+		default:
+		}
+		if want := n == 1 || n == overlapMin; woke != want {
+			t.Errorf("buyer %d queued: leader woken %v, want %v", n, woke, want)
+		}
+	}
 }
