@@ -72,9 +72,18 @@ func startRelay(cfg config, b *backend, log *slog.Logger, reg prometheus.Registe
 		return nil, err
 	}
 	log.Info("order events", "sink", cfg.Events.Sink, "retention", cfg.EventsRetention.String())
-	return outbox.Start(b.orders, sink, outbox.Config{
+	relay := outbox.Start(b.orders, sink, outbox.Config{
 		Retention: cfg.EventsRetention, Log: log.With("component", "events"), Metrics: outbox.NewMetrics(reg, log),
-	}), nil
+	})
+	b.orders.HandOffEvents(relay.Handoff())
+	return relay, nil
+}
+
+// closeRelay stops the relay; groups committed from then on leave their
+// events to a claim.
+func closeRelay(b *backend, relay *outbox.Relay) {
+	b.orders.HandOffEvents(nil)
+	_ = relay.Close()
 }
 
 // printEventsDemo shows the demo's user how to see its events.

@@ -64,7 +64,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	defer relay.Close() // before b.Close: it uses the stores
+	defer closeRelay(b, relay) // before b.Close: it uses the stores
 	pay, err := openPayments(cfg, cfg.embedded(), b, log, reg)
 	if err != nil {
 		return err

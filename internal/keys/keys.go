@@ -78,6 +78,13 @@ func WaitingSeen(prefix string, activityID int64) string {
 	return Activity(prefix, activityID, "room:seen")
 }
 
+// WaitingDue is when each user in line was told to come back (a join's or
+// a poll's refresh_s): user -> unix ms. An admission's idle clock starts no
+// earlier than that, so a buyer who polls as told never lapses for it.
+func WaitingDue(prefix string, activityID int64) string {
+	return Activity(prefix, activityID, "room:due")
+}
+
 // WaitingRooms is the set of activities with a waiting room, scored by
 // their end (unix ms): what every instance's admitter walks.
 func WaitingRooms(prefix string) string { return prefix + "seckill:rooms" }

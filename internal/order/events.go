@@ -64,20 +64,22 @@ func newEventRow(o seckill.Order, sequence int64, at time.Time) (eventRow, error
 }
 
 // insertCreatedEvents inserts the events of orders just written (sequence 1) in one
-// multi-row statement of tx, the group's transaction.
-func insertCreatedEvents(tx *gorm.DB, orders []seckill.Order) error {
+// multi-row statement of tx, the group's transaction, leased to the handoff's
+// relay when there is one (handoff.go), and returns their rows.
+func insertCreatedEvents(tx *gorm.DB, orders []seckill.Order, h *Handoff) ([]eventRow, error) {
 	rows := make([]eventRow, len(orders))
 	for i, o := range orders {
 		r, err := newEventRow(o, 1, o.CreatedAt)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		rows[i] = r
 	}
+	h.leasedTo(rows, storedTime(time.Now()))
 	if err := tx.Create(&rows).Error; err != nil {
-		return fmt.Errorf("insert the events of %d orders: %w", len(rows), err)
+		return nil, fmt.Errorf("insert the events of %d orders: %w", len(rows), err)
 	}
-	return nil
+	return rows, nil
 }
 
 // insertChangeEvent reads the order id back in tx, after the change that

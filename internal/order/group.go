@@ -89,7 +89,7 @@ func (s *Store) createGroup(ctx context.Context, writes []Write, skipBusy bool) 
 	if len(parts) == 0 {
 		return res
 	}
-	err := writeGroup(s.db.WithContext(ctx), parts, skipBusy)
+	err := writeGroup(s.db.WithContext(ctx), parts, skipBusy, s.handoff.Load())
 	for _, p := range parts {
 		n := len(writes[p.index].Orders)
 		switch {
@@ -169,7 +169,7 @@ func (s *Store) newPart(index int, w Write) (*part, error) {
 // writeGroup claims, inserts and commits the parts' orders in one
 // transaction. A group that writes no order changes nothing, not even a
 // fence (the deferred Rollback).
-func writeGroup(db *gorm.DB, parts []*part, skipBusy bool) error {
+func writeGroup(db *gorm.DB, parts []*part, skipBusy bool, h *Handoff) error {
 	tx := db.Begin()
 	if tx.Error != nil {
 		return fmt.Errorf("begin: %w", tx.Error)
@@ -198,10 +198,15 @@ func writeGroup(db *gorm.DB, parts []*part, skipBusy bool) error {
 	for _, p := range claimed {
 		orders = append(orders, p.batch.Written...)
 	}
-	if err := insertCreatedEvents(tx, orders); err != nil {
+	events, err := insertCreatedEvents(tx, orders, h)
+	if err != nil {
 		return err
 	}
-	return commit(tx)
+	if err := commit(tx); err != nil {
+		return err
+	}
+	h.give(events)
+	return nil
 }
 
 // claimGroup reads the parts' activities under lock, in id order (two groups

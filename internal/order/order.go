@@ -23,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -63,6 +64,8 @@ type Store struct {
 	payWindow time.Duration
 	// statuses is StatusCounts' snapshot.
 	statuses statusSnapshot
+	// handoff is the relay that takes committed created events (handoff.go).
+	handoff atomic.Pointer[Handoff]
 }
 
 // New returns a Store on db, whose schema must be migrated already (Open does

@@ -90,15 +90,18 @@ type Relay struct {
 	n     uint64 // claims made
 	stop  context.CancelFunc
 	done  chan struct{}
-	// lastStats is when the backlog was last measured for the metrics.
-	lastStats time.Time
+	// handed are the created events this instance's group commit committed
+	// and handed off (handoff.go), leased to handoffOwner.
+	handed    chan handedBatch
+	lastStats time.Time // when the backlog was last measured for the metrics
 	lastPrune time.Time
 }
 
 // Start starts a relay; Close stops it.
 func Start(store Store, sink Sink, cfg Config) *Relay {
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &Relay{store: store, sink: sink, cfg: cfg.withDefaults(), id: newRelayID(), stop: cancel, done: make(chan struct{})}
+	r := &Relay{store: store, sink: sink, cfg: cfg.withDefaults(), id: newRelayID(), stop: cancel, done: make(chan struct{}),
+		handed: make(chan handedBatch, handedBuffer)}
 	go r.run(ctx)
 	return r
 }
@@ -112,33 +115,40 @@ func (r *Relay) Close() error {
 	if r.sink == nil {
 		return nil
 	}
+	r.releaseHanded()
 	return r.sink.Close()
 }
 
 func (r *Relay) run(ctx context.Context) {
 	defer close(r.done)
 	pause := r.cfg.Poll
+	next := time.Now() // the next claim
 	for ctx.Err() == nil {
-		r.housekeeping(ctx)
-		sent, err := r.Step(ctx)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			r.cfg.Log.Warn("events: relay step failed; the events wait", "err", err, "retry_in", pause.String())
-		case sent >= r.cfg.Batch:
-			pause = r.cfg.Poll
-			continue // a full batch: more wait
+		if !time.Now().Before(next) {
+			r.housekeeping(ctx)
+			sent, err := r.Step(ctx)
+			switch {
+			case err != nil && ctx.Err() == nil:
+				r.cfg.Log.Warn("events: relay step failed; the events wait", "err", err, "retry_in", pause.String())
+				// A failing sink or database is tried less and less often, up
+				// to maxPause apart; one that answers is polled at Poll again.
+				pause = min(2*pause, maxPause)
+			case err == nil:
+				pause = r.cfg.Poll
+			}
+			next = time.Now().Add(pause)
+			if err == nil && sent >= r.cfg.Batch {
+				next = time.Now() // a full batch: more wait
+			}
 		}
+		wait := time.NewTimer(time.Until(next))
 		select {
 		case <-ctx.Done():
-		case <-time.After(pause):
+		case <-wait.C:
+		case b := <-r.handed:
+			r.sendHanded(ctx, b)
 		}
-		// A failing sink or database is tried less and less often, up to
-		// maxPause apart; one that answers is polled at Poll again.
-		if err != nil {
-			pause = min(2*pause, maxPause)
-		} else {
-			pause = r.cfg.Poll
-		}
+		wait.Stop()
 	}
 }
 

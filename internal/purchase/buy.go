@@ -145,6 +145,9 @@ func (s *Service) leadFlight(ctx context.Context, f *flight, a seckill.Activity,
 	}()
 	o, err = s.queueAndAwait(ctx, a, f)
 	finished = true
+	if err != nil {
+		s.seenAfterRetry(ctx, a, req.UserID, err)
+	}
 	return o, err
 }
 

@@ -3,6 +3,7 @@ package purchase
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/seckill-oss/seckill"
 )
@@ -64,6 +65,20 @@ func (s *Service) refuseUnadmitted(ctx context.Context, a seckill.Activity, user
 		return nil, false
 	}
 	return s.holderOr(ctx, a.ID, userID, notAdmitted()), true
+}
+
+// seenAfterRetry records an admitted buyer as seen again when their purchase
+// ends with an answer to try again (429, 503): they waited in it up to the
+// queue's wait, without polling, and are present; the idle lapse
+// (SECKILL_ADMISSION_IDLE) must not take their admission for that wait.
+func (s *Service) seenAfterRetry(ctx context.Context, a seckill.Activity, userID int64, err error) {
+	var e *seckill.Error
+	if !s.hasRoom(a) || !errors.As(err, &e) || e.Code != seckill.EBusy && e.Code != seckill.EUnavailable && e.Code != seckill.EOutcomeUnknown {
+		return
+	}
+	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	_, _, _ = s.rooms.Admitted(tctx, a.ID, userID) // it records the buyer seen when admitted
 }
 
 func notAdmitted() *seckill.Error {

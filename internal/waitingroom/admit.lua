@@ -8,6 +8,8 @@
 -- KEYS[6]: when each admitted buyer was last seen (sorted set: user -> ms).
 -- An admission whose buyer was not seen (a poll, a purchase) for ARGV[5]
 -- lapses early, so buyers who left do not hold units a whole admission.
+-- KEYS[7]: when each user in line was told to come back (due.lua): an
+-- admission's idle clock starts then at the earliest.
 -- Returns {admitted, lapsed, remaining, open, waiting, closed, total, rate}:
 -- remaining is -1 when the stock is not loaded (nobody is admitted then);
 -- closed is the room's closed reason or ""; total the admissions the room
@@ -120,7 +122,11 @@ if k > 0 then
   for i = 1, #popped, 2 do
     redis.call('ZADD', KEYS[3], until_, popped[i])
     if idle > 0 then
-      redis.call('ZADD', KEYS[6], now, popped[i])
+      -- The idle clock starts when the buyer is due back, if later: one
+      -- told to poll in 9 s (the draw's spread) is not gone in 3.
+      local seen = tonumber(redis.call('ZSCORE', KEYS[7], popped[i])) or now
+      redis.call('ZADD', KEYS[6], math.max(seen, now), popped[i])
+      redis.call('ZREM', KEYS[7], popped[i])
     end
     admitted = admitted + 1
   end

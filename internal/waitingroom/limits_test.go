@@ -143,3 +143,40 @@ func TestIdleAdmissionLapsesEarly(t *testing.T) {
 		t.Errorf("a lapsed user seen again is not admitted again: %+v", res)
 	}
 }
+
+// A buyer told to come back later than the idle time (the draw's spread, a
+// far place's refresh_s) and admitted meanwhile keeps the admission until
+// they were due back, plus the idle time; one never told keeps it for the
+// idle time only. Seen in room.sh --no-show 0.5 on 2026-11-28: 263 buyers
+// who polled as told lost their admission before their first poll.
+// Can fail: with the idle clock started at the admission (admit.lua without
+// KEYS[7]), user 1 lapses with user 2.
+func TestIdleLapseWaitsForTheBuyersDueTime(t *testing.T) {
+	st, _, _ := openRoom(t, 0, 2)
+	ctx := context.Background()
+	mustJoin(t, st, 1, 2)
+	if err := st.due(ctx, 1, 1, 2*time.Second); err != nil { // user 1 was told refresh_s 2
+		t.Fatal(err)
+	}
+	p := Pace{MinRate: 1000, MaxRate: 1000, TTL: time.Minute, Idle: 300 * time.Millisecond}
+	if res, err := st.admit(ctx, 1, p); err != nil || res.admitted != 2 {
+		t.Fatalf("admit both: %+v, %v", res, err)
+	}
+	time.Sleep(600 * time.Millisecond)
+	res, err := st.admit(ctx, 1, p)
+	if err != nil || res.lapsed != 1 {
+		t.Fatalf("after 600 ms: %+v, %v; want user 2 lapsed (never told to wait), user 1 not (due in 2 s)", res, err)
+	}
+	for u, want := range map[int64]bool{1: true, 2: false} {
+		until, _, err := st.admittedUntil(ctx, 1, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := time.Now().Before(until); got != want {
+			t.Errorf("user %d admitted %v, want %v", u, got, want)
+		}
+	}
+	if n, err := st.rdb.ZCard(ctx, keys.WaitingDue(st.prefix, 1)).Result(); err != nil || n != 0 {
+		t.Errorf("due times left after the admission: %d, %v", n, err)
+	}
+}

@@ -70,7 +70,22 @@ func (r *Room) status(ctx context.Context, activityID, userID int64, st standing
 		q.ETA, q.HasETA = eta(st)
 		q.Refresh = jitter(waitingRefresh(q.Position, q.ETA, q.HasETA, r.cfg.AdmissionTTL)).Round(time.Second)
 	}
+	if q.State == seckill.QueuePrequeue || q.State == seckill.QueueWaiting {
+		r.expect(ctx, activityID, userID, q.Refresh)
+	}
 	return q, nil
+}
+
+// expect records, when admissions lapse on idleness, when a user in line was
+// told to come back: an admission given before then must not lapse as idle
+// before they were due. A failure only risks that early lapse.
+func (r *Room) expect(ctx context.Context, activityID, userID int64, refresh time.Duration) {
+	if r.cfg.AdmissionIdle <= 0 {
+		return
+	}
+	if err := r.st.due(ctx, activityID, userID, refresh); err != nil {
+		r.log.DebugContext(ctx, "the poll's due time not recorded", "activity_id", activityID, "err", err)
+	}
 }
 
 // eta estimates the time until a waiting user at st is admitted. The

@@ -34,6 +34,8 @@ var (
 	closeScript = luascript.Load(luaFiles, "close.lua")
 	// seenScript records that an admitted buyer was seen now.
 	seenScript = luascript.Load(luaFiles, "seen.lua")
+	// dueScript records when a user in line was told to come back.
+	dueScript = luascript.Load(luaFiles, "due.lua")
 )
 
 // ErrNotReplicated is returned when fewer Redis replicas than asked
@@ -191,7 +193,8 @@ const maxStep = 2000
 
 // admit runs one step of the activity's room.
 func (s *Store) admit(ctx context.Context, activityID int64, p Pace) (step, error) {
-	ks := append(s.userKeys(activityID), keys.Stock(s.prefix, activityID), keys.WaitingSeen(s.prefix, activityID))
+	ks := append(s.userKeys(activityID), keys.Stock(s.prefix, activityID), keys.WaitingSeen(s.prefix, activityID),
+		keys.WaitingDue(s.prefix, activityID))
 	res, err := s.replicated(ctx, activityID, admitScript, ks, p.MinRate, p.MaxRate, p.TTL.Milliseconds(), maxStep, p.Idle.Milliseconds())
 	if err != nil {
 		return step{}, fmt.Errorf("waitingroom: admit in activity %d: %w", activityID, err)
@@ -258,6 +261,16 @@ func (s *Store) seen(ctx context.Context, activityID, userID int64) error {
 	err := seenScript.Run(ctx, s.rdb, []string{keys.WaitingSeen(s.prefix, activityID)}, userID).Err()
 	if err != nil {
 		return fmt.Errorf("waitingroom: seen in activity %d: %w", activityID, err)
+	}
+	return nil
+}
+
+// due records that the user in line was told to come back in refresh
+// (due.lua), for the idle lapse of the admission they may get meanwhile.
+func (s *Store) due(ctx context.Context, activityID, userID int64, refresh time.Duration) error {
+	ks := []string{s.room(activityID), keys.WaitingDue(s.prefix, activityID)}
+	if err := dueScript.Run(ctx, s.rdb, ks, userID, refresh.Milliseconds()).Err(); err != nil {
+		return fmt.Errorf("waitingroom: due in activity %d: %w", activityID, err)
 	}
 	return nil
 }

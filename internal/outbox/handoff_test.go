@@ -1,0 +1,60 @@
+package outbox_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/order"
+	"github.com/seckill-oss/seckill/internal/outbox"
+)
+
+// The group commit hands its created events to the relay, which sends them
+// without a claim: with the claims an hour apart, every event still arrives.
+//
+// Can fail: without the group commit's hand-over after COMMIT (handoff.go's
+// give), the rows, leased to the relay at their insert, wait for the claim
+// an hour away.
+func TestHandedOffEventsGoWithoutAClaim(t *testing.T) {
+	w := newWorld(t)
+	r := outbox.Start(w.store, w.sink, outbox.Config{Poll: time.Hour})
+	defer r.Close()
+	w.store.HandOffEvents(r.Handoff())
+	defer w.store.HandOffEvents(nil)
+	for first := int64(1); first <= 40; first += 10 {
+		orders := make([]seckill.Order, 10)
+		for i := range orders {
+			orders[i] = seckill.Order{UserID: first + int64(i)}
+		}
+		if _, err := w.store.CreateOrders(context.Background(), w.act.ID, first, orders); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitPending(t, w.store, 0)
+	w.check(t)
+}
+
+// Created events inserted leased to a relay that never takes them (it died
+// after the COMMIT, or its queue was full) are claimed by another once the
+// lease lapses, and not before: nothing is lost, and no row is sent by two
+// relays at once.
+//
+// Can fail: rows inserted without the lease are claimed at once (the first
+// check); a claim that ignored leases would do the same.
+func TestEventsNotTakenWaitForTheirLease(t *testing.T) {
+	w := newWorld(t)
+	w.store.HandOffEvents(&order.Handoff{Owner: "dead-relay-h", Lease: 1500 * time.Millisecond,
+		Take: func([]order.Event) bool { return false }})
+	defer w.store.HandOffEvents(nil)
+	w.sell(t, 9) // created events leased to the dead relay; the changes' events not
+	start := time.Now()
+	other := outbox.Start(w.store, w.sink, outbox.Config{Poll: 10 * time.Millisecond})
+	defer other.Close()
+	time.Sleep(500 * time.Millisecond)
+	if n, _ := w.rdb.XLen(context.Background(), w.stream).Result(); n != 0 && time.Since(start) < 1500*time.Millisecond {
+		t.Fatalf("%d events sent while the dead relay's lease ran", n)
+	}
+	waitPending(t, w.store, 0)
+	w.check(t)
+}
