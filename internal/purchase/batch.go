@@ -213,6 +213,11 @@ func (s *sale) verify(pending []int) (approved []int) {
 		b.fail(pending, seckill.Unavailable("the activity's lease ran out before the user could be verified; nothing was sold", context.DeadlineExceeded))
 		return nil
 	}
+	if _, approveAll := s.users.(usercheck.ApproveAll); approveAll {
+		// Nothing to call: a goroutine per buyer would be the whole cost
+		// of a check that cannot fail.
+		return pending
+	}
 	vctx, cancel := context.WithTimeout(s.lease, budget)
 	defer cancel()
 	errs := make([]error, len(pending))

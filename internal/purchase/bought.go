@@ -1,6 +1,7 @@
 package purchase
 
 import (
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -59,7 +60,7 @@ func (m *boughtMemory) remember(o seckill.Order) {
 	if _, ok := sh.other[b]; ok {
 		return
 	}
-	if id, err := uuid.Parse(o.ID); err == nil && id.String() == o.ID {
+	if id, ok := canonicalUUID(o.ID); ok {
 		if sh.uuids == nil {
 			sh.uuids = make(map[buyer]uuid.UUID)
 		}
@@ -71,6 +72,18 @@ func (m *boughtMemory) remember(o seckill.Order) {
 		sh.other[b] = o.ID
 	}
 	m.count.Add(1)
+}
+
+// canonicalUUID parses id when it is a UUID in its canonical form (36
+// characters, lower-case hex), the one form whose 16 bytes give id back
+// (uuid.UUID.String). Checked without formatting the id again: remember runs
+// for every order written.
+func canonicalUUID(id string) (uuid.UUID, bool) {
+	if len(id) != 36 || strings.ToLower(id) != id {
+		return uuid.UUID{}, false
+	}
+	u, err := uuid.Parse(id)
+	return u, err == nil
 }
 
 // orderOf returns the id of the order this process saw the user buy in the

@@ -3,6 +3,7 @@ package purchase
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/seckill-oss/seckill"
@@ -40,12 +41,12 @@ func (s *Service) Buy(ctx context.Context, req seckill.BuyRequest) (seckill.Orde
 		// One purchase per buyer in flight, so one user's burst holds one
 		// queue slot: a user's concurrent repeats wait for it without a
 		// slot, then are answered as a repeat after it would be.
-		f, leader := s.inflight.join(buyer{a.ID, req.UserID}, req)
+		f, done, leader := s.inflight.join(buyer{a.ID, req.UserID}, req)
 		if leader {
 			return s.leadFlight(ctx, f, a, req)
 		}
 		select {
-		case <-f.done:
+		case <-done:
 			s.inflight.waited()
 		case <-ctx.Done():
 			s.inflight.waited()
@@ -135,20 +136,28 @@ func (s *Service) answerBought(ctx context.Context, activityID int64, req seckil
 // the requests waiting for it; should the purchase panic, they go on by
 // themselves rather than wait for their contexts to end.
 func (s *Service) leadFlight(ctx context.Context, f *flight, a seckill.Activity, req seckill.BuyRequest) (o seckill.Order, err error) {
-	err = seckill.Errorf(seckill.EInternal, "the purchase in flight did not finish")
-	defer func() { s.inflight.leave(f, o, err, ctx.Err() != nil) }()
-	o, err = s.queueAndAwait(ctx, a, req)
+	finished := false
+	defer func() {
+		if !finished { // a panic unwinds through here; the error is built only then
+			o, err = seckill.Order{}, seckill.Errorf(seckill.EInternal, "the purchase in flight did not finish")
+		}
+		s.inflight.leave(f, o, err, ctx.Err() != nil)
+	}()
+	o, err = s.queueAndAwait(ctx, a, f)
+	finished = true
 	if err != nil {
 		s.seenAfterRetry(ctx, a, req.UserID, err)
 	}
 	return o, err
 }
 
-// queueAndAwait queues the buyer and waits for its batch's answer.
-func (s *Service) queueAndAwait(ctx context.Context, a seckill.Activity, req seckill.BuyRequest) (seckill.Order, error) {
+// queueAndAwait queues the flight's buyer, with the flight's ticket, and
+// waits for its batch's answer.
+func (s *Service) queueAndAwait(ctx context.Context, a seckill.Activity, f *flight) (seckill.Order, error) {
 	s.tickets.Add(1)
 	defer s.tickets.Add(-1)
-	t := newTicket(req)
+	t := &f.ticket
+	t.init(f.req)
 	t.origin = tracing.OriginOf(ctx)
 	if err := s.enqueue(a, t); err != nil {
 		return seckill.Order{}, err
@@ -161,11 +170,11 @@ func (s *Service) queueAndAwait(ctx context.Context, a seckill.Activity, req sec
 // busy, or 503 when the batch ahead of it could not reach Redis. Once taken,
 // it waits for the answer, which its batch's lease bounds.
 func (s *Service) await(ctx context.Context, t *ticket) (seckill.Order, error) {
-	timer := time.NewTimer(s.cfg.LockWait)
-	defer timer.Stop()
+	timer := waitTimer(s.cfg.LockWait)
+	defer putWaitTimer(timer)
 	select {
-	case out := <-t.done:
-		return out.order, out.err
+	case <-t.done:
+		return t.out.order, t.out.err
 	case <-timer.C:
 		if t.abandon() {
 			s.m.abandoned.WithLabelValues("wait").Inc()
@@ -180,8 +189,30 @@ func (s *Service) await(ctx context.Context, t *ticket) (seckill.Order, error) {
 			return seckill.Order{}, seckill.Unavailable("the request ended before its purchase started; nothing was sold", ctx.Err())
 		}
 	}
-	out := <-t.done
-	return out.order, out.err
+	<-t.done
+	return t.out.order, t.out.err
+}
+
+// waitTimers keeps await's timers for the next buyers: one a purchase was
+// three allocations and a timer made anew. A stopped timer delivers nothing
+// late (Go 1.23 timers), so a reused one never fires for a wait before it.
+var waitTimers = sync.Pool{New: func() any {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return t
+}}
+
+// waitTimer is a timer from waitTimers that fires after d.
+func waitTimer(d time.Duration) *time.Timer {
+	t := waitTimers.Get().(*time.Timer)
+	t.Reset(d)
+	return t
+}
+
+// putWaitTimer stops t and gives it back to waitTimers.
+func putWaitTimer(t *time.Timer) {
+	t.Stop()
+	waitTimers.Put(t)
 }
 
 func (s *Service) replay(o seckill.Order, req seckill.BuyRequest) (seckill.Order, error) {

@@ -34,3 +34,10 @@ func (s *Service) CountKeyLookups(n *atomic.Int64) {
 
 // Tickets returns how many buyers hold a ticket: queued, or in a batch.
 func (s *Service) Tickets() int { return int(s.tickets.Load()) }
+
+// newTicket is a ticket of its own, for tests that build batches by hand.
+func newTicket(req seckill.BuyRequest) *ticket {
+	t := new(ticket)
+	t.init(req)
+	return t
+}

@@ -21,8 +21,10 @@ import (
 // finalNoOrder reports whether err is an answer that says the caller has no
 // order, which a holder must not get.
 func finalNoOrder(err error) bool {
-	var e *seckill.Error
-	return errors.As(err, &e) && (e.Code == seckill.ESoldOut || e.Code == seckill.EEnded ||
+	// errors.AsType, not errors.As: As's target escapes, an allocation per
+	// buyer of every batch, most of whom have no error at all.
+	e, ok := errors.AsType[*seckill.Error](err)
+	return ok && (e.Code == seckill.ESoldOut || e.Code == seckill.EEnded ||
 		e.Code == seckill.ENotStarted || e.Code == seckill.ENotAdmitted || e.Code == seckill.EPaused)
 }
 

@@ -24,30 +24,37 @@ type inflights struct {
 
 // flight is one purchase in flight and, once done is closed, its outcome.
 type flight struct {
-	req  seckill.BuyRequest
+	req seckill.BuyRequest
+	// done is made, under the inflights' mu, by the first request that
+	// waits for the flight: most flights have none, and cost no channel.
 	done chan struct{}
 	// Set before done is closed, read after.
 	order seckill.Order
 	err   error
 	own   bool // the outcome was the leader's own: its request ended
+	// ticket is the leader's place in the queue, allocated with the flight.
+	ticket ticket
 }
 
 // join returns the buyer's flight, and whether the caller leads it: a
-// leader runs the purchase and must leave; any other caller waits for done
-// and then calls waited.
-func (fs *inflights) join(b buyer, req seckill.BuyRequest) (*flight, bool) {
+// leader runs the purchase and must leave; any other caller waits for the
+// channel join returns (nil for the leader) and then calls waited.
+func (fs *inflights) join(b buyer, req seckill.BuyRequest) (f *flight, done <-chan struct{}, leader bool) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if f := fs.flights[b]; f != nil {
 		fs.waiting.Add(1)
-		return f, false
+		if f.done == nil {
+			f.done = make(chan struct{})
+		}
+		return f, f.done, false
 	}
 	if fs.flights == nil {
 		fs.flights = make(map[buyer]*flight)
 	}
-	f := &flight{req: req, done: make(chan struct{})}
+	f = &flight{req: req}
 	fs.flights[b] = f
-	return f, true
+	return f, nil, true
 }
 
 // leave ends the leader's flight with its outcome; own says the outcome
@@ -55,9 +62,12 @@ func (fs *inflights) join(b buyer, req seckill.BuyRequest) (*flight, bool) {
 func (fs *inflights) leave(f *flight, o seckill.Order, err error, own bool) {
 	fs.mu.Lock()
 	delete(fs.flights, buyer{f.req.ActivityID, f.req.UserID})
+	done := f.done // no request joins the flight once it is out of the map
 	fs.mu.Unlock()
 	f.order, f.err, f.own = o, err, own && err != nil
-	close(f.done)
+	if done != nil {
+		close(done)
+	}
 }
 
 // waited counts a waiter out.

@@ -16,14 +16,18 @@ const queueIdle = 30 * time.Second
 
 // A ticket is one buyer in an activity's queue. Exactly one of the buyer
 // (abandon) and a batch (take) claims it; a taken ticket is always answered,
-// once, on done.
+// once: out is set, then done closed.
 type ticket struct {
 	req      seckill.BuyRequest
 	q        *queue
 	state    atomic.Int32
 	answered atomic.Bool
-	done     chan outcome   // buffered: the batch never waits for the buyer
-	origin   tracing.Origin // the buyer's request id and span, for the user check's call
+	// done is closed once out holds the answer. A channel of outcomes
+	// carried each answer's order through a buffer of its own: a second
+	// allocation and a copy of the order per buyer.
+	done   chan struct{}
+	out    outcome
+	origin tracing.Origin // the buyer's request id and span, for the user check's call
 }
 
 const (
@@ -37,8 +41,10 @@ type outcome struct {
 	err   error
 }
 
-func newTicket(req seckill.BuyRequest) *ticket {
-	return &ticket{req: req, done: make(chan outcome, 1)}
+// init readies t, not yet queued, for the buyer's request. A ticket is
+// allocated with its buyer's flight (inflight.go), not apart.
+func (t *ticket) init(req seckill.BuyRequest) {
+	t.req, t.done = req, make(chan struct{})
 }
 
 // take claims the ticket for a batch; false when its buyer left.
@@ -51,7 +57,8 @@ func (t *ticket) abandon() bool { return t.state.CompareAndSwap(queued, abandone
 // batch that failed half-way can answer everyone it had not answered yet.
 func (t *ticket) answer(o seckill.Order, err error) {
 	if t.answered.CompareAndSwap(false, true) {
-		t.done <- outcome{o, err}
+		t.out = outcome{o, err}
+		close(t.done) // the batch never waits for the buyer
 	}
 }
 
@@ -62,7 +69,8 @@ type queue struct {
 	// qmu. A slice, not a channel of QueueMax: memory follows the buyers
 	// actually waiting, not the bound.
 	waiting []*ticket
-	// ready holds a token while buyers may be waiting: the leader's wake-up.
+	// ready holds a token while buyers may be waiting and the leader has
+	// not yet looked: the leader's wake-up.
 	ready chan struct{}
 	// failing is the answer of the last batch that could not reach Redis,
 	// until a batch gets the lock again: a buyer whose wait runs out behind
@@ -104,7 +112,13 @@ func (s *Service) enqueue(a seckill.Activity, t *ticket) error {
 	q.waiting = append(q.waiting, t)
 	s.queued++
 	s.m.queued.Set(float64(s.queued))
-	wake(q)
+	// The leader needs waking only when the queue stops being empty and
+	// when it reaches overlapMin (awaitTurn waits for that many); a token
+	// per buyer would wake it once a buyer while it waits for a write.
+	// collect keeps the token while buyers stay.
+	if n := len(q.waiting); n == 1 || n == overlapMin {
+		wake(q)
+	}
 	return nil
 }
 
