@@ -3,6 +3,7 @@ package order
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -77,8 +78,8 @@ func TestEndedLeaseDoesNotCancelTheGroup(t *testing.T) {
 		defer cancelC()
 		var inserts int
 		var mu sync.Mutex
-		err := s.db.Callback().Create().Before("gorm:create").Register("test:gate", func(tx *gorm.DB) {
-			if _, ok := tx.Statement.Dest.(*[]orderRow); !ok {
+		err := s.db.Callback().Raw().Before("gorm:raw").Register("test:gate", func(tx *gorm.DB) {
+			if !strings.HasPrefix(tx.Statement.SQL.String(), "INSERT INTO orders ") {
 				return
 			}
 			mu.Lock()

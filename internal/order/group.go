@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/seckill-oss/seckill"
 )
@@ -353,7 +352,11 @@ func insertGroup(tx *gorm.DB, parts []*part) (int, error) {
 	for _, p := range parts {
 		all = append(all, p.rows...)
 	}
-	res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&all)
+	args := make([]any, 0, 15*len(all))
+	for i := range all {
+		args = orderArgs(args, &all[i])
+	}
+	res := insertRows(tx, "orders", orderColumns, len(all), args, true)
 	if res.Error != nil {
 		return 0, fmt.Errorf("insert %d orders: %w", len(all), res.Error)
 	}
