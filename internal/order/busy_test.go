@@ -3,7 +3,6 @@ package order
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -78,8 +77,8 @@ func TestEndedLeaseDoesNotCancelTheGroup(t *testing.T) {
 		defer cancelC()
 		var inserts int
 		var mu sync.Mutex
-		err := s.db.Callback().Raw().Before("gorm:raw").Register("test:gate", func(tx *gorm.DB) {
-			if !strings.HasPrefix(tx.Statement.SQL.String(), "INSERT INTO orders ") {
+		err := s.db.Callback().Create().Before("gorm:create").Register("test:gate", func(tx *gorm.DB) {
+			if _, ok := tx.Statement.Dest.(*[]orderRow); !ok {
 				return
 			}
 			mu.Lock()

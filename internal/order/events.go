@@ -76,11 +76,7 @@ func insertCreatedEvents(tx *gorm.DB, orders []seckill.Order, h *Handoff) ([]eve
 		rows[i] = r
 	}
 	h.leasedTo(rows, storedTime(time.Now()))
-	args := make([]any, 0, 11*len(rows))
-	for i := range rows {
-		args = eventArgs(args, &rows[i])
-	}
-	if err := insertRows(tx, "order_events", eventColumns, len(rows), args, false).Error; err != nil {
+	if err := tx.Create(&rows).Error; err != nil {
 		return nil, fmt.Errorf("insert the events of %d orders: %w", len(rows), err)
 	}
 	return rows, nil

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/seckill-oss/seckill"
 )
@@ -352,11 +353,7 @@ func insertGroup(tx *gorm.DB, parts []*part) (int, error) {
 	for _, p := range parts {
 		all = append(all, p.rows...)
 	}
-	args := make([]any, 0, 15*len(all))
-	for i := range all {
-		args = orderArgs(args, &all[i])
-	}
-	res := insertRows(tx, "orders", orderColumns, len(all), args, true)
+	res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&all)
 	if res.Error != nil {
 		return 0, fmt.Errorf("insert %d orders: %w", len(all), res.Error)
 	}
