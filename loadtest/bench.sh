@@ -198,9 +198,17 @@ for k in $(seq "$max_instances"); do
 done
 base=${bases[0]} admin=${admins[0]} svc_pid=${svc_pids[0]}
 # The processes whose CPU each run reads from /proc (cpu_ticks): every
-# instance, every MariaDB server on this machine (the Galera nodes too) and
-# the Redis the bench reads; the load generator's is its own (purchases).
-mapfile -t db_pids < <(pgrep -x mariadbd || pgrep -x mysqld || true)
+# instance, the MariaDB server the bench writes to (its pid file, when it is
+# on this machine; with --galera, or without a readable pid file, every
+# MariaDB server here: a Galera cluster or a fault campaign on the box then
+# counts too) and the Redis the bench reads; the load generator's is its
+# own (purchases).
+db_pids=()
+if [ "$db_port" = 3306 ]; then
+	db_pidfile=$(sql -e 'SELECT @@pid_file' 2>/dev/null || true)
+	[ ! -r "$db_pidfile" ] || db_pids=("$(cat "$db_pidfile")")
+fi
+[ ${#db_pids[@]} -gt 0 ] || mapfile -t db_pids < <(pgrep -x mariadbd || pgrep -x mysqld || true)
 redis_pid=$(redis INFO server | awk -F: '/^process_id:/ {print $2 + 0}')
 [ ${#db_pids[@]} -gt 0 ] || log "no mariadbd on this machine: its CPU reads 0"
 [ -r "/proc/${redis_pid:-0}/stat" ] || log "Redis's process ${redis_pid:-?} is not on this machine: its CPU reads 0"
