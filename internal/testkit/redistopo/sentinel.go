@@ -130,6 +130,14 @@ func (t *Topology) Restart(n *Node) error {
 		return nil
 	}
 	if t.cfg.Mode != Sentinel {
+		// A Cluster primary restarted before its replica took over comes
+		// back empty (these nodes keep nothing on disk) and still owning its
+		// slots; its replica then copies the empty data set, and every write
+		// the shard acknowledged is lost, WAIT or not (sent order events
+		// among them, which nothing sends again). So, as under Sentinel, the node
+		// starts again only once its replica serves its slots (or 30 s
+		// passed: a replica that cannot take over leaves nothing to keep).
+		_ = WaitFor(30*time.Second, "the killed primary's replica to take over", func() bool { return !t.followed(n) })
 		return n.Restart(0)
 	}
 	var p *Node
@@ -145,4 +153,19 @@ func (t *Topology) Restart(n *Node) error {
 		return err
 	}
 	return n.Restart(p.Port)
+}
+
+// followed reports whether a running node still replicates n: its replica
+// has not been promoted yet.
+func (t *Topology) followed(n *Node) bool {
+	for _, m := range t.Data {
+		if m == n || !m.Running() {
+			continue
+		}
+		rep, err := info(m.Port, "replication")
+		if err != nil || strings.Contains(rep, "role:slave") && strings.Contains(rep, fmt.Sprintf("master_port:%d\r\n", n.Port)) {
+			return true
+		}
+	}
+	return false
 }
