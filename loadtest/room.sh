@@ -28,7 +28,8 @@
 #                         [--db-prefix P] [--no-show F]
 # --no-show F: a share F (0 to below 1) of the admitted users never buy and
 # stop polling; the instances then run with SECKILL_ADMISSION_IDLE (default
-# here 3s, three missed polls) so their admissions lapse early and their units go on.
+# here 1500ms: an admitted buyer is told to poll every second, so half a
+# second late) so their admissions lapse early and their units go on.
 # --db-prefix P names the run's database P<run id> (default seckill_room_): the
 # scripts' own MariaDB user (scripts/services.sh) may create seckill_*
 # databases only; another prefix needs SECKILL_DB_USER and
@@ -114,7 +115,7 @@ admin_token="room-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 uc_env=(SECKILL_USERCHECK=approve-all)
 [ "$verify" = stub ] && start_userstub
 idle_env=()
-[ "$no_show" = 0 ] || idle_env=(SECKILL_ADMISSION_IDLE="${SECKILL_ADMISSION_IDLE:-3s}")
+[ "$no_show" = 0 ] || idle_env=(SECKILL_ADMISSION_IDLE="${SECKILL_ADMISSION_IDLE:-1500ms}")
 bases=() svc_pids=()
 for k in $(seq "$instances"); do
 	port=$(free_port)

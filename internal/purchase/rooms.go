@@ -16,7 +16,9 @@ import (
 type Rooms interface {
 	// On reports, from memory, whether the activity has a room turned on.
 	On(activityID int64) bool
-	Admitted(ctx context.Context, activityID, userID int64) (admitted, on bool, err error)
+	// Admitted reports whether the user holds an open admission; an
+	// admitted user counts as seen (the idle lapse) for busy more.
+	Admitted(ctx context.Context, activityID, userID int64, busy time.Duration) (admitted, on bool, err error)
 	// Finish uses up admissions: orders maps a user to the order they
 	// hold, refused to the code of a final refusal.
 	Finish(ctx context.Context, activityID int64, orders, refused map[int64]string)
@@ -26,7 +28,7 @@ type Rooms interface {
 type noRooms struct{}
 
 func (noRooms) On(int64) bool { return false }
-func (noRooms) Admitted(context.Context, int64, int64) (bool, bool, error) {
+func (noRooms) Admitted(context.Context, int64, int64, time.Duration) (bool, bool, error) {
 	return false, false, nil
 }
 func (noRooms) Finish(context.Context, int64, map[int64]string, map[int64]string) {}
@@ -43,7 +45,7 @@ func (s *Service) refuseUnadmitted(ctx context.Context, a seckill.Activity, user
 	if !s.hasRoom(a) {
 		return nil, false
 	}
-	admitted, on, err := s.rooms.Admitted(ctx, a.ID, userID)
+	admitted, on, err := s.rooms.Admitted(ctx, a.ID, userID, s.flightLimit())
 	switch {
 	case errors.Is(err, seckill.ErrRoomLost) && a.WaitingRoom == nil:
 		// Neither the database (as cached) nor Redis has a room.
@@ -78,7 +80,14 @@ func (s *Service) seenAfterRetry(ctx context.Context, a seckill.Activity, userID
 	}
 	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
-	_, _, _ = s.rooms.Admitted(tctx, a.ID, userID) // it records the buyer seen when admitted
+	_, _, _ = s.rooms.Admitted(tctx, a.ID, userID, 0) // it records the buyer seen when admitted
+}
+
+// flightLimit is the longest a purchase takes from its admission check to
+// its deduct: the queue's wait, the lock's, and a lease's worth of user
+// checks and Redis calls. The buyer is busy buying meanwhile, not gone.
+func (s *Service) flightLimit() time.Duration {
+	return 2*s.cfg.LockWait + s.cfg.LockTTL
 }
 
 func notAdmitted() *seckill.Error {

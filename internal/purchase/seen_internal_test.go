@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/seckill-oss/seckill"
 )
@@ -16,7 +17,7 @@ type seenRooms struct {
 }
 
 func (r *seenRooms) On(int64) bool { return true }
-func (r *seenRooms) Admitted(context.Context, int64, int64) (bool, bool, error) {
+func (r *seenRooms) Admitted(context.Context, int64, int64, time.Duration) (bool, bool, error) {
 	r.checks++
 	return true, true, nil
 }

@@ -116,7 +116,7 @@ func TestIdleAdmissionLapsesEarly(t *testing.T) {
 	}
 	for range 4 {
 		time.Sleep(150 * time.Millisecond)
-		if err := st.seen(ctx, 1, 2); err != nil { // user 2 polls; user 1 is gone
+		if err := st.seen(ctx, 1, 2, 0); err != nil { // user 2 polls; user 1 is gone
 			t.Fatal(err)
 		}
 	}
@@ -136,11 +136,51 @@ func TestIdleAdmissionLapsesEarly(t *testing.T) {
 	if s, _ := st.standing(ctx, 1, 1); s.end != "l" {
 		t.Errorf("user 1's end %q, want lapsed", s.end)
 	}
-	if err := st.seen(ctx, 1, 1); err != nil {
+	if err := st.seen(ctx, 1, 1, 0); err != nil {
 		t.Fatal(err)
 	}
 	if res, _ := st.admit(ctx, 1, p); res.admitted != 0 {
 		t.Errorf("a lapsed user seen again is not admitted again: %+v", res)
+	}
+}
+
+// A buyer whose purchase is in flight (the queue, the lock, the user check)
+// counts as seen until it could have reached its deduct: the idle lapse
+// must not take the admission from under the purchase, which the deduct
+// would then refuse as not admitted. A poll meanwhile does not shorten it.
+// Can fail: with seen.lua's ARGV[2] ignored, user 1 lapses with user 2;
+// without its GT, user 1's poll moves the time back and it lapses too.
+func TestABuyingBuyerIsNotLapsedAsIdle(t *testing.T) {
+	st, _, _ := openRoom(t, 0, 2)
+	ctx := context.Background()
+	mustJoin(t, st, 1, 2)
+	p := Pace{MinRate: 1000, MaxRate: 1000, TTL: time.Minute, Idle: 300 * time.Millisecond}
+	if res, err := st.admit(ctx, 1, p); err != nil || res.admitted != 2 {
+		t.Fatalf("admit both: %+v, %v", res, err)
+	}
+	if err := st.seen(ctx, 1, 1, 5*time.Second); err != nil { // user 1 buys, for up to 5 s
+		t.Fatal(err)
+	}
+	if err := st.seen(ctx, 1, 2, 0); err != nil { // user 2 polls once, then leaves
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if err := st.seen(ctx, 1, 1, 0); err != nil { // user 1 polls while buying
+		t.Fatal(err)
+	}
+	time.Sleep(400 * time.Millisecond)
+	res, err := st.admit(ctx, 1, p)
+	if err != nil || res.lapsed != 1 {
+		t.Fatalf("after 600 ms: %+v, %v; want user 2 lapsed, user 1 (buying) not", res, err)
+	}
+	for u, want := range map[int64]bool{1: true, 2: false} {
+		until, _, err := st.admittedUntil(ctx, 1, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := time.Now().Before(until); got != want {
+			t.Errorf("user %d admitted %v, want %v", u, got, want)
+		}
 	}
 }
 

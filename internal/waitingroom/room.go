@@ -179,26 +179,30 @@ func (r *Room) Shut(ctx context.Context, activityID int64) error {
 func (r *Room) On(activityID int64) bool { return r.rooms()[activityID].on }
 
 // Admitted reports whether the user holds an open admission to buy in the
-// activity; on is false when the activity has no room after all.
-func (r *Room) Admitted(ctx context.Context, activityID, userID int64) (admitted, on bool, err error) {
+// activity; on is false when the activity has no room after all. An
+// admitted user counts as seen for busy more (a purchase in flight, which
+// may take that long to reach its deduct without the buyer polling): the
+// idle lapse must not take the admission from under their purchase.
+func (r *Room) Admitted(ctx context.Context, activityID, userID int64, busy time.Duration) (admitted, on bool, err error) {
 	until, on, err := r.st.admittedUntil(ctx, activityID, userID)
 	if err != nil {
 		return false, false, err
 	}
 	admitted = time.Now().Before(until)
 	if admitted {
-		r.touch(ctx, activityID, userID)
+		r.touch(ctx, activityID, userID, busy)
 	}
 	return admitted, on, nil
 }
 
 // touch records, when admissions lapse on idleness, that the admitted user
-// was seen now; a failure only risks the early lapse.
-func (r *Room) touch(ctx context.Context, activityID, userID int64) {
+// was seen now, and is busy for busy more; a failure only risks the early
+// lapse.
+func (r *Room) touch(ctx context.Context, activityID, userID int64, busy time.Duration) {
 	if r.cfg.AdmissionIdle <= 0 {
 		return
 	}
-	if err := r.st.seen(ctx, activityID, userID); err != nil {
+	if err := r.st.seen(ctx, activityID, userID, busy); err != nil {
 		r.log.DebugContext(ctx, "admitted buyer's poll not recorded", "activity_id", activityID, "err", err)
 	}
 }

@@ -1,8 +1,11 @@
 -- Records that an admitted buyer was seen now (a poll, a purchase), by
 -- Redis's clock, the one admit.lua's idle lapse reads.
 -- KEYS[1]: when each admitted buyer was last seen (sorted set: user -> ms).
--- ARGV[1]: the user. Only a user in the set (admitted and not yet lapsed)
--- is updated: XX never adds one.
+-- ARGV[1]: the user; ARGV[2]: how long after now, in ms, the buyer counts as
+-- seen still (a purchase in flight: they are busy buying until it could
+-- have reached its deduct, without polling). Only a user in the set
+-- (admitted and not yet lapsed) is updated: XX never adds one; GT never
+-- moves a time already recorded back (a poll during a purchase).
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-return redis.call('ZADD', KEYS[1], 'XX', 'CH', now, ARGV[1])
+return redis.call('ZADD', KEYS[1], 'XX', 'GT', 'CH', now + tonumber(ARGV[2] or 0), ARGV[1])

@@ -45,7 +45,7 @@ func (r *Room) status(ctx context.Context, activityID, userID int64, st standing
 	case st.until > st.now.UnixMilli():
 		q.State, q.AdmittedUntil = seckill.QueueAdmitted, time.UnixMilli(st.until).UTC()
 		q.Refresh = time.Second
-		r.touch(ctx, activityID, userID)
+		r.touch(ctx, activityID, userID, 0)
 	case st.end == "l" || st.until >= 0:
 		q.State = seckill.QueueLapsed
 		if st.buyer && r.deps.Holder != nil {

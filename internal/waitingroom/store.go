@@ -217,8 +217,8 @@ func (s *Store) admittedUntil(ctx context.Context, activityID, userID int64) (un
 
 // seen records that the admitted user was seen now (a poll, a purchase),
 // for the idle lapse (seen.lua).
-func (s *Store) seen(ctx context.Context, activityID, userID int64) error {
-	err := seenScript.Run(ctx, s.rdb, []string{keys.WaitingSeen(s.prefix, activityID)}, userID).Err()
+func (s *Store) seen(ctx context.Context, activityID, userID int64, busy time.Duration) error {
+	err := seenScript.Run(ctx, s.rdb, []string{keys.WaitingSeen(s.prefix, activityID)}, userID, busy.Milliseconds()).Err()
 	if err != nil {
 		return fmt.Errorf("waitingroom: seen in activity %d: %w", activityID, err)
 	}
