@@ -143,7 +143,7 @@ func waitEventsSent(t *testing.T, db *sql.DB, act int64, within time.Duration) {
 	t.Helper()
 	var pending int64
 	for deadline := time.Now().Add(within); ; time.Sleep(200 * time.Millisecond) {
-		err := db.QueryRow("SELECT COUNT(*) FROM order_events WHERE activity_id = ? AND sent_at IS NULL", act).Scan(&pending)
+		err := db.QueryRow("SELECT COUNT(*) FROM order_events WHERE activity_id = ? AND (sent_at IS NULL OR sent_at = '1970-01-01 00:00:00')", act).Scan(&pending)
 		if err == nil && pending == 0 {
 			return
 		}

@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // The relay's side of the outbox (events.go writes it). A relay claims
 // unsent rows with a lease, sends them, and marks them sent once the sink
 // acknowledged them; a relay that dies leaves its lease to lapse, and
-// another claims the rows again. Unsent rows are found by sent_at IS NULL,
-// never by id order: rows commit out of id order (the group commit, Galera),
+// another claims the rows again. Unsent rows are found by sent_at = unsent
+// (or NULL: written by an instance older than that, during a rolling
+// upgrade), never by id order: rows commit out of id order (the group commit, Galera),
 // and a reader that moved past an id would skip a row committed late.
 
 // Event is an outbox row as the relay sends it.
@@ -27,14 +30,32 @@ type Event struct {
 // claimable picks unsent rows nobody holds a live lease on, and of each
 // order only the first unsent event: its next one waits until it is sent,
 // so one order's events leave in sequence order whoever relays them.
-const claimable = `SELECT id FROM order_events e WHERE sent_at IS NULL AND (lease_until IS NULL OR lease_until < ?)
-AND NOT EXISTS (SELECT 1 FROM order_events p WHERE p.aggregateid = e.aggregateid AND p.sequence < e.sequence AND p.sent_at IS NULL)
+const claimable = `SELECT id FROM order_events e WHERE (sent_at = ? OR sent_at IS NULL) AND (lease_until IS NULL OR lease_until < ?)
+AND NOT EXISTS (SELECT 1 FROM order_events p WHERE p.aggregateid = e.aggregateid AND p.sequence < e.sequence AND (p.sent_at = ? OR p.sent_at IS NULL))
 ORDER BY created_at LIMIT ?`
 
 // takeLease leases the picked rows to one claim; its guard repeats the
-// pick's, so of two relays racing for a row one wins.
-const takeLease = `UPDATE order_events SET lease_owner = ?, lease_until = ?
-WHERE id IN ? AND sent_at IS NULL AND (lease_until IS NULL OR lease_until < ?)`
+// pick's, so of two relays racing for a row one wins. %s is the index hint
+// (byID).
+const takeLease = `UPDATE order_events%s SET lease_owner = ?, lease_until = ?
+WHERE id IN ? AND (sent_at = ? OR sent_at IS NULL) AND (lease_until IS NULL OR lease_until < ?)`
+
+// releaseLease gives up a claim's lease on rows it did not get sent.
+const releaseLease = `UPDATE order_events%s SET lease_owner = NULL, lease_until = NULL
+WHERE id IN ? AND lease_owner = ? AND (sent_at = ? OR sent_at IS NULL)`
+
+// markSent marks rows the sink acknowledged.
+const markSent = `UPDATE order_events%s SET sent_at = ? WHERE id IN ? AND (sent_at = ? OR sent_at IS NULL)`
+
+// byID keeps the statements on rows named by id to primary-key look-ups.
+// Left to itself, MariaDB takes the index (sent_at, created_at) for "id IN
+// (...) AND sent_at = unsent" (the unsent rows look few): a locking range
+// scan over the unsent rows, which are where every group commit inserts its
+// events. Seen in loadtest/bench.sh (2026-11-28): group commits deadlocked
+// on their events' insert (buyers told 503), and a mark found none of the
+// rows of a group committed a moment before, which then waited out their
+// 30-s lease unsent.
+func byID(db *gorm.DB) string { return primaryKeyOnly(db) }
 
 // ClaimEvents leases up to limit sendable events to claim (a token unique to
 // this claim) until now+lease and returns them, oldest first. No row is
@@ -44,13 +65,13 @@ func (s *Store) ClaimEvents(ctx context.Context, claim string, now time.Time, le
 	now = storedTime(now)
 	db := s.db.WithContext(ctx)
 	var ids []string
-	if err := db.Raw(claimable, now, limit).Scan(&ids).Error; err != nil {
+	if err := db.Raw(claimable, unsent, now, unsent, limit).Scan(&ids).Error; err != nil {
 		return nil, fmt.Errorf("order: pick events to send: %w", err)
 	}
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	res := db.Exec(takeLease, claim, now.Add(lease), ids, now)
+	res := db.Exec(fmt.Sprintf(takeLease, byID(db)), claim, now.Add(lease), ids, unsent, now)
 	if res.Error != nil {
 		return nil, fmt.Errorf("order: lease %d events: %w", len(ids), res.Error)
 	}
@@ -58,7 +79,7 @@ func (s *Store) ClaimEvents(ctx context.Context, claim string, now time.Time, le
 		return nil, nil
 	}
 	var rows []eventRow
-	if err := db.Where("id IN ? AND lease_owner = ? AND sent_at IS NULL", ids, claim).Order("created_at").Find(&rows).Error; err != nil {
+	if err := db.Table("order_events"+byID(db)).Where("id IN ? AND lease_owner = ? AND (sent_at = ? OR sent_at IS NULL)", ids, claim, unsent).Order("created_at").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("order: read the events leased: %w", err)
 	}
 	out := make([]Event, len(rows))
@@ -71,8 +92,8 @@ func (s *Store) ClaimEvents(ctx context.Context, claim string, now time.Time, le
 // ReleaseEvents gives up claim's lease on the rows ids it did not get sent, so
 // that the next attempt, by any relay, need not wait for it to lapse.
 func (s *Store) ReleaseEvents(ctx context.Context, claim string, ids []string) error {
-	err := s.db.WithContext(ctx).Model(&eventRow{}).Where("id IN ? AND lease_owner = ? AND sent_at IS NULL", ids, claim).
-		Updates(map[string]any{"lease_owner": nil, "lease_until": nil}).Error
+	db := s.db.WithContext(ctx)
+	err := db.Exec(fmt.Sprintf(releaseLease, byID(db)), ids, claim, unsent).Error
 	if err != nil {
 		return fmt.Errorf("order: release the events of claim %s: %w", claim, err)
 	}
@@ -84,8 +105,8 @@ func (s *Store) MarkEventsSent(ctx context.Context, ids []string, at time.Time) 
 	if len(ids) == 0 {
 		return nil
 	}
-	err := s.db.WithContext(ctx).Model(&eventRow{}).Where("id IN ? AND sent_at IS NULL", ids).
-		Update("sent_at", storedTime(at)).Error
+	db := s.db.WithContext(ctx)
+	err := db.Exec(fmt.Sprintf(markSent, byID(db)), storedTime(at), ids, unsent).Error
 	if err != nil {
 		return fmt.Errorf("order: mark %d events sent: %w", len(ids), err)
 	}
@@ -93,12 +114,12 @@ func (s *Store) MarkEventsSent(ctx context.Context, ids []string, at time.Time) 
 }
 
 // DeleteEvents deletes up to limit events sent before before, and with
-// unsent too (events are not relayed: a shop reads them by change data
+// unrelayed (events are not relayed: a shop reads them by change data
 // capture) those written before it. It returns how many it deleted.
-func (s *Store) DeleteEvents(ctx context.Context, before time.Time, unsent bool, limit int) (int64, error) {
+func (s *Store) DeleteEvents(ctx context.Context, before time.Time, unrelayed bool, limit int) (int64, error) {
 	db := s.db.WithContext(ctx)
-	q := db.Model(&eventRow{}).Where("sent_at < ?", storedTime(before))
-	if unsent {
+	q := db.Model(&eventRow{}).Where("sent_at > ? AND sent_at < ?", unsent, storedTime(before))
+	if unrelayed {
 		q = db.Model(&eventRow{}).Where("created_at < ?", storedTime(before))
 	}
 	var ids []string
@@ -122,7 +143,7 @@ func (s *Store) PendingEvents(ctx context.Context) (n int64, oldest time.Time, e
 		N      int64
 		Oldest *time.Time
 	}
-	err = s.db.WithContext(ctx).Raw("SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM order_events WHERE sent_at IS NULL").Scan(&row).Error
+	err = s.db.WithContext(ctx).Raw("SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM order_events WHERE sent_at = ? OR sent_at IS NULL", unsent).Scan(&row).Error
 	if err != nil {
 		return 0, time.Time{}, fmt.Errorf("order: count pending events: %w", err)
 	}
@@ -138,7 +159,7 @@ func (s *Store) PendingEventsOf(ctx context.Context, activityID int64) (int64, e
 	var n int64
 	// Through the unsent rows' index: they are few, and an index on the
 	// activity would cost every purchase's transaction a write per event.
-	err := s.db.WithContext(ctx).Model(&eventRow{}).Where("sent_at IS NULL AND activity_id = ?", activityID).Count(&n).Error
+	err := s.db.WithContext(ctx).Model(&eventRow{}).Where("(sent_at = ? OR sent_at IS NULL) AND activity_id = ?", unsent, activityID).Count(&n).Error
 	if err != nil {
 		return 0, fmt.Errorf("order: count pending events of activity %d: %w", activityID, err)
 	}

@@ -24,11 +24,13 @@ type world struct {
 	stream string
 	sink   *outbox.RedisSink
 	act    seckill.Activity
+	dsn    string // the store's database
 }
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	s, err := order.Open(context.Background(), testenv.MySQLDSN(t), order.Options{})
+	dsn := testenv.MySQLDSN(t)
+	s, err := order.Open(context.Background(), dsn, order.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +43,7 @@ func newWorld(t *testing.T) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &world{store: s, rdb: rdb, stream: stream, sink: outbox.NewRedisSink(rdb, stream, 100000, 0, 0), act: a}
+	return &world{store: s, rdb: rdb, stream: stream, sink: outbox.NewRedisSink(rdb, stream, 100000, 0, 0), act: a, dsn: dsn}
 }
 
 // sell writes n orders and moves them along: every third paid, every third

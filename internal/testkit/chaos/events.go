@@ -131,7 +131,7 @@ type outboxRow struct {
 func eventsDrained(ctx context.Context, db *sql.DB, within time.Duration) (pending int64, err error) {
 	deadline := time.Now().Add(within)
 	for {
-		err = db.QueryRowContext(ctx, "SELECT COUNT(*) FROM order_events WHERE sent_at IS NULL").Scan(&pending)
+		err = db.QueryRowContext(ctx, "SELECT COUNT(*) FROM order_events WHERE sent_at IS NULL OR sent_at = '1970-01-01 00:00:00'").Scan(&pending)
 		if err != nil || pending == 0 || time.Now().After(deadline) {
 			if err != nil {
 				err = fmt.Errorf("chaos: the events pending: %w", err)
@@ -144,7 +144,7 @@ func eventsDrained(ctx context.Context, db *sql.DB, within time.Duration) (pendi
 
 // readOutbox reads every committed event.
 func readOutbox(ctx context.Context, db *sql.DB) ([]outboxRow, error) {
-	rows, err := db.QueryContext(ctx, "SELECT id, aggregateid, type, sequence, sent_at IS NOT NULL FROM order_events")
+	rows, err := db.QueryContext(ctx, "SELECT id, aggregateid, type, sequence, sent_at IS NOT NULL AND sent_at > '1970-01-01 00:00:00' FROM order_events")
 	if err != nil {
 		return nil, fmt.Errorf("chaos: read the outbox: %w", err)
 	}
