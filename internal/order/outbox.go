@@ -13,8 +13,9 @@ import (
 // acknowledged them; a relay that dies leaves its lease to lapse, and
 // another claims the rows again. Unsent rows are found by sent_at = unsent
 // (or NULL: written by an instance older than that, during a rolling
-// upgrade), never by id order: rows commit out of id order (the group commit, Galera),
-// and a reader that moved past an id would skip a row committed late.
+// upgrade), never by id order: rows commit out of id order (the group
+// commit, Galera), and a reader that moved past an id would skip a row
+// committed late.
 
 // Event is an outbox row as the relay sends it.
 type Event struct {
