@@ -28,10 +28,13 @@ type Event struct {
 	CreatedAt  time.Time
 }
 
+// isUnsent is the condition of a row not sent yet; it takes unsent.
+const isUnsent = `(sent_at = ? OR sent_at IS NULL)`
+
 // claimable picks unsent rows nobody holds a live lease on, and of each
 // order only the first unsent event: its next one waits until it is sent,
 // so one order's events leave in sequence order whoever relays them.
-const claimable = `SELECT id FROM order_events e WHERE (sent_at = ? OR sent_at IS NULL) AND (lease_until IS NULL OR lease_until < ?)
+const claimable = `SELECT id FROM order_events e WHERE ` + isUnsent + ` AND (lease_until IS NULL OR lease_until < ?)
 AND NOT EXISTS (SELECT 1 FROM order_events p WHERE p.aggregateid = e.aggregateid AND p.sequence < e.sequence AND (p.sent_at = ? OR p.sent_at IS NULL))
 ORDER BY created_at LIMIT ?`
 
@@ -39,14 +42,14 @@ ORDER BY created_at LIMIT ?`
 // pick's, so of two relays racing for a row one wins. %s is the index hint
 // (byID).
 const takeLease = `UPDATE order_events%s SET lease_owner = ?, lease_until = ?
-WHERE id IN ? AND (sent_at = ? OR sent_at IS NULL) AND (lease_until IS NULL OR lease_until < ?)`
+WHERE id IN ? AND ` + isUnsent + ` AND (lease_until IS NULL OR lease_until < ?)`
 
 // releaseLease gives up a claim's lease on rows it did not get sent.
 const releaseLease = `UPDATE order_events%s SET lease_owner = NULL, lease_until = NULL
-WHERE id IN ? AND lease_owner = ? AND (sent_at = ? OR sent_at IS NULL)`
+WHERE id IN ? AND lease_owner = ? AND ` + isUnsent
 
 // markSent marks rows the sink acknowledged.
-const markSent = `UPDATE order_events%s SET sent_at = ? WHERE id IN ? AND (sent_at = ? OR sent_at IS NULL)`
+const markSent = `UPDATE order_events%s SET sent_at = ? WHERE id IN ? AND ` + isUnsent
 
 // byID keeps the statements on rows named by id to primary-key look-ups.
 // Left to itself, MariaDB takes the index (sent_at, created_at) for "id IN
@@ -80,7 +83,7 @@ func (s *Store) ClaimEvents(ctx context.Context, claim string, now time.Time, le
 		return nil, nil
 	}
 	var rows []eventRow
-	if err := db.Table("order_events"+byID(db)).Where("id IN ? AND lease_owner = ? AND (sent_at = ? OR sent_at IS NULL)", ids, claim, unsent).Order("created_at").Find(&rows).Error; err != nil {
+	if err := db.Table("order_events"+byID(db)).Where("id IN ? AND lease_owner = ? AND "+isUnsent, ids, claim, unsent).Order("created_at").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("order: read the events leased: %w", err)
 	}
 	out := make([]Event, len(rows))
@@ -144,7 +147,7 @@ func (s *Store) PendingEvents(ctx context.Context) (n int64, oldest time.Time, e
 		N      int64
 		Oldest *time.Time
 	}
-	err = s.db.WithContext(ctx).Raw("SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM order_events WHERE sent_at = ? OR sent_at IS NULL", unsent).Scan(&row).Error
+	err = s.db.WithContext(ctx).Raw("SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM order_events WHERE "+isUnsent, unsent).Scan(&row).Error
 	if err != nil {
 		return 0, time.Time{}, fmt.Errorf("order: count pending events: %w", err)
 	}
@@ -160,7 +163,7 @@ func (s *Store) PendingEventsOf(ctx context.Context, activityID int64) (int64, e
 	var n int64
 	// Through the unsent rows' index: they are few, and an index on the
 	// activity would cost every purchase's transaction a write per event.
-	err := s.db.WithContext(ctx).Model(&eventRow{}).Where("(sent_at = ? OR sent_at IS NULL) AND activity_id = ?", unsent, activityID).Count(&n).Error
+	err := s.db.WithContext(ctx).Model(&eventRow{}).Where(isUnsent+" AND activity_id = ?", unsent, activityID).Count(&n).Error
 	if err != nil {
 		return 0, fmt.Errorf("order: count pending events of activity %d: %w", activityID, err)
 	}

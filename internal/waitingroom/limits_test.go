@@ -124,15 +124,7 @@ func TestIdleAdmissionLapsesEarly(t *testing.T) {
 	if err != nil || res.lapsed != 1 || res.admitted != 1 {
 		t.Fatalf("after 600 ms: %+v, %v; want user 1 lapsed and user 3 admitted", res, err)
 	}
-	for u, want := range map[int64]bool{1: false, 2: true, 3: true} {
-		until, _, err := st.admittedUntil(ctx, 1, u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := time.Now().Before(until); got != want {
-			t.Errorf("user %d admitted %v, want %v", u, got, want)
-		}
-	}
+	wantAdmitted(t, st, map[int64]bool{1: false, 2: true, 3: true})
 	if s, _ := st.standing(ctx, 1, 1); s.end != "l" {
 		t.Errorf("user 1's end %q, want lapsed", s.end)
 	}
@@ -173,15 +165,7 @@ func TestABuyingBuyerIsNotLapsedAsIdle(t *testing.T) {
 	if err != nil || res.lapsed != 1 {
 		t.Fatalf("after 600 ms: %+v, %v; want user 2 lapsed, user 1 (buying) not", res, err)
 	}
-	for u, want := range map[int64]bool{1: true, 2: false} {
-		until, _, err := st.admittedUntil(ctx, 1, u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := time.Now().Before(until); got != want {
-			t.Errorf("user %d admitted %v, want %v", u, got, want)
-		}
-	}
+	wantAdmitted(t, st, map[int64]bool{1: true, 2: false})
 }
 
 // A buyer told to come back later than the idle time (the draw's spread, a
@@ -207,16 +191,23 @@ func TestIdleLapseWaitsForTheBuyersDueTime(t *testing.T) {
 	if err != nil || res.lapsed != 1 {
 		t.Fatalf("after 600 ms: %+v, %v; want user 2 lapsed (never told to wait), user 1 not (due in 2 s)", res, err)
 	}
-	for u, want := range map[int64]bool{1: true, 2: false} {
-		until, _, err := st.admittedUntil(ctx, 1, u)
+	wantAdmitted(t, st, map[int64]bool{1: true, 2: false})
+	if n, err := st.rdb.ZCard(ctx, keys.WaitingDue(st.prefix, 1)).Result(); err != nil || n != 0 {
+		t.Errorf("due times left after the admission: %d, %v", n, err)
+	}
+}
+
+// wantAdmitted holds each user's admission in activity 1 to want (true:
+// open now).
+func wantAdmitted(t *testing.T, st *Store, want map[int64]bool) {
+	t.Helper()
+	for u, w := range want {
+		until, _, err := st.admittedUntil(context.Background(), 1, u)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := time.Now().Before(until); got != want {
-			t.Errorf("user %d admitted %v, want %v", u, got, want)
+		if got := time.Now().Before(until); got != w {
+			t.Errorf("user %d admitted %v, want %v", u, got, w)
 		}
-	}
-	if n, err := st.rdb.ZCard(ctx, keys.WaitingDue(st.prefix, 1)).Result(); err != nil || n != 0 {
-		t.Errorf("due times left after the admission: %d, %v", n, err)
 	}
 }
