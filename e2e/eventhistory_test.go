@@ -137,13 +137,20 @@ func (s *stack) waitSettled(act int64, within time.Duration) {
 	}
 }
 
+// pendingEventsOf counts an activity's events no sink acknowledged: unsent
+// rows (sent_at 1970-01-01 00:00:00, or NULL), and rows batched (00:00:01)
+// in a batch not sent yet (docs/DEPLOY.md, "Unsent in SQL").
+const pendingEventsOf = `SELECT COUNT(*) FROM order_events e WHERE activity_id = ? AND (sent_at IS NULL
+OR sent_at = '1970-01-01 00:00:00' OR (sent_at = '1970-01-01 00:00:01'
+AND EXISTS (SELECT 1 FROM order_event_batches b WHERE b.id = e.batch AND b.sent_at = '1970-01-01 00:00:00')))`
+
 // waitEventsSent waits until every outbox row of the activity is marked
 // sent: the relays drained its backlog.
 func waitEventsSent(t *testing.T, db *sql.DB, act int64, within time.Duration) {
 	t.Helper()
 	var pending int64
 	for deadline := time.Now().Add(within); ; time.Sleep(200 * time.Millisecond) {
-		err := db.QueryRow("SELECT COUNT(*) FROM order_events WHERE activity_id = ? AND (sent_at IS NULL OR sent_at = '1970-01-01 00:00:00')", act).Scan(&pending)
+		err := db.QueryRow(pendingEventsOf, act).Scan(&pending)
 		if err == nil && pending == 0 {
 			return
 		}

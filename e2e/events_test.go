@@ -60,7 +60,7 @@ func TestEventsSurviveSIGKILL(t *testing.T) {
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		var pending int64
-		if err := s.db.QueryRow("SELECT COUNT(*) FROM order_events WHERE activity_id = ? AND (sent_at IS NULL OR sent_at = '1970-01-01 00:00:00')", act).Scan(&pending); err != nil {
+		if err := s.db.QueryRow(pendingEventsOf, act).Scan(&pending); err != nil {
 			t.Fatal(err)
 		}
 		if pending == 0 {

@@ -302,7 +302,7 @@ events_fields() {
 	fi
 	local p99 mx pending
 	read -r p99 mx < <(sort -g "$1" | awk '{v[NR] = $1} END {if (NR == 0) {print "- -"; exit} i = int(NR * 0.99 + 0.999); if (i > NR) i = NR; printf "%.2f %.2f\n", v[i], v[NR]}')
-	pending=$(sql "$db" -e "SELECT COUNT(*) FROM order_events WHERE (sent_at IS NULL OR sent_at = '1970-01-01 00:00:00') AND activity_id IN ($2)")
+	pending=$(sql "$db" -e "SELECT COUNT(*) FROM order_events e WHERE activity_id IN ($2) AND (sent_at IS NULL OR sent_at = '1970-01-01 00:00:00' OR (sent_at = '1970-01-01 00:00:01' AND EXISTS (SELECT 1 FROM order_event_batches b WHERE b.id = e.batch AND b.sent_at = '1970-01-01 00:00:00')))")
 	echo "events=$events events_p99_s=$p99 events_max_s=$mx events_pending_2s=$pending"
 }
 

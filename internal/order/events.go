@@ -33,6 +33,7 @@ type eventRow struct {
 	LeaseOwner    *string
 	LeaseUntil    *time.Time
 	SentAt        time.Time // unsent until the sink acknowledged it
+	Batch         *int64    // the group's batch (eventbatch.go) when batched
 }
 
 // unsent is sent_at of an event no sink has acknowledged: a time, not NULL,
@@ -72,22 +73,26 @@ func newEventRow(o seckill.Order, sequence int64, at time.Time) (eventRow, error
 }
 
 // insertCreatedEvents inserts the events of orders just written (sequence 1) in one
-// multi-row statement of tx, the group's transaction, leased to the handoff's
-// relay when there is one (handoff.go), and returns their rows.
-func insertCreatedEvents(tx *gorm.DB, orders []seckill.Order, h *Handoff) ([]eventRow, error) {
+// multi-row statement of tx, the group's transaction, as one batch leased to
+// the handoff's relay when there is one (eventbatch.go), and returns their
+// rows and the batch's id (0: none).
+func insertCreatedEvents(tx *gorm.DB, orders []seckill.Order, h *Handoff) ([]eventRow, int64, error) {
 	rows := make([]eventRow, len(orders))
 	for i, o := range orders {
 		r, err := newEventRow(o, 1, o.CreatedAt)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		rows[i] = r
 	}
-	h.leasedTo(rows, storedTime(time.Now()))
-	if err := tx.Create(&rows).Error; err != nil {
-		return nil, fmt.Errorf("insert the events of %d orders: %w", len(rows), err)
+	batch, err := h.batch(tx, rows, storedTime(time.Now()))
+	if err != nil {
+		return nil, 0, err
 	}
-	return rows, nil
+	if err := tx.Create(&rows).Error; err != nil {
+		return nil, 0, fmt.Errorf("insert the events of %d orders: %w", len(rows), err)
+	}
+	return rows, batch, nil
 }
 
 // insertChangeEvent reads the order id back in tx, after the change that

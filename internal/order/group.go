@@ -198,14 +198,14 @@ func writeGroup(db *gorm.DB, parts []*part, skipBusy bool, h *Handoff) error {
 	for _, p := range claimed {
 		orders = append(orders, p.batch.Written...)
 	}
-	events, err := insertCreatedEvents(tx, orders, h)
+	events, batch, err := insertCreatedEvents(tx, orders, h)
 	if err != nil {
 		return err
 	}
 	if err := commit(tx); err != nil {
 		return err
 	}
-	h.give(events)
+	h.give(batch, events)
 	return nil
 }
 

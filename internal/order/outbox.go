@@ -33,9 +33,11 @@ const isUnsent = `(sent_at = ? OR sent_at IS NULL)`
 
 // claimable picks unsent rows nobody holds a live lease on, and of each
 // order only the first unsent event: its next one waits until it is sent,
-// so one order's events leave in sequence order whoever relays them.
+// also while the first is in a batch not sent yet (eventbatch.go), so one
+// order's events leave in sequence order whoever relays them.
 const claimable = `SELECT id FROM order_events e WHERE ` + isUnsent + ` AND (lease_until IS NULL OR lease_until < ?)
-AND NOT EXISTS (SELECT 1 FROM order_events p WHERE p.aggregateid = e.aggregateid AND p.sequence < e.sequence AND (p.sent_at = ? OR p.sent_at IS NULL))
+AND NOT EXISTS (SELECT 1 FROM order_events p WHERE p.aggregateid = e.aggregateid AND p.sequence < e.sequence
+AND (p.sent_at = ? OR p.sent_at IS NULL OR ` + inUnsentBatch + `))
 ORDER BY created_at LIMIT ?`
 
 // takeLease leases the picked rows to one claim; its guard repeats the
@@ -62,14 +64,18 @@ const markSent = `UPDATE order_events%s SET sent_at = ? WHERE id IN ? AND ` + is
 func byID(db *gorm.DB) string { return primaryKeyOnly(db) }
 
 // ClaimEvents leases up to limit sendable events to claim (a token unique to
-// this claim) until now+lease and returns them, oldest first. No row is
-// locked beyond the statements themselves, so a claim never holds up the
-// transactions that insert events.
+// this claim) until now+lease and returns them, oldest first; first it gives
+// back the batches whose lease lapsed. No row is locked beyond the
+// statements themselves, so a claim never holds up the transactions that
+// insert events.
 func (s *Store) ClaimEvents(ctx context.Context, claim string, now time.Time, lease time.Duration, limit int) ([]Event, error) {
 	now = storedTime(now)
+	if err := s.giveBackLapsed(ctx, now, limit); err != nil {
+		return nil, err
+	}
 	db := s.db.WithContext(ctx)
 	var ids []string
-	if err := db.Raw(claimable, unsent, now, unsent, limit).Scan(&ids).Error; err != nil {
+	if err := db.Raw(claimable, unsent, now, unsent, batched, unsent, limit).Scan(&ids).Error; err != nil {
 		return nil, fmt.Errorf("order: pick events to send: %w", err)
 	}
 	if len(ids) == 0 {
@@ -117,19 +123,30 @@ func (s *Store) MarkEventsSent(ctx context.Context, ids []string, at time.Time) 
 	return nil
 }
 
-// DeleteEvents deletes up to limit events sent before before, and with
-// unrelayed (events are not relayed: a shop reads them by change data
-// capture) those written before it. It returns how many it deleted.
+// DeleteEvents deletes events sent before before, and with unrelayed (events
+// are not relayed: a shop reads them by change data capture) those written
+// before it; it deletes at least limit when there are as many, a sent
+// batch's events all at once, and returns how many it deleted.
 func (s *Store) DeleteEvents(ctx context.Context, before time.Time, unrelayed bool, limit int) (int64, error) {
 	db := s.db.WithContext(ctx)
-	q := db.Model(&eventRow{}).Where("sent_at > ? AND sent_at < ?", unsent, storedTime(before))
+	before = storedTime(before)
+	q := db.Model(&eventRow{}).Where("sent_at > ? AND sent_at < ?", batched, before)
 	if unrelayed {
-		q = db.Model(&eventRow{}).Where("created_at < ?", storedTime(before))
+		q = db.Model(&eventRow{}).Where("created_at < ?", before)
 	}
 	var ids []string
 	if err := q.Limit(limit).Pluck("id", &ids).Error; err != nil {
 		return 0, fmt.Errorf("order: find old events: %w", err)
 	}
+	n, err := deleteEventsByID(db, ids)
+	if err != nil || n >= int64(limit) {
+		return n, err
+	}
+	m, err := s.deleteSentBatches(ctx, before, unrelayed, limit-int(n))
+	return n + m, err
+}
+
+func deleteEventsByID(db *gorm.DB, ids []string) (int64, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
@@ -154,20 +171,31 @@ func (s *Store) PendingEvents(ctx context.Context) (n int64, oldest time.Time, e
 	if row.Oldest != nil {
 		oldest = row.Oldest.UTC()
 	}
-	return row.N, oldest, nil
+	inBatches, oldestBatch, err := s.pendingBatches(ctx)
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	if inBatches > 0 && (oldest.IsZero() || oldestBatch.Before(oldest)) {
+		oldest = oldestBatch
+	}
+	return row.N + inBatches, oldest, nil
 }
 
 // PendingEventsOf returns how many of the activity's events no sink has
 // acknowledged yet.
 func (s *Store) PendingEventsOf(ctx context.Context, activityID int64) (int64, error) {
-	var n int64
+	var n, inBatches int64
 	// Through the unsent rows' index: they are few, and an index on the
 	// activity would cost every purchase's transaction a write per event.
-	err := s.db.WithContext(ctx).Model(&eventRow{}).Where(isUnsent+" AND activity_id = ?", unsent, activityID).Count(&n).Error
+	db := s.db.WithContext(ctx)
+	err := db.Model(&eventRow{}).Where(isUnsent+" AND activity_id = ?", unsent, activityID).Count(&n).Error
+	if err == nil {
+		err = db.Raw("SELECT COUNT(*) FROM order_events p WHERE "+inUnsentBatch+" AND p.activity_id = ?", batched, unsent, activityID).Scan(&inBatches).Error
+	}
 	if err != nil {
 		return 0, fmt.Errorf("order: count pending events of activity %d: %w", activityID, err)
 	}
-	return n, nil
+	return n + inBatches, nil
 }
 
 // EventsOf returns the outbox rows of the activity's orders, by order and

@@ -10,8 +10,9 @@ import (
 // when the table's statistics say the unsent rows are few: a locking range
 // scan of the unsent rows' index is what deadlocked group commits on their
 // events' insert and let a mark miss a group committed a moment before.
+// The same holds for the batches' mark, on the batches' own unsent index.
 // Can fail: with byID returning "", MariaDB plans each of them on
-// ix_order_events_unsent.
+// ix_order_events_unsent (the batches' mark on ix_order_event_batches_unsent).
 func TestOutboxStatementsByIDUseThePrimaryKey(t *testing.T) {
 	s, _ := openMariaDB(t)
 	a := newActivity(t, s, 10)
@@ -32,11 +33,14 @@ SELECT UUID(), 'order', UUID(), 'seckill.order.created', REPEAT('x', 600), 1, ?,
 	if err := s.db.Raw("SELECT id FROM order_events WHERE sent_at = ?", unsent).Scan(&ids).Error; err != nil || len(ids) < 200 {
 		t.Fatalf("unsent rows: %d, %v", len(ids), err)
 	}
+	batches := fakeBatches(t, s)
 	now := time.Now()
 	for name, q := range map[string][]any{
-		"takeLease":    {fmt.Sprintf(takeLease, byID(s.db)), "c", now, ids, unsent, now},
-		"releaseLease": {fmt.Sprintf(releaseLease, byID(s.db)), ids, "c", unsent},
-		"markSent":     {fmt.Sprintf(markSent, byID(s.db)), now, ids, unsent},
+		"takeLease":       {fmt.Sprintf(takeLease, byID(s.db)), "c", now, ids, unsent, now},
+		"releaseLease":    {fmt.Sprintf(releaseLease, byID(s.db)), ids, "c", unsent},
+		"markSent":        {fmt.Sprintf(markSent, byID(s.db)), now, ids, unsent},
+		"unbatch":         {fmt.Sprintf(unbatch, byID(s.db)), unsent, ids, batched, 7},
+		"markBatchesSent": {fmt.Sprintf(markBatchesSent, byID(s.db)), now, batches, unsent},
 	} {
 		var plan []struct {
 			Key *string
@@ -52,4 +56,26 @@ SELECT UUID(), 'order', UUID(), 'seckill.order.created', REPEAT('x', 600), 1, ?,
 			t.Errorf("%s runs on %s, want PRIMARY", name, key)
 		}
 	}
+}
+
+// fakeBatches fills order_event_batches as a sale does, sent batches counted
+// by the statistics and a burst of unsent ones, and returns the unsent ids.
+func fakeBatches(t *testing.T, s *Store) []int64 {
+	t.Helper()
+	fake := `INSERT INTO order_event_batches (id, events, created_at, sent_at)
+SELECT seq + ?, 20, NOW(6), ? FROM seq_1_to_%d`
+	if err := s.db.Exec(fmt.Sprintf(fake, 3000), 0, time.Now()).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := s.db.Exec("ANALYZE TABLE order_event_batches").Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := s.db.Exec(fmt.Sprintf(fake, 200), 10000, unsent).Error; err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	if err := s.db.Raw("SELECT id FROM order_event_batches WHERE sent_at = ?", unsent).Scan(&ids).Error; err != nil || len(ids) < 200 {
+		t.Fatalf("unsent batches: %d, %v", len(ids), err)
+	}
+	return ids
 }

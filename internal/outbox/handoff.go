@@ -8,10 +8,11 @@ import (
 )
 
 // The relay's side of the handoff (internal/order handoff.go): the group
-// commit inserts its created events leased to this relay and hands them over
-// after COMMIT, so the common case costs one statement (the mark) where a
-// claim costs four (pick, lease, read, mark). Rows not handed over, or not
-// sent in time, are claimed by any relay once their lease lapses.
+// commit inserts its created events as one batch leased to this relay and
+// hands it over after COMMIT, so the common case costs one statement (the
+// batches' mark) for the groups of a send, where a claim costs four (pick,
+// lease, read, mark). Batches not handed over, or not sent in time, are
+// given back once their lease lapses, and their events claimed by any relay.
 
 // handedBuffer is how many committed groups may wait for the relay; past it
 // the group commit does not wait: their rows wait for their lease.
@@ -23,11 +24,10 @@ const handedBuffer = 1024
 // and mark costs Redis and the database a round trip whatever its size.
 const handedLinger = 20 * time.Millisecond
 
-// handedBatch is one committed group's created events and when their lease
-// ends.
+// handedBatch is one committed group's batch and when its lease ends.
 type handedBatch struct {
-	events []order.Event
-	until  time.Time
+	order.EventBatch
+	until time.Time
 }
 
 // Handoff is what the order store needs to hand this relay its committed
@@ -41,10 +41,10 @@ func (r *Relay) Handoff() *order.Handoff {
 
 func (r *Relay) handoffOwner() string { return r.id + "-h" }
 
-// take queues a committed group's events without blocking the group commit.
-func (r *Relay) take(events []order.Event) bool {
+// take queues a committed group's batch without blocking the group commit.
+func (r *Relay) take(b order.EventBatch) bool {
 	select {
-	case r.handed <- handedBatch{events: events, until: time.Now().Add(r.cfg.Lease)}:
+	case r.handed <- handedBatch{EventBatch: b, until: time.Now().Add(r.cfg.Lease)}:
 		return true
 	default:
 		return false
@@ -52,18 +52,19 @@ func (r *Relay) take(events []order.Event) bool {
 }
 
 // sendHanded sends b and the groups committed within handedLinger of it, up
-// to a batch, and
-// marks them sent. Events whose lease would end before their send could
-// are left to be claimed: another relay may send them then. On a failed
-// send their lease is given up, so a claim sends them at once.
+// to a batch of events, and marks their batches sent. Batches whose lease
+// would end before their send could are left to be given back: another
+// relay may send them then. On a failed send they are given back at once,
+// so a claim sends their events.
 func (r *Relay) sendHanded(ctx context.Context, b handedBatch) {
-	events := r.inTime(nil, b)
+	var ids []int64
+	events := r.inTime(nil, &ids, b)
 	linger := time.NewTimer(handedLinger)
 	defer linger.Stop()
 	for gathering := true; gathering && len(events) < r.cfg.Batch; {
 		select {
 		case more := <-r.handed:
-			events = r.inTime(events, more)
+			events = r.inTime(events, &ids, more)
 		case <-linger.C:
 			gathering = false
 		case <-ctx.Done():
@@ -72,10 +73,6 @@ func (r *Relay) sendHanded(ctx context.Context, b handedBatch) {
 	}
 	if len(events) == 0 {
 		return
-	}
-	ids := make([]string, len(events))
-	for i, e := range events {
-		ids[i] = e.ID
 	}
 	sendCtx, cancel := context.WithTimeout(ctx, r.cfg.SendTimeout)
 	err := r.sink.Send(sendCtx, events)
@@ -87,37 +84,36 @@ func (r *Relay) sendHanded(ctx context.Context, b handedBatch) {
 	if err != nil {
 		r.cfg.Metrics.sendFailed()
 		r.cfg.Log.Warn("events: handed-off events not sent; a claim sends them", "events", len(events), "err", err)
-		if err := r.store.ReleaseEvents(markCtx, r.handoffOwner(), ids); err != nil {
-			r.cfg.Log.Warn("events: handed-off events not released; they wait for their lease", "err", err)
+		if err := r.store.ReleaseBatches(markCtx, r.handoffOwner(), ids); err != nil {
+			r.cfg.Log.Warn("events: handed-off events not given back; they wait for their lease", "err", err)
 		}
 		return
 	}
-	if err := r.store.MarkEventsSent(markCtx, ids, time.Now()); err != nil {
+	if err := r.store.MarkBatchesSent(markCtx, ids, time.Now()); err != nil {
 		r.cfg.Log.Warn("events: sent events not marked sent; they are sent again", "err", err)
 		return
 	}
 	r.cfg.Metrics.sent(len(events))
 }
 
-// inTime appends b's events to events when their lease leaves a whole send
-// timeout to send them in.
-func (r *Relay) inTime(events []order.Event, b handedBatch) []order.Event {
+// inTime appends b's events to events, and its id to ids, when its lease
+// leaves a whole send timeout to send them in.
+func (r *Relay) inTime(events []order.Event, ids *[]int64, b handedBatch) []order.Event {
 	if time.Until(b.until) < r.cfg.SendTimeout {
 		return events
 	}
-	return append(events, b.events...)
+	*ids = append(*ids, b.ID)
+	return append(events, b.Events...)
 }
 
-// releaseHanded gives up the lease of the events handed over and not sent,
-// once the relay stopped, so another relay need not wait for it.
+// releaseHanded gives back the batches handed over and not sent, once the
+// relay stopped, so another relay need not wait for their lease.
 func (r *Relay) releaseHanded() {
-	var ids []string
+	var ids []int64
 	for {
 		select {
 		case b := <-r.handed:
-			for _, e := range b.events {
-				ids = append(ids, e.ID)
-			}
+			ids = append(ids, b.ID)
 			continue
 		default:
 		}
@@ -128,7 +124,7 @@ func (r *Relay) releaseHanded() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := r.store.ReleaseEvents(ctx, r.handoffOwner(), ids); err != nil {
-		r.cfg.Log.Warn("events: handed-off events not released at close; they wait for their lease", "err", err)
+	if err := r.store.ReleaseBatches(ctx, r.handoffOwner(), ids); err != nil {
+		r.cfg.Log.Warn("events: handed-off events not given back at close; they wait for their lease", "err", err)
 	}
 }

@@ -33,6 +33,10 @@ func TestHandedOffEventsGoWithoutAClaim(t *testing.T) {
 	}
 	waitPending(t, w.store, 0)
 	w.check(t)
+	// Sent in batches, they go with their batches at the retention.
+	if n, err := w.store.DeleteEvents(context.Background(), time.Now().Add(time.Hour), false, 1000); err != nil || n != 40 {
+		t.Fatalf("the retention deleted %d of 40 sent events (%v)", n, err)
+	}
 }
 
 // Created events inserted leased to a relay that never takes them (it died
@@ -40,19 +44,29 @@ func TestHandedOffEventsGoWithoutAClaim(t *testing.T) {
 // lease lapses, and not before: nothing is lost, and no row is sent by two
 // relays at once.
 //
-// Can fail: rows inserted without the lease are claimed at once (the first
-// check); a claim that ignored leases would do the same.
+// Can fail: a batch inserted without the lease is given back and its events
+// claimed at once (the stream's check); so are the changes' events when the
+// claim does not hold them back behind their order's batched created event
+// (claimable's inUnsentBatch). A retention that took the batch's sentinel
+// for a send deletes them (the first check).
 func TestEventsNotTakenWaitForTheirLease(t *testing.T) {
 	w := newWorld(t)
 	w.store.HandOffEvents(&order.Handoff{Owner: "dead-relay-h", Lease: 1500 * time.Millisecond,
-		Take: func([]order.Event) bool { return false }})
+		Take: func(order.EventBatch) bool { return false }})
 	defer w.store.HandOffEvents(nil)
 	w.sell(t, 9) // created events leased to the dead relay; the changes' events not
+	ctx := context.Background()
+	if n, err := w.store.DeleteEvents(ctx, time.Now().Add(time.Hour), false, 1000); err != nil || n != 0 {
+		t.Fatalf("the retention deleted %d unsent events (%v), want 0", n, err)
+	}
+	if n, _, err := w.store.PendingEvents(ctx); err != nil || n < 18 {
+		t.Fatalf("pending events: %d (%v), want the 9 created and their changes'", n, err)
+	}
 	start := time.Now()
 	other := outbox.Start(w.store, w.sink, outbox.Config{Poll: 10 * time.Millisecond})
 	defer other.Close()
 	time.Sleep(500 * time.Millisecond)
-	if n, _ := w.rdb.XLen(context.Background(), w.stream).Result(); n != 0 && time.Since(start) < 1500*time.Millisecond {
+	if n, _ := w.rdb.XLen(ctx, w.stream).Result(); n != 0 && time.Since(start) < 1500*time.Millisecond {
 		t.Fatalf("%d events sent while the dead relay's lease ran", n)
 	}
 	waitPending(t, w.store, 0)

@@ -26,6 +26,8 @@ type Store interface {
 	ClaimEvents(ctx context.Context, claim string, now time.Time, lease time.Duration, limit int) ([]order.Event, error)
 	MarkEventsSent(ctx context.Context, ids []string, at time.Time) error
 	ReleaseEvents(ctx context.Context, claim string, ids []string) error
+	MarkBatchesSent(ctx context.Context, ids []int64, at time.Time) error
+	ReleaseBatches(ctx context.Context, owner string, ids []int64) error
 	DeleteEvents(ctx context.Context, before time.Time, unrelayed bool, limit int) (int64, error)
 	PendingEvents(ctx context.Context) (n int64, oldest time.Time, err error)
 }

@@ -125,13 +125,24 @@ type outboxRow struct {
 	sent           bool
 }
 
+// An event is unsent while its sent_at is 1970-01-01 00:00:00 (or NULL), or
+// while it is batched (00:00:01) and its batch's row is not sent
+// (docs/DEPLOY.md, "Unsent in SQL").
+const (
+	pendingEvents = `SELECT (SELECT COUNT(*) FROM order_events WHERE sent_at IS NULL OR sent_at = '1970-01-01 00:00:00')
++ (SELECT COALESCE(SUM(events), 0) FROM order_event_batches WHERE sent_at = '1970-01-01 00:00:00')`
+	outboxRows = `SELECT e.id, e.aggregateid, e.type, e.sequence,
+COALESCE(e.sent_at > '1970-01-01 00:00:01' OR (e.sent_at = '1970-01-01 00:00:01' AND COALESCE(b.sent_at > '1970-01-01 00:00:00', TRUE)), FALSE)
+FROM order_events e LEFT JOIN order_event_batches b ON b.id = e.batch`
+)
+
 // eventsDrained waits up to within for every committed event to be marked
 // sent: a relay killed while it held rows leaves them to the others once
 // its lease lapses.
 func eventsDrained(ctx context.Context, db *sql.DB, within time.Duration) (pending int64, err error) {
 	deadline := time.Now().Add(within)
 	for {
-		err = db.QueryRowContext(ctx, "SELECT COUNT(*) FROM order_events WHERE sent_at IS NULL OR sent_at = '1970-01-01 00:00:00'").Scan(&pending)
+		err = db.QueryRowContext(ctx, pendingEvents).Scan(&pending)
 		if err != nil || pending == 0 || time.Now().After(deadline) {
 			if err != nil {
 				err = fmt.Errorf("chaos: the events pending: %w", err)
@@ -144,7 +155,7 @@ func eventsDrained(ctx context.Context, db *sql.DB, within time.Duration) (pendi
 
 // readOutbox reads every committed event.
 func readOutbox(ctx context.Context, db *sql.DB) ([]outboxRow, error) {
-	rows, err := db.QueryContext(ctx, "SELECT id, aggregateid, type, sequence, sent_at IS NOT NULL AND sent_at > '1970-01-01 00:00:00' FROM order_events")
+	rows, err := db.QueryContext(ctx, outboxRows)
 	if err != nil {
 		return nil, fmt.Errorf("chaos: read the outbox: %w", err)
 	}
