@@ -15,7 +15,8 @@ import (
 // (or NULL: written by an instance older than that, during a rolling
 // upgrade), never by id order: rows commit out of id order (the group
 // commit, Galera), and a reader that moved past an id would skip a row
-// committed late.
+// committed late. A group commit's created events are a batch instead,
+// sent and marked as one (eventbatch.go).
 
 // Event is an outbox row as the relay sends it.
 type Event struct {

@@ -39,9 +39,9 @@ func TestHandedOffEventsGoWithoutAClaim(t *testing.T) {
 	}
 }
 
-// Created events inserted leased to a relay that never takes them (it died
-// after the COMMIT, or its queue was full) are claimed by another once the
-// lease lapses, and not before: nothing is lost, and no row is sent by two
+// Created events inserted as a batch leased to a relay that never takes it
+// (it died after the COMMIT, or its queue was full) are given back and
+// claimed by another once the lease lapses, and not before: nothing is lost, and no row is sent by two
 // relays at once.
 //
 // Can fail: a batch inserted without the lease is given back and its events
