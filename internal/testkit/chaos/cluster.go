@@ -229,8 +229,29 @@ func (c *cluster) createActivities(ctx context.Context) (acts activities, err er
 }
 
 // createActivity creates an activity of stock units on sale from a minute
-// ago for a day; extra is more of its body (",\"field\":value...").
+// ago for a day; extra is more of its body (",\"field\":value..."). The
+// order store may still be recovering from the previous campaign's faults
+// (a Galera node rejoining on a loaded machine): a 503 or a failed request
+// is tried again for up to setupPatience before the campaign gives up.
 func (c *cluster) createActivity(ctx context.Context, client *http.Client, name string, stock int64, extra string) (int64, error) {
+	deadline := time.Now().Add(setupPatience)
+	for {
+		id, retryable, err := c.createActivityOnce(ctx, client, name, stock, extra)
+		if err == nil || !retryable || time.Now().After(deadline) {
+			return id, err
+		}
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("%w (%w)", err, ctx.Err())
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// setupPatience bounds createActivity's tries.
+const setupPatience = 30 * time.Second
+
+func (c *cluster) createActivityOnce(ctx context.Context, client *http.Client, name string, stock int64, extra string) (id int64, retryable bool, err error) {
 	now := time.Now().UTC()
 	// Priced, as payments on under the secure defaults require; the stub
 	// answers that price (cluster.price).
@@ -241,23 +262,26 @@ func (c *cluster) createActivity(ctx context.Context, client *http.Client, name 
 	req.Header.Set("Content-Type", "application/json")
 	res, err := client.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("chaos: create activity: %w", err)
+		return 0, true, fmt.Errorf("chaos: create activity: %w", err)
 	}
 	var a struct {
 		ID int64 `json:"id"`
 	}
 	raw, err := io.ReadAll(res.Body)
 	_ = res.Body.Close()
+	if res.StatusCode == http.StatusServiceUnavailable {
+		return 0, true, fmt.Errorf("chaos: create activity %s: %d %s", name, res.StatusCode, raw)
+	}
 	if err == nil {
 		err = json.Unmarshal(raw, &a)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("chaos: create activity: %d: %w", res.StatusCode, err)
+		return 0, false, fmt.Errorf("chaos: create activity: %d: %w", res.StatusCode, err)
 	}
 	if res.StatusCode != http.StatusCreated {
-		return 0, fmt.Errorf("chaos: create activity %s: %d %s", name, res.StatusCode, raw)
+		return 0, false, fmt.Errorf("chaos: create activity %s: %d %s", name, res.StatusCode, raw)
 	}
-	return a.ID, nil
+	return a.ID, false, nil
 }
 
 // checkerDB opens the checker's own connection to the order store, past
