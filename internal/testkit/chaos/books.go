@@ -59,7 +59,7 @@ func (c *cluster) finalState(ctx context.Context, acts []int64, healed time.Time
 	for _, id := range acts {
 		a := activityState{Balanced: -1}
 		for {
-			books, err := orders.Books(ctx, id)
+			books, err := reread(ctx, func(ctx context.Context) ([]seckill.Books, error) { return orders.Books(ctx, id) })
 			if err == nil && len(books) != 1 {
 				err = fmt.Errorf("activity %d: %d books", id, len(books))
 			}
@@ -86,9 +86,14 @@ func (c *cluster) finalState(ctx context.Context, acts []int64, healed time.Time
 	return st, err
 }
 
-// readOrders reads every order. An order's units are its quantity, 1 in a
-// database from before quantities (docs/API.md "Quantity per buyer").
+// readOrders reads every order, trying again on a failed read (reread).
 func readOrders(ctx context.Context, db *sql.DB) ([]orderRow, error) {
+	return reread(ctx, func(ctx context.Context) ([]orderRow, error) { return readOrdersOnce(ctx, db) })
+}
+
+// readOrdersOnce reads every order. An order's units are its quantity, 1 in
+// a database from before quantities (docs/API.md "Quantity per buyer").
+func readOrdersOnce(ctx context.Context, db *sql.DB) ([]orderRow, error) {
 	units := "1"
 	var col string
 	switch err := db.QueryRowContext(ctx, "SELECT column_name FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 'orders' AND column_name = 'quantity'").Scan(&col); {

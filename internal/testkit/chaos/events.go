@@ -142,7 +142,9 @@ FROM order_events e LEFT JOIN order_event_batches b ON b.id = e.batch`
 func eventsDrained(ctx context.Context, db *sql.DB, within time.Duration) (pending int64, err error) {
 	deadline := time.Now().Add(within)
 	for {
-		err = db.QueryRowContext(ctx, pendingEvents).Scan(&pending)
+		pending, err = reread(ctx, func(ctx context.Context) (n int64, err error) {
+			return n, db.QueryRowContext(ctx, pendingEvents).Scan(&n)
+		})
 		if err != nil || pending == 0 || time.Now().After(deadline) {
 			if err != nil {
 				err = fmt.Errorf("chaos: the events pending: %w", err)
@@ -153,8 +155,13 @@ func eventsDrained(ctx context.Context, db *sql.DB, within time.Duration) (pendi
 	}
 }
 
-// readOutbox reads every committed event.
+// readOutbox reads every committed event, trying again on a failed read
+// (reread).
 func readOutbox(ctx context.Context, db *sql.DB) ([]outboxRow, error) {
+	return reread(ctx, func(ctx context.Context) ([]outboxRow, error) { return readOutboxOnce(ctx, db) })
+}
+
+func readOutboxOnce(ctx context.Context, db *sql.DB) ([]outboxRow, error) {
 	rows, err := db.QueryContext(ctx, outboxRows)
 	if err != nil {
 		return nil, fmt.Errorf("chaos: read the outbox: %w", err)

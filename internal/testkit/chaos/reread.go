@@ -1,0 +1,31 @@
+package chaos
+
+import (
+	"context"
+	"time"
+)
+
+// rereadBound bounds how long the checker tries one read of the database
+// again. The faults have ended when it reads, but a pooled connection to a
+// Galera node the campaign killed answers once with "invalid connection",
+// and a node still rejoining refuses for a while: a check must not be lost
+// to either.
+const rereadBound = 30 * time.Second
+
+// reread runs read until it succeeds, rereadBound passes or ctx ends, and
+// returns its last answer. Only for reads: a write tried again may apply
+// twice.
+func reread[T any](ctx context.Context, read func(context.Context) (T, error)) (T, error) {
+	deadline := time.Now().Add(rereadBound)
+	for {
+		v, err := read(ctx)
+		if err == nil || ctx.Err() != nil || time.Now().After(deadline) {
+			return v, err
+		}
+		select {
+		case <-ctx.Done():
+			return v, err
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
