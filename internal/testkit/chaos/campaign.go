@@ -180,7 +180,13 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	}
 	// Every fault is healed; the cluster is whole again before the clock
 	// of the books starts (a Galera node's rejoin, a Redis replica's sync).
-	// A heal that failed is done again here, as an operator would.
+	// A heal that failed is done again here, as an operator would: Redis
+	// first, which the instances need to start.
+	if v := c.redisVictim; v != nil && !v.Running() {
+		if err := c.redis.Restart(v); err != nil {
+			return res, fmt.Errorf("chaos: after the faults: %w", err)
+		}
+	}
 	if c.galera != nil {
 		if err := c.galera.restart(5 * time.Minute); err != nil {
 			return res, fmt.Errorf("chaos: after the faults: %w", err)

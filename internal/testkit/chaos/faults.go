@@ -321,6 +321,15 @@ func (in *injector) apply(f fault) error {
 	case InstancePause:
 		c.instances[f.target].pause(true)
 	case RedisKill, RedisPause:
+		// A node a kill's heal could not start again (the Sentinels had not
+		// failed over from it in time, under the links' faults) is started
+		// first: a kill of the primary that took over from it would leave
+		// no Redis at all for the rest of the campaign.
+		if v := c.redisVictim; v != nil && !v.Running() {
+			if err := c.redis.Restart(v); err != nil {
+				return fmt.Errorf("the last killed Redis node is still down: %w", err)
+			}
+		}
 		p, err := c.redis.Primary()
 		if err != nil {
 			return err
