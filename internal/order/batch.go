@@ -75,12 +75,17 @@ func commit(tx *gorm.DB) error {
 // first locks the activity's row, which a batch's transaction holds from its
 // claim to its end, so a COMMIT still in flight on a dead connection is
 // waited for (until ctx ends) rather than missed by a plain read that would
-// declare its orders absent and let their units be sold twice.
+// declare its orders absent and let their units be sold twice. On Galera it
+// also writes the row (fenceOut), so that a COMMIT in flight on another node
+// cannot land after it.
 func (s *Store) Written(ctx context.Context, activityID int64, ids []string) (map[string]seckill.Order, error) {
 	got := make(map[string]seckill.Order, len(ids))
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var a activityRow
 		if err := lockActivity(tx, activityID, "id", &a); err != nil {
+			return err
+		}
+		if err := fenceOut(tx, activityID); err != nil {
 			return err
 		}
 		var rows []orderRow

@@ -8,6 +8,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
 
@@ -73,6 +74,75 @@ func TestCertificationConflictIsARollback(t *testing.T) {
 		}
 		if n := count(t, s, a.ID); n != 0 {
 			t.Fatalf("%d orders after a refused write set, want 0", n)
+		}
+		return
+	}
+}
+
+// The look-up after a COMMIT of unknown outcome, on Galera, when HAProxy has
+// moved the writes to another node meanwhile: the batch's transaction sits
+// on node 2, its orders inserted and its COMMIT in flight, while Written
+// reads on node 3, where node 2's row lock does not reach. Written finds the
+// order absent, so the batch's COMMIT must then be refused, or the buyer
+// told "nothing was sold" holds an order (chaos campaign 5311 at 1500 s: node
+// 2, the writer, became an IST donor, and HAProxy moved the writes to node
+// 3).
+//
+// Can fail: without Written's write to the activity's row (fenceOut), the
+// batch commits: "the batch's COMMIT landed after Written found its order
+// absent".
+func TestWrittenFencesOutACommitInFlightOnAnotherNode(t *testing.T) {
+	g := testenv.GaleraCluster(t)
+	ctx := context.Background()
+	g.WaitSynced(t, 1, 2)
+	writer, err := Open(ctx, g.Nodes[1], Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close()
+	// Causal: node 3 first applies what node 2 committed (the schema's
+	// version, the activity).
+	reader, err := Open(ctx, g.Nodes[2]+"&wsrep_sync_wait=1", Options{SkipMigrations: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	for attempt := 1; ; attempt++ {
+		conf := g.WaitSynced(t, 1, 2)
+		a := newActivity(t, writer, 10)
+		o, err := fill(seckill.Order{ActivityID: a.ID, UserID: 1, Fence: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		row := writer.newOrderRow(o)
+		batch := writer.db.Begin()
+		if err := lockActivity(batch, a.ID, "id", &activityRow{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := batch.Exec("UPDATE activities SET sold = sold + 1, fence = 1 WHERE id = ?", a.ID).Error; err != nil {
+			t.Fatal(err)
+		}
+		if err := batch.Create(&row).Error; err != nil {
+			t.Fatal(err)
+		}
+		found, err := reader.Written(ctx, a.ID, []string{row.ID})
+		if err != nil {
+			_ = batch.Rollback()
+			t.Fatalf("Written on node 3: %v", err)
+		}
+		commitErr := batch.Commit().Error
+		if g.ConfID(t, 1) != conf && attempt < 3 {
+			t.Logf("attempt %d: the cluster changed during the writes; again", attempt)
+			continue
+		}
+		if len(found) != 0 {
+			t.Fatalf("Written on node 3 found the order of a transaction not committed on node 2")
+		}
+		if commitErr == nil {
+			t.Fatalf("the batch's COMMIT landed after Written found its order absent")
+		}
+		if n := count(t, reader, a.ID); n != 0 {
+			t.Fatalf("%d orders after Written found none and the batch was refused, want 0", n)
 		}
 		return
 	}
