@@ -51,7 +51,9 @@ func balanced(b seckill.Books) bool {
 // command, then reads every order.
 func (c *cluster) finalState(ctx context.Context, acts []int64, healed time.Time, db *sql.DB, stocks *stock.Store) (finalState, error) {
 	var st finalState
-	orders, err := order.Open(ctx, c.db.dsn, order.Options{SkipMigrations: true})
+	orders, err := reread(ctx, func(ctx context.Context) (*order.Store, error) {
+		return order.Open(ctx, c.db.dsn, order.Options{SkipMigrations: true})
+	})
 	if err != nil {
 		return st, fmt.Errorf("chaos: the books: %w", err)
 	}
