@@ -250,11 +250,6 @@ func newRowHolder(dsn string) (*rowHolder, error) {
 		return nil, fmt.Errorf("chaos: %w", err)
 	}
 	db.SetMaxOpenConns(2)
-	// A pooled connection left idle across a Galera node's kill is dead, and
-	// the driver finds out only on its first statement ("invalid
-	// connection"), which fails the fault: holds come seconds apart, so each
-	// takes a fresh one.
-	db.SetConnMaxIdleTime(time.Second)
 	return &rowHolder{db: db}, nil
 }
 
