@@ -3,6 +3,8 @@ package chaos
 import (
 	"context"
 	"time"
+
+	"github.com/sethvargo/go-retry"
 )
 
 // rereadBound bounds how long the checker tries one read of the database
@@ -16,16 +18,10 @@ const rereadBound = 30 * time.Second
 // returns its last answer. Only for reads: a write tried again may apply
 // twice.
 func reread[T any](ctx context.Context, read func(context.Context) (T, error)) (T, error) {
-	deadline := time.Now().Add(rereadBound)
-	for {
-		v, err := read(ctx)
-		if err == nil || ctx.Err() != nil || time.Now().After(deadline) {
-			return v, err
-		}
-		select {
-		case <-ctx.Done():
-			return v, err
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
+	var v T
+	err := retry.Do(ctx, retry.WithMaxDuration(rereadBound, retry.NewConstant(250*time.Millisecond)), func(ctx context.Context) (err error) {
+		v, err = read(ctx)
+		return retry.RetryableError(err)
+	})
+	return v, err
 }
