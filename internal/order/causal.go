@@ -63,25 +63,26 @@ func rolledBack(err error) bool {
 	return errors.As(err, &me) && me.Number == 1213
 }
 
-// fenceOut changes the activity's row and changes it back, in tx, the
-// look-up after a COMMIT of unknown outcome. On Galera a locking read locks
-// the row on its own node only: when HAProxy has moved the writes since
-// (a node desynced, killed, or back), the batch's transaction may sit on the
-// old node with its COMMIT still in flight, and land there after this read
-// found its orders absent. Galera certifies on the keys of changed rows, so
-// this write makes the two transactions conflict, and the later one is
-// refused: once this one commits, the batch's cannot, and an order found
-// absent stays absent; if the batch's commits first, this one gets 1213 and
-// its retry sees the orders. A no-op update changes no row, hence the round
-// trip. SQLite has one writer and no nodes.
-func fenceOut(tx *gorm.DB, activityID int64) error {
+// fenceOut changes column of the row with the id in table and changes it
+// back, in tx, for a look-up after a COMMIT of unknown outcome. On Galera a
+// locking read locks the row on its own node only: when HAProxy has moved
+// the writes since (a node desynced, killed, or back), the transaction
+// looked for may sit on the old node with its COMMIT still in flight, and
+// land there after this read found it absent. Galera certifies on the keys
+// of changed rows, so this write makes the two transactions conflict if
+// that one wrote the same row, and the later one is refused: once this one
+// commits, the other cannot, and what was found absent stays absent; if the
+// other commits first, this one gets 1213 and its retry sees what it wrote.
+// A no-op update changes no row, hence the round trip. SQLite has one
+// writer and no nodes.
+func fenceOut(tx *gorm.DB, table, column string, id any) error {
 	if tx.Dialector.Name() == "sqlite" {
 		return nil
 	}
 	for _, step := range []string{"+ 1", "- 1"} {
-		q := "UPDATE activities" + primaryKeyOnly(tx) + " SET fence = fence " + step + " WHERE id = ?"
-		if err := tx.Exec(q, activityID).Error; err != nil {
-			return fmt.Errorf("order: fence out a COMMIT in flight on activity %d: %w", activityID, err)
+		q := "UPDATE " + table + primaryKeyOnly(tx) + " SET " + column + " = " + column + " " + step + " WHERE id = ?"
+		if err := tx.Exec(q, id).Error; err != nil {
+			return fmt.Errorf("order: fence out a COMMIT in flight on %s %v: %w", table, id, err)
 		}
 	}
 	return nil

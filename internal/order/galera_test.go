@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"testing"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -143,6 +144,68 @@ func TestWrittenFencesOutACommitInFlightOnAnotherNode(t *testing.T) {
 		}
 		if n := count(t, reader, a.ID); n != 0 {
 			t.Fatalf("%d orders after Written found none and the batch was refused, want 0", n)
+		}
+		return
+	}
+}
+
+// The same look-up for a status change (OrderLocked, after a payment's
+// COMMIT of unknown outcome), when HAProxy has moved the writes meanwhile:
+// the payment's transaction sits on node 2, its order paid and its COMMIT in
+// flight, while OrderLocked reads on node 3. A payment writes only the
+// order's row, so the activity's row would not fence it out: OrderLocked
+// finds the order created, and the payment's COMMIT must then be refused,
+// or the verification decides on a status that is no longer the order's.
+//
+// Can fail: without OrderLocked's write to the order's row (fenceOut), the
+// payment commits: "the payment's COMMIT landed after OrderLocked found the
+// order created".
+func TestOrderLockedFencesOutAChangeInFlightOnAnotherNode(t *testing.T) {
+	g := testenv.GaleraCluster(t)
+	ctx := context.Background()
+	g.WaitSynced(t, 1, 2)
+	writer, err := Open(ctx, g.Nodes[1], Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close()
+	reader, err := Open(ctx, g.Nodes[2]+"&wsrep_sync_wait=1", Options{SkipMigrations: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	for attempt := 1; ; attempt++ {
+		conf := g.WaitSynced(t, 1, 2)
+		a := newActivity(t, writer, 10)
+		b, err := writer.CreateOrders(ctx, a.ID, 1, batchOf(1))
+		if err != nil || len(b.Written) != 1 {
+			t.Fatalf("CreateOrders: %+v, %v", b, err)
+		}
+		o := b.Written[0]
+		payment := writer.db.Begin()
+		res := payment.Exec(changeStatus, seckill.OrderStatusPaid, time.Now().UTC(), nil, 5, o.ID, a.ID, seckill.OrderStatusCreated, 5)
+		if res.Error != nil || res.RowsAffected != 1 {
+			t.Fatalf("the payment's UPDATE on node 2: %d rows, %v", res.RowsAffected, res.Error)
+		}
+		found, err := reader.OrderLocked(ctx, a.ID, o.ID)
+		if err != nil {
+			_ = payment.Rollback()
+			t.Fatalf("OrderLocked on node 3: %v", err)
+		}
+		commitErr := payment.Commit().Error
+		if g.ConfID(t, 1) != conf && attempt < 3 {
+			t.Logf("attempt %d: the cluster changed during the writes; again", attempt)
+			continue
+		}
+		if found.Status != seckill.OrderStatusCreated {
+			t.Fatalf("OrderLocked on node 3 found %s, the status of a transaction not committed on node 2", found.Status)
+		}
+		if commitErr == nil {
+			t.Fatalf("the payment's COMMIT landed after OrderLocked found the order created")
+		}
+		got, err := reader.OrderByID(ctx, o.ID)
+		if err != nil || got.Status != seckill.OrderStatusCreated || got.StatusFence != o.StatusFence {
+			t.Fatalf("after the payment was refused: %+v, %v; want created, fence %d", got, err, o.StatusFence)
 		}
 		return
 	}

@@ -148,6 +148,9 @@ func (s *Store) OrderByID(ctx context.Context, id string) (seckill.Order, error)
 // activity's row, which an expiry's transaction holds from its start, and
 // then the order's, which every status change holds, so a COMMIT still in
 // flight is waited for (until ctx ends) instead of missed by a plain read.
+// On Galera it also writes the order's row (fenceOut), which every status
+// change writes, so that a change in flight on another node cannot land
+// after it.
 func (s *Store) OrderLocked(ctx context.Context, activityID int64, id string) (seckill.Order, error) {
 	var row orderRow
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -157,7 +160,7 @@ func (s *Store) OrderLocked(ctx context.Context, activityID int64, id string) (s
 		if err := tx.Clauses(lockingRead(tx)...).Where("id = ? AND activity_id = ?", id, activityID).Take(&row).Error; err != nil {
 			return orderErr(id, err)
 		}
-		return nil
+		return fenceOut(tx, "orders", "status_fence", id)
 	})
 	if err != nil {
 		return seckill.Order{}, err
