@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/seckill-oss/seckill"
 )
 
@@ -91,7 +93,7 @@ func checkEvent(t *testing.T, s *Store, e Event, sequence int) string {
 	switch {
 	case e.Sequence != int64(sequence) || ev.Sequence != int64(sequence):
 		t.Errorf("order %s: event %d has sequence %d (row %d)", e.OrderID, sequence, ev.Sequence, e.Sequence)
-	case ev.ID != e.ID || ev.ID != EventID(e.OrderID, int64(sequence)):
+	case ev.ID != e.ID || ev.ID != EventID(e.OrderID, int64(sequence), eventTime(t, ev)):
 		t.Errorf("event id %q, row %q, want EventID", ev.ID, e.ID)
 	case ev.Type != "order."+ev.Data.Status || ev.Type != e.Type || ev.Subject != e.OrderID || ev.Data.OrderID != e.OrderID:
 		t.Errorf("event %+v of row %+v", ev, e)
@@ -128,5 +130,41 @@ func TestEventDataIsTheOrderBody(t *testing.T) {
 	}
 	if ev.Data != stored.Body() {
 		t.Errorf("event data %+v, the order's body %+v", ev.Data, stored.Body())
+	}
+}
+
+// eventTime is the envelope's time.
+func eventTime(t *testing.T, ev seckill.OrderEvent) time.Time {
+	t.Helper()
+	at, err := time.Parse(time.RFC3339Nano, ev.Time)
+	if err != nil {
+		t.Fatalf("event %s: time %q: %v", ev.ID, ev.Time, err)
+	}
+	return at
+}
+
+// Event ids sort as their events' times (the outbox's primary key appends),
+// are UUIDv7s, and are one per order and sequence.
+func TestEventIDsFollowTime(t *testing.T) {
+	start := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	var last string
+	seen := map[string]bool{}
+	for i := range 1000 {
+		at := start.Add(time.Duration(i) * 300 * time.Microsecond)
+		for seq := int64(1); seq <= 2; seq++ {
+			id := EventID(fmt.Sprintf("order-%d", i%7), seq, at)
+			u, err := uuid.Parse(id)
+			switch {
+			case err != nil || u.Version() != 7 || u.Variant() != uuid.RFC4122:
+				t.Fatalf("EventID %q: version %d, variant %v, %v; want a UUIDv7", id, u.Version(), u.Variant(), err)
+			case seq == 1 && id <= last:
+				t.Fatalf("EventID at %v is %s, not after %s of 300 µs before", at, id, last)
+			case seen[id]:
+				t.Fatalf("EventID %s twice", id)
+			case id != EventID(fmt.Sprintf("order-%d", i%7), seq, at):
+				t.Fatalf("EventID %s is not a function of its order, sequence and time", id)
+			}
+			seen[id], last = true, id
+		}
 	}
 }
