@@ -158,9 +158,10 @@ func (c *cluster) build() (err error) {
 	}
 	// Started as a supervisor would: again while the stores do not answer
 	// yet (the three apply the migrations at once, maybe during a Galera
-	// failover of another test).
+	// failover of another test). Beside a CI run on two cores that took
+	// longer than 2 minutes once ("instance 0: not ready").
 	for _, in := range c.instances {
-		if err := in.restart(2 * time.Minute); err != nil {
+		if err := in.restart(5 * time.Minute); err != nil {
 			return fmt.Errorf("chaos: %w", err)
 		}
 	}

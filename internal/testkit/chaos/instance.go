@@ -50,16 +50,28 @@ func (in *instance) start() error {
 // answer, which a fault on its link can make so for a while.
 func (in *instance) restart(within time.Duration) error {
 	deadline := time.Now().Add(within)
-	for {
+	for starts := 1; ; starts++ {
 		if err := in.start(); err != nil {
 			return err
 		}
-		err := in.waitReady(time.Until(deadline))
-		if err == nil || in.running() || time.Now().After(deadline) {
-			return err
+		err := in.waitReady(max(time.Until(deadline), 0))
+		if err == nil {
+			return nil
+		}
+		if in.running() || time.Now().After(deadline) {
+			return fmt.Errorf("%w (%d starts in %v; its log ends: %q)", err, starts, within, in.logTail())
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+}
+
+// logTail is the end of the instance's log: why it would not start.
+func (in *instance) logTail() string {
+	b, err := os.ReadFile(in.log.Name())
+	if err != nil {
+		return err.Error()
+	}
+	return string(b[max(len(b)-600, 0):])
 }
 
 // waitReady waits until the instance answers /readyz 200, or within passes.
