@@ -95,19 +95,7 @@ func TestCertificationConflictIsARollback(t *testing.T) {
 func TestWrittenFencesOutACommitInFlightOnAnotherNode(t *testing.T) {
 	g := testenv.GaleraCluster(t)
 	ctx := context.Background()
-	g.WaitSynced(t, 1, 2)
-	writer, err := Open(ctx, g.Nodes[1], Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer writer.Close()
-	// Causal: node 3 first applies what node 2 committed (the schema's
-	// version, the activity).
-	reader, err := Open(ctx, g.Nodes[2]+"&wsrep_sync_wait=1", Options{SkipMigrations: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reader.Close()
+	writer, reader := writerAndReader(t, g)
 	for attempt := 1; ; attempt++ {
 		conf := g.WaitSynced(t, 1, 2)
 		a := newActivity(t, writer, 10)
@@ -163,17 +151,7 @@ func TestWrittenFencesOutACommitInFlightOnAnotherNode(t *testing.T) {
 func TestOrderLockedFencesOutAChangeInFlightOnAnotherNode(t *testing.T) {
 	g := testenv.GaleraCluster(t)
 	ctx := context.Background()
-	g.WaitSynced(t, 1, 2)
-	writer, err := Open(ctx, g.Nodes[1], Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer writer.Close()
-	reader, err := Open(ctx, g.Nodes[2]+"&wsrep_sync_wait=1", Options{SkipMigrations: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reader.Close()
+	writer, reader := writerAndReader(t, g)
 	for attempt := 1; ; attempt++ {
 		conf := g.WaitSynced(t, 1, 2)
 		a := newActivity(t, writer, 10)
@@ -209,4 +187,24 @@ func TestOrderLockedFencesOutAChangeInFlightOnAnotherNode(t *testing.T) {
 		}
 		return
 	}
+}
+
+// writerAndReader opens a store on node 2, the writer, and one on node 3
+// that reads causally: node 3 first applies what node 2 committed (the
+// schema's version, the activity), once both are synced.
+func writerAndReader(t *testing.T, g testenv.Galera) (writer, reader *Store) {
+	t.Helper()
+	ctx := context.Background()
+	g.WaitSynced(t, 1, 2)
+	writer, err := Open(ctx, g.Nodes[1], Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = writer.Close() })
+	reader, err = Open(ctx, g.Nodes[2]+"&wsrep_sync_wait=1", Options{SkipMigrations: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = reader.Close() })
+	return writer, reader
 }
