@@ -80,11 +80,11 @@ mutate_room() {
 mutate_admit() { replace internal/waitingroom/admit.lua 'local places = math.floor(free / hold)' 'local places = math.floor(free / hold) + 2'; }
 # The order event of a status change: an expiry writes none.
 mutate_events() {
-	replace internal/order/events.go '	ev, err := newEventRow(row.order(), row.EventSequence, now())' \
+	replace internal/order/events.go '	ev := newEventRow(row.order(), row.EventSequence, now())' \
 		'	if row.order().Status == seckill.OrderStatusExpired {
 		return row, nil
 	}
-	ev, err := newEventRow(row.order(), row.EventSequence, now())'
+	ev := newEventRow(row.order(), row.EventSequence, now())'
 }
 mutate_main() { :; }
 

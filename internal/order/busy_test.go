@@ -3,6 +3,7 @@ package order
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -64,7 +65,8 @@ func TestBusyRowDelaysOnlyItsActivity(t *testing.T) {
 // A group whose member's lease ends after the claim still writes the
 // others: a nearly spent lease does not cancel the group. Here the first
 // group (activity D) is held open until A and C both wait, so they share
-// the next group, and C's lease ends during that group's insert.
+// the next group, and C's lease ends as that group's claim is sent, after
+// its locking read found the lease live.
 //
 // Can fail: with the group's transaction ending when any member's context
 // ends, A's write fails with C's "context canceled".
@@ -75,15 +77,15 @@ func TestEndedLeaseDoesNotCancelTheGroup(t *testing.T) {
 		gate := make(chan struct{})
 		cctx, cancelC := context.WithCancel(ctx)
 		defer cancelC()
-		var inserts int
+		var claims int
 		var mu sync.Mutex
-		err := s.db.Callback().Create().Before("gorm:create").Register("test:gate", func(tx *gorm.DB) {
-			if _, ok := tx.Statement.Dest.(*[]orderRow); !ok {
+		err := s.db.Callback().Raw().Before("gorm:raw").Register("test:gate", func(tx *gorm.DB) {
+			if !strings.Contains(tx.Statement.SQL.String(), "SET sold = sold + CASE") { // the group's claim
 				return
 			}
 			mu.Lock()
-			inserts++
-			n := inserts
+			claims++
+			n := claims
 			mu.Unlock()
 			switch n {
 			case 1:

@@ -2,7 +2,6 @@ package order
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/jsonappend"
 )
 
 // The transactional outbox (docs/DESIGN.md "Order events"): each order's
@@ -75,17 +75,14 @@ func EventID(orderID string, sequence int64, at time.Time) string {
 
 // newEventRow is the outbox row of o's sequence-th event, o as it is after
 // the change, committed at at.
-func newEventRow(o seckill.Order, sequence int64, at time.Time) (eventRow, error) {
+func newEventRow(o seckill.Order, sequence int64, at time.Time) eventRow {
 	id := EventID(o.ID, sequence, at)
-	payload, err := json.Marshal(seckill.NewOrderEvent(id, o, sequence, at))
-	if err != nil {
-		return eventRow{}, fmt.Errorf("render event %d of order %s: %w", sequence, o.ID, err)
-	}
+	payload := jsonappend.OrderEvent(make([]byte, 0, 512), seckill.NewOrderEvent(id, o, sequence, at))
 	return eventRow{
 		ID: id, Aggregatetype: eventAggregate, Aggregateid: o.ID, Type: seckill.OrderEventType(o.Status),
 		Payload: string(payload), Sequence: sequence, ActivityID: o.ActivityID, CreatedAt: storedTime(at),
 		SentAt: unsent,
-	}, nil
+	}
 }
 
 // insertCreatedEvents inserts the events of orders just written (sequence 1) in one
@@ -95,11 +92,7 @@ func newEventRow(o seckill.Order, sequence int64, at time.Time) (eventRow, error
 func insertCreatedEvents(tx *gorm.DB, orders []seckill.Order, h *Handoff) ([]eventRow, int64, error) {
 	rows := make([]eventRow, len(orders))
 	for i, o := range orders {
-		r, err := newEventRow(o, 1, o.CreatedAt)
-		if err != nil {
-			return nil, 0, err
-		}
-		rows[i] = r
+		rows[i] = newEventRow(o, 1, o.CreatedAt)
 	}
 	// One time for the whole batch: in id order, the rows append (EventID).
 	slices.SortFunc(rows, func(a, b eventRow) int { return strings.Compare(a.ID, b.ID) })
@@ -107,7 +100,7 @@ func insertCreatedEvents(tx *gorm.DB, orders []seckill.Order, h *Handoff) ([]eve
 	if err != nil {
 		return nil, 0, err
 	}
-	if err := tx.Create(&rows).Error; err != nil {
+	if _, err := insertRows(tx, eventInsert, rows); err != nil {
 		return nil, 0, fmt.Errorf("insert the events of %d orders: %w", len(rows), err)
 	}
 	return rows, batch, nil
@@ -124,11 +117,8 @@ func insertChangeEvent(tx *gorm.DB, orderID string) (orderRow, error) {
 	case res.RowsAffected == 0:
 		return orderRow{}, fmt.Errorf("read the changed order back: %w", ErrNotFound)
 	}
-	ev, err := newEventRow(row.order(), row.EventSequence, now())
-	if err != nil {
-		return orderRow{}, err
-	}
-	if err := tx.Create(&ev).Error; err != nil {
+	ev := newEventRow(row.order(), row.EventSequence, now())
+	if _, err := insertRows(tx, eventInsert, []eventRow{ev}); err != nil {
 		return orderRow{}, fmt.Errorf("insert event %d of order %s: %w", row.EventSequence, orderID, err)
 	}
 	return row, nil

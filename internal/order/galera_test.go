@@ -44,8 +44,8 @@ func TestCertificationConflictIsARollback(t *testing.T) {
 	for attempt := 1; ; attempt++ {
 		conf := g.WaitSynced(t, 1, 2)
 		a := newActivity(t, s, 10)
-		err = s.db.Callback().Create().After("gorm:create").Register("test:conflict", func(tx *gorm.DB) {
-			if !lastInsert(tx) {
+		err = s.db.Callback().Raw().Before("gorm:raw").Register("test:conflict", func(tx *gorm.DB) {
+			if !beforeCommit(tx) {
 				return
 			}
 			res, err := other.Exec("UPDATE activities SET name = 'changed on node 3' WHERE id = ?", a.ID)
@@ -61,7 +61,7 @@ func TestCertificationConflictIsARollback(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = s.CreateOrders(ctx, a.ID, 1, batchOf(1, 2))
-		if rerr := s.db.Callback().Create().Remove("test:conflict"); rerr != nil {
+		if rerr := s.db.Callback().Raw().Remove("test:conflict"); rerr != nil {
 			t.Fatal(rerr)
 		}
 		if err == nil && attempt < 3 && g.ConfID(t, 1) != conf {

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/seckill-oss/seckill"
 )
@@ -353,11 +352,11 @@ func insertGroup(tx *gorm.DB, parts []*part) (int, error) {
 	for _, p := range parts {
 		all = append(all, p.rows...)
 	}
-	res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&all)
-	if res.Error != nil {
-		return 0, fmt.Errorf("insert %d orders: %w", len(all), res.Error)
+	inserted, err := insertRows(tx, orderInsert, all)
+	if err != nil {
+		return 0, fmt.Errorf("insert %d orders: %w", len(all), err)
 	}
-	if res.RowsAffected == int64(len(all)) {
+	if inserted == int64(len(all)) {
 		for _, p := range parts {
 			for _, r := range p.rows {
 				p.batch.Written = append(p.batch.Written, r.order())

@@ -55,7 +55,7 @@ func (h *Handoff) batch(tx *gorm.DB, rows []eventRow, at time.Time) (int64, erro
 	id := int64(binary.BigEndian.Uint64(random[:])>>1) | 1
 	until := at.Add(h.Lease)
 	b := batchRow{ID: id, Events: len(rows), CreatedAt: at, LeaseOwner: &h.Owner, LeaseUntil: &until, SentAt: unsent}
-	if err := tx.Create(&b).Error; err != nil {
+	if _, err := insertRows(tx, batchInsert, []batchRow{b}); err != nil {
 		return 0, fmt.Errorf("insert the batch of %d events: %w", len(rows), err)
 	}
 	for i := range rows {

@@ -430,8 +430,8 @@ func TestCommitFailureIsUnknown(t *testing.T) {
 	killer := killerOf(t, dsn)
 	a := newActivity(t, s, 10)
 
-	err := s.db.Callback().Create().After("gorm:create").Register("test:kill_connection", func(tx *gorm.DB) {
-		if lastInsert(tx) {
+	err := s.db.Callback().Raw().Before("gorm:raw").Register("test:kill_connection", func(tx *gorm.DB) {
+		if beforeCommit(tx) {
 			killConnection(t, tx, killer)
 		}
 	})
@@ -466,12 +466,10 @@ func openMariaDB(t *testing.T) (*Store, string) {
 	return s, dsn
 }
 
-// lastInsert reports whether tx's insert is a batch's last statement before
-// its COMMIT: the insert of its orders' events.
-func lastInsert(tx *gorm.DB) bool {
-	_, ok := tx.Statement.Dest.(*[]eventRow)
-	return ok
-}
+// beforeCommit reports whether tx's statement is its transaction's COMMIT
+// (which commit sends as a statement): the moment after a batch's last
+// insert, its events'.
+func beforeCommit(tx *gorm.DB) bool { return tx.Statement.SQL.String() == "COMMIT" }
 
 // killerOf is a second store on s's database, from whose connection a test
 // kills one of s's (killConnection).
@@ -522,8 +520,8 @@ func TestCommitEndsWithTheLease(t *testing.T) {
 	}
 	defer s.Close()
 	a := newActivity(t, s, 10)
-	err = s.db.Callback().Create().After("gorm:create").Register("test:stall_link", func(tx *gorm.DB) {
-		if lastInsert(tx) {
+	err = s.db.Callback().Raw().Before("gorm:raw").Register("test:stall_link", func(tx *gorm.DB) {
+		if beforeCommit(tx) {
 			p.SetReplyDelay(5 * time.Second)
 		}
 	})
