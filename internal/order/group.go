@@ -51,7 +51,7 @@ type WriteResult struct {
 
 // maxGroupRows caps the order rows of one group, so that its insert stays
 // well under the placeholders a statement may carry (65,535 in MySQL,
-// 32,766 in SQLite) at 13 columns a row.
+// 32,766 in SQLite) at 15 columns a row (orderInsert).
 const maxGroupRows = 2048
 
 // CreateOrderGroup writes the writes, at most one per activity, in one
