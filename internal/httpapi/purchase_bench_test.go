@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -50,15 +49,6 @@ func errorLogger() *slog.Logger {
 	return slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError}))
 }
 
-// processCPU is the CPU this process has spent, user and system.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // serveParallel sends b.N requests that newRequest builds to h from
 // benchBuyers goroutines per P, fails on an answer that is not want, and
 // reports allocs/op and cpu-µs/op.
@@ -68,7 +58,7 @@ func serveParallel(b *testing.B, h http.Handler, want int, newRequest func(n int
 	b.ReportAllocs()
 	b.SetParallelism(benchBuyers)
 	b.ResetTimer()
-	cpu0 := processCPU(b)
+	cpu0 := testenv.ProcessCPU(b)
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			rec := httptest.NewRecorder()
@@ -79,7 +69,7 @@ func serveParallel(b *testing.B, h http.Handler, want int, newRequest func(n int
 			}
 		}
 	})
-	cpu := processCPU(b) - cpu0
+	cpu := testenv.ProcessCPU(b) - cpu0
 	b.StopTimer()
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op")
 }

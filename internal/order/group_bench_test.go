@@ -5,7 +5,6 @@ package order
 import (
 	"context"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
@@ -36,7 +35,7 @@ func BenchmarkGroupCommit(b *testing.B) {
 	var fence, user int64
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
-	cpu0 := processCPU(b)
+	cpu0 := testenv.ProcessCPU(b)
 	for b.Loop() {
 		fence++
 		for i := range orders {
@@ -51,17 +50,8 @@ func BenchmarkGroupCommit(b *testing.B) {
 			b.Fatalf("%d orders written, want %d", n, perBatch)
 		}
 	}
-	cpu := processCPU(b) - cpu0
+	cpu := testenv.ProcessCPU(b) - cpu0
 	runtime.ReadMemStats(&m1)
 	b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/float64(user), "allocs/order")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(user), "cpu-µs/order")
-}
-
-// processCPU is the CPU this process has spent, user and system.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
