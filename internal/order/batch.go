@@ -21,6 +21,10 @@ type Batch struct {
 	// Over are the orders for which the database had too few units left:
 	// its orders already hold (nearly) total_stock units, whatever Redis said.
 	Over []seckill.Order
+	// Left is the units the database had left for the activity after the
+	// claim (before the units of Taken went back): fewer than each order of
+	// Over holds, but not always none.
+	Left int64
 }
 
 // CreateOrders writes a lock grant's batch of orders for one activity in one
@@ -77,14 +81,16 @@ func commit(tx *gorm.DB) error {
 // waited for (until ctx ends) rather than missed by a plain read that would
 // declare its orders absent and let their units be sold twice. On Galera it
 // also writes the row (fenceOut), so that a COMMIT in flight on another node
-// cannot land after it.
-func (s *Store) Written(ctx context.Context, activityID int64, ids []string) (map[string]seckill.Order, error) {
-	got := make(map[string]seckill.Order, len(ids))
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+// cannot land after it. left is the units the database has left for the
+// activity, under the same lock.
+func (s *Store) Written(ctx context.Context, activityID int64, ids []string) (got map[string]seckill.Order, left int64, err error) {
+	got = make(map[string]seckill.Order, len(ids))
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var a activityRow
-		if err := lockActivity(tx, activityID, "id", &a); err != nil {
+		if err := lockActivity(tx, activityID, "id, total_stock, sold", &a); err != nil {
 			return err
 		}
+		left = max(a.TotalStock-a.Sold, 0)
 		// Every batch writes the activity's row (its claim).
 		if err := fenceOut(tx, "activities", "fence", activityID); err != nil {
 			return err
@@ -99,9 +105,9 @@ func (s *Store) Written(ctx context.Context, activityID int64, ids []string) (ma
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return got, nil
+	return got, left, nil
 }
 
 // lockingRead is FOR UPDATE where the dialect has it. SQLite has one writer

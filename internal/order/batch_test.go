@@ -141,7 +141,7 @@ func TestWrittenWaitsForACommitInFlight(t *testing.T) {
 	go func() {
 		lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		got, err := s.Written(lctx, a.ID, []string{o.ID})
+		got, _, err := s.Written(lctx, a.ID, []string{o.ID})
 		done <- result{got, err}
 	}()
 	select {

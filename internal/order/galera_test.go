@@ -114,7 +114,7 @@ func TestWrittenFencesOutACommitInFlightOnAnotherNode(t *testing.T) {
 		if err := batch.Create(&row).Error; err != nil {
 			t.Fatal(err)
 		}
-		found, err := reader.Written(ctx, a.ID, []string{row.ID})
+		found, _, err := reader.Written(ctx, a.ID, []string{row.ID})
 		if err != nil {
 			_ = batch.Rollback()
 			t.Fatalf("Written on node 3: %v", err)

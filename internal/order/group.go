@@ -292,6 +292,7 @@ func (p *part) decide(a lockedActivity, ok bool) bool {
 		kept = append(kept, r)
 	}
 	p.rows = kept
+	p.batch.Left = left
 	for i := range p.rows {
 		p.rows[i].PriceMinor, p.rows[i].Currency = a.PriceMinor, a.Currency
 	}

@@ -44,6 +44,8 @@ type sale struct {
 	epoch    uint64
 	approved []int
 	placed   []seckill.Order
+	// remaining is what Redis held right after the grant's deduct.
+	remaining int64
 }
 
 func newBatch(a seckill.Activity, tickets []*ticket) *batch {

@@ -65,9 +65,22 @@ func (s *sale) write() {
 	crashpoint.Hit(crashpoint.AfterCommit)
 	s.m.batches.WithLabelValues("written").Inc()
 	s.answerWritten(w)
-	if keep := unitsOf(w.Written, w.Over); keep < taken {
+	over := unitsOf(w.Over)
+	if keep := unitsOf(w.Written) + s.excessOver(over, w.Left); keep < taken {
 		s.settle(keep, taken-keep, "already_ordered")
 	}
+}
+
+// excessOver is how many of the over units (those of orders the database
+// refused for want of units, its left being dbLeft after the claim) stay
+// deducted: the excess Redis had over the database, which keeping deducted
+// moves Redis to the truth. The rest go back at once; they are units the
+// database still has, which a smaller order may buy. Before this grant's
+// deduct Redis held s.remaining+taken units and the database dbLeft plus
+// what this grant wrote or a unique key kept out, so the excess is
+// s.remaining + over - dbLeft.
+func (s *sale) excessOver(over, dbLeft int64) int64 {
+	return min(max(s.remaining+over-dbLeft, 0), over)
 }
 
 // deduct takes the approved buyers' units from Redis in one step, and waits
@@ -128,6 +141,7 @@ func (s *sale) deduct() bool {
 	}
 	s.m.remaining.WithLabelValues(itoa(a)).Set(float64(remaining))
 	s.markSoldOut(a, remaining, s.epoch)
+	s.remaining = remaining
 	s.approved = s.keepServed(served, remaining)
 	return true
 }
@@ -207,13 +221,16 @@ func (s *sale) answerWritten(w order.Batch) {
 		b.outs[at[o.ID]].order = o
 	}
 	for _, o := range w.Over {
-		b.outs[at[o.ID]].err = soldOut()
+		b.outs[at[o.ID]].err = tooFew(w.Left)
 	}
 	if len(w.Over) > 0 {
-		// The database holds every unit already: Redis had too many.
-		// Keeping those units deducted moves Redis towards the truth.
-		s.log.Warn("database refused units Redis had; reconcile the activity", "activity_id", a, "units", len(w.Over))
-		s.markSoldOut(a, 0, s.epoch)
+		// Redis had more units than the database (a failover lost a
+		// deduct): write gives back only what the database still has.
+		s.log.Warn("database refused units Redis had; Redis moves to the database's count", "activity_id", a,
+			"orders", len(w.Over), "units", unitsOf(w.Over), "database_left", w.Left)
+		if w.Left == 0 {
+			s.markSoldOut(a, 0, s.epoch)
+		}
 	}
 	if len(w.Taken) == 0 {
 		return

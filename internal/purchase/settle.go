@@ -65,7 +65,7 @@ func (s *sale) reseedFence() {
 // for reconciliation.
 func (s *sale) resolveCommit(cause error) {
 	a, n := s.b.activity.ID, unitsOf(s.placed)
-	written, err := s.writtenOf()
+	written, dbLeft, err := s.writtenOf()
 	if err != nil {
 		s.m.leaked.Add(float64(n))
 		s.log.Error("order commit outcome unknown; units held until the books are repaired",
@@ -83,15 +83,16 @@ func (s *sale) resolveCommit(cause error) {
 	// It did commit: each order it left out was kept out by a unique key
 	// (the buyer holds an order, or used the key elsewhere) or had no unit
 	// left in the database, as in a batch whose COMMIT answered.
-	keep := s.answerCommitted(written, cause)
+	keep := s.answerCommitted(written, dbLeft, cause)
 	s.settle(keep, n-keep, "commit_failed")
 }
 
 // answerCommitted sets the outcomes of a batch whose COMMIT did land, from
-// the orders found written, and returns how many of its units stay
-// deducted (units, not orders): the written orders', and those of buyers
-// the database had no unit for or whose reason was not learned.
-func (s *sale) answerCommitted(written map[string]seckill.Order, cause error) (keep int64) {
+// the orders found written and the units the database had left then, and
+// returns how many of its units stay deducted (units, not orders): the
+// written orders', those of buyers whose reason was not learned, and of
+// those the database had too few units for, the excess Redis had over it.
+func (s *sale) answerCommitted(written map[string]seckill.Order, dbLeft int64, cause error) (keep int64) {
 	b, approved, orders := s.b, s.approved, s.placed
 	for _, o := range written {
 		keep += o.Units()
@@ -110,6 +111,7 @@ func (s *sale) answerCommitted(written map[string]seckill.Order, cause error) (k
 		reqs = append(reqs, seckill.BuyRequest{ActivityID: b.activity.ID, UserID: orders[k].UserID, IdempotencyKey: orders[k].IdempotencyKey})
 	}
 	explained, none, kerr := s.keptOutAfter(reqs)
+	var over, keptOut int64
 	for n, k := range left {
 		i := approved[k]
 		switch {
@@ -119,12 +121,20 @@ func (s *sale) answerCommitted(written map[string]seckill.Order, cause error) (k
 			b.outs[i].err = seckill.Unavailable("the order database failed; nothing was sold", errors.Join(cause, kerr))
 			keep += orders[k].Units()
 		case none[n]:
-			// Over: the database had no unit for it. Its unit stays
-			// deducted, which moves Redis towards the truth.
-			b.outs[i].err = soldOut()
-			keep += orders[k].Units()
+			// Over: the database had too few units for it.
+			b.outs[i].err = tooFew(dbLeft)
+			over += orders[k].Units()
 		default:
 			b.outs[i] = explained[n]
+			keptOut += orders[k].Units()
+		}
+	}
+	if over > 0 {
+		// dbLeft already counts the units of the orders a unique key kept
+		// out (the claim gave them back), which go back to Redis too.
+		keep += s.excessOver(over, dbLeft-keptOut)
+		if dbLeft == 0 {
+			s.markSoldOut(b.activity.ID, 0, s.epoch)
 		}
 	}
 	return keep
@@ -132,16 +142,16 @@ func (s *sale) answerCommitted(written map[string]seckill.Order, cause error) (k
 
 // writtenOf reads which of the sale's orders exist, with the locking read
 // that waits for a commit still in flight, asking up to three times.
-func (s *sale) writtenOf() (written map[string]seckill.Order, err error) {
+func (s *sale) writtenOf() (written map[string]seckill.Order, dbLeft int64, err error) {
 	ids := make([]string, len(s.placed))
 	for k, o := range s.placed {
 		ids[k] = o.ID
 	}
 	err = lock.RetryDetached(s.lease, func(dctx context.Context) (err error) {
-		written, err = s.orders.Written(dctx, s.b.activity.ID, ids)
+		written, dbLeft, err = s.orders.Written(dctx, s.b.activity.ID, ids)
 		return retry.RetryableError(err)
 	})
-	return written, err
+	return written, dbLeft, err
 }
 
 // settle gives back what the grant deducted beyond keep units: the units of

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/redis/go-redis/v9"
@@ -37,6 +38,9 @@ type unknownBatch struct {
 	Fence  int64         `json:"fence"`
 	Token  string        `json:"token"`
 	Orders []unknownItem `json:"orders"`
+	// Remaining is what Redis held right after the batch's deduct (the
+	// sale's remaining); absent from a batch written without it.
+	Remaining *int64 `json:"remaining,omitempty"`
 }
 
 type unknownItem struct {
@@ -68,7 +72,7 @@ func (s *sale) rememberUnknown() {
 	if !s.hasRoom(s.b.activity) || len(s.placed) == 0 {
 		return
 	}
-	ub := unknownBatch{Fence: s.g.Fence, Token: s.g.Token, Orders: make([]unknownItem, len(s.placed))}
+	ub := unknownBatch{Fence: s.g.Fence, Token: s.g.Token, Orders: make([]unknownItem, len(s.placed)), Remaining: &s.remaining}
 	fields := make([]any, 0, 2*len(s.placed))
 	name := unknownName(s.g)
 	for k, o := range s.placed {
@@ -150,6 +154,13 @@ func (ub unknownBatch) sale(ctx context.Context, s *Service, a seckill.Activity)
 	n := len(ub.Orders)
 	sl := &sale{Service: s, b: &batch{activity: a, outs: make([]outcome, n)}, lease: ctx,
 		g: stock.Grant{Fence: ub.Fence, Token: ub.Token}, approved: make([]int, n), placed: make([]seckill.Order, n)}
+	// Without the deduct's remaining the excess Redis had over the database
+	// is not known: every unit of an order the database refused stays
+	// deducted, for the books sweep to repair.
+	sl.remaining = math.MaxInt64 / 2
+	if ub.Remaining != nil {
+		sl.remaining = *ub.Remaining
+	}
 	for k, o := range ub.Orders {
 		sl.approved[k] = k
 		sl.placed[k] = seckill.Order{ID: o.ID, ActivityID: a.ID, UserID: o.UserID, IdempotencyKey: o.Key, Quantity: o.Quantity, Fence: ub.Fence}

@@ -1,0 +1,53 @@
+package purchase
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/order"
+	"github.com/seckill-oss/seckill/internal/stock"
+)
+
+// A batch's COMMIT answered with an error but had committed, and the
+// database had refused one of its orders for want of units while it still
+// had some (Redis had more than the database). As after a COMMIT that
+// answered, the buyer learns how many are left, and Redis keeps deducted
+// only its excess over the database. Here the truth is 4 of 6 left (user 1
+// holds 2), Redis says 6; users 2 and 3 ask for 3 each.
+// Can fail: keeping every unit of user 3's refused order deducted tells
+// user 3 sold_out and leaves Redis at 0 with 1 unit unsold.
+func TestUnknownCommitOverTheDatabaseGivesBackWhatItStillHas(t *testing.T) {
+	s, _, a := resolveFixture(t, 6)
+	ctx := context.Background()
+	if err := s.stock.Load(ctx, a.ID, 6, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.orders.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: 1, Quantity: 2, Fence: 1}); err != nil {
+		t.Fatal(err)
+	}
+	g := stock.Grant{Fence: 2, Token: "t"}
+	taken, remaining, err := s.stock.Deduct(ctx, a.ID, g, 6)
+	if err != nil || taken != 6 {
+		t.Fatalf("deduct: %d, %v", taken, err)
+	}
+	ords := []seckill.Order{{ID: newOrderID(), UserID: 2, Quantity: 3}, {ID: newOrderID(), UserID: 3, Quantity: 3}}
+	if b, err := s.orders.CreateOrders(ctx, a.ID, g.Fence, ords); err != nil || len(b.Written) != 1 || len(b.Over) != 1 {
+		t.Fatalf("the batch's write: %+v, %v", b, err)
+	}
+	rb := &batch{activity: a, outs: make([]outcome, 2)}
+	sl := &sale{Service: s, b: rb, lease: ctx, g: g, approved: []int{0, 1}, placed: ords, remaining: remaining}
+	sl.resolveCommit(order.ErrCommitUnknown)
+
+	if rb.outs[0].err != nil || rb.outs[0].order.ID != ords[0].ID {
+		t.Errorf("user 2: %+v, want order %s", rb.outs[0], ords[0].ID)
+	}
+	var e *seckill.Error
+	if !errors.As(rb.outs[1].err, &e) || e.Code != seckill.ENotEnoughStock || e.RemainingStock != 1 {
+		t.Errorf("user 3: %v, want not_enough_stock with remaining_stock 1", rb.outs[1].err)
+	}
+	if left, _ := s.stock.Remaining(ctx, a.ID); left != 1 {
+		t.Errorf("Redis remaining %d, want 1: the unit the database still has", left)
+	}
+}
