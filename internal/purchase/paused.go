@@ -59,10 +59,17 @@ func (s *sale) stoppedByOps(ended bool) {
 		return
 	}
 	s.m.batches.WithLabelValues("ended").Inc()
+	b.fail(s.approved, s.endedOf(a))
+}
+
+// endedOf is the answer to a buyer of an activity ops ended, possibly on
+// another instance: the activity is read again so this instance's window
+// learns ops' end (and the answer names the new ends_at).
+func (s *Service) endedOf(a seckill.Activity) error {
 	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
 	defer cancel()
 	if fresh, err := s.catalog.Fresh(ctx, a.ID); err == nil {
 		a = fresh
 	}
-	b.fail(s.approved, seckill.Ended(a))
+	return seckill.Ended(a)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/stock"
 )
 
 // Rooms are the activities' waiting rooms (internal/waitingroom) as the
@@ -47,6 +48,11 @@ func (s *Service) refuseUnadmitted(ctx context.Context, a seckill.Activity, user
 	}
 	admitted, on, err := s.rooms.Admitted(ctx, a.ID, userID, s.flightLimit())
 	switch {
+	case errors.Is(err, stock.ErrPaused):
+		// Not marked: the admission's read sees a resume elsewhere at once.
+		return s.holderOr(ctx, a.ID, userID, seckill.SalePaused()), true
+	case errors.Is(err, stock.ErrEnded):
+		return s.holderOr(ctx, a.ID, userID, s.endedOf(a)), true
 	case errors.Is(err, seckill.ErrRoomLost) && a.WaitingRoom == nil:
 		// Neither the database (as cached) nor Redis has a room.
 		return nil, false

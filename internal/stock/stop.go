@@ -31,10 +31,11 @@ var (
 	ErrEnded = errors.New("stock: the sale was ended")
 )
 
-// Fields of the stock hash that stop a sale.
+// Fields of the stock hash that stop a sale; the waiting room reads them
+// with an admission, so a buyer of a stopped sale hears the stop first.
 const (
-	pausedField = "paused"
-	endedField  = "ended"
+	PausedField = "paused"
+	EndedField  = "ended"
 )
 
 // resumeScript clears the pause and moves the room's open admissions later
@@ -78,7 +79,7 @@ func stoppedErr(reply any) error {
 // the same: nothing sells until a load, which writes the flag as the
 // database has it.
 func (s *Store) Pause(ctx context.Context, activityID int64, at time.Time) error {
-	if err := s.rdb.HSetNX(ctx, s.key(activityID), pausedField, at.UnixMilli()).Err(); err != nil {
+	if err := s.rdb.HSetNX(ctx, s.key(activityID), PausedField, at.UnixMilli()).Err(); err != nil {
 		return fmt.Errorf("stock: pause activity %d: %w", activityID, err)
 	}
 	return nil
@@ -88,7 +89,7 @@ func (s *Store) Pause(ctx context.Context, activityID int64, at time.Time) error
 // admissions of its waiting room later by the pause's length, which it
 // returns (0 when it was not paused).
 func (s *Store) Resume(ctx context.Context, activityID int64) (time.Duration, error) {
-	ks := []string{s.key(activityID), keys.WaitingAdmitted(s.prefix, activityID)}
+	ks := []string{s.key(activityID), keys.WaitingAdmitted(s.prefix, activityID), keys.WaitingSeen(s.prefix, activityID)}
 	ms, err := resumeScript.Run(ctx, s.rdb, ks).Int64()
 	if err != nil {
 		return 0, fmt.Errorf("stock: resume activity %d: %w", activityID, err)
@@ -98,7 +99,7 @@ func (s *Store) Resume(ctx context.Context, activityID int64) (time.Duration, er
 
 // End stops the activity's deducts for good: ops ended the sale.
 func (s *Store) End(ctx context.Context, activityID int64) error {
-	if err := s.rdb.HSet(ctx, s.key(activityID), endedField, 1).Err(); err != nil {
+	if err := s.rdb.HSet(ctx, s.key(activityID), EndedField, 1).Err(); err != nil {
 		return fmt.Errorf("stock: end activity %d: %w", activityID, err)
 	}
 	return nil
@@ -108,7 +109,7 @@ func (s *Store) End(ctx context.Context, activityID int64) error {
 // every deduct checks: fresh, for answers that must not lag another
 // instance's pause (a join, the activity's body).
 func (s *Store) Paused(ctx context.Context, activityID int64) (bool, error) {
-	n, err := s.rdb.HExists(ctx, s.key(activityID), pausedField).Result()
+	n, err := s.rdb.HExists(ctx, s.key(activityID), PausedField).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return false, fmt.Errorf("stock: paused of activity %d: %w", activityID, err)
 	}
@@ -119,7 +120,7 @@ func (s *Store) Paused(ctx context.Context, activityID int64) (bool, error) {
 // activity's body: ErrNotLoaded when no stock is loaded (paused is then
 // still read).
 func (s *Store) RemainingPaused(ctx context.Context, activityID int64) (remaining int64, paused bool, err error) {
-	v, err := s.rdb.HMGet(ctx, s.key(activityID), field, pausedField).Result()
+	v, err := s.rdb.HMGet(ctx, s.key(activityID), field, PausedField).Result()
 	if err != nil {
 		return 0, false, fmt.Errorf("stock: remaining of activity %d: %w", activityID, err)
 	}

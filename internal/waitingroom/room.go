@@ -179,7 +179,8 @@ func (r *Room) Shut(ctx context.Context, activityID int64) error {
 func (r *Room) On(activityID int64) bool { return r.rooms()[activityID].on }
 
 // Admitted reports whether the user holds an open admission to buy in the
-// activity; on is false when the activity has no room after all. An
+// activity; on is false when the activity has no room after all. A sale ops
+// stopped is stock.ErrPaused or stock.ErrEnded, whatever the admission. An
 // admitted user counts as seen for busy more (a purchase in flight, which
 // may take that long to reach its deduct without the buyer polling): the
 // idle lapse must not take the admission from under their purchase.
@@ -249,6 +250,9 @@ func (r *Room) Join(ctx context.Context, activityID, userID int64) (seckill.Queu
 	}
 	// A lapsed user joins again, at the back; any other place is kept.
 	if st.hasPlace() && !st.lapsedOnly() {
+		if st.pausedPlace() {
+			return seckill.QueueStatus{}, seckill.SalePaused()
+		}
 		return r.status(ctx, a.ID, userID, st)
 	}
 	if err := r.admissible(ctx, a, userID, st); err != nil {
@@ -290,7 +294,7 @@ func (r *Room) joined(ctx context.Context, a seckill.Activity, userID int64, ans
 		return seckill.QueueStatus{}, notOpenYet(after.opens)
 	case answer == isEnded, answer == isClosed && after.closed == isEnded:
 		return seckill.QueueStatus{}, seckill.Ended(a)
-	case answer == isPaused:
+	case answer == isPaused, answer == have && after.pausedPlace():
 		return seckill.QueueStatus{}, seckill.SalePaused()
 	case answer == isClosed:
 		return seckill.QueueStatus{}, soldOut()

@@ -80,9 +80,20 @@ type standing struct {
 	rate                      float64 // measured admissions a second
 	pace                      float64 // admissions a second the last step allowed
 	paused                    bool    // ops paused the sale
+	pausedAt                  int64   // since when, unix ms
 }
 
 func (st standing) hasPlace() bool { return st.rank >= 0 || st.until >= 0 || st.end != "" }
+
+// pausedPlace reports whether the sale is paused for a user with a place
+// that is not used up by an order: a join answers paused, as to anyone
+// without a place (docs/API.md "Stopping a sale").
+func (st standing) pausedPlace() bool { return st.paused && !strings.HasPrefix(st.end, "d:") }
+
+// heldByPause reports whether the user's admission was open when ops
+// paused the sale: it keeps its time, and the resume moves its end later
+// by the pause's length (internal/stock/resume.lua).
+func (st standing) heldByPause() bool { return st.paused && st.until > st.pausedAt }
 
 // lapsedOnly reports whether the user's only place is a lapsed admission.
 func (st standing) lapsedOnly() bool { return st.end == "l" && st.rank < 0 && st.until < 0 }
@@ -137,7 +148,7 @@ func parseStanding(reply string) (standing, bool) {
 	st := standing{
 		on: f[0] == "1", lost: f[0] == "", now: ms(1), opens: ms(2), starts: ms(3), ends: ms(4), closed: f[5],
 		rank: n(6), until: n(7), buyer: n(8) == 1, waiting: n(9), admitted: n(10), remain: n(12),
-		hold: max(n(14), 1), paused: n(15) == 1, end: f[16],
+		hold: max(n(14), 1), paused: n(15) > 0, pausedAt: n(15), end: f[16],
 	}
 	st.rate, _ = strconv.ParseFloat(f[11], 64)
 	st.pace, _ = strconv.ParseFloat(f[13], 64)

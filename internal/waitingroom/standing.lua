@@ -14,8 +14,8 @@
 -- of the line and of the open admissions; rate the measured admissions per
 -- second; remaining the units left (-1: the stock is not loaded); pace the
 -- admissions a second the last step allowed; hold the units one admission
--- holds (the activity's per-user limit); paused 1 while ops paused the sale
--- (internal/stock/stop.go's flag); ended, last as it may hold anything, the
+-- holds (the activity's per-user limit); paused since when ops paused the
+-- sale, unix ms (internal/stock/stop.go's flag; 0: not paused); ended, last as it may hold anything, the
 -- user's end ("" none). Every field is Redis's own string, or an integer,
 -- never a Lua number formatted as a float.
 local function roomShared(now)
@@ -25,7 +25,7 @@ local function roomShared(now)
     head = table.concat({room[1] or '', string.format('%d', now), room[2] or '0', room[3] or '0', room[4] or '0',
       room[5] or ''}, ','),
     admitted = redis.call('ZCARD', KEYS[3]),
-    tail = table.concat({room[6] or '0', stock[1] or -1, room[7] or '0', room[8] or '1', stock[2] and 1 or 0}, ','),
+    tail = table.concat({room[6] or '0', stock[1] or -1, room[7] or '0', room[8] or '1', stock[2] or 0}, ','),
   }
 end
 

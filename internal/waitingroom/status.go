@@ -42,6 +42,12 @@ func (r *Room) status(ctx context.Context, activityID, userID int64, st standing
 		q.State, q.Reason = seckill.QueueClosed, st.end[2:]
 	case st.closed == isEnded:
 		q.State, q.Reason = seckill.QueueClosed, seckill.EEnded
+	case st.heldByPause():
+		// Its end as the resume will set it were the sale resumed now.
+		q.State = seckill.QueueAdmitted
+		q.AdmittedUntil = time.UnixMilli(st.until + max(st.now.UnixMilli()-st.pausedAt, 0)).UTC()
+		q.Refresh = time.Second
+		r.touch(ctx, activityID, userID, 0)
 	case st.until > st.now.UnixMilli():
 		q.State, q.AdmittedUntil = seckill.QueueAdmitted, time.UnixMilli(st.until).UTC()
 		q.Refresh = time.Second

@@ -13,6 +13,7 @@ import (
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/luascript"
+	"github.com/seckill-oss/seckill/internal/stock"
 )
 
 // luaFiles holds the room's scripts, one job and one .lua file each (the
@@ -203,11 +204,23 @@ func (s *Store) admittedUntil(ctx context.Context, activityID, userID int64) (un
 	pipe := s.rdb.Pipeline()
 	onCmd := pipe.HGet(ctx, s.room(activityID), "on")
 	untilCmd := pipe.ZScore(ctx, keys.WaitingAdmitted(s.prefix, activityID), strconv.FormatInt(userID, 10))
+	stopCmd := pipe.HMGet(ctx, keys.Stock(s.prefix, activityID), stock.PausedField, stock.EndedField)
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return time.Time{}, false, fmt.Errorf("waitingroom: admission in activity %d: %w", activityID, err)
 	}
 	if ms, err := untilCmd.Result(); err == nil {
 		until = time.UnixMilli(int64(ms)).UTC()
+	}
+	// The sale's stop comes before the admission (docs/API.md, the
+	// precedence of refusals), and the stock hash's flags are what every
+	// instance's deduct obeys: read fresh, never from a mark.
+	if stop := stopCmd.Val(); len(stop) == 2 {
+		switch {
+		case stop[1] != nil:
+			return until, true, stock.ErrEnded
+		case stop[0] != nil:
+			return until, true, stock.ErrPaused
+		}
 	}
 	if errors.Is(onCmd.Err(), redis.Nil) {
 		return until, false, seckill.ErrRoomLost
