@@ -270,3 +270,77 @@ func brokenLinks(doc, text string) (problems []string) {
 	}
 	return problems
 }
+
+// docs/API.md is one current reference: each endpoint, header, setting and
+// rule stated once, in its place, as it holds today. A change is folded
+// into its section, and its history goes to docs/CHANGELOG.md, so the
+// contract carries no "extension of DATE" notes, no dated headings and no
+// heading twice (two places for one endpoint or rule).
+const (
+	apiDocPath   = "docs/API.md"
+	changelogDoc = "docs/CHANGELOG.md"
+)
+
+var isoDate = regexp.MustCompile(`\b20[0-9]{2}-[01][0-9]-[0-3][0-9]\b`)
+
+func TestAPIDocReadsAsOneReference(t *testing.T) {
+	b, err := os.ReadFile(apiDocPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range append(apiDocProblems(string(b)), brokenLinks(apiDocPath, string(b))...) {
+		t.Error(p)
+	}
+	log, err := os.ReadFile(changelogDoc)
+	if err != nil {
+		t.Fatalf("%s, where the contract's history goes: %v", changelogDoc, err)
+	}
+	if !strings.Contains(string(log), "\n## [Unreleased]") {
+		t.Errorf("%s has no ## [Unreleased] section (Keep a Changelog)", changelogDoc)
+	}
+	for _, p := range brokenLinks(changelogDoc, string(log)) {
+		t.Error(p)
+	}
+}
+
+// apiDocProblems lists what keeps text from reading as one current
+// reference.
+func apiDocProblems(text string) (problems []string) {
+	seen := map[string]int{}
+	for i, line := range strings.Split(text, "\n") {
+		n := i + 1
+		if at := strings.Index(strings.ToLower(line), "extension of"); at >= 0 {
+			problems = append(problems, fmt.Sprintf("%s:%d says %q: fold the change into its section as what holds today; its history goes to %s",
+				apiDocPath, n, line[at:min(len(line), at+40)], changelogDoc))
+		}
+		m := mdHeading.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		if isoDate.MatchString(m[2]) {
+			problems = append(problems, fmt.Sprintf("%s:%d: heading %q carries a date; dates belong to %s", apiDocPath, n, m[2], changelogDoc))
+		}
+		if first, ok := seen[m[2]]; ok {
+			problems = append(problems, fmt.Sprintf("%s:%d: heading %q again (first at line %d): one place for each endpoint and rule", apiDocPath, n, m[2], first))
+		}
+		seen[m[2]] = n
+	}
+	return problems
+}
+
+func TestAPIDocProblemsCanFail(t *testing.T) {
+	for _, c := range []struct {
+		doc  string
+		fail bool
+	}{
+		{"## Conventions\n## Waiting room\n", false},
+		{"## Waiting room (extension of 2026-11-26)\n", true},
+		{"- Caching (Extension of 2026-11-25): no-store\n", true},
+		{"## Settings 2026-11-29\n", true},
+		{"## Ops\n### `POST /x`\n## More\n### `POST /x`\n", true},
+	} {
+		if got := apiDocProblems(c.doc); (len(got) > 0) != c.fail {
+			t.Errorf("%q: problems %q, want some: %v", c.doc, got, c.fail)
+		}
+	}
+}
