@@ -4,6 +4,8 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -184,6 +186,9 @@ func TestDemoLinesInOrder(t *testing.T) {
 	if len(lines) != 8 {
 		t.Fatalf("%d curl lines, want 8:\n%s", len(lines), p.stdout)
 	}
+	if said := readmeCurlCount(t); said != len(lines) {
+		t.Errorf("README.md says the demo prints %d curl lines; it prints %d", said, len(lines))
+	}
 	buy := find(t, lines, "POST", "/activities/1/orders")
 	view := find(t, lines, "GET", "/orders/mine")
 
@@ -301,4 +306,26 @@ func waitFor(t *testing.T, d time.Duration, ok func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// readmeCurlCount is how many curl lines README.md says the demo prints:
+// "prints eight `curl` lines".
+func readmeCurlCount(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)prints\\s+(\\w+)\\s+`curl`\\s+lines").FindSubmatch(b)
+	if m == nil {
+		t.Fatal("README.md does not say how many `curl` lines the demo prints")
+	}
+	words := []string{"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"}
+	for n, w := range words {
+		if strings.EqualFold(string(m[1]), w) || string(m[1]) == strconv.Itoa(n) {
+			return n
+		}
+	}
+	t.Fatalf("README.md says the demo prints %q curl lines: not a count", m[1])
+	return 0
 }
