@@ -85,3 +85,22 @@ func TestReadmeChecksCatchAFirstScreenGoneWrong(t *testing.T) {
 		}
 	}
 }
+
+// RESULTS.md opens with the figures a user asks for, before the log: the
+// text up to the section after "The figures in short" fits a screen.
+const maxResultsOpening = 30
+
+func TestResultsOpenWithTheFigures(t *testing.T) {
+	b, err := os.ReadFile(resultsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, after, ok := strings.Cut(string(b), "\n## The figures in short\n")
+	if !ok || strings.Contains(before, "\n## ") {
+		t.Fatalf("%s does not open with its section \"The figures in short\"", resultsPath)
+	}
+	summary, _, _ := strings.Cut(after, "\n## ")
+	if n := strings.Count(before+summary, "\n") + 2; n > maxResultsOpening {
+		t.Errorf("%s's opening, up to the end of \"The figures in short\", is %d lines, more than %d", resultsPath, n, maxResultsOpening)
+	}
+}
