@@ -3,6 +3,9 @@ package main
 import (
 	"io"
 	"net/http"
+	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -183,6 +186,9 @@ func TestDemoLinesInOrder(t *testing.T) {
 	if len(lines) != 8 {
 		t.Fatalf("%d curl lines, want 8:\n%s", len(lines), p.stdout)
 	}
+	if said := readmeCurlCount(t); said != len(lines) {
+		t.Errorf("README.md says the demo prints %d curl lines; it prints %d", said, len(lines))
+	}
 	buy := find(t, lines, "POST", "/activities/1/orders")
 	view := find(t, lines, "GET", "/orders/mine")
 
@@ -233,9 +239,62 @@ func TestDemoLinesInOrder(t *testing.T) {
 	if !strings.Contains(sent, `"status":200`) {
 		t.Errorf("the stub's callback was not answered 200: %s", sent)
 	}
+	tailEvents(t, p.stdout.String())
 	if err := p.stop(); err != nil {
 		t.Fatalf("run after cancel: %v", err)
 	}
+}
+
+// tailEvents runs the banner's events line as printed, after a purchase:
+// it must start the program the way the README starts the demo (there is
+// no seckill binary after `go run`), and print the order's events.
+//
+// Can fail: with the line printed as "SECKILL_REDIS_URL=... seckill events
+// tail", "the events line runs \"seckill\", not go run ./cmd/seckill".
+func tailEvents(t *testing.T, out string) {
+	t.Helper()
+	var line string
+	for _, l := range strings.Split(out, "\n") {
+		if l = strings.TrimSpace(l); strings.Contains(l, " events tail") {
+			line = l
+		}
+	}
+	if line == "" {
+		t.Fatalf("no events tail line printed:\n%s", out)
+	}
+	words := shellWords(t, line)
+	env := map[string]string{}
+	for len(words) > 0 && strings.Contains(words[0], "=") {
+		k, v, _ := strings.Cut(words[0], "=")
+		env[k] = v
+		words = words[1:]
+	}
+	cmd := strings.Fields(demoCommand)
+	if len(words) < len(cmd) || strings.Join(words[:len(cmd)], " ") != demoCommand || readmeDemoCommand(t) != demoCommand {
+		t.Fatalf("%q: the events line runs %q, not %s (the README's command)", line, words[0], readmeDemoCommand(t))
+	}
+	tail := start(t, env, words[len(cmd):]...)
+	waitFor(t, 10*time.Second, func() bool { return strings.Contains(tail.stdout.String(), `"type":"order.created"`) })
+	if err := tail.stop(); err != nil {
+		t.Errorf("%q: %v", line, err)
+	}
+}
+
+// readmeDemoCommand is the demo's command as README.md's first screen
+// gives it.
+func readmeDemoCommand(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for l := range strings.Lines(string(b)) {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "go run ./cmd/seckill") {
+			return strings.Join(strings.Fields(l), " ")
+		}
+	}
+	t.Fatal("README.md gives no go run ./cmd/seckill line")
+	return ""
 }
 
 func waitFor(t *testing.T, d time.Duration, ok func() bool) {
@@ -247,4 +306,26 @@ func waitFor(t *testing.T, d time.Duration, ok func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// readmeCurlCount is how many curl lines README.md says the demo prints:
+// "prints eight `curl` lines".
+func readmeCurlCount(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)prints\\s+(\\w+)\\s+`curl`\\s+lines").FindSubmatch(b)
+	if m == nil {
+		t.Fatal("README.md does not say how many `curl` lines the demo prints")
+	}
+	words := []string{"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"}
+	for n, w := range words {
+		if strings.EqualFold(string(m[1]), w) || string(m[1]) == strconv.Itoa(n) {
+			return n
+		}
+	}
+	t.Fatalf("README.md says the demo prints %q curl lines: not a count", m[1])
+	return 0
 }

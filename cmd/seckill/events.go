@@ -86,10 +86,34 @@ func closeRelay(b *backend, relay *outbox.Relay) {
 	_ = relay.Close()
 }
 
-// printEventsDemo shows the demo's user how to see its events.
+// demoCommand is how the demo's user runs this program: the README starts
+// the demo with `go run`, after which there is no seckill binary on the
+// PATH, so a printed line naming one would fail as printed.
+const demoCommand = "go run ./cmd/seckill"
+
+// printEventsDemo shows the demo's user how to see its events: a line that
+// runs as printed from the directory the demo was started in, naming the
+// stream's settings that differ from their defaults.
 func printEventsDemo(stdout io.Writer, cfg config, b *backend) {
 	if cfg.Events.Sink != eventsRedis || b.mini == nil {
 		return
 	}
-	fmt.Fprintf(stdout, "Order events (one JSON line each): SECKILL_REDIS_URL=redis://%s seckill events tail\n\n", b.mini.Addr())
+	env := []string{"SECKILL_REDIS_URL=redis://" + b.mini.Addr()}
+	if cfg.KeyPrefix != "" {
+		env = append(env, shellAssign("SECKILL_KEY_PREFIX", cfg.KeyPrefix))
+	}
+	if cfg.Events.Stream != cfg.KeyPrefix+"events" {
+		env = append(env, shellAssign("SECKILL_EVENTS_STREAM", cfg.Events.Stream))
+	}
+	fmt.Fprintf(stdout, "Order events (one JSON line each):\n\n  %s %s events tail\n\n", strings.Join(env, " "), demoCommand)
+}
+
+// shellAssign is name=value as sh reads it back: single-quoted unless value
+// is made of characters sh leaves alone.
+func shellAssign(name, value string) string {
+	plain := value != "" && strings.Trim(value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:/-@%+,") == ""
+	if plain {
+		return name + "=" + value
+	}
+	return name + "='" + strings.ReplaceAll(value, "'", `'\''`) + "'"
 }
