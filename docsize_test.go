@@ -3,7 +3,6 @@ package seckill_test
 import (
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
 	"testing"
 )
@@ -21,7 +20,6 @@ const (
 	testsCommandLine = "bash scripts/test.sh"
 )
 
-var isoDate = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}\b`)
 
 func TestReadmeFirstScreenAndLength(t *testing.T) {
 	b, err := os.ReadFile("README.md")
