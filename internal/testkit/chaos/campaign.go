@@ -178,6 +178,9 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if ctx.Err() != nil {
 		return res, ctx.Err()
 	}
+	if err := c.hold.Unread(); err != nil {
+		return res, err
+	}
 	// Every fault is healed; the cluster is whole again before the clock
 	// of the books starts (a Galera node's rejoin, a Redis replica's sync).
 	// A heal that failed is done again here, as an operator would: Redis

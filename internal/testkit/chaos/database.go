@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -171,6 +172,9 @@ type commitHold struct {
 	// transaction keeps until the COMMIT lands.
 	delay atomic.Int64
 	held  atomic.Pointer[func(activity int64, d time.Duration)]
+	// unread counts the give-back statements the match could not read.
+	unread     atomic.Int64
+	lastUnread atomic.Pointer[string]
 }
 
 // newMatch is the database link's per-connection match (faultproxy
@@ -198,20 +202,51 @@ func (h *commitHold) newMatch() func([]byte) bool {
 			changedStatus, gaveBack = false, 0
 		case hasPrefixFold(q, "UPDATE orders SET status"):
 			changedStatus = true
-		case hasPrefixFold(q, giveBackPrefix):
-			rest := q[len(giveBackPrefix):]
-			if i := strings.IndexByte(rest, ' '); i > 0 {
-				gaveBack, _ = strconv.ParseInt(rest[:i], 10, 64)
+		case changedStatus && hasPrefixFold(q, "UPDATE activities SET sold"):
+			if act, ok := gaveBackActivity(q); ok {
+				gaveBack = act
+			} else {
+				// The kit no longer reads the service's statement: the
+				// late-status-commit would hold expiries it cannot account.
+				h.unread.Add(1)
+				h.lastUnread.Store(&q)
 			}
 		}
 		return false
 	}
 }
 
-// giveBackPrefix starts an expiry's statement that takes its unit off the
-// activity's sold count (order/status.go giveUnitBack), the id next: the
-// expiry's transaction holds that activity's row until it ends.
-const giveBackPrefix = "UPDATE activities SET sold = sold - 1 WHERE id = "
+// giveBack matches an expiry's statement that takes its order's units off
+// the activity's sold count (order/status.go giveUnitsBack), as the driver
+// interpolates it: the activity's id follows the subquery. The expiry's
+// transaction holds that activity's row until it ends.
+var giveBack = regexp.MustCompile(`(?is)^UPDATE activities SET sold = sold - \(SELECT quantity FROM orders WHERE id = '[^']*'\)\s+WHERE id = (\d+)\b`)
+
+// gaveBackActivity returns the activity of an expiry's give-back statement.
+func gaveBackActivity(q string) (int64, bool) {
+	m := giveBack.FindStringSubmatch(q)
+	if m == nil {
+		return 0, false
+	}
+	act, err := strconv.ParseInt(m[1], 10, 64)
+	return act, err == nil
+}
+
+// Unread is an error when the database link saw a status change's
+// give-back statement it could not read (how many, and the last one): the
+// late-status-commit's accounting of the rows it holds would be silently
+// off, so the campaign fails instead.
+func (h *commitHold) Unread() error {
+	n := h.unread.Load()
+	if n == 0 {
+		return nil
+	}
+	q := ""
+	if p := h.lastUnread.Load(); p != nil {
+		q = *p
+	}
+	return fmt.Errorf("chaos: the database link read %d give-back statements it does not understand (the last: %.200q); a late-status-commit's holds are not accounted", n, q)
+}
 
 // mysqlQuery returns the statement of b when b is one whole MySQL COM_QUERY
 // packet: a 3-byte little-endian length, a sequence number, the command

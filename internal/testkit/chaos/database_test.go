@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -47,7 +48,7 @@ func TestCommitHold(t *testing.T) {
 		{"UPDATE activities SET sold = sold + 2, fence = 9 WHERE id = 1", false},
 		{"COMMIT", false}, // a batch's
 		{"UPDATE orders SET status = 'expired', paid_at = NULL WHERE id = 'o1'", false},
-		{"UPDATE activities SET sold = sold - 1 WHERE id = 1 AND sold > 0", false},
+		{"UPDATE activities SET sold = sold - (SELECT quantity FROM orders WHERE id = 'o1')\nWHERE id = 1 AND sold >= (SELECT quantity FROM orders WHERE id = 'o1')", false},
 		{"COMMIT", true}, // the status change's
 		{"COMMIT", false},
 		{"UPDATE orders SET status = 'paid' WHERE id = 'o2'", false},
@@ -60,5 +61,17 @@ func TestCommitHold(t *testing.T) {
 	}
 	if len(held) != 1 || held[0] != 1 {
 		t.Errorf("rows held %v, want activity 1's once (the expiry's)", held)
+	}
+	if err := h.Unread(); err != nil {
+		t.Errorf("every give-back was read: %v", err)
+	}
+	// A give-back the kit cannot read (the form of one unit an order) is
+	// counted, and fails the campaign (Unread), rather than leave the
+	// late-status-commit's accounting silently off.
+	for _, stmt := range []string{"UPDATE orders SET status = 'expired' WHERE id = 'o3'", "UPDATE activities SET sold = sold - 1 WHERE id = 1 AND sold > 0", "COMMIT"} {
+		conn(packet(0x03, stmt))
+	}
+	if err := h.Unread(); err == nil || !strings.Contains(err.Error(), "1 give-back statements") {
+		t.Errorf("an unread give-back: %v, want the campaign's error", err)
 	}
 }
