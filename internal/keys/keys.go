@@ -71,6 +71,12 @@ func WaitingEnds(prefix string, activityID int64) string {
 	return Activity(prefix, activityID, "room:ends")
 }
 
+// WaitingDeducts is, for each admitted buyer, the receipt of the last
+// grant that took units for them: one deduct an admission at a time.
+func WaitingDeducts(prefix string, activityID int64) string {
+	return Activity(prefix, activityID, "room:deducts")
+}
+
 // WaitingSeen is when each admitted buyer was last seen (a poll, a
 // purchase, the admission itself): user -> unix ms, for the idle lapse
 // (SECKILL_ADMISSION_IDLE).

@@ -94,17 +94,29 @@ func (s *sale) excessOver(over, dbLeft int64) int64 {
 func (s *sale) deduct() bool {
 	b, a, lease, g := s.b, s.b.activity.ID, s.lease, s.g
 	served, taken, remaining, err := s.stock.DeductEach(lease, a, g, b.users(s.approved), b.units(s.approved))
-	if refused, isRefusal := errors.AsType[*stock.NotAdmittedError](err); isRefusal {
-		s.failUnadmitted(refused.Buyers)
+	// A room's refusals of some buyers (not admitted, a purchase of theirs
+	// in flight elsewhere) took nothing and wrote no receipt: the grant
+	// deducts anew for the others, each kind of refusal once.
+	for range 2 {
+		if refused, isRefusal := errors.AsType[*stock.NotAdmittedError](err); isRefusal {
+			s.failSome(refused.Buyers, "not_admitted", notAdmitted())
+		} else if refused, isRefusal := errors.AsType[*stock.InFlightError](err); isRefusal {
+			s.failSome(refused.Buyers, "in_flight", inFlightElsewhere())
+		} else {
+			break
+		}
 		if len(s.approved) == 0 {
 			return false
 		}
-		// Nothing was taken and no receipt written: the grant deducts anew.
 		served, taken, remaining, err = s.stock.DeductEach(lease, a, g, b.users(s.approved), b.units(s.approved))
-		if errors.Is(err, stock.ErrNotAdmitted) {
-			b.fail(s.approved, notAdmitted())
-			return false
-		}
+	}
+	switch {
+	case errors.Is(err, stock.ErrNotAdmitted):
+		b.fail(s.approved, notAdmitted())
+		return false
+	case errors.Is(err, stock.ErrInFlight):
+		b.fail(s.approved, inFlightElsewhere())
+		return false
 	}
 	approved := s.approved
 	switch {
@@ -166,9 +178,17 @@ func (s *sale) keepServed(served []int, remaining int64) []int {
 	return kept
 }
 
-// failUnadmitted tells the buyers at refused (indexes into s.approved)
-// not_admitted and keeps the others.
-func (s *sale) failUnadmitted(refused []int) {
+// inFlightElsewhere is the answer to an admitted buyer whose purchase
+// another instance is making at the same moment: not final, the retry gets
+// that purchase's outcome (already_purchased, or a deduct of its own once
+// that one's units went back).
+func inFlightElsewhere() *seckill.Error {
+	return seckill.Busy("another purchase of yours for this activity is in flight; nothing more was taken: ask again in a moment", stock.ErrInFlight)
+}
+
+// failSome tells the buyers at refused (indexes into s.approved) err,
+// counted as a batch outcome of kind, and keeps the others.
+func (s *sale) failSome(refused []int, kind string, err error) {
 	out := make(map[int]bool, len(refused))
 	for _, k := range refused {
 		out[k] = true
@@ -181,8 +201,8 @@ func (s *sale) failUnadmitted(refused []int) {
 			rest = append(rest, i)
 		}
 	}
-	s.m.batches.WithLabelValues("not_admitted").Inc()
-	s.b.fail(gone, notAdmitted())
+	s.m.batches.WithLabelValues(kind).Inc()
+	s.b.fail(gone, err)
 	s.approved = rest
 }
 

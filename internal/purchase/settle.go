@@ -22,15 +22,26 @@ func (s *sale) afterFailedWrite(err error) {
 	case errors.Is(err, order.ErrCommitUnknown):
 		s.resolveCommit(err)
 	case errors.Is(err, order.ErrStaleFence):
-		s.settle(0, n, "stale_fence")
+		s.giveBackUnwritten(n, "stale_fence")
 		s.reseedFence()
 		s.b.fail(s.approved, seckill.Unavailable("the batch's lease expired before its orders were written; nothing was sold", err))
 	case errors.Is(err, order.ErrActivityNotFound):
-		s.settle(0, n, "activity_missing")
+		s.giveBackUnwritten(n, "activity_missing")
 		s.b.fail(s.approved, seckill.NoActivity(a))
 	default:
-		s.settle(0, n, "write_failed")
+		s.giveBackUnwritten(n, "write_failed")
 		s.b.fail(s.approved, seckill.Unavailable("the order database failed; nothing was sold", err))
+	}
+}
+
+// giveBackUnwritten gives back the n units of a batch that wrote no order.
+// When Redis does not take them back, they stay deducted: the batch is
+// written down as one of unknown outcome, so that its buyer's retry inside
+// the same admission gives them back first (resolveEarlier) instead of
+// holding a second deduct (or being refused as a purchase in flight).
+func (s *sale) giveBackUnwritten(n int64, why string) {
+	if !s.settle(0, n, why) {
+		s.rememberUnknown()
 	}
 }
 
@@ -157,8 +168,8 @@ func (s *sale) writtenOf() (written map[string]seckill.Order, dbLeft int64, err 
 // settle gives back what the grant deducted beyond keep units: the units of
 // orders not written. Settling is idempotent, so a Redis that does not answer
 // is asked again; only when it never answers are the units (at most atStake)
-// leaked to reconciliation.
-func (s *sale) settle(keep, atStake int64, why string) {
+// leaked to reconciliation, and settle reports false.
+func (s *sale) settle(keep, atStake int64, why string) bool {
 	activityID, g := s.b.activity.ID, s.g
 	var remaining, returned int64
 	err := lock.RetryDetached(s.lease, func(dctx context.Context) (err error) {
@@ -175,13 +186,14 @@ func (s *sale) settle(keep, atStake int64, why string) {
 			s.soldOut.clear(activityID)
 			s.m.remaining.WithLabelValues(itoa(activityID)).Set(float64(remaining))
 		}
-		return
+		return true
 	case errors.Is(err, stock.ErrNoDeduct):
-		return
+		return true
 	case errors.Is(err, stock.ErrStale), errors.Is(err, stock.ErrNotLoaded):
 		s.log.Info("units not returned: the stock was reloaded since the deduct", "activity_id", activityID, "reason", why)
-		return
+		return true
 	}
 	s.m.leaked.Add(float64(atStake))
 	s.log.Error("units could not be returned; reconcile the activity", "activity_id", activityID, "fence", g.Fence, "keep", keep, "reason", why, "err", err)
+	return false
 }

@@ -77,9 +77,12 @@ func (s *Store) deduct(ctx context.Context, activityID int64, g Grant, n int64, 
 		args = append(args, u)
 	}
 	ks := append(s.keys(activityID, g), s.buyers(activityID),
-		keys.WaitingRoom(s.prefix, activityID), keys.WaitingAdmitted(s.prefix, activityID))
+		keys.WaitingRoom(s.prefix, activityID), keys.WaitingAdmitted(s.prefix, activityID), keys.WaitingDeducts(s.prefix, activityID))
 	reply, err := deductScript.Run(ctx, s.rdb, ks, args...).Result()
 	if refused, ok := notAdmitted(reply); ok {
+		return 0, 0, nil, fmt.Errorf("stock: deduct activity %d: %w", activityID, refused)
+	}
+	if refused, ok := inFlight(reply); ok {
 		return 0, 0, nil, fmt.Errorf("stock: deduct activity %d: %w", activityID, refused)
 	}
 	if err == nil {
@@ -152,17 +155,53 @@ func servedReply(reply any, buyers int, units []int64) (taken, left int64, serve
 // notAdmitted reads deduct.lua's {-4, i, ...} reply: the buyers the
 // activity's waiting room has not admitted.
 func notAdmitted(reply any) (*NotAdmittedError, bool) {
-	r, ok := reply.([]any)
-	if !ok || len(r) < 2 || r[0] != int64(refusedNotAdmitted) {
+	buyers, ok := refusals(reply, refusedNotAdmitted)
+	if !ok {
 		return nil, false
 	}
-	e := &NotAdmittedError{Buyers: make([]int, 0, len(r)-1)}
+	return &NotAdmittedError{Buyers: buyers}, true
+}
+
+// refusals reads deduct.lua's {code, i, ...} reply of buyers it refused
+// (1-based places) into 0-based indexes; ok is false for any other reply.
+func refusals(reply any, code int64) (buyers []int, ok bool) {
+	r, isSlice := reply.([]any)
+	if !isSlice || len(r) < 2 || r[0] != code {
+		return nil, false
+	}
+	buyers = make([]int, 0, len(r)-1)
 	for _, v := range r[1:] {
 		i, _ := v.(int64)
-		e.Buyers = append(e.Buyers, int(i)-1)
+		buyers = append(buyers, int(i)-1)
 	}
-	return e, true
+	return buyers, true
 }
+
+// inFlight reads deduct.lua's {-7, i, ...} reply: the buyers whose units
+// another grant still holds.
+func inFlight(reply any) (*InFlightError, bool) {
+	buyers, ok := refusals(reply, refusedInFlight)
+	if !ok {
+		return nil, false
+	}
+	return &InFlightError{Buyers: buyers}, true
+}
+
+// InFlightError is Deduct's refusal, in an activity with a waiting room,
+// of buyers whose units another grant still holds: the same admitted buyer
+// buying on another instance at the same time. Nothing was taken.
+type InFlightError struct {
+	Buyers []int // 0-based indexes into Deduct's buyers
+}
+
+func (e *InFlightError) Error() string {
+	return fmt.Sprintf("%v: %d of the buyers", ErrInFlight, len(e.Buyers))
+}
+
+func (e *InFlightError) Unwrap() error { return ErrInFlight }
+
+// ErrInFlight: the buyer's purchase is being made by another grant.
+var ErrInFlight = errors.New("stock: the buyer's units are held by another purchase in flight")
 
 // pair reads a script's {a, b} reply of two integers.
 func pair(reply any) (a, b int64, ok bool) {

@@ -7,6 +7,8 @@
 -- KEYS[3]: the activity's buyer set: the users units were taken for.
 -- KEYS[4], KEYS[5]: the activity's waiting room (hash, "on" = "1" while it
 -- has one) and its open admissions (sorted set: user -> until, unix ms).
+-- KEYS[6]: the room's deducts (hash: user -> the receipt key of the last
+-- grant that took units for them).
 -- ARGV[1]: units wanted (at least 1); ARGV[2]: receipt lifetime in ms;
 -- ARGV[3]: n, the number of buyers (0: none, take up to ARGV[1] units);
 -- ARGV[4..3+n]: the buyers, in the order units go to them;
@@ -70,6 +72,7 @@ if redis.call('HEXISTS', KEYS[1], 'paused') == 1 then
   return -5
 end
 local n = tonumber(ARGV[3])
+local room = false
 if n > 0 and redis.call('HGET', KEYS[4], 'on') == '1' then
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -83,6 +86,28 @@ if n > 0 and redis.call('HGET', KEYS[4], 'on') == '1' then
   if #refused > 1 then
     return refused
   end
+  -- One admission, one deduct at a time: a buyer whose units another
+  -- grant still holds (the same buyer on another instance, before that
+  -- batch's answer used the admission up) takes nothing: {-7, i, ...}. The
+  -- room counts one hold an open admission; a second deduct would take
+  -- units promised to another admitted buyer. A grant settled back to 0,
+  -- or a receipt of an earlier load (another epoch), holds nothing.
+  local epoch = redis.call('HGET', KEYS[1], 'epoch') or '0'
+  local inflight = {-7}
+  for i = 1, n do
+    local at = redis.call('HGET', KEYS[6], ARGV[3 + i])
+    local rec = at and at ~= KEYS[2] and redis.call('GET', at)
+    if rec then
+      local ep, units = string.match(rec, '^(%d+):(%d+)')
+      if ep == epoch and tonumber(units) > 0 then
+        inflight[#inflight + 1] = i
+      end
+    end
+  end
+  if #inflight > 1 then
+    return inflight
+  end
+  room = true
 end
 local take = 0
 local served, users = {}, {}
@@ -109,6 +134,12 @@ end
 left = redis.call('HINCRBY', KEYS[1], 'remaining', -take)
 if #users > 0 then
   redis.call('SADD', KEYS[3], unpack(users))
+end
+if room then
+  for _, user in ipairs(users) do
+    redis.call('HSET', KEYS[6], user, KEYS[2])
+  end
+  redis.call('PEXPIRE', KEYS[6], ARGV[2])
 end
 local epoch = redis.call('HGET', KEYS[1], 'epoch') or '0'
 if first then

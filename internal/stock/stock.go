@@ -137,6 +137,7 @@ const (
 	refusedNotAdmitted = -4 // deduct.lua: buyers the waiting room has not admitted
 	refusedPaused      = -5 // deduct.lua: ops paused the sale
 	refusedEnded       = -6 // deduct.lua: ops ended the sale
+	refusedInFlight    = -7 // deduct.lua: buyers whose units another grant holds
 )
 
 // Store reads and changes activities' stock in Redis. It is safe for
