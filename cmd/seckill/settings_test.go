@@ -119,9 +119,9 @@ var settingName = regexp.MustCompile(`SECKILL_[A-Z0-9_]*[A-Z0-9]`)
 // a variable read with os.Getenv, or named in a message, that `seckill
 // settings` would not print fails here.
 //
-// Can fail: with SECKILL_EVENTS_KAFKA_TOPIC's row taken out of the table,
-// "cmd/seckill/events.go: SECKILL_EVENTS_KAFKA_TOPIC is not in the table
-// of settings".
+// Can fail: with getenv("SECKILL_ROOM_MAX_HELD") in serve.go and no row
+// for it, "cmd/seckill/serve.go: SECKILL_ROOM_MAX_HELD is not in the table
+// of settings (settingstable.go)".
 func TestEverySettingIsInTheTable(t *testing.T) {
 	seen := 0
 	for _, dir := range []string{"../../cmd", "../../internal"} {
@@ -187,7 +187,9 @@ var pendingDocDifferences = map[string]bool{
 // "value here") states, for each variable, the default `seckill settings`
 // prints.
 //
-// Can fail: see pendingDocDifferences, what it found.
+// Can fail: without pendingDocDifferences, "docs/DEPLOY.md:101:
+// SECKILL_RATE_PER_USER_READS: the doc says "0 (off)", `seckill settings`
+// says `20`" (and the seven of docs/API.md listed there).
 func TestDocsDefaultsAgree(t *testing.T) {
 	files, _ := filepath.Glob("../../docs/*.md")
 	files = append([]string{"../../README.md"}, files...)
