@@ -18,9 +18,8 @@ import (
 	"github.com/seckill-oss/seckill/internal/tracing"
 )
 
-// config is the service's configuration, read from the environment names of
-// the HTTP contract (docs/API.md "Configuration") plus the extensions the
-// README documents.
+// config is the service's configuration, read from the environment through
+// the table of settings (settingstable.go).
 type config struct {
 	HTTPAddr         string
 	AdminAddr        string        // "": admin API and /metrics on HTTPAddr, no pprof

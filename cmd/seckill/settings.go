@@ -63,6 +63,17 @@ func settingNames() []string {
 	return names
 }
 
+// settingDefault is the table's default of a setting: what another command
+// (healthcheck) assumes when it is unset.
+func settingDefault(name string) string {
+	for _, s := range settingsTable {
+		if s.name == name {
+			return s.def
+		}
+	}
+	panic("settingDefault: " + name + " is not in settingsTable")
+}
+
 // knownSetting reports whether name is a setting of the table.
 func knownSetting(name string) bool { return slices.Contains(settingNames(), name) }
 
