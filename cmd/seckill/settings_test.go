@@ -33,7 +33,7 @@ func settingsOutput(t *testing.T) string {
 //
 // Can fail: with SECKILL_LOCK_TTL's default set to 3s in the table,
 // "README.md's table of settings is not `seckill settings`' output: first
-// difference at line 21".
+// difference at line 22 of the region".
 func TestSettingsTableIsTheREADMEs(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
