@@ -39,7 +39,7 @@ var settingsTable = []setting{
 	custom("SECKILL_MIGRATIONS", migrationsApply, "`apply`: `serve` applies pending migrations at start-up; `skip`: it applies none and refuses to start while the schema is behind, saying to run `seckill migrate` (the embedded database is always migrated); another value stops start-up", readMigrations),
 
 	// The secure defaults and who may buy.
-	yesNo("SECKILL_STRICT", true, "`true`: the secure defaults (docs/API.md, \"Secure defaults\"): `serve` refuses to start on each unsafe setting, naming it (the rules: `strictRules` in cmd/seckill/strict.go). `false` restores the earlier defaults, with one warning at start-up naming each unsafe one in force. The demo ignores it",
+	yesNo("SECKILL_STRICT", true, "`true`: the secure defaults (docs/API.md, \"Secure defaults\"): `serve` refuses to start on each unsafe setting (no user check, unsigned identities on a public listener, weak secrets, a Redis off loopback without credentials, ...), naming it and the value that opts in on purpose, and warns of each risky one it allows. `false` restores the earlier defaults, with one warning at start-up naming each unsafe one in force. The demo ignores it",
 		func(c *config) *bool { return &c.Strict }),
 	text("SECKILL_USERCHECK_URL", "base URL of the user-verification service. Unset: `serve` refuses to start unless `SECKILL_USERCHECK=approve-all` (or `SECKILL_STRICT=false`: approve everyone, with a warning); the demo approves everyone",
 		func(c *config) *string { return &c.UserCheckURL }),
