@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -17,9 +18,8 @@ import (
 	"github.com/seckill-oss/seckill/internal/tracing"
 )
 
-// config is the service's configuration, read from the environment names of
-// the HTTP contract (docs/API.md "Configuration") plus the extensions the
-// README documents.
+// config is the service's configuration, read from the environment through
+// the table of settings (settingstable.go).
 type config struct {
 	HTTPAddr         string
 	AdminAddr        string        // "": admin API and /metrics on HTTPAddr, no pprof
@@ -91,9 +91,9 @@ type config struct {
 	// (SECKILL_PAYMENT_REQUIRE_TIMESTAMP; default: Strict).
 	PaymentRequireTimestamp bool
 
-	// knownVars are the variables the configuration read: any other
-	// SECKILL_* variable is unknown (warnUnknownVars).
-	knownVars map[string]bool
+	// set are the settings set in the environment (not left to their
+	// default).
+	set map[string]bool
 	// Order events (events.go).
 	Events             eventsConfig
 	EventsRetention    time.Duration
@@ -104,32 +104,18 @@ type config struct {
 // demo that nobody else can reach.
 func (c config) embedded() bool { return c.RedisURL == "" && c.MySQLDSN == "" }
 
-// loadConfig reads the configuration and refuses values that cannot work,
-// naming every bad variable at once so a deploy fails with one clear message.
-// Each section reads its settings through one envReader, whose parsers hold
-// the rules every setting of a kind shares (a duration's minimum, a rate's
-// bounds, a count's range, a boolean).
+// loadConfig reads the configuration through the table of settings
+// (settingsTable) and refuses values that cannot work, naming every bad
+// variable at once so a deploy fails with one clear message.
 func loadConfig(getenv func(string) string) (config, error) {
-	c := config{
-		HTTPAddr:     envOr(getenv, "SECKILL_HTTP_ADDR", ":8080"),
-		AdminAddr:    strings.TrimSpace(getenv("SECKILL_ADMIN_ADDR")),
-		RedisURL:     getenv("SECKILL_REDIS_URL"),
-		MySQLDSN:     getenv("SECKILL_MYSQL_DSN"),
-		MigrateDSN:   getenv("SECKILL_MIGRATE_DSN"),
-		UserCheckURL: getenv("SECKILL_USERCHECK_URL"),
-		AdminToken:   getenv("SECKILL_ADMIN_TOKEN"),
-		KeyPrefix:    getenv("SECKILL_KEY_PREFIX"),
-		Tracing:      tracing.Enabled(getenv),
-		LogFormat:    strings.ToLower(envOr(getenv, "SECKILL_LOG_FORMAT", "json")),
-	}
+	c := config{Tracing: tracing.Enabled(getenv)}
 	e := &envReader{get: getenv}
 	c.readSettings(e)
-	c.edgeSecrets(e)
-	c.readStores(e)
-	c.readListeners(e)
-	c.readPayments(e)
-	c.strictness(e)
-	c.readEvents(e)
+	for _, rule := range configRules {
+		if err := rule(c); err != nil {
+			e.fail(err)
+		}
+	}
 	// The purchase path's rules between settings (a call shorter than the
 	// lease, a WAIT inside its write reserve) are its own: checked there,
 	// once the settings themselves read well.
@@ -152,14 +138,39 @@ type envReader struct {
 
 func (e *envReader) fail(err error) { e.errs = append(e.errs, err) }
 
-// boolean reads true or false.
-func (e *envReader) boolean(name, def string) bool {
-	v := envOr(e.get, name, def)
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		e.fail(fmt.Errorf("%s=%q: must be true or false", name, v))
-	}
-	return b
+// configRules are the rules between settings, each refusing a
+// configuration that cannot work whatever SECKILL_STRICT says.
+var configRules = []func(c config) error{
+	func(c config) error {
+		if c.RedisURL == "" && c.RedisMode != redisSingle {
+			return fmt.Errorf("SECKILL_REDIS_MODE=%q needs SECKILL_REDIS_URL: the embedded Redis is a single node", c.RedisMode)
+		}
+		return nil
+	},
+	func(c config) error {
+		if c.PaymentURL != "" && c.PaymentSecret == "" {
+			return errors.New("SECKILL_PAYMENT_SECRET is required when SECKILL_PAYMENT_URL is set: callbacks are signed with it")
+		}
+		return nil
+	},
+	func(c config) error {
+		if c.PaymentURL == "" {
+			return nil
+		}
+		return checkPaymentURL(c.PaymentURL, c.PaymentAllowHTTP)
+	},
+	func(c config) error {
+		if c.PaymentSecretPrevious != "" && c.PaymentSecret == "" {
+			return errors.New("SECKILL_PAYMENT_SECRET_PREVIOUS is set without SECKILL_PAYMENT_SECRET: during a rotation both are set, the new one in SECKILL_PAYMENT_SECRET")
+		}
+		return nil
+	},
+	func(c config) error {
+		if c.Events.Sink == eventsKafka && len(c.Events.KafkaBrokers) == 0 {
+			return errors.New("SECKILL_EVENTS=kafka needs SECKILL_EVENTS_KAFKA_BROKERS (host:port, comma-separated)")
+		}
+		return nil
+	},
 }
 
 // purchase is the purchase path's part of the configuration.
@@ -173,72 +184,6 @@ func (c config) purchase() purchase.Config {
 		KeyPrefix:        c.KeyPrefix,
 		WaitReplicas:     c.WaitReplicas,
 		WaitTimeout:      c.WaitTimeout,
-	}
-}
-
-// readStores reads Redis's and the database's settings.
-func (c *config) readStores(e *envReader) {
-	c.RedisMode = strings.ToLower(envOr(e.get, "SECKILL_REDIS_MODE", redisSingle))
-	switch {
-	case c.RedisURL != "":
-		var err error
-		if c.Redis, err = parseRedis(c.RedisMode, c.RedisURL); err != nil {
-			e.fail(err)
-		}
-	case c.RedisMode != redisSingle:
-		e.fail(fmt.Errorf("SECKILL_REDIS_MODE=%q needs SECKILL_REDIS_URL: the embedded Redis is a single node", c.RedisMode))
-	}
-	// A brace would change the hash tag {act:N} that keeps each activity's
-	// keys in one Cluster slot: Redis hashes the first {...} of a key.
-	if strings.ContainsAny(c.KeyPrefix, "{}") {
-		e.fail(fmt.Errorf("SECKILL_KEY_PREFIX=%q: must not contain { or }: it would move activities' keys to other Cluster slots", c.KeyPrefix))
-	}
-	for _, d := range []struct{ name, value string }{{"SECKILL_MYSQL_DSN", c.MySQLDSN}, {"SECKILL_MIGRATE_DSN", c.MigrateDSN}} {
-		if d.value != "" {
-			if err := checkMySQLDSN(d.name, d.value); err != nil {
-				e.fail(err)
-			}
-		}
-	}
-	switch v := strings.ToLower(envOr(e.get, "SECKILL_MIGRATIONS", migrationsApply)); v {
-	case migrationsApply:
-	case migrationsSkip:
-		c.SkipMigrations = true
-	default:
-		e.fail(fmt.Errorf("SECKILL_MIGRATIONS=%q: must be %s (serve applies pending migrations) or %s (serve only checks the schema is current; run `seckill migrate` first)", v, migrationsApply, migrationsSkip))
-	}
-}
-
-// readListeners reads the listeners' and the log's settings.
-func (c *config) readListeners(e *envReader) {
-	for _, a := range []struct{ name, value string }{{"SECKILL_HTTP_ADDR", c.HTTPAddr}, {"SECKILL_ADMIN_ADDR", c.AdminAddr}} {
-		if a.value != "" {
-			if err := checkListenAddr(a.name, a.value); err != nil {
-				e.fail(err)
-			}
-		}
-	}
-	if v := envOr(e.get, "SECKILL_LOG_LEVEL", "info"); c.LogLevel.UnmarshalText([]byte(v)) != nil {
-		e.fail(fmt.Errorf("SECKILL_LOG_LEVEL=%q: must be debug, info, warn or error", v))
-	}
-	if c.LogFormat != "json" && c.LogFormat != "text" {
-		e.fail(fmt.Errorf("SECKILL_LOG_FORMAT=%q: must be json or text", c.LogFormat))
-	}
-}
-
-// readPayments reads the payment settings.
-func (c *config) readPayments(e *envReader) {
-	c.PaymentURL, c.PaymentSecret = e.get("SECKILL_PAYMENT_URL"), e.get("SECKILL_PAYMENT_SECRET")
-	c.PaymentMerchantID = strings.TrimSpace(e.get("SECKILL_PAYMENT_MERCHANT_ID"))
-	c.PaymentAPIKey = e.get("SECKILL_PAYMENT_API_KEY")
-	if c.PaymentURL != "" && c.PaymentSecret == "" {
-		e.fail(errors.New("SECKILL_PAYMENT_SECRET is required when SECKILL_PAYMENT_URL is set: callbacks are signed with it"))
-	}
-	c.PaymentAllowHTTP = e.boolean("SECKILL_PAYMENT_ALLOW_HTTP", "false")
-	if c.PaymentURL != "" {
-		if err := checkPaymentURL(c.PaymentURL, c.PaymentAllowHTTP); err != nil {
-			e.fail(err)
-		}
 	}
 }
 
@@ -348,4 +293,10 @@ func envOr(getenv func(string) string, name, def string) string {
 		return v
 	}
 	return def
+}
+
+// loopbackURL reports whether a URL's host is this machine.
+func loopbackURL(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && isLoopbackHost(u.Hostname())
 }

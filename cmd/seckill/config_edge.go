@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -12,17 +11,11 @@ import (
 // key offline (the secure defaults want minStrictSecret).
 const minIdentitySecret = 16
 
-// edgeSecrets reads the secrets of the HTTP edge's optional checks (docs/API.md
-// "Configuration"): the payment secret being rotated out and the gateway's
-// identity secret. Their values are never logged.
-func (c *config) edgeSecrets(e *envReader) {
-	c.PaymentSecretPrevious = e.get("SECKILL_PAYMENT_SECRET_PREVIOUS")
-	if c.PaymentSecretPrevious != "" && e.get("SECKILL_PAYMENT_SECRET") == "" {
-		e.fail(errors.New("SECKILL_PAYMENT_SECRET_PREVIOUS is set without SECKILL_PAYMENT_SECRET: during a rotation both are set, the new one in SECKILL_PAYMENT_SECRET"))
-	}
-	c.IdentitySecret = e.get("SECKILL_IDENTITY_SECRET")
-	if c.IdentitySecret != "" && len(c.IdentitySecret) < minIdentitySecret {
-		e.fail(fmt.Errorf("SECKILL_IDENTITY_SECRET is %d bytes: it must be at least %d (or unset: the gateway's X-User-ID is trusted unsigned)", len(c.IdentitySecret), minIdentitySecret))
+// readIdentitySecret reads the gateway's identity secret, never logged.
+func readIdentitySecret(c *config, e *envReader, v string) {
+	c.IdentitySecret = v
+	if v != "" && len(v) < minIdentitySecret {
+		e.fail(fmt.Errorf("SECKILL_IDENTITY_SECRET is %d bytes: it must be at least %d (or unset: the gateway's X-User-ID is trusted unsigned)", len(v), minIdentitySecret))
 	}
 }
 
@@ -65,19 +58,11 @@ func logSecurity(cfg config, log *slog.Logger) {
 	}
 }
 
-// warnOptOuts warns of each opt-out of the secure defaults set on purpose.
+// warnOptOuts logs the secure defaults' warnings (strictRules), one for
+// each that applies, naming its setting.
 func warnOptOuts(cfg config, log *slog.Logger) {
-	if cfg.TrustedGateway && !loopbackAddr(cfg.HTTPAddr) {
-		log.Warn("SECKILL_IDENTITY=trusted-gateway: X-User-ID is trusted unsigned on a listener that is not loopback-only: "+
-			"only the gateway, which strips a client's X-User-ID, may reach it (see the trust boundary in docs/DEPLOY.md, Security)",
-			"variable", "SECKILL_IDENTITY", "addr", cfg.HTTPAddr)
-	}
-	if cfg.ApproveAll {
-		log.Warn("SECKILL_USERCHECK=approve-all: every buyer is approved without verification, on purpose", "variable", "SECKILL_USERCHECK")
-	}
-	if cfg.IdentitySecret != "" && cfg.IdentityLegacy {
-		log.Warn("SECKILL_IDENTITY_LEGACY=true: the legacy identity signature, replayable across routes for its lifetime, is accepted",
-			"variable", "SECKILL_IDENTITY_LEGACY")
+	for _, w := range cfg.strictWarnings() {
+		log.Warn(w[1], "variable", w[0])
 	}
 }
 
@@ -90,7 +75,7 @@ func warnShortSecrets(cfg config, log *slog.Logger) {
 		{"SECKILL_PAYMENT_SECRET", cfg.PaymentSecret},
 	} {
 		if s.value != "" && len(s.value) < minSecretLen {
-			log.Warn(s.name+" is shorter than the recommended minimum: use at least 16 random bytes (openssl rand -hex 16)",
+			log.Warn(s.name+" is shorter than the recommended minimum: use at least 16 random bytes: "+secretRecipe,
 				"variable", s.name, "min_bytes", minSecretLen)
 		}
 	}

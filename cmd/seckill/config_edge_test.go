@@ -83,9 +83,9 @@ func TestIdentityModeLogged(t *testing.T) {
 		variable string // of the warning
 		says     string // in the warning
 	}{
-		{"signed, public", config{HTTPAddr: ":8080", IdentitySecret: "gateway-identity-secret-0123456789", Strict: true, RedisURL: "r", UserCheckURL: "u"}, "gateway-signed", 0, "", ""},
-		{"trusted gateway, every interface", config{HTTPAddr: ":8080", TrustedGateway: true, Strict: true, RedisURL: "r", UserCheckURL: "u"}, "trusted X-User-ID", 1, "SECKILL_IDENTITY", "docs/DEPLOY.md"},
-		{"trusted gateway, a public address", config{HTTPAddr: "10.0.0.5:8080", TrustedGateway: true, Strict: true, RedisURL: "r", UserCheckURL: "u"}, "trusted X-User-ID", 1, "SECKILL_IDENTITY", "docs/DEPLOY.md"},
+		{"signed, public", config{HTTPAddr: ":8080", AdminAddr: "127.0.0.1:9091", IdentitySecret: "gateway-identity-secret-0123456789", Strict: true, RedisURL: "r", UserCheckURL: "u"}, "gateway-signed", 0, "", ""},
+		{"trusted gateway, every interface", config{HTTPAddr: ":8080", AdminAddr: "127.0.0.1:9091", TrustedGateway: true, Strict: true, RedisURL: "r", UserCheckURL: "u"}, "trusted X-User-ID", 1, "SECKILL_IDENTITY", "docs/DEPLOY.md"},
+		{"trusted gateway, a public address", config{HTTPAddr: "10.0.0.5:8080", AdminAddr: "127.0.0.1:9091", TrustedGateway: true, Strict: true, RedisURL: "r", UserCheckURL: "u"}, "trusted X-User-ID", 1, "SECKILL_IDENTITY", "docs/DEPLOY.md"},
 		{"not strict, every interface", config{HTTPAddr: ":8080", RedisURL: "r", UserCheckURL: "u"}, "trusted X-User-ID", 1, "SECKILL_STRICT", "SECKILL_IDENTITY_SECRET"},
 		{"trusted, loopback", config{HTTPAddr: "127.0.0.1:8080", Strict: true, RedisURL: "r", UserCheckURL: "u"}, "trusted X-User-ID", 0, "", ""},
 	} {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -29,28 +28,6 @@ type eventsConfig struct {
 	Stream       string   // the Redis stream
 	KafkaBrokers []string // with eventsKafka
 	KafkaTopic   string
-}
-
-// readEvents reads the events' settings (SECKILL_EVENTS_RETENTION and
-// SECKILL_EVENTS_STREAM_MAXLEN are in the numeric settings' table).
-func (c *config) readEvents(e *envReader) {
-	c.Events.Sink = strings.ToLower(envOr(e.get, "SECKILL_EVENTS", eventsRedis))
-	c.Events.Stream = envOr(e.get, "SECKILL_EVENTS_STREAM", c.KeyPrefix+"events")
-	c.Events.KafkaTopic = envOr(e.get, "SECKILL_EVENTS_KAFKA_TOPIC", defaultEventsTopic)
-	for _, b := range strings.Split(e.get("SECKILL_EVENTS_KAFKA_BROKERS"), ",") {
-		if b = strings.TrimSpace(b); b != "" {
-			c.Events.KafkaBrokers = append(c.Events.KafkaBrokers, b)
-		}
-	}
-	switch c.Events.Sink {
-	case eventsRedis, eventsOff:
-	case eventsKafka:
-		if len(c.Events.KafkaBrokers) == 0 {
-			e.fail(errors.New("SECKILL_EVENTS=kafka needs SECKILL_EVENTS_KAFKA_BROKERS (host:port, comma-separated)"))
-		}
-	default:
-		e.fail(fmt.Errorf("SECKILL_EVENTS=%q: must be redis, kafka or off", c.Events.Sink))
-	}
 }
 
 // eventSink is the configured sink, nil with SECKILL_EVENTS=off.

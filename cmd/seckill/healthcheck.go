@@ -26,7 +26,7 @@ func healthcheck(ctx context.Context, args []string, getenv func(string) string,
 	target := *url
 	if target == "" {
 		var err error
-		if target, err = localReadyURL(envOr(getenv, "SECKILL_HTTP_ADDR", ":8080")); err != nil {
+		if target, err = localReadyURL(envOr(getenv, "SECKILL_HTTP_ADDR", settingDefault("SECKILL_HTTP_ADDR"))); err != nil {
 			return err
 		}
 	}

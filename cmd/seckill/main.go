@@ -9,6 +9,7 @@
 //	seckill paystub [flags]      run a stub of the payment provider
 //	seckill healthcheck          exit 0 when the local /readyz answers 200
 //	seckill events tail [--from ID]  print the order events of the configured sink as JSON lines
+//	seckill settings             print every SECKILL_* setting serve reads, with its default (Markdown)
 //	seckill version              print the version
 //	seckill help                 print the commands
 //
@@ -102,10 +103,11 @@ commands:
   events tail [--from ID]
                          print the order events of the configured sink (SECKILL_EVENTS) as JSON lines,
                          from a Redis stream entry id or a Kafka offset (default: the first), until interrupted
+  settings               print every SECKILL_* setting serve reads, its default and meaning, as a Markdown table
   version                print the version
   help                   print this text
 
-Configuration is read from SECKILL_* environment variables: see README.md.
+Configuration is read from SECKILL_* environment variables: seckill settings lists them.
 `
 
 // run is the whole program behind main, with its environment passed in so
@@ -138,6 +140,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return healthcheck(ctx, rest, getenv, stdout, stderr)
 	case "events":
 		return eventsCommand(ctx, rest, getenv, stdout, stderr)
+	case "settings":
+		return printSettings(stdout)
 	case "version":
 		fmt.Fprintln(stdout, versionString())
 		return nil

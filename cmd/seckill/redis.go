@@ -148,3 +148,57 @@ func (t redisTopology) addrs() string {
 		return t.single.Addr
 	}
 }
+
+// redisWithoutCredentials is the secure defaults' rule for SECKILL_REDIS_URL:
+// a Redis that is not on loopback must ask who connects, since whoever can
+// write to it can change stock, admissions and pause marks, and forge order
+// events. In sentinel mode the credentials are the primary's (the URL's
+// username and password query parameters; the user part of the URL is the
+// Sentinels'). rediss:// (TLS) is read the same way.
+func redisWithoutCredentials(c config) string {
+	t := c.Redis
+	if len(t.servers()) == 0 || t.loopback() || t.credentials() { // none: embedded, or not parsed
+		return ""
+	}
+	how := "redis://USER:PASSWORD@host:port/db (rediss:// for TLS)"
+	if t.failover != nil {
+		how = "redis://sentinel:26379?master_name=NAME&username=USER&password=PASSWORD (the primary's user)"
+	}
+	return fmt.Sprintf("SECKILL_REDIS_URL names a Redis that is not loopback (%s) and carries no credentials: whoever reaches it could change stock and forge order events; give the service a Redis ACL user and write %s", t.addrs(), how)
+}
+
+// servers are the addresses the topology connects to first.
+func (t redisTopology) servers() []string {
+	switch {
+	case t.cluster != nil:
+		return t.cluster.Addrs
+	case t.failover != nil:
+		return t.failover.SentinelAddrs
+	case t.single != nil:
+		return []string{t.single.Addr}
+	}
+	return nil
+}
+
+// loopback reports whether every server of the topology is on loopback.
+func (t redisTopology) loopback() bool {
+	for _, a := range t.servers() {
+		if !loopbackAddr(a) {
+			return false
+		}
+	}
+	return len(t.servers()) > 0
+}
+
+// credentials reports whether the topology authenticates to its data nodes.
+func (t redisTopology) credentials() bool {
+	switch {
+	case t.cluster != nil:
+		return t.cluster.Username != "" || t.cluster.Password != ""
+	case t.failover != nil:
+		return t.failover.Username != "" || t.failover.Password != ""
+	case t.single != nil:
+		return t.single.Username != "" || t.single.Password != ""
+	}
+	return false
+}

@@ -43,7 +43,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	log := newLogger(cfg, stderr)
 	logSecurity(cfg, log)
-	warnUnknownVars(environ(), cfg.knownVars, log)
+	warnUnknownVars(environ(), log)
 	stopTracing, err := startTracing(ctx, getenv, cfg.Tracing, log)
 	if err != nil {
 		return err
@@ -163,18 +163,16 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer, de
 	if err := parseFlags(fs, args); err != nil {
 		return config{}, err
 	}
-	rec := &recordingEnv{getenv: getenv, names: map[string]bool{}}
-	cfg, err := loadConfig(rec.get)
+	cfg, err := loadConfig(getenv)
 	if err != nil {
 		return config{}, err
 	}
-	if err := checkMode(&cfg, demo, rec.get("SECKILL_HTTP_ADDR") != ""); err != nil {
+	if err := checkMode(&cfg, demo, cfg.set["SECKILL_HTTP_ADDR"]); err != nil {
 		return config{}, err
 	}
 	if err := cfg.checkSecure(); err != nil {
 		return config{}, err
 	}
-	cfg.knownVars = rec.names
 	return cfg, nil
 }
 

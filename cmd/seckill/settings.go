@@ -2,117 +2,201 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
-
-	"github.com/seckill-oss/seckill/internal/order"
-	"github.com/seckill-oss/seckill/internal/purchase"
-	"github.com/seckill-oss/seckill/internal/waitingroom"
 )
 
-// The numeric settings, one table: each variable's name, default and
-// bounds, and where it goes. loadConfig reads them through it, and
-// TestSettingsTableIsTheREADMEs holds README.md's defaults to it. The
-// rules between settings (a call shorter than the lease) are the purchase
-// path's own (purchase.Config.Check).
-var (
-	durationSettings = []struct {
-		name     string
-		def, min time.Duration
-		to       func(*config) *time.Duration
-	}{
-		{"SECKILL_LOCK_TTL", 2 * time.Second, 10 * time.Millisecond, func(c *config) *time.Duration { return &c.LockTTL }},
-		{"SECKILL_USERCHECK_TIMEOUT", 500 * time.Millisecond, time.Millisecond, func(c *config) *time.Duration { return &c.UserCheckTimeout }},
-		{"SECKILL_LOCK_WAIT", purchase.DefaultLockWait, time.Millisecond, func(c *config) *time.Duration { return &c.LockWait }},
-		{"SECKILL_SHUTDOWN_TIMEOUT", 15 * time.Second, 0, func(c *config) *time.Duration { return &c.ShutdownTimeout }},
-		{"SECKILL_BOOKS_SWEEP", 5 * time.Second, 0, func(c *config) *time.Duration { return &c.BooksSweep }},
-		{"SECKILL_ADMISSION_TTL", waitingroom.DefaultAdmissionTTL, time.Second, func(c *config) *time.Duration { return &c.AdmissionTTL }},
-		{"SECKILL_ADMISSION_IDLE", 0, 0, func(c *config) *time.Duration { return &c.AdmissionIdle }},
-		{"SECKILL_REDIS_WAIT_TIMEOUT", 100 * time.Millisecond, time.Millisecond, func(c *config) *time.Duration { return &c.WaitTimeout }},
-		{"SECKILL_PAYMENT_WINDOW", 15 * time.Minute, time.Second, func(c *config) *time.Duration { return &c.PaymentWindow }},
-		{"SECKILL_EVENTS_RETENTION", 24 * time.Hour, time.Minute, func(c *config) *time.Duration { return &c.EventsRetention }},
-	}
-	countSettings = []struct {
-		name        string
-		def, lo, hi int
-		what        string // what it counts, for the error
-		to          func(*config) *int
-	}{
-		{"SECKILL_QUEUE_MAX", purchase.DefaultQueueMax, 1, maxQueueMax, "buyers", func(c *config) *int { return &c.QueueMax }},
-		{"SECKILL_QUEUE_MAX_TOTAL", purchase.DefaultQueueMaxTotal, 1, maxQueueMax, "buyers", func(c *config) *int { return &c.QueueMaxTotal }},
-		{"SECKILL_MYSQL_MAX_CONNS", order.DefaultMaxConns, 1, order.MaxPoolConns, "connections", func(c *config) *int { return &c.MySQLMaxConns }},
-		{"SECKILL_REDIS_WAIT_REPLICAS", 0, 0, maxWaitReplicas, "replicas (0: no WAIT)", func(c *config) *int { return &c.WaitReplicas }},
-		{"SECKILL_ROOM_MAX_PLACES", waitingroom.DefaultMaxPlaces, 1, maxRoomPlaces, "places", func(c *config) *int { return &c.RoomMaxPlaces }},
-		{"SECKILL_EVENTS_STREAM_MAXLEN", 1000000, 1000, 1 << 30, "stream entries", func(c *config) *int { return &c.EventsStreamMaxLen }},
-	}
-	// Rates are per second, at most 1e9.
-	rateSettings = []struct {
-		name     string
-		def, min float64
-		what     string // what it must be, for the error
-		to       func(*config) *float64
-	}{
-		{"SECKILL_RATE_GLOBAL", 0, 0, noLimit, func(c *config) *float64 { return &c.RateGlobal }},
-		{"SECKILL_RATE_PER_USER", defaultRatePerUser, 0, noLimit, func(c *config) *float64 { return &c.RatePerUser }},
-		{"SECKILL_RATE_PER_USER_READS", defaultRatePerUserReads, 0, noLimit, func(c *config) *float64 { return &c.RatePerUserReads }},
-		{"SECKILL_RATE_JOINS_PER_ADDRESS", 0, 0, noLimit, func(c *config) *float64 { return &c.RateJoinsPerAddress }},
-		{"SECKILL_ADMISSION_RATE", waitingroom.DefaultMaxRate, 1, "admissions a second, from 1 to 1e9", func(c *config) *float64 { return &c.AdmissionRate }},
-	}
-)
+// setting is one SECKILL_* variable serve reads: the table of them
+// (settingsTable) is the one place a setting is named, given its default
+// and read. loadConfig reads the environment through it, warnUnknownVars
+// knows the names from it, and `seckill settings` prints it.
+type setting struct {
+	name string
+	// def is the value used when the variable is unset, as printed; ""
+	// when there is none (the setting is off, or required where it is).
+	def     string
+	meaning string
+	// verbatim settings are taken as set, spaces and all (secrets, URLs,
+	// DSNs); the others are trimmed, and blank is unset.
+	verbatim bool
+	// unset, when not nil, is the value used when unset, from the settings
+	// above it in the table (def is then that value under serve's own
+	// defaults).
+	unset func(c *config) string
+	// read parses v (the default when unset) into c, failing on e what
+	// this setting alone makes wrong. It may use the settings above it in
+	// the table; rules between settings are configRules'.
+	read func(c *config, e *envReader, v string)
+}
 
-// readSettings reads every setting of the table into c.
+// readSettings reads every setting of the table into c, in the table's
+// order, and records which were set.
 func (c *config) readSettings(e *envReader) {
-	for _, s := range durationSettings {
-		*s.to(c) = e.duration(s.name, s.def, s.min)
-	}
-	for _, s := range countSettings {
-		*s.to(c) = e.count(s.name, s.def, s.lo, s.hi, fmt.Sprintf("a whole number of %s from %d to %d", s.what, s.lo, s.hi))
-	}
-	for _, s := range rateSettings {
-		*s.to(c) = e.rate(s.name, s.def, s.min, s.what)
+	c.set = map[string]bool{}
+	for _, s := range settingsTable {
+		v := e.get(s.name)
+		if !s.verbatim {
+			v = strings.TrimSpace(v)
+		}
+		switch {
+		case v != "":
+			c.set[s.name] = true
+		case s.unset != nil:
+			v = s.unset(c)
+		default:
+			v = s.def
+		}
+		s.read(c, e, v)
 	}
 }
 
-// duration reads a Go duration of at least min.
-func (e *envReader) duration(name string, def, min time.Duration) time.Duration {
-	v := envOr(e.get, name, def.String())
-	d, err := time.ParseDuration(v)
-	switch {
-	case err != nil:
-		e.fail(fmt.Errorf("%s=%q: not a duration such as 500ms or 2s", name, v))
-	case d < min:
-		e.fail(fmt.Errorf("%s=%q: must be at least %v", name, v, min))
+// settingNames are the names of the table's settings.
+func settingNames() []string {
+	names := make([]string, len(settingsTable))
+	for i, s := range settingsTable {
+		names[i] = s.name
 	}
-	return d
+	return names
 }
 
-// maxRoomPlaces bounds SECKILL_ROOM_MAX_PLACES: a billion places would be
-// about 100 GB of Redis.
-const maxRoomPlaces = 100_000_000
+// settingDefault is the table's default of a setting: what another command
+// (healthcheck) assumes when it is unset.
+func settingDefault(name string) string {
+	for _, s := range settingsTable {
+		if s.name == name {
+			return s.def
+		}
+	}
+	panic("settingDefault: " + name + " is not in settingsTable")
+}
+
+// knownSetting reports whether name is a setting of the table.
+func knownSetting(name string) bool { return slices.Contains(settingNames(), name) }
+
+// printSettings writes the table as Markdown: `seckill settings`.
+func printSettings(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("| variable | default | meaning |\n| --- | --- | --- |\n")
+	for _, s := range settingsTable {
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", s.name, defaultCell(s.def), s.meaning)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// defaultCell is a default as the table prints it.
+func defaultCell(def string) string {
+	if def == "" {
+		return "unset"
+	}
+	return "`" + def + "`"
+}
+
+// The kinds of setting: each constructor holds the parse and the checks
+// every setting of its kind shares.
+
+// text is a string setting taken verbatim, with no default.
+func text(name, meaning string, to func(*config) *string) setting {
+	return setting{name: name, meaning: meaning, verbatim: true, read: func(c *config, _ *envReader, v string) { *to(c) = v }}
+}
+
+// word is a trimmed string setting with a default, checked by check (nil:
+// any value).
+func word(name, def, meaning string, to func(*config) *string, check func(v string) error) setting {
+	return setting{name: name, def: def, meaning: meaning, read: func(c *config, e *envReader, v string) {
+		*to(c) = v
+		if check == nil {
+			return
+		}
+		if err := check(v); err != nil {
+			e.fail(err)
+		}
+	}}
+}
+
+// choice is a setting whose value, lower-cased, is one of values; must
+// says in the error what it must be.
+func choice(name, def, meaning, must string, to func(*config) *string, values ...string) setting {
+	return setting{name: name, def: def, meaning: meaning, read: func(c *config, e *envReader, v string) {
+		v = strings.ToLower(v)
+		*to(c) = v
+		if !slices.Contains(values, v) {
+			e.fail(fmt.Errorf("%s=%q: must be %s", name, v, must))
+		}
+	}}
+}
+
+// yesNo is a true/false setting.
+func yesNo(name string, def bool, meaning string, to func(*config) *bool) setting {
+	return setting{name: name, def: strconv.FormatBool(def), meaning: meaning, read: func(c *config, e *envReader, v string) {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			e.fail(fmt.Errorf("%s=%q: must be true or false", name, v))
+		}
+		*to(c) = b
+	}}
+}
+
+// duration is a Go duration of at least min.
+func duration(name string, def, min time.Duration, meaning string, to func(*config) *time.Duration) setting {
+	return setting{name: name, def: durationText(def), meaning: meaning, read: func(c *config, e *envReader, v string) {
+		d, err := time.ParseDuration(v)
+		switch {
+		case err != nil:
+			e.fail(fmt.Errorf("%s=%q: not a duration such as 500ms or 2s", name, v))
+		case d < min:
+			e.fail(fmt.Errorf("%s=%q: must be at least %v", name, v, min))
+		}
+		*to(c) = d
+	}}
+}
+
+// durationText is d as a person writes it: 15m, not 15m0s.
+func durationText(d time.Duration) string {
+	if d == 0 {
+		return "0"
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// count is a whole number of what (buyers, connections...) in lo..hi.
+func count(name string, def, lo, hi int, what, meaning string, to func(*config) *int) setting {
+	return setting{name: name, def: strconv.Itoa(def), meaning: meaning, read: func(c *config, e *envReader, v string) {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < lo || n > hi {
+			e.fail(fmt.Errorf("%s=%q: must be a whole number of %s from %d to %d", name, v, what, lo, hi))
+			n = 0
+		}
+		*to(c) = n
+	}}
+}
+
+// rate is a number a second from min to 1e9; what says in the error what
+// it must be.
+func rate(name string, def, min float64, what, meaning string, to func(*config) *float64) setting {
+	return setting{name: name, def: strconv.FormatFloat(def, 'f', -1, 64), meaning: meaning, read: func(c *config, e *envReader, v string) {
+		r, err := strconv.ParseFloat(v, 64)
+		if err != nil || r < min || math.IsNaN(r) || r > 1e9 {
+			e.fail(fmt.Errorf("%s=%q: must be %s", name, v, what))
+		}
+		*to(c) = r
+	}}
+}
 
 // noLimit is what a request rate must be.
 const noLimit = "requests per second, 0 for no limit"
 
-// rate reads a number a second from min to 1e9; what says in the error
-// what it must be.
-func (e *envReader) rate(name string, def, min float64, what string) float64 {
-	v := envOr(e.get, name, strconv.FormatFloat(def, 'f', -1, 64))
-	r, err := strconv.ParseFloat(v, 64)
-	if err != nil || r < min || math.IsNaN(r) || r > 1e9 {
-		e.fail(fmt.Errorf("%s=%q: must be %s", name, v, what))
-	}
-	return r
-}
-
-// count reads a whole number in lo..hi; what says in the error what it
-// counts ("a whole number of buyers from 1 to 10000").
-func (e *envReader) count(name string, def, lo, hi int, what string) int {
-	v := envOr(e.get, name, strconv.Itoa(def))
-	n, err := strconv.Atoi(v)
-	if err != nil || n < lo || n > hi {
-		e.fail(fmt.Errorf("%s=%q: must be %s", name, v, what))
-		return 0
-	}
-	return n
-}
+// maxRoomPlaces bounds SECKILL_ROOM_MAX_PLACES: a billion places would be
+// about 100 GB of Redis.
+const maxRoomPlaces = 100_000_000

@@ -16,26 +16,16 @@ var environ = os.Environ
 // read, not the service: no warning for them.
 var otherVars = []string{"SECKILL_DB_PASSWORD", "SECKILL_MIGRATE_DB_PASSWORD", "SECKILL_GALERA_SST_PASSWORD"}
 
-// recordingEnv wraps getenv, recording every name asked for: the names the
-// service knows.
-type recordingEnv struct {
-	getenv func(string) string
-	names  map[string]bool
-}
-
-func (r *recordingEnv) get(name string) string {
-	r.names[name] = true
-	return r.getenv(name)
-}
-
 // warnUnknownVars warns of each SECKILL_* variable of env (KEY=value) that
-// is not known, naming the closest known name: a typo such as SECKILL_STRCT
+// is not a setting of the table (settingsTable) nor one of otherVars,
+// naming the closest setting: a typo such as SECKILL_STRCT
 // would otherwise leave its setting at the default without a word. Values
 // are never logged.
-func warnUnknownVars(env []string, known map[string]bool, log *slog.Logger) {
+func warnUnknownVars(env []string, log *slog.Logger) {
+	known := settingNames()
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
-		if !strings.HasPrefix(name, "SECKILL_") || known[name] || slices.Contains(otherVars, name) {
+		if !strings.HasPrefix(name, "SECKILL_") || knownSetting(name) || slices.Contains(otherVars, name) {
 			continue
 		}
 		log.Warn("unknown variable "+name+": the service does not read it; did you mean "+closestName(name, known)+"?",
@@ -45,9 +35,9 @@ func warnUnknownVars(env []string, known map[string]bool, log *slog.Logger) {
 
 // closestName is the known name nearest name by edit distance, the first in
 // sort order on a tie.
-func closestName(name string, known map[string]bool) string {
+func closestName(name string, known []string) string {
 	best, bestDist := "", -1
-	for k := range known {
+	for _, k := range known {
 		d := levenshtein.ComputeDistance(name, k)
 		if bestDist < 0 || d < bestDist || d == bestDist && k < best {
 			best, bestDist = k, d

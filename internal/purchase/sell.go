@@ -93,33 +93,17 @@ func (s *sale) excessOver(over, dbLeft int64) int64 {
 // back.
 func (s *sale) deduct() bool {
 	b, a, lease, g := s.b, s.b.activity.ID, s.lease, s.g
-	served, taken, remaining, err := s.stock.DeductEach(lease, a, g, b.users(s.approved), b.units(s.approved))
-	// A room's refusals of some buyers (not admitted, a purchase of theirs
-	// in flight elsewhere) took nothing and wrote no receipt: the grant
-	// deducts anew for the others, each kind of refusal once.
-	for range 2 {
-		if refused, isRefusal := errors.AsType[*stock.NotAdmittedError](err); isRefusal {
-			s.failSome(refused.Buyers, "not_admitted", notAdmitted())
-		} else if refused, isRefusal := errors.AsType[*stock.InFlightError](err); isRefusal {
-			s.failSome(refused.Buyers, "in_flight", inFlightElsewhere())
-		} else {
-			break
-		}
-		if len(s.approved) == 0 {
-			return false
-		}
-		served, taken, remaining, err = s.stock.DeductEach(lease, a, g, b.users(s.approved), b.units(s.approved))
-	}
-	switch {
-	case errors.Is(err, stock.ErrNotAdmitted):
-		b.fail(s.approved, notAdmitted())
-		return false
-	case errors.Is(err, stock.ErrInFlight):
-		b.fail(s.approved, inFlightElsewhere())
-		return false
-	}
+	served, taken, remaining, err := s.deductAdmitted()
 	approved := s.approved
 	switch {
+	case len(approved) == 0:
+		return false
+	case errors.Is(err, stock.ErrNotAdmitted):
+		b.fail(approved, notAdmitted())
+		return false
+	case errors.Is(err, stock.ErrInFlight):
+		b.fail(approved, inFlightElsewhere())
+		return false
 	case errors.Is(err, stock.ErrPaused), errors.Is(err, stock.ErrEnded):
 		s.stoppedByOps(errors.Is(err, stock.ErrEnded))
 		return false
@@ -176,6 +160,30 @@ func (s *sale) keepServed(served []int, remaining int64) []int {
 		s.b.outs[i].err = tooFew(remaining)
 	}
 	return kept
+}
+
+// deductAdmitted runs the deduct for the approved buyers. A room's
+// refusals of some of them (not admitted, a purchase of theirs in flight
+// elsewhere) took nothing and wrote no receipt: those are answered and the
+// grant deducts anew for the others, each kind of refusal once. It returns
+// with s.approved empty when no buyer is left.
+func (s *sale) deductAdmitted() (served []int, taken, remaining int64, err error) {
+	b, a, lease, g := s.b, s.b.activity.ID, s.lease, s.g
+	served, taken, remaining, err = s.stock.DeductEach(lease, a, g, b.users(s.approved), b.units(s.approved))
+	for range 2 {
+		if refused, isRefusal := errors.AsType[*stock.NotAdmittedError](err); isRefusal {
+			s.failSome(refused.Buyers, "not_admitted", notAdmitted())
+		} else if refused, isRefusal := errors.AsType[*stock.InFlightError](err); isRefusal {
+			s.failSome(refused.Buyers, "in_flight", inFlightElsewhere())
+		} else {
+			break
+		}
+		if len(s.approved) == 0 {
+			return nil, 0, 0, err
+		}
+		served, taken, remaining, err = s.stock.DeductEach(lease, a, g, b.users(s.approved), b.units(s.approved))
+	}
+	return served, taken, remaining, err
 }
 
 // inFlightElsewhere is the answer to an admitted buyer whose purchase
