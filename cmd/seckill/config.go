@@ -318,6 +318,9 @@ func checkMySQLDSN(name, dsn string) error {
 	if err != nil {
 		return fmt.Errorf("%s: not a MySQL DSN: write %s: %w", name, mysqlDSNForm, err)
 	}
+	if err := order.CheckCharset(dsn); err != nil {
+		return fmt.Errorf("%s: %w (drop the parameter, or set charset=utf8mb4)", name, err)
+	}
 	return nil
 }
 
