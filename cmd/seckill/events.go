@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/seckill-oss/seckill/internal/outbox"
 )
@@ -29,6 +31,8 @@ type eventsConfig struct {
 	Stream       string   // the Redis stream
 	KafkaBrokers []string // with eventsKafka
 	KafkaTopic   string
+	Kafka        outbox.KafkaSecurity // TLS and SASL; the password is never logged
+	kafkaOpts    []kgo.Opt            // Kafka's options, built once the settings read well
 }
 
 // readEvents reads the events' settings (SECKILL_EVENTS_RETENTION and
@@ -48,9 +52,58 @@ func (c *config) readEvents(e *envReader) {
 		if len(c.Events.KafkaBrokers) == 0 {
 			e.fail(errors.New("SECKILL_EVENTS=kafka needs SECKILL_EVENTS_KAFKA_BROKERS (host:port, comma-separated)"))
 		}
+		c.readKafkaSecurity(e)
 	default:
 		e.fail(fmt.Errorf("SECKILL_EVENTS=%q: must be redis, kafka or off", c.Events.Sink))
 	}
+}
+
+// readKafkaSecurity reads the Kafka clients' TLS and SASL settings, and
+// reads the CA file now, so a bad one fails at start.
+func (c *config) readKafkaSecurity(e *envReader) {
+	k := &c.Events.Kafka
+	k.TLS = e.boolean("SECKILL_EVENTS_KAFKA_TLS", "false")
+	k.CAFile = strings.TrimSpace(e.get("SECKILL_EVENTS_KAFKA_TLS_CA_FILE"))
+	k.Mechanism = strings.ToLower(strings.TrimSpace(e.get("SECKILL_EVENTS_KAFKA_SASL_MECHANISM")))
+	k.User, k.Password = e.get("SECKILL_EVENTS_KAFKA_SASL_USER"), e.get("SECKILL_EVENTS_KAFKA_SASL_PASSWORD")
+	n := len(e.errs)
+	switch {
+	case k.CAFile != "" && !k.TLS:
+		e.fail(errors.New("SECKILL_EVENTS_KAFKA_TLS_CA_FILE is set but SECKILL_EVENTS_KAFKA_TLS is not true"))
+	case k.Mechanism != "" && k.Mechanism != outbox.SASLPlain && k.Mechanism != outbox.SASLScram256 && k.Mechanism != outbox.SASLScram512:
+		e.fail(fmt.Errorf("SECKILL_EVENTS_KAFKA_SASL_MECHANISM=%q: must be plain, scram-sha-256 or scram-sha-512", k.Mechanism))
+	case k.Mechanism != "" && (k.User == "" || k.Password == ""):
+		e.fail(fmt.Errorf("SECKILL_EVENTS_KAFKA_SASL_MECHANISM=%s needs SECKILL_EVENTS_KAFKA_SASL_USER and SECKILL_EVENTS_KAFKA_SASL_PASSWORD", k.Mechanism))
+	case k.Mechanism == "" && (k.User != "" || k.Password != ""):
+		e.fail(errors.New("SECKILL_EVENTS_KAFKA_SASL_USER or _PASSWORD is set without SECKILL_EVENTS_KAFKA_SASL_MECHANISM"))
+	}
+	if len(e.errs) > n {
+		return
+	}
+	var err error
+	if c.Events.kafkaOpts, err = k.Opts(); err != nil {
+		e.fail(fmt.Errorf("SECKILL_EVENTS_KAFKA_TLS_CA_FILE: %w", err))
+	}
+}
+
+// kafkaPlainInClear refuses, under the secure defaults, SASL PLAIN without
+// TLS to a broker that is not loopback: PLAIN sends the password as it is,
+// so anyone on the path could read it and produce forged order events.
+func (c config) kafkaPlainInClear() error {
+	k := c.Events.Kafka
+	if !c.Strict || c.Events.Sink != eventsKafka || k.Mechanism != outbox.SASLPlain || k.TLS {
+		return nil
+	}
+	for _, b := range c.Events.KafkaBrokers {
+		host, _, err := net.SplitHostPort(b)
+		if err != nil {
+			host = b // franz-go adds the default port
+		}
+		if !isLoopbackHost(host) {
+			return fmt.Errorf("SECKILL_EVENTS_KAFKA_SASL_MECHANISM=plain without SECKILL_EVENTS_KAFKA_TLS=true sends the Kafka password in clear to %s: turn TLS on, or use scram-sha-256 or scram-sha-512 (or %s)", b, strictOff)
+		}
+	}
+	return nil
 }
 
 // eventSink is the configured sink, nil with SECKILL_EVENTS=off.
@@ -59,7 +112,7 @@ func eventSink(cfg config, b *backend) (outbox.Sink, error) {
 	case eventsOff:
 		return nil, nil
 	case eventsKafka:
-		return outbox.NewKafkaSink(cfg.Events.KafkaBrokers, cfg.Events.KafkaTopic)
+		return outbox.NewKafkaSink(cfg.Events.KafkaBrokers, cfg.Events.KafkaTopic, cfg.Events.kafkaOpts...)
 	}
 	return outbox.NewRedisSink(b.rdb, cfg.Events.Stream, int64(cfg.EventsStreamMaxLen), cfg.WaitReplicas, cfg.WaitTimeout), nil
 }

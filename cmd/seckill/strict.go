@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/seckill-oss/seckill/internal/outbox"
 )
 
 // The secure defaults (docs/API.md, "Secure defaults (extension of
@@ -92,6 +94,7 @@ func (c config) checkSecure() error {
 	if !c.PaymentRequireTimestamp { // false only when set so: true is the default here
 		errs = append(errs, errors.New("SECKILL_PAYMENT_REQUIRE_TIMESTAMP=false accepts callbacks signed over the body alone, which a captured callback replays: it needs "+strictOff+" as well"))
 	}
+	errs = append(errs, c.kafkaPlainInClear())
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
@@ -132,6 +135,7 @@ func (c config) unsafeDefaults() []string {
 	add(c.PaymentURL != "" && c.PaymentMerchantID == "", "SECKILL_PAYMENT_MERCHANT_ID unset: a payment's merchant not checked")
 	add(c.PaymentURL != "", "SECKILL_PAYMENT_URL set: activities without a price accepted, and their orders paid by any payment")
 	add(c.PaymentURL != "" && !c.PaymentRequireTimestamp, "SECKILL_PAYMENT_REQUIRE_TIMESTAMP=false: callbacks signed over the body alone accepted")
+	add(c.Events.Sink == eventsKafka && c.Events.Kafka.Mechanism == outbox.SASLPlain && !c.Events.Kafka.TLS, "SECKILL_EVENTS_KAFKA_SASL_MECHANISM=plain without TLS: the Kafka password sent in clear")
 	add(weakAdminToken(c.AdminToken), "SECKILL_ADMIN_TOKEN shorter than 16 bytes or one repeated character")
 	for _, s := range c.strictSecrets() {
 		add(s.value != "" && len(s.value) < minStrictSecret, s.name+" shorter than 32 bytes")
