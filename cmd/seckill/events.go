@@ -124,7 +124,11 @@ func startRelay(cfg config, b *backend, log *slog.Logger, reg prometheus.Registe
 	if err != nil {
 		return nil, err
 	}
-	log.Info("order events", "sink", cfg.Events.Sink, "retention", cfg.EventsRetention.String())
+	attrs := []any{"sink", cfg.Events.Sink, "retention", cfg.EventsRetention.String()}
+	if cfg.Events.Sink == eventsKafka { // never the user's password
+		attrs = append(attrs, "kafka_tls", cfg.Events.Kafka.TLS, "kafka_sasl", cfg.Events.Kafka.Mechanism)
+	}
+	log.Info("order events", attrs...)
 	relay := outbox.Start(b.orders, sink, outbox.Config{
 		Retention: cfg.EventsRetention, Log: log.With("component", "events"), Metrics: outbox.NewMetrics(reg, log),
 	})

@@ -31,7 +31,7 @@ func TestStartupLogRedactsCredentials(t *testing.T) {
 			t.Errorf("the log shows %q:\n%s", secret, logs)
 		}
 	}
-	for _, want := range []string{`"http://127.0.0.1:1/provider"`, `"http://127.0.0.1:1/check"`} {
+	for _, want := range []string{`"http://127.0.0.1:1/provider"`, `"http://127.0.0.1:1/check"`, `"kafka_sasl":"scram-sha-256"`} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("the log does not name the URL %q redacted:\n%s", want, logs)
 		}
