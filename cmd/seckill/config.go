@@ -123,6 +123,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 		if err := c.purchase().Check(); err != nil {
 			e.fail(err)
 		}
+		if err := c.kafkaOptions(); err != nil {
+			e.fail(err)
+		}
 	}
 	if err := errors.Join(e.errs...); err != nil {
 		return config{}, fmt.Errorf("configuration: %w", err)
@@ -171,6 +174,7 @@ var configRules = []func(c config) error{
 		}
 		return nil
 	},
+	checkKafkaSecurity,
 }
 
 // purchase is the purchase path's part of the configuration.
@@ -262,6 +266,9 @@ func checkMySQLDSN(name, dsn string) error {
 	}
 	if err != nil {
 		return fmt.Errorf("%s: not a MySQL DSN: write %s: %w", name, mysqlDSNForm, err)
+	}
+	if err := order.CheckCharset(dsn); err != nil {
+		return fmt.Errorf("%s: %w (drop the parameter, or set charset=utf8mb4)", name, err)
 	}
 	return nil
 }

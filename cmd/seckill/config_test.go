@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/seckill-oss/seckill/internal/order"
 )
 
 // TestPaymentURLMustBeHTTPS: the provider's answer decides what is paid and
@@ -116,4 +119,26 @@ func warned(logs, variable string) bool {
 		}
 	}
 	return false
+}
+
+// TestMySQLDSNCharsetRefused: a DSN whose connection charset would let an
+// escaped quote through client-side interpolation is refused at start-up,
+// naming the variable and the parameter, never the password.
+func TestMySQLDSNCharsetRefused(t *testing.T) {
+	for _, tc := range []struct{ name, param, want string }{
+		{"SECKILL_MYSQL_DSN", "charset=gbk", "SECKILL_MYSQL_DSN: DSN parameter charset=gbk"},
+		{"SECKILL_MIGRATE_DSN", "charset=utf8mb4,sjis", "SECKILL_MIGRATE_DSN: DSN parameter charset=sjis"},
+		{"SECKILL_MYSQL_DSN", "charset=utf8mb4", ""},
+	} {
+		env := map[string]string{tc.name: "u:s3cret@tcp(127.0.0.1:3306)/s?" + tc.param}
+		_, err := loadConfig(func(k string) string { return env[k] })
+		switch {
+		case tc.want == "" && err != nil && strings.Contains(err.Error(), tc.name):
+			t.Errorf("%s refused: %v", tc.param, err)
+		case tc.want != "" && (!errors.Is(err, order.ErrUnsafeCharset) || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s=…?%s: %v, want ErrUnsafeCharset saying %q", tc.name, tc.param, err, tc.want)
+		case err != nil && strings.Contains(err.Error(), "s3cret"):
+			t.Errorf("the error shows the password: %v", err)
+		}
+	}
 }

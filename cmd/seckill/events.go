@@ -1,12 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/seckill-oss/seckill/internal/outbox"
 )
@@ -28,6 +31,84 @@ type eventsConfig struct {
 	Stream       string   // the Redis stream
 	KafkaBrokers []string // with eventsKafka
 	KafkaTopic   string
+	Kafka        outbox.KafkaSecurity // TLS and SASL; the password is never logged
+	kafkaOpts    []kgo.Opt            // Kafka's options, built once the settings read well
+}
+
+// checkKafkaSecurity holds the Kafka clients' TLS and SASL settings to one
+// another (the table reads each alone).
+func checkKafkaSecurity(c config) error {
+	k := c.Events.Kafka
+	switch {
+	case k.CAFile != "" && !k.TLS:
+		return errors.New("SECKILL_EVENTS_KAFKA_TLS_CA_FILE is set but SECKILL_EVENTS_KAFKA_TLS is not true")
+	case k.Mechanism != "" && (k.User == "" || k.Password == ""):
+		return fmt.Errorf("SECKILL_EVENTS_KAFKA_SASL_MECHANISM=%s needs SECKILL_EVENTS_KAFKA_SASL_USER and SECKILL_EVENTS_KAFKA_SASL_PASSWORD", k.Mechanism)
+	case k.Mechanism == "" && (k.User != "" || k.Password != ""):
+		return errors.New("SECKILL_EVENTS_KAFKA_SASL_USER or _PASSWORD is set without SECKILL_EVENTS_KAFKA_SASL_MECHANISM")
+	}
+	return nil
+}
+
+// readSASLMechanism reads SECKILL_EVENTS_KAFKA_SASL_MECHANISM.
+func readSASLMechanism(c *config, e *envReader, v string) {
+	v = strings.ToLower(v)
+	switch v {
+	case "", outbox.SASLPlain, outbox.SASLScram256, outbox.SASLScram512:
+		c.Events.Kafka.Mechanism = v
+	default:
+		e.fail(fmt.Errorf("SECKILL_EVENTS_KAFKA_SASL_MECHANISM=%q: must be plain, scram-sha-256 or scram-sha-512", v))
+	}
+}
+
+// kafkaOptions builds the Kafka clients' TLS and SASL options once the
+// settings read well, reading the CA file now so a bad one fails at start.
+func (c *config) kafkaOptions() error {
+	if c.Events.Sink != eventsKafka {
+		return nil
+	}
+	var err error
+	if c.Events.kafkaOpts, err = c.Events.Kafka.Opts(); err != nil {
+		return fmt.Errorf("SECKILL_EVENTS_KAFKA_TLS_CA_FILE: %w", err)
+	}
+	return nil
+}
+
+// kafkaPlainInClear says why SASL PLAIN without TLS to a broker that is
+// not loopback is unsafe ("" when it is not in force): PLAIN sends the
+// password as it is, so anyone on the path could read it and produce
+// forged order events. The secure defaults refuse it (strictRules).
+func kafkaPlainInClear(c config) string {
+	k := c.Events.Kafka
+	if c.Events.Sink != eventsKafka || k.Mechanism != outbox.SASLPlain || k.TLS {
+		return ""
+	}
+	to := "the brokers"
+	for _, b := range c.Events.KafkaBrokers {
+		host, _, err := net.SplitHostPort(b)
+		if err != nil {
+			host = b // franz-go adds the default port
+		}
+		if isLoopbackHost(host) {
+			to = ""
+			continue
+		}
+		to = b
+		break
+	}
+	if to == "" {
+		return ""
+	}
+	return fmt.Sprintf("SECKILL_EVENTS_KAFKA_SASL_MECHANISM=plain without TLS (SECKILL_EVENTS_KAFKA_TLS=true) sends the Kafka password in clear to %s: turn TLS on, or use scram-sha-256 or scram-sha-512", to)
+}
+
+// refusePlainInClear is kafkaPlainInClear as the secure defaults refuse
+// it, for a command that does not go through serve's checks.
+func (c config) refusePlainInClear() error {
+	if why := kafkaPlainInClear(c); c.Strict && why != "" {
+		return fmt.Errorf("%s (or %s)", why, strictOff)
+	}
+	return nil
 }
 
 // eventSink is the configured sink, nil with SECKILL_EVENTS=off.
@@ -36,7 +117,7 @@ func eventSink(cfg config, b *backend) (outbox.Sink, error) {
 	case eventsOff:
 		return nil, nil
 	case eventsKafka:
-		return outbox.NewKafkaSink(cfg.Events.KafkaBrokers, cfg.Events.KafkaTopic)
+		return outbox.NewKafkaSink(cfg.Events.KafkaBrokers, cfg.Events.KafkaTopic, cfg.Events.kafkaOpts...)
 	}
 	return outbox.NewRedisSink(b.rdb, cfg.Events.Stream, int64(cfg.EventsStreamMaxLen), cfg.WaitReplicas, cfg.WaitTimeout), nil
 }
@@ -48,7 +129,11 @@ func startRelay(cfg config, b *backend, log *slog.Logger, reg prometheus.Registe
 	if err != nil {
 		return nil, err
 	}
-	log.Info("order events", "sink", cfg.Events.Sink, "retention", cfg.EventsRetention.String())
+	attrs := []any{"sink", cfg.Events.Sink, "retention", cfg.EventsRetention.String()}
+	if cfg.Events.Sink == eventsKafka { // never the user's password
+		attrs = append(attrs, "kafka_tls", cfg.Events.Kafka.TLS, "kafka_sasl", cfg.Events.Kafka.Mechanism)
+	}
+	log.Info("order events", attrs...)
 	relay := outbox.Start(b.orders, sink, outbox.Config{
 		Retention: cfg.EventsRetention, Log: log.With("component", "events"), Metrics: outbox.NewMetrics(reg, log),
 	})

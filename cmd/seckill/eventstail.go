@@ -6,6 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill/internal/outbox"
 )
@@ -36,7 +39,10 @@ func eventsCommand(ctx context.Context, args []string, getenv func(string) strin
 	case eventsOff:
 		return errors.New("events tail: SECKILL_EVENTS=off: no sink to read (the events are in the order_events table)")
 	case eventsKafka:
-		return outbox.TailKafka(ctx, cfg.Events.KafkaBrokers, cfg.Events.KafkaTopic, *from, emit)
+		if err := cfg.refusePlainInClear(); err != nil {
+			return fmt.Errorf("events tail: %w", err)
+		}
+		return outbox.TailKafka(ctx, cfg.Events.KafkaBrokers, cfg.Events.KafkaTopic, *from, emit, cfg.Events.kafkaOpts...)
 	}
 	if cfg.RedisURL == "" {
 		return errors.New("events tail: SECKILL_REDIS_URL must be set (the demo prints its own)")
@@ -47,5 +53,27 @@ func eventsCommand(ctx context.Context, args []string, getenv func(string) strin
 	if start == "" {
 		start = "0"
 	}
+	noticeEmptyStream(ctx, rdb, cfg, stderr)
 	return outbox.TailRedis(ctx, rdb, cfg.Events.Stream, start, emit)
+}
+
+// noticeEmptyStream says on stderr, at once, that the stream to tail does
+// not exist or has no entries, naming it and the key prefix: with a wrong
+// SECKILL_KEY_PREFIX the tail would otherwise wait in silence. Then the
+// tail waits for the first event all the same. Said nothing when the
+// stream cannot be asked about within notice.
+func noticeEmptyStream(ctx context.Context, rdb redis.UniversalClient, cfg config, stderr io.Writer) {
+	const notice = 1500 * time.Millisecond
+	ctx, cancel := context.WithTimeout(ctx, notice)
+	defer cancel()
+	n, err := outbox.StreamLength(ctx, rdb, cfg.Events.Stream)
+	what := "has no entries"
+	switch {
+	case errors.Is(err, outbox.ErrNoStream):
+		what = "does not exist"
+	case err != nil || n > 0:
+		return
+	}
+	fmt.Fprintf(stderr, "events tail: stream %q %s (key prefix %q, from SECKILL_KEY_PREFIX; SECKILL_EVENTS_STREAM names the stream): waiting for its first event\n",
+		cfg.Events.Stream, what, cfg.KeyPrefix)
 }

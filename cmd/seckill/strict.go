@@ -84,6 +84,7 @@ var strictRules = []secureRule{
 		return when(!c.PaymentRequireTimestamp && (c.Strict || c.PaymentURL != ""), "SECKILL_PAYMENT_REQUIRE_TIMESTAMP=false accepts callbacks signed over the body alone, which a captured callback replays")
 	}},
 	{"SECKILL_REDIS_URL", refuse, redisWithoutCredentials},
+	{"SECKILL_EVENTS_KAFKA_SASL_MECHANISM", refuse, kafkaPlainInClear},
 	{"SECKILL_IDENTITY", warn, func(c config) string {
 		return when(c.TrustedGateway && !loopbackAddr(c.HTTPAddr), "SECKILL_IDENTITY=trusted-gateway: X-User-ID is trusted unsigned on a listener that is not loopback-only: only the gateway, which strips a client's X-User-ID, may reach it (see the trust boundary in docs/DEPLOY.md, Security)")
 	}},

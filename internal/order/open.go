@@ -161,11 +161,15 @@ func openMySQL(dsn string, tracing bool) (*sql.DB, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("order: open: not a go-sql-driver/mysql DSN: %w", err)
 	}
+	if err := CheckCharset(dsn); err != nil {
+		return nil, "", fmt.Errorf("order: open: %w", err)
+	}
 	cfg.ParseTime = true
 	cfg.Loc = time.UTC
 	// Statements are sent with their arguments in one round trip. (gorm's
 	// PrepareStmt would prepare them again in every transaction, and the
-	// order's statements only ever run in one.)
+	// order's statements only ever run in one.) Safe only in the charsets
+	// CheckCharset lets through.
 	cfg.InterpolateParams = true
 	// Rows affected must mean rows changed: with clientFoundRows MariaDB
 	// counts a duplicate that ON DUPLICATE KEY UPDATE id=id skipped as

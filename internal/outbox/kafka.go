@@ -19,7 +19,7 @@ type KafkaSink struct {
 }
 
 // NewKafkaSink connects a producer to brokers for topic. Extra options come
-// after the sink's own (tests).
+// after the sink's own (KafkaSecurity.Opts, tests).
 func NewKafkaSink(brokers []string, topic string, opts ...kgo.Opt) (*KafkaSink, error) {
 	all := append([]kgo.Opt{
 		kgo.SeedBrokers(brokers...),

@@ -105,11 +105,11 @@ func TestKafkaBrokerDownThenBack(t *testing.T) {
 
 // consumeAll reads the topic from its start until it has read at least
 // want records and the topic has nothing more for a second: records, in
-// each partition's order.
-func consumeAll(t *testing.T, brokers []string, topic string, want int) []seckill.OrderEvent {
+// each partition's order. opts come after the consumer's own.
+func consumeAll(t *testing.T, brokers []string, topic string, want int, opts ...kgo.Opt) []seckill.OrderEvent {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

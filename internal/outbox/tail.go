@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -13,6 +14,22 @@ import (
 
 // The reading side, for `seckill events tail`: a sink's events from a
 // position on, one CloudEvents envelope at a time, until ctx ends.
+
+// ErrNoStream: the stream does not exist.
+var ErrNoStream = errors.New("outbox: no such stream")
+
+// StreamLength is the number of entries in the stream, or ErrNoStream. It
+// asks XINFO STREAM, which the events' read-only consumers may run.
+func StreamLength(ctx context.Context, rdb redis.UniversalClient, stream string) (int64, error) {
+	info, err := rdb.XInfoStream(ctx, stream).Result()
+	switch {
+	case err != nil && strings.Contains(err.Error(), "no such key"):
+		return 0, ErrNoStream
+	case err != nil:
+		return 0, fmt.Errorf("outbox: XINFO STREAM %s: %w", stream, err)
+	}
+	return info.Length, nil
+}
 
 // TailRedis calls emit with each event of the stream after the entry id from
 // ("0": from the first), waiting for new ones, until ctx ends (nil) or a
@@ -41,8 +58,9 @@ func TailRedis(ctx context.Context, rdb redis.UniversalClient, stream, from stri
 }
 
 // TailKafka calls emit with each event of the topic from the offset from
-// (in every partition; "" or "0": from the first), until ctx ends.
-func TailKafka(ctx context.Context, brokers []string, topic, from string, emit func(position string, event []byte) error) error {
+// (in every partition; "" or "0": from the first), until ctx ends. opts
+// come after the tail's own (KafkaSecurity.Opts).
+func TailKafka(ctx context.Context, brokers []string, topic, from string, emit func(position string, event []byte) error, opts ...kgo.Opt) error {
 	offset := kgo.NewOffset().AtStart()
 	if from != "" {
 		n, err := strconv.ParseInt(from, 10, 64)
@@ -51,7 +69,7 @@ func TailKafka(ctx context.Context, brokers []string, topic, from string, emit f
 		}
 		offset = kgo.NewOffset().At(n)
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(offset))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(offset)}, opts...)...)
 	if err != nil {
 		return fmt.Errorf("outbox: kafka client: %w", err)
 	}
