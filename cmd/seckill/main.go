@@ -9,6 +9,7 @@
 //	seckill paystub [flags]      run a stub of the payment provider
 //	seckill healthcheck          exit 0 when the local /readyz answers 200
 //	seckill events tail [--from ID]  print the order events of the configured sink as JSON lines
+//	seckill redis-acl [-format setuser|aclfile]  print the Redis ACL users of the service and of event consumers
 //	seckill version              print the version
 //	seckill help                 print the commands
 //
@@ -102,6 +103,11 @@ commands:
   events tail [--from ID]
                          print the order events of the configured sink (SECKILL_EVENTS) as JSON lines,
                          from a Redis stream entry id or a Kafka offset (default: the first), until interrupted
+  redis-acl [-format setuser|aclfile] [-service-user NAME] [-events-user NAME]
+                         print the Redis ACL users: the service's (keys under SECKILL_KEY_PREFIX, the events
+                         stream, the commands its code and scripts send) and the event consumers' (the stream,
+                         read); passwords from SECKILL_REDIS_SERVICE_PASSWORD and SECKILL_REDIS_EVENTS_PASSWORD,
+                         printed as their SHA-256 only
   version                print the version
   help                   print this text
 
@@ -138,6 +144,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return healthcheck(ctx, rest, getenv, stdout, stderr)
 	case "events":
 		return eventsCommand(ctx, rest, getenv, stdout, stderr)
+	case "redis-acl":
+		return redisACLCommand(rest, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, versionString())
 		return nil
