@@ -3,7 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,11 +30,12 @@ import (
 const aclAdminPassword = "admin-of-the-test"
 
 // ownRedis starts a redis-server of the test's own on a free loopback port,
-// no persistence, its default user behind aclAdminPassword, with args after
-// those; it is stopped when the test ends. It returns the port and an
-// administrator's client. The test fails, not skips, without redis-server
-// on PATH: it is the proof that the ACL is enough.
-func ownRedis(t *testing.T, args ...string) (int, *redis.Client) {
+// no persistence, its default user behind aclAdminPassword; with certDir,
+// it speaks TLS only, with the certificate serverCert wrote there. It is stopped
+// when the test ends. It returns the port and an administrator's client.
+// The test fails, not skips, without redis-server on PATH: it is the proof
+// that the ACL is enough.
+func ownRedis(t *testing.T, certDir string) (int, *redis.Client) {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -33,8 +45,14 @@ func ownRedis(t *testing.T, args ...string) (int, *redis.Client) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--dir", t.TempDir(), "--requirepass", aclAdminPassword}, args...)
+	all := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", t.TempDir(), "--requirepass", aclAdminPassword}
+	var roots *x509.CertPool
+	if certDir != "" {
+		roots = certPool(t, certDir)
+		all = append(all[2:], "--port", "0", "--tls-port", strconv.Itoa(port), "--tls-auth-clients", "no",
+			"--tls-cert-file", filepath.Join(certDir, "cert.pem"), "--tls-key-file", filepath.Join(certDir, "key.pem"))
+	}
 	cmd := exec.Command(bin, all...)
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
@@ -50,13 +68,17 @@ func ownRedis(t *testing.T, args ...string) (int, *redis.Client) {
 		_ = cmd.Process.Kill()
 		<-exited
 	})
-	return port, waitAdmin(t, port, exited, &log)
+	return port, waitAdmin(t, port, roots, exited, &log)
 }
 
 // waitAdmin waits until the server on port answers its administrator.
-func waitAdmin(t *testing.T, port int, exited <-chan struct{}, log *bytes.Buffer) *redis.Client {
+func waitAdmin(t *testing.T, port int, roots *x509.CertPool, exited <-chan struct{}, log *bytes.Buffer) *redis.Client {
 	t.Helper()
-	admin := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port), Password: aclAdminPassword, MaxRetries: -1})
+	opt := &redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port), Password: aclAdminPassword, MaxRetries: -1}
+	if roots != nil {
+		opt.TLSConfig = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+	}
+	admin := redis.NewClient(opt)
 	t.Cleanup(func() { _ = admin.Close() })
 	deadline := time.Now().Add(10 * time.Second)
 	for admin.Ping(context.Background()).Err() != nil {
@@ -108,4 +130,50 @@ func aclLog(t *testing.T, admin *redis.Client) []any {
 		t.Fatal(err)
 	}
 	return entries
+}
+
+// serverCert writes a self-signed certificate for 127.0.0.1 and its key,
+// cert.pem and key.pem, into a new directory, and returns the directory.
+func serverCert(t *testing.T) string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "seckill test redis"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, BasicConstraintsValid: true, IsCA: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	files := []string{filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")}
+	for i, b := range []*pem.Block{{Type: "CERTIFICATE", Bytes: der}, {Type: "PRIVATE KEY", Bytes: keyDER}} {
+		if err := os.WriteFile(files[i], pem.EncodeToMemory(b), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// certPool trusts the certificate serverCert wrote into dir.
+func certPool(t *testing.T, dir string) *x509.CertPool {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "cert.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(b) {
+		t.Fatal("no certificate in cert.pem")
+	}
+	return roots
 }

@@ -2,9 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,14 +31,46 @@ const (
 // Redis's ACL LOG: the ACL is enough. Then it shows the ACL holds: the
 // service's user may not FLUSHALL, list keys or touch a key outside its
 // prefix, and the consumers' user may not forge an event.
-func TestRedisACLLeastPrivilege(t *testing.T) {
-	port, admin := ownRedis(t)
+func TestRedisACLLeastPrivilege(t *testing.T) { aclSaleThrough(t, "") }
+
+// tlsCertsEnv names, in the process TestRedisACLOverTLS starts, the
+// directory of the certificate its Redis serves and SSL_CERT_FILE trusts.
+const tlsCertsEnv = "SECKILL_TEST_REDIS_TLS_CERTS"
+
+// TestRedisACLOverTLS is TestRedisACLLeastPrivilege on a Redis that speaks
+// TLS only, through rediss:// URLs that verify its certificate as a
+// production one would be: against the system's roots, here SSL_CERT_FILE.
+// Go reads that once per process, so the test runs itself again in a
+// process of its own that trusts the test's certificate from the start.
+func TestRedisACLOverTLS(t *testing.T) {
+	dir := os.Getenv(tlsCertsEnv)
+	if dir != "" {
+		aclSaleThrough(t, dir)
+		return
+	}
+	dir = serverCert(t)
+	child := exec.Command(os.Args[0], "-test.run=^TestRedisACLOverTLS$", "-test.count=1", "-test.timeout=5m")
+	child.Env = append(os.Environ(), "SSL_CERT_FILE="+filepath.Join(dir, "cert.pem"), tlsCertsEnv+"="+dir)
+	if out, err := child.CombinedOutput(); err != nil {
+		t.Fatalf("the test in a process trusting the test's certificate: %v\n%s", err, out)
+	}
+}
+
+// aclSaleThrough is the sale and the refusals of TestRedisACLLeastPrivilege
+// on a Redis of the test's own, over TLS with certDir (ownRedis).
+func aclSaleThrough(t *testing.T, certDir string) {
+	t.Helper()
+	port, admin := ownRedis(t, certDir)
+	scheme := "redis://"
+	if certDir != "" {
+		scheme = "rediss://"
+	}
 	env := realEnv(t, 0)
 	env["SECKILL_REDIS_SERVICE_PASSWORD"] = aclServicePassword
 	env["SECKILL_REDIS_EVENTS_PASSWORD"] = aclEventsPassword
 	applyACL(t, admin, env)
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	env["SECKILL_REDIS_URL"] = "redis://seckill:" + aclServicePassword + "@" + addr + "/0"
+	env["SECKILL_REDIS_URL"] = scheme + "seckill:" + aclServicePassword + "@" + addr + "/0"
 	pay := start(t, nil, "paystub", "-addr", "127.0.0.1:0", "-merchant-id", "m-acl")
 	payBase := "http://" + pay.addr()
 	env["SECKILL_PAYMENT_URL"] = payBase
@@ -51,7 +87,7 @@ func TestRedisACLLeastPrivilege(t *testing.T) {
 
 	aclSale(t, base, payBase, adminAPI)
 	tail := map[string]string{
-		"SECKILL_REDIS_URL":  "redis://seckill-events:" + aclEventsPassword + "@" + addr + "/0",
+		"SECKILL_REDIS_URL":  scheme + "seckill-events:" + aclEventsPassword + "@" + addr + "/0",
 		"SECKILL_KEY_PREFIX": env["SECKILL_KEY_PREFIX"],
 	}
 	events := start(t, tail, "events", "tail")
@@ -67,7 +103,7 @@ func TestRedisACLLeastPrivilege(t *testing.T) {
 	if log := aclLog(t, admin); len(log) > 0 {
 		t.Fatalf("Redis refused the service or the consumer %d time(s) under the printed ACL; ACL LOG: %v", len(log), log)
 	}
-	aclRefusals(t, addr, env["SECKILL_KEY_PREFIX"])
+	aclRefusals(t, addr, env["SECKILL_KEY_PREFIX"], admin.Options().TLSConfig)
 }
 
 // aclSale runs a sale of 5 units, at most 3 a buyer, with payments on: 2
@@ -101,7 +137,11 @@ func aclSale(t *testing.T, base, payBase string, admin map[string]string) {
 		t.Fatalf("pay %s at the stub: %d %v", first, code, v)
 	}
 	var mine map[string]any
-	t.Cleanup(func() { t.Logf("last answer for the order: %v", mine) })
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("last answer for the order: %v", mine)
+		}
+	})
 	waitUntil(t, 10*time.Second, "order "+first+" paid", func() bool {
 		_, mine = call(t, "GET", orders+"/mine", map[string]string{"X-User-ID": "1"}, "")
 		return mine["status"] == "paid"
@@ -117,12 +157,12 @@ func aclSale(t *testing.T, base, payBase string, admin map[string]string) {
 }
 
 // aclRefusals shows what the users may not do: each answered NOPERM.
-func aclRefusals(t *testing.T, addr, prefix string) {
+func aclRefusals(t *testing.T, addr, prefix string, tlsConfig *tls.Config) {
 	t.Helper()
 	ctx := context.Background()
-	svc := redis.NewClient(&redis.Options{Addr: addr, Username: "seckill", Password: aclServicePassword})
+	svc := redis.NewClient(&redis.Options{Addr: addr, Username: "seckill", Password: aclServicePassword, TLSConfig: tlsConfig})
 	defer svc.Close()
-	consumer := redis.NewClient(&redis.Options{Addr: addr, Username: "seckill-events", Password: aclEventsPassword})
+	consumer := redis.NewClient(&redis.Options{Addr: addr, Username: "seckill-events", Password: aclEventsPassword, TLSConfig: tlsConfig})
 	defer consumer.Close()
 	for what, err := range map[string]error{
 		"the service's FLUSHALL":                        svc.FlushAll(ctx).Err(),
