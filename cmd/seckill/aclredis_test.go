@@ -25,17 +25,20 @@ import (
 	"github.com/seckill-oss/seckill/internal/testkit/redistopo"
 )
 
-// aclAdminPassword is the default user's password on the test's own
-// redis-server: the administrator who applies the ACL.
-const aclAdminPassword = "admin-of-the-test"
+// aclAdmin is the administrator's line of the test's own redis-server's
+// aclfile: the user who applies the ACL and reads its log.
+const (
+	aclAdminPassword = "admin-of-the-test"
+	aclAdmin         = "user admin on >" + aclAdminPassword + " ~* &* +@all"
+)
 
 // ownRedis starts a redis-server of the test's own on a free loopback port,
-// no persistence, its default user behind aclAdminPassword; with certDir,
+// no persistence, its users those of aclFile; with certDir,
 // it speaks TLS only, with the certificate serverCert wrote there. It is stopped
 // when the test ends. It returns the port and an administrator's client.
 // The test fails, not skips, without redis-server on PATH: it is the proof
 // that the ACL is enough.
-func ownRedis(t *testing.T, certDir string) (int, *redis.Client) {
+func ownRedis(t *testing.T, certDir, aclFile string) (int, *redis.Client) {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -46,7 +49,7 @@ func ownRedis(t *testing.T, certDir string) (int, *redis.Client) {
 		t.Fatal(err)
 	}
 	all := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--dir", t.TempDir(), "--requirepass", aclAdminPassword}
+		"--dir", t.TempDir(), "--aclfile", aclFile}
 	var roots *x509.CertPool
 	if certDir != "" {
 		roots = certPool(t, certDir)
@@ -74,7 +77,7 @@ func ownRedis(t *testing.T, certDir string) (int, *redis.Client) {
 // waitAdmin waits until the server on port answers its administrator.
 func waitAdmin(t *testing.T, port int, roots *x509.CertPool, exited <-chan struct{}, log *bytes.Buffer) *redis.Client {
 	t.Helper()
-	opt := &redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port), Password: aclAdminPassword, MaxRetries: -1}
+	opt := &redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port), Username: "admin", Password: aclAdminPassword, MaxRetries: -1}
 	if roots != nil {
 		opt.TLSConfig = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
 	}
@@ -95,17 +98,35 @@ func waitAdmin(t *testing.T, port int, roots *x509.CertPool, exited <-chan struc
 	return admin
 }
 
-// applyACL runs `seckill redis-acl` with env and applies each ACL SETUSER
-// line it prints through admin.
-func applyACL(t *testing.T, admin *redis.Client, env map[string]string) {
+// redisACL is what `seckill redis-acl` with env and args prints.
+func redisACL(t *testing.T, env map[string]string, args ...string) string {
 	t.Helper()
 	var out, stderr bytes.Buffer
-	if err := run(context.Background(), []string{"seckill", "redis-acl"}, func(k string) string { return env[k] }, &out, &stderr); err != nil {
+	if err := run(context.Background(), append([]string{"seckill", "redis-acl"}, args...), func(k string) string { return env[k] }, &out, &stderr); err != nil {
 		t.Fatalf("redis-acl: %v\n%s", err, stderr.String())
 	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	return out.String()
+}
+
+// aclFile writes an aclfile of lines and the administrator, returning its
+// path.
+func aclFile(t *testing.T, lines string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "users.acl")
+	if err := os.WriteFile(path, []byte(lines+aclAdmin+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// applyACL applies each ACL SETUSER line `seckill redis-acl` prints with
+// env through admin.
+func applyACL(t *testing.T, admin *redis.Client, env map[string]string) {
+	t.Helper()
+	out := redisACL(t, env)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) != 2 {
-		t.Fatalf("redis-acl printed %d lines, want 2 users:\n%s", len(lines), out.String())
+		t.Fatalf("redis-acl printed %d lines, want 2 users:\n%s", len(lines), out)
 	}
 	for _, l := range lines {
 		words := strings.Fields(l)

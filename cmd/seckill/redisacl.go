@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 
 	"github.com/seckill-oss/seckill/internal/redisacl"
 )
@@ -28,6 +30,7 @@ func redisACLCommand(args []string, getenv func(string) string, stdout, stderr i
 	format := fs.String("format", "setuser", "setuser: ACL SETUSER commands, for redis-cli; aclfile: lines of a Redis aclfile")
 	service := fs.String("service-user", "seckill", "the service's user, as in SECKILL_REDIS_URL")
 	events := fs.String("events-user", "seckill-events", "the order events' consumers' user")
+	out := fs.String("out", "", "write the rules to this file (mode 0644: password hashes, no password) instead of stdout")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -56,14 +59,26 @@ func redisACLCommand(args []string, getenv func(string) string, stdout, stderr i
 	if err != nil {
 		return fmt.Errorf("redis-acl: -events-user or SECKILL_EVENTS_STREAM: %w", err)
 	}
+	var text strings.Builder
+	if *format == "aclfile" {
+		// An aclfile replaces every user; one without a default line leaves
+		// the default user on, without a password, allowed everything.
+		fmt.Fprintln(&text, redisacl.DefaultFileLine)
+	}
 	for _, u := range []redisacl.User{svc, consumer} {
-		line := u.SetUser()
 		if *format == "aclfile" {
-			line = u.FileLine()
-		}
-		if _, err := fmt.Fprintln(stdout, line); err != nil {
-			return err
+			fmt.Fprintln(&text, u.FileLine())
+		} else {
+			fmt.Fprintln(&text, u.SetUser())
 		}
 	}
-	return nil
+	if *out != "" {
+		//nolint:gosec // hashes of the passwords only: Redis, another user, reads the file
+		if err := os.WriteFile(*out, []byte(text.String()), 0o644); err != nil {
+			return fmt.Errorf("redis-acl: %w", err)
+		}
+		return nil
+	}
+	_, err = io.WriteString(stdout, text.String())
+	return err
 }

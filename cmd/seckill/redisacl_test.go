@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill/internal/keys"
+	"github.com/seckill-oss/seckill/internal/redisacl"
 )
 
 const (
@@ -57,18 +58,31 @@ func TestRedisACLOverTLS(t *testing.T) {
 }
 
 // aclSaleThrough is the sale and the refusals of TestRedisACLLeastPrivilege
-// on a Redis of the test's own, over TLS with certDir (ownRedis).
+// on a Redis of the test's own: in plain text, the users applied as the ACL
+// SETUSER commands `seckill redis-acl` prints; over TLS with certDir
+// (ownRedis), the users of the aclfile `seckill redis-acl -format aclfile`
+// writes, the file Redis starts with.
 func aclSaleThrough(t *testing.T, certDir string) {
 	t.Helper()
-	port, admin := ownRedis(t, certDir)
-	scheme := "redis://"
-	if certDir != "" {
-		scheme = "rediss://"
-	}
 	env := realEnv(t, 0)
 	env["SECKILL_REDIS_SERVICE_PASSWORD"] = aclServicePassword
 	env["SECKILL_REDIS_EVENTS_PASSWORD"] = aclEventsPassword
-	applyACL(t, admin, env)
+	scheme := "redis://"
+	var port int
+	var admin *redis.Client
+	if certDir == "" {
+		port, admin = ownRedis(t, "", aclFile(t, redisacl.DefaultFileLine+"\n"))
+		applyACL(t, admin, env)
+	} else {
+		scheme = "rediss://"
+		file := filepath.Join(t.TempDir(), "generated.acl")
+		redisACL(t, env, "-format", "aclfile", "-out", file)
+		generated, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		port, admin = ownRedis(t, certDir, aclFile(t, string(generated)))
+	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	env["SECKILL_REDIS_URL"] = scheme + "seckill:" + aclServicePassword + "@" + addr + "/0"
 	pay := start(t, nil, "paystub", "-addr", "127.0.0.1:0", "-merchant-id", "m-acl")
@@ -164,6 +178,8 @@ func aclRefusals(t *testing.T, addr, prefix string, tlsConfig *tls.Config) {
 	defer svc.Close()
 	consumer := redis.NewClient(&redis.Options{Addr: addr, Username: "seckill-events", Password: aclEventsPassword, TLSConfig: tlsConfig})
 	defer consumer.Close()
+	anonymous := redis.NewClient(&redis.Options{Addr: addr, TLSConfig: tlsConfig})
+	defer anonymous.Close()
 	for what, err := range map[string]error{
 		"the service's FLUSHALL":                        svc.FlushAll(ctx).Err(),
 		"the service's KEYS":                            svc.Keys(ctx, "*").Err(),
@@ -173,6 +189,7 @@ func aclRefusals(t *testing.T, addr, prefix string, tlsConfig *tls.Config) {
 		"the consumer's XADD (a forged event)":          consumer.XAdd(ctx, &redis.XAddArgs{Stream: prefix + "events", Values: []any{"event", "{}"}}).Err(),
 		"the consumer's XDEL":                           consumer.XDel(ctx, prefix+"events", "0-1").Err(),
 		"the consumer's HSET of the stock":              consumer.HSet(ctx, keys.Stock(prefix, 1), "remaining", 100).Err(),
+		"an unauthenticated GET":                        anonymous.Get(ctx, keys.Stock(prefix, 1)).Err(),
 	} {
 		if err == nil || !strings.HasPrefix(err.Error(), "NOPERM") {
 			t.Errorf("%s: %v, want NOPERM", what, err)

@@ -96,6 +96,11 @@ func (u User) SetUser() string { return "ACL SETUSER " + u.Name + " " + strings.
 // FileLine is the user as a line of an aclfile.
 func (u User) FileLine() string { return "user " + u.Name + " " + strings.Join(u.Rules(), " ") }
 
+// DefaultFileLine is the aclfile's line for the default user, the one a
+// connection is before it authenticates: PING only, for liveness probes
+// (redis-cli ping); HELLO and AUTH to become another user need no rule.
+const DefaultFileLine = "user default on nopass resetkeys resetchannels -@all +ping"
+
 // Glob escapes s for a Redis glob pattern: it matches s alone.
 func Glob(s string) string {
 	var b strings.Builder
