@@ -22,6 +22,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seckill-oss/seckill/internal/redisacl"
 	"github.com/seckill-oss/seckill/internal/testkit/redistopo"
 )
 
@@ -197,4 +198,33 @@ func certPool(t *testing.T, dir string) *x509.CertPool {
 		t.Fatal("no certificate in cert.pem")
 	}
 	return roots
+}
+
+// composeACLFile is docker-compose.yml's aclfile, with placeholders for the
+// passwords' hashes that the redis service fills in at start.
+const composeACLFile = "../../deploy/redis/users.acl"
+
+// TestComposeACLFileIsGenerated holds deploy/redis/users.acl to `seckill
+// redis-acl -format aclfile` with compose's settings: a command the code
+// starts to use is granted in the production block too.
+func TestComposeACLFileIsGenerated(t *testing.T) {
+	env := map[string]string{"SECKILL_REDIS_SERVICE_PASSWORD": "service", "SECKILL_REDIS_EVENTS_PASSWORD": "events"}
+	want := strings.NewReplacer(redisacl.PasswordRule("service"), "#SERVICE_PASSWORD_SHA256",
+		redisacl.PasswordRule("events"), "#EVENTS_PASSWORD_SHA256").Replace(redisACL(t, env, "-format", "aclfile"))
+	got, err := os.ReadFile(composeACLFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want {
+		t.Errorf("%s is not what `seckill redis-acl -format aclfile` writes; write it again:\n%s", composeACLFile, want)
+	}
+	compose, err := os.ReadFile("../../docker-compose.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"./deploy/redis/users.acl:/etc/redis/users.acl:ro", "#SERVICE_PASSWORD_SHA256/", "#EVENTS_PASSWORD_SHA256/", `"--aclfile", "/run/redis-acl/users.acl"`} {
+		if !strings.Contains(string(compose), s) {
+			t.Errorf("docker-compose.yml does not start Redis with the aclfile: no %q", s)
+		}
+	}
 }
