@@ -211,3 +211,24 @@ func waitUntil(t *testing.T, within time.Duration, what string, ok func() bool) 
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// redis-acl takes the passwords from the environment, prints only their
+// SHA-256, and refuses to print users without them, naming the variables.
+func TestRedisACLCommandPasswords(t *testing.T) {
+	var out, stderr strings.Builder
+	err := run(context.Background(), []string{"seckill", "redis-acl"}, func(string) string { return "" }, &out, &stderr)
+	if err == nil || !strings.Contains(err.Error(), envRedisServicePassword) || !strings.Contains(err.Error(), envRedisEventsPassword) || out.Len() > 0 {
+		t.Fatalf("without passwords: %v, printed %q; want a refusal naming both variables, nothing printed", err, out.String())
+	}
+	env := map[string]string{envRedisServicePassword: "svc-secret-value", envRedisEventsPassword: "ev-secret-value", "SECKILL_KEY_PREFIX": "shop1:"}
+	for _, format := range []string{"setuser", "aclfile"} {
+		text := redisACL(t, env, "-format", format)
+		if strings.Contains(text, "secret-value") || !strings.Contains(text, redisacl.PasswordRule("svc-secret-value")) ||
+			!strings.Contains(text, " ~shop1:seckill:* ~shop1:events ") {
+			t.Errorf("-format %s printed a password, or not its hash, or not the prefix's keys:\n%s", format, text)
+		}
+	}
+	if err := run(context.Background(), []string{"seckill", "redis-acl", "-format", "json"}, func(k string) string { return env[k] }, &out, &stderr); !errors.Is(err, errUsage) {
+		t.Errorf("-format json: %v, want a usage error", err)
+	}
+}
