@@ -180,6 +180,7 @@ func aclRefusals(t *testing.T, addr, prefix string, tlsConfig *tls.Config) {
 	defer consumer.Close()
 	anonymous := redis.NewClient(&redis.Options{Addr: addr, TLSConfig: tlsConfig})
 	defer anonymous.Close()
+	aclConsumerGroup(t, consumer, prefix+"events")
 	for what, err := range map[string]error{
 		"the service's FLUSHALL":                        svc.FlushAll(ctx).Err(),
 		"the service's KEYS":                            svc.Keys(ctx, "*").Err(),
@@ -197,6 +198,27 @@ func aclRefusals(t *testing.T, addr, prefix string, tlsConfig *tls.Config) {
 	}
 	if err := svc.HGet(ctx, keys.Stock(prefix, 1), "remaining").Err(); err != nil && !errors.Is(err, redis.Nil) {
 		t.Errorf("the service's HGET in its prefix: %v", err)
+	}
+}
+
+// aclConsumerGroup reads the stream as docs/DEPLOY.md's consumer does,
+// through consumer: its group made, an entry read and acknowledged, the
+// group looked at.
+func aclConsumerGroup(t *testing.T, consumer *redis.Client, stream string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := consumer.XGroupCreateMkStream(ctx, stream, "fulfilment", "0").Err(); err != nil {
+		t.Fatalf("the consumer's XGROUP CREATE: %v", err)
+	}
+	res, err := consumer.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "fulfilment", Consumer: "c1", Streams: []string{stream, ">"}, Count: 1}).Result()
+	if err != nil || len(res) != 1 || len(res[0].Messages) != 1 {
+		t.Fatalf("the consumer's XREADGROUP: %v %v", res, err)
+	}
+	if err := consumer.XAck(ctx, stream, "fulfilment", res[0].Messages[0].ID).Err(); err != nil {
+		t.Fatalf("the consumer's XACK: %v", err)
+	}
+	if groups, err := consumer.XInfoGroups(ctx, stream).Result(); err != nil || len(groups) != 1 {
+		t.Fatalf("the consumer's XINFO GROUPS: %v %v", groups, err)
 	}
 }
 
