@@ -254,3 +254,18 @@ func TestRedisACLCommandPasswords(t *testing.T) {
 		t.Errorf("-format json: %v, want a usage error", err)
 	}
 }
+
+// No topology sends CLIENT SETINFO, which the ACL does not grant: Redis 7.2
+// and later would refuse it on every new connection (and log each in ACL
+// LOG); the Redis of the tests, 7.0, does not know the command.
+func TestRedisClientsSendNoIdentity(t *testing.T) {
+	for mode, url := range map[string]string{redisSingle: "redis://127.0.0.1:6379", redisCluster: "redis://127.0.0.1:7000", redisSentinel: "redis://127.0.0.1:26379?master_name=m"} {
+		top, err := parseRedis(mode, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if top.single != nil && !top.single.DisableIdentity || top.cluster != nil && !top.cluster.DisableIdentity || top.failover != nil && !top.failover.DisableIdentity {
+			t.Errorf("mode %s: go-redis would send CLIENT SETINFO on connect", mode)
+		}
+	}
+}
