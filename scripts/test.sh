@@ -45,7 +45,7 @@ step "docker-compose config"
 # The file has no default for its secrets (${VAR:?}); placeholders stand in
 # for them here, and every profile is checked.
 if command -v docker-compose >/dev/null 2>&1; then
-	secrets="SECKILL_ADMIN_TOKEN SECKILL_PAYMENT_SECRET SECKILL_DB_PASSWORD SECKILL_MIGRATE_DB_PASSWORD GRAFANA_ADMIN_PASSWORD SECKILL_GALERA_SST_PASSWORD"
+	secrets="SECKILL_ADMIN_TOKEN SECKILL_PAYMENT_SECRET SECKILL_DB_PASSWORD SECKILL_MIGRATE_DB_PASSWORD GRAFANA_ADMIN_PASSWORD SECKILL_GALERA_SST_PASSWORD SECKILL_REDIS_SERVICE_PASSWORD SECKILL_REDIS_EVENTS_PASSWORD"
 	placeholders() { for s in $secrets; do [ "$s" = "${1:-}" ] || printf '%s=check\n' "$s"; done; }
 	# shellcheck disable=SC2046 # one word per placeholder
 	env $(placeholders) docker-compose -f docker-compose.yml config -q

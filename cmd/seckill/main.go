@@ -10,6 +10,7 @@
 //	seckill healthcheck          exit 0 when the local /readyz answers 200
 //	seckill events tail [--from ID]  print the order events of the configured sink as JSON lines
 //	seckill settings             print every SECKILL_* setting serve reads, with its default (Markdown)
+//	seckill redis-acl [-format setuser|aclfile]  print the Redis ACL users of the service and of event consumers
 //	seckill version              print the version
 //	seckill help                 print the commands
 //
@@ -104,6 +105,11 @@ commands:
                          print the order events of the configured sink (SECKILL_EVENTS) as JSON lines,
                          from a Redis stream entry id or a Kafka offset (default: the first), until interrupted
   settings               print every SECKILL_* setting serve reads, its default and meaning, as a Markdown table
+  redis-acl [-format setuser|aclfile] [-service-user NAME] [-events-user NAME]
+                         print the Redis ACL users: the service's (keys under SECKILL_KEY_PREFIX, the events
+                         stream, the commands its code and scripts send) and the event consumers' (the stream,
+                         read); passwords from SECKILL_REDIS_SERVICE_PASSWORD and SECKILL_REDIS_EVENTS_PASSWORD,
+                         printed as their SHA-256 only
   version                print the version
   help                   print this text
 
@@ -142,6 +148,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return eventsCommand(ctx, rest, getenv, stdout, stderr)
 	case "settings":
 		return printSettings(stdout)
+	case "redis-acl":
+		return redisACLCommand(rest, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, versionString())
 		return nil

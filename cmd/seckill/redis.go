@@ -51,18 +51,18 @@ func parseRedis(mode, rawURL string) (redisTopology, error) {
 	case redisSingle:
 		if t.single, err = redis.ParseURL(rawURL); err == nil {
 			o := t.single
-			defaults(&o.ContextTimeoutEnabled, &o.ReadTimeout, &o.WriteTimeout, &o.DialTimeout, &o.PoolTimeout, &o.PoolSize)
+			defaults(&o.ContextTimeoutEnabled, &o.DisableIdentity, &o.ReadTimeout, &o.WriteTimeout, &o.DialTimeout, &o.PoolTimeout, &o.PoolSize)
 		}
 	case redisCluster:
 		if t.cluster, err = redis.ParseClusterURL(rawURL); err == nil {
 			o := t.cluster
-			defaults(&o.ContextTimeoutEnabled, &o.ReadTimeout, &o.WriteTimeout, &o.DialTimeout, &o.PoolTimeout, &o.PoolSize)
+			defaults(&o.ContextTimeoutEnabled, &o.DisableIdentity, &o.ReadTimeout, &o.WriteTimeout, &o.DialTimeout, &o.PoolTimeout, &o.PoolSize)
 			o.ClusterStateReloadInterval = clusterReload
 		}
 	case redisSentinel:
 		if t.failover, err = redis.ParseFailoverURL(rawURL); err == nil {
 			o := t.failover
-			defaults(&o.ContextTimeoutEnabled, &o.ReadTimeout, &o.WriteTimeout, &o.DialTimeout, &o.PoolTimeout, &o.PoolSize)
+			defaults(&o.ContextTimeoutEnabled, &o.DisableIdentity, &o.ReadTimeout, &o.WriteTimeout, &o.DialTimeout, &o.PoolTimeout, &o.PoolSize)
 			if o.MasterName == "" {
 				err = fmt.Errorf("sentinel mode needs master_name in the URL (redis://sentinel:26379?master_name=NAME&addr=sentinel2:26379)")
 			}
@@ -109,9 +109,12 @@ func checkRedisScheme(mode, rawURL string) error {
 // context deadline does not interrupt a command in flight, and the deadlines
 // the purchase path derives from the lease would mean nothing. A flash sale
 // is a burst of short commands: enough connections that requests do not
-// queue for one, few enough not to swamp Redis.
-func defaults(ctxTimeout *bool, read, write, dial, poolWait *time.Duration, pool *int) {
-	*ctxTimeout = true
+// queue for one, few enough not to swamp Redis. No CLIENT SETINFO on
+// connect: the service's Redis ACL user is not allowed it (Redis before 7.2
+// does not know it, and refuses it in an ACL rule), and go-redis would send
+// it on every new connection for a name in CLIENT LIST.
+func defaults(ctxTimeout, noIdentity *bool, read, write, dial, poolWait *time.Duration, pool *int) {
+	*ctxTimeout, *noIdentity = true, true
 	for _, d := range []struct {
 		v   *time.Duration
 		def time.Duration

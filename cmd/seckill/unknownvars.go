@@ -12,9 +12,10 @@ import (
 // environ is the process's environment, a variable so tests can set it.
 var environ = os.Environ
 
-// otherVars are SECKILL_* variables that the scripts and docker-compose.yml
-// read, not the service: no warning for them.
-var otherVars = []string{"SECKILL_DB_PASSWORD", "SECKILL_MIGRATE_DB_PASSWORD", "SECKILL_GALERA_SST_PASSWORD"}
+// otherVars are SECKILL_* variables that the scripts, docker-compose.yml
+// and `seckill redis-acl` read, not the service: no warning for them.
+var otherVars = []string{"SECKILL_DB_PASSWORD", "SECKILL_MIGRATE_DB_PASSWORD", "SECKILL_GALERA_SST_PASSWORD",
+	envRedisServicePassword, envRedisEventsPassword}
 
 // warnUnknownVars warns of each SECKILL_* variable of env (KEY=value) that
 // is not a setting of the table (settingsTable) nor one of otherVars,

@@ -8,9 +8,14 @@ package keys
 
 import "strconv"
 
+// Namespace is what every key of the service starts with, <prefix>seckill:
+// (the order events' stream is named by its own setting): the Redis ACL
+// grants the service this namespace and the stream, nothing else.
+func Namespace(prefix string) string { return prefix + "seckill:" }
+
 // Activity names one of the activity's keys: <prefix>seckill:{act:N}:<name>.
 func Activity(prefix string, activityID int64, name string) string {
-	return prefix + "seckill:{act:" + strconv.FormatInt(activityID, 10) + "}:" + name
+	return Namespace(prefix) + "{act:" + strconv.FormatInt(activityID, 10) + "}:" + name
 }
 
 // Stock is the activity's stock hash (fields "remaining", "epoch" and "loaded"):
@@ -93,7 +98,7 @@ func WaitingDue(prefix string, activityID int64) string {
 
 // WaitingRooms is the set of activities with a waiting room, scored by
 // their end (unix ms): what every instance's admitter walks.
-func WaitingRooms(prefix string) string { return prefix + "seckill:rooms" }
+func WaitingRooms(prefix string) string { return Namespace(prefix) + "rooms" }
 
 // Unknown is an activity's buyers whose last batch had an unknown
 // outcome (503 outcome_unknown) and is not yet resolved: user -> the
