@@ -173,7 +173,10 @@ func requireUser(cfg Config) gin.HandlerFunc {
 		if err != nil {
 			// RFC 9110 asks a 401 for a challenge; the buyer's identity is
 			// the gateway's X-User-ID header, so the challenge names it.
-			c.Header("WWW-Authenticate", buyerChallenge)
+			// A signed body over the limit is a 413, with none.
+			if e := contractError(err); e.Code == seckill.EUnauthenticated {
+				c.Header("WWW-Authenticate", buyerChallenge)
+			}
 			abortWithError(c, err)
 			return
 		}
