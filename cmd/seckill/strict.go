@@ -14,7 +14,8 @@ import (
 //   - on a public listener that is not loopback, serve refuses to start
 //     without SECKILL_IDENTITY_SECRET, unless SECKILL_IDENTITY=trusted-gateway
 //     says only the gateway reaches the port; with a secret only the
-//     version-2 signature is accepted (SECKILL_IDENTITY_LEGACY false);
+//     versioned signatures (3, and 2 without a body) are accepted
+//     (SECKILL_IDENTITY_LEGACY false);
 //   - with payments on, SECKILL_PAYMENT_MERCHANT_ID is required (a payment
 //     to another merchant account carrying the order id is refused);
 //   - SECKILL_ADMIN_TOKEN must be at least 16 bytes and not one repeated

@@ -102,9 +102,10 @@ type Config struct {
 	// without a valid X-User-Timestamp and X-User-Signature is 401. Empty:
 	// X-User-ID is trusted as the gateway set it.
 	IdentitySecret []byte
-	// IdentityRejectLegacy, with IdentitySecret, accepts only the version 2
-	// signature (SignIdentityV2, which covers the method and path); false
-	// (the default) also accepts the legacy one (SignIdentity)
+	// IdentityRejectLegacy, with IdentitySecret, accepts only the versioned
+	// signatures (SignIdentityV3, which covers the method, path and body,
+	// and SignIdentityV2 for a request without a body); false (the default)
+	// also accepts the legacy one (SignIdentity)
 	// (SECKILL_IDENTITY_LEGACY=false sets it).
 	IdentityRejectLegacy bool
 
