@@ -83,6 +83,17 @@ func TestEveryErrorCodeOverHTTP(t *testing.T) {
 			return s.buy(other, 3, nil)
 		}, 429, "busy"},
 		{"unavailable", func() response { return s.buy(other, 500, nil) }, 503, "unavailable"},
+		// Last: it leaves this address limited on the admin API for a minute.
+		{"too many admin failures", func() response {
+			var r response
+			for range httpapi.AdminFailureLimit + 1 { // two failures above count too
+				r = s.do("GET", fmt.Sprintf("/admin/v1/activities/%d/audit", act), nil, map[string]string{"Authorization": "Bearer nope"})
+				if r.status != http.StatusUnauthorized {
+					break
+				}
+			}
+			return r
+		}, 429, "too_many_requests"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

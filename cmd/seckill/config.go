@@ -73,7 +73,7 @@ type config struct {
 	PaymentSecretPrevious string // also accepted on callbacks: a rotation
 	IdentitySecret        string // "": X-User-ID is trusted unsigned
 	// IdentityLegacy: the legacy identity signature (no version header) is
-	// accepted beside version 2 (SECKILL_IDENTITY_LEGACY; default: not
+	// accepted beside versions 3 and 2 (SECKILL_IDENTITY_LEGACY; default: not
 	// Strict).
 	IdentityLegacy bool
 	// TrustedGateway: SECKILL_IDENTITY=trusted-gateway, X-User-ID trusted

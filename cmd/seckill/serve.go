@@ -256,7 +256,7 @@ func apiConfig(cfg config) httpapi.Config {
 		OpenAPI:          docs.OpenAPI,
 		// nil unless set: X-User-ID trusted unsigned, as before.
 		IdentitySecret: identitySecret(cfg),
-		// Version 2 only when SECKILL_IDENTITY_LEGACY=false.
+		// Versions 3 and 2 only when SECKILL_IDENTITY_LEGACY=false.
 		IdentityRejectLegacy: !cfg.IdentityLegacy,
 		Tracing:              cfg.Tracing,
 		// Room for a callback's wait for the order's lock (a lease), for

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -102,9 +103,12 @@ func TestOpsPathOnPublicListenerSaysWhere(t *testing.T) {
 // orchestrator. Without a token configured pprof is disabled, never open.
 func TestPprofNeedsAdminToken(t *testing.T) {
 	_, ops := NewServers(Config{AdminToken: adminToken}, withParts(Deps{Service: newFake()}))
-	for _, path := range []string{"/debug/pprof/", "/debug/pprof", "/debug/pprof/heap", "/debug/pprof/goroutine?debug=1", "/debug/pprof/cmdline", "/debug/pprof/nope"} {
+	for i, path := range []string{"/debug/pprof/", "/debug/pprof", "/debug/pprof/heap", "/debug/pprof/goroutine?debug=1", "/debug/pprof/cmdline", "/debug/pprof/nope"} {
+		// Each path from an address of its own, which its three failures
+		// leave below the admin failure limit.
+		addr := "192.0.2." + strconv.Itoa(10+i)
 		for _, hdr := range [][]string{nil, {"Authorization", "Bearer wrong"}, {"Authorization", "Basic " + adminToken}} {
-			rec := serve(ops, request{"GET", path, "", hdr})
+			rec := serveFrom(ops, addr, request{"GET", path, "", hdr})
 			checkError(t, rec, http.StatusUnauthorized, "unauthenticated")
 			if rec.Header().Get("WWW-Authenticate") != `Bearer realm="seckill-admin"` {
 				t.Errorf("GET %s %v: WWW-Authenticate %q", path, hdr, rec.Header().Get("WWW-Authenticate"))

@@ -227,7 +227,7 @@ var contractCodes = map[string]bool{
 	seckill.EUserRejected: true, seckill.EActivityNotFound: true, seckill.EOrderNotFound: true,
 	seckill.ENotStarted: true, seckill.EEnded: true, seckill.ESoldOut: true, seckill.EAlreadyPurchased: true,
 	seckill.EBusy: true, seckill.EUnavailable: true, seckill.EInternal: true,
-	codeNotFound: true, codeMethodNotAllowed: true,
+	codeNotFound: true, codeMethodNotAllowed: true, codeTooManyRequests: true,
 }
 
 // FuzzServer sends arbitrary ids, headers and bodies through the whole

@@ -173,7 +173,10 @@ func requireUser(cfg Config) gin.HandlerFunc {
 		if err != nil {
 			// RFC 9110 asks a 401 for a challenge; the buyer's identity is
 			// the gateway's X-User-ID header, so the challenge names it.
-			c.Header("WWW-Authenticate", buyerChallenge)
+			// A signed body over the limit is a 413, with none.
+			if e := contractError(err); e.Code == seckill.EUnauthenticated {
+				c.Header("WWW-Authenticate", buyerChallenge)
+			}
 			abortWithError(c, err)
 			return
 		}
@@ -210,33 +213,51 @@ const adminPrefix = "/admin/"
 // through timing. Without a token configured the ops API is disabled, never
 // open.
 //
-// A wrong or missing token is answered 401 as the contract says, but after a
-// few of them from one address each further one waits (fails, a per-address
-// token bucket): guessing the token online costs time. The right token never
-// waits.
-func requireAdminUnder(prefix, token string, fails *failureBackoff) gin.HandlerFunc {
+// A wrong or missing token is answered 401 at once; after
+// AdminFailureLimit of them from one address within AdminFailureWindow the
+// address's admin requests are answered 429 whatever their token
+// (adminFailures): guessing the token online is refused, never slowed down.
+func requireAdminUnder(prefix, token string, fails *adminFailures) gin.HandlerFunc {
 	want := sha256.Sum256([]byte(token))
 	return func(c *gin.Context) {
 		if p := c.Request.URL.Path; !strings.HasPrefix(p, prefix) && p != strings.TrimSuffix(prefix, "/") {
 			c.Next()
 			return
 		}
+		// gin sets Allow before a 405; it would list the routes to a caller
+		// without the token.
 		if token == "" {
-			c.Writer.Header().Del("Allow") // gin sets it before a 405; it would list the routes
+			c.Writer.Header().Del("Allow")
 			abortWithError(c, seckill.Errorf(seckill.EAdminDisabled, "the ops API is disabled: no admin token is configured"))
 			return
 		}
-		got, ok := bearerToken(c.Request.Header)
+		got, wellFormed := bearerToken(c.Request.Header)
 		sum := sha256.Sum256([]byte(got))
-		if subtle.ConstantTimeCompare(sum[:], want[:]) != 1 || !ok {
-			fails.wait(c.Request.Context(), addressKey(c.ClientIP()))
+		ok := subtle.ConstantTimeCompare(sum[:], want[:]) == 1 && wellFormed
+		if retry, limited := fails.check(addressKey(c.ClientIP()), ok); limited {
+			c.Writer.Header().Del("Allow")
+			abortWithError(c, &seckill.Error{Code: codeTooManyRequests, RetryAfter: retry,
+				Message: "too many failed admin authentications from this address: admin requests are refused until a minute after the last one"})
+			return
+		}
+		if !ok {
 			c.Writer.Header().Del("Allow")
 			c.Header("WWW-Authenticate", `Bearer realm="seckill-admin"`)
-			abortWithError(c, seckill.Errorf(seckill.EUnauthenticated, "send the admin token as Authorization: Bearer <token>"))
+			abortWithError(c, adminUnauthenticated(wellFormed))
 			return
 		}
 		c.Next()
 	}
+}
+
+// adminUnauthenticated is the 401 of a failed admin authentication: a
+// header in the wrong form is told the right one; a well-formed wrong token
+// is told it is wrong, not sent to a form it already used.
+func adminUnauthenticated(wellFormed bool) error {
+	if wellFormed {
+		return seckill.Errorf(seckill.EUnauthenticated, "the admin token is wrong")
+	}
+	return seckill.Errorf(seckill.EUnauthenticated, "send the admin token as Authorization: Bearer <token>")
 }
 
 // bearerToken returns the token of the one Authorization header, whose

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"math"
 	"net/netip"
 	"time"
@@ -106,60 +105,6 @@ func (u *keyedBuckets[K]) forgetFull(now time.Time) {
 	}
 }
 
-// Admin failure back-off, so the admin token cannot be guessed fast: each
-// address may get AdminFailureBurst wrong admin tokens answered at once;
-// every further one waits for the address's bucket, refilled at
-// AdminFailureRate a second, and no longer than AdminFailureMaxDelay, short
-// enough for any client's timeout: the answer stays the contract's 401, only
-// later. One address then guesses about one token a second, however many
-// connections it opens. At most AdminFailureAddresses addresses are
-// remembered.
-const (
-	AdminFailureRate      = 1.0
-	AdminFailureBurst     = 10
-	AdminFailureMaxDelay  = 2 * time.Second
-	AdminFailureAddresses = 10_000
-)
-
-// failureBackoff delays the answer to a failed admin authentication by the
-// client address's bucket of failures.
-type failureBackoff struct {
-	addrs *keyedBuckets[string]
-	now   func() time.Time
-	sleep func(context.Context, time.Duration)
-}
-
-func newFailureBackoff(cfg Config) *failureBackoff {
-	sleep := cfg.sleep
-	if sleep == nil {
-		sleep = defaultSleep
-	}
-	return &failureBackoff{
-		addrs: newKeyedBuckets[string](AdminFailureRate, AdminFailureBurst, AdminFailureAddresses),
-		now:   cfg.now,
-		sleep: sleep,
-	}
-}
-
-// wait charges addr one failure and waits until its bucket allows it, at
-// most AdminFailureMaxDelay or until ctx ends.
-func (f *failureBackoff) wait(ctx context.Context, addr string) {
-	if f == nil {
-		return
-	}
-	r := f.addrs.get(addr).ReserveN(f.now(), 1)
-	d := r.DelayFrom(f.now())
-	if d <= 0 {
-		return
-	}
-	if d > AdminFailureMaxDelay {
-		// Do not let a flood book the bucket ever further ahead.
-		r.CancelAt(f.now())
-		d = AdminFailureMaxDelay
-	}
-	f.sleep(ctx, d)
-}
-
 // addressKey is what per-address limits count a client address under: an
 // IPv4 address itself, an IPv6 address by its /64, since one host is
 // usually given a whole /64 and would otherwise guess from 2^64 addresses.
@@ -173,17 +118,4 @@ func addressKey(ip string) string {
 		return ip
 	}
 	return p.String()
-}
-
-// defaultSleep is the back-off's wait when Config sets none (a variable so
-// the package's tests, which send many wrong tokens, do not wait).
-var defaultSleep = sleepCtx
-
-func sleepCtx(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
 }

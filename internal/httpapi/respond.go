@@ -13,10 +13,12 @@ import (
 	"github.com/seckill-oss/seckill"
 )
 
-// Codes the edge adds to the contract's for requests no route serves.
+// Codes the edge adds to the contract's: for requests no route serves, and
+// for an address past the admin failure limit (adminlimit.go).
 const (
 	codeNotFound         = "not_found"
 	codeMethodNotAllowed = "method_not_allowed"
+	codeTooManyRequests  = "too_many_requests"
 )
 
 // Keys of values handlers leave in the gin context for the middleware.
@@ -51,7 +53,7 @@ func statusOf(code string) (status int, ok bool) {
 		return http.StatusConflict, true
 	case seckill.ETooLarge:
 		return http.StatusRequestEntityTooLarge, true
-	case seckill.EBusy:
+	case seckill.EBusy, codeTooManyRequests:
 		return http.StatusTooManyRequests, true
 	case seckill.EUnavailable, seckill.EOutcomeUnknown:
 		return http.StatusServiceUnavailable, true
@@ -98,7 +100,7 @@ func respondError(c *gin.Context, err error) {
 	if status >= http.StatusInternalServerError {
 		_ = c.Error(err)
 	}
-	if e.Code == seckill.EBusy || e.Code == seckill.EUnavailable || e.Code == seckill.EOutcomeUnknown {
+	if e.Code == seckill.EBusy || e.Code == codeTooManyRequests || e.Code == seckill.EUnavailable || e.Code == seckill.EOutcomeUnknown {
 		c.Header("Retry-After", retryAfterSeconds(e.RetryAfter))
 	}
 	body := errorBody{Error: errorDetail{Code: e.Code, Message: e.Message}}

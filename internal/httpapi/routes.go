@@ -21,9 +21,9 @@ type edge struct {
 	m      *metrics
 	scrape http.Handler // /metrics, built once: its in-flight limit is per handler
 	tasks  AdminTasks   // nil: the Service has no admin tasks
-	// adminFails slows down repeated wrong admin tokens from one address,
+	// adminFails limits an address after repeated wrong admin tokens,
 	// shared by every guarded prefix of every listener.
-	adminFails *failureBackoff
+	adminFails *adminFailures
 	ready      *readyCheck // /readyz and seckill_ready, cached ReadyCacheTTL
 	limits     *rateLimits // every public route's, shared by both listeners
 	pricer     Pricer      // nil: the Service sets no prices

@@ -1,11 +1,8 @@
 package httpapi
 
 import (
-	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -54,78 +51,6 @@ func TestNoSniffOnEveryAnswer(t *testing.T) {
 				t.Errorf("%s: %s %s answered %d with X-Content-Type-Options %q, want nosniff", name, r.method, r.path, rec.Code, got)
 			}
 		}
-	}
-}
-
-// TestAdminFailuresSlowedDown: after AdminFailureBurst wrong admin tokens
-// from one address, each further one is answered 401 only after a wait
-// (the address's failure bucket, capped at AdminFailureMaxDelay); the right
-// token never waits, nor does another address (issue 33).
-func TestAdminFailuresSlowedDown(t *testing.T) {
-	now := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
-	var slept []time.Duration
-	cfg := Config{AdminToken: adminToken, Now: func() time.Time { return now },
-		sleep: func(_ context.Context, d time.Duration) { slept = append(slept, d) }}
-	h := NewServer(cfg, withParts(Deps{Service: newFake()}))
-	const audit = "/admin/v1/activities/1/audit"
-	from := func(addr string, hdr []string) *httptest.ResponseRecorder {
-		req := httptest.NewRequest("GET", "http://seckill.test"+audit, nil)
-		req.RemoteAddr = addr + ":40000"
-		for i := 0; i+1 < len(hdr); i += 2 {
-			req.Header.Add(hdr[i], hdr[i+1])
-		}
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		checkAnswer(req, rec)
-		return rec
-	}
-	wrong := []string{"Authorization", "Bearer not-the-token"}
-	for i := range AdminFailureBurst {
-		checkError(t, from("203.0.113.7", wrong), http.StatusUnauthorized, seckill.EUnauthenticated)
-		if len(slept) != 0 {
-			t.Fatalf("failure %d within the burst waited %v", i+1, slept)
-		}
-	}
-	// Past the burst: one second per failure at AdminFailureRate, still 401.
-	for i := 1; i <= 2; i++ {
-		checkError(t, from("203.0.113.7", nil), http.StatusUnauthorized, seckill.EUnauthenticated)
-		if want := time.Duration(i) * time.Second; len(slept) != i || slept[i-1] != want {
-			t.Fatalf("failure %d past the burst waited %v, want %v last", i, slept, want)
-		}
-	}
-	// A flood is capped, and does not book the bucket ever further ahead.
-	for range 10 {
-		from("203.0.113.7", wrong)
-	}
-	if last := slept[len(slept)-1]; last != AdminFailureMaxDelay {
-		t.Errorf("a flood's wait = %v, want the cap %v", last, AdminFailureMaxDelay)
-	}
-	n := len(slept)
-	// The right token from the same address never waits.
-	if rec := from("203.0.113.7", admin); rec.Code != http.StatusOK {
-		t.Errorf("right token after failures = %d", rec.Code)
-	}
-	// Another address has its own bucket.
-	checkError(t, from("198.51.100.2", wrong), http.StatusUnauthorized, seckill.EUnauthenticated)
-	if len(slept) != n {
-		t.Errorf("the right token or another address waited: %v", slept[n:])
-	}
-	// The bucket refills: a minute later the address starts afresh.
-	now = now.Add(time.Minute)
-	from("203.0.113.7", wrong)
-	if len(slept) != n {
-		t.Errorf("a refilled bucket waited: %v", slept[n:])
-	}
-}
-
-// The back-off remembers a bounded number of addresses.
-func TestAdminFailuresBounded(t *testing.T) {
-	f := newFailureBackoff(Config{sleep: func(context.Context, time.Duration) {}})
-	for i := range AdminFailureAddresses + 100 {
-		f.wait(context.Background(), strconv.Itoa(i))
-	}
-	if n := f.addrs.byKey.Len(); n != AdminFailureAddresses {
-		t.Errorf("remembered %d addresses, want at most %d", n, AdminFailureAddresses)
 	}
 }
 

@@ -102,9 +102,10 @@ type Config struct {
 	// without a valid X-User-Timestamp and X-User-Signature is 401. Empty:
 	// X-User-ID is trusted as the gateway set it.
 	IdentitySecret []byte
-	// IdentityRejectLegacy, with IdentitySecret, accepts only the version 2
-	// signature (SignIdentityV2, which covers the method and path); false
-	// (the default) also accepts the legacy one (SignIdentity)
+	// IdentityRejectLegacy, with IdentitySecret, accepts only the versioned
+	// signatures (SignIdentityV3, which covers the method, path and body,
+	// and SignIdentityV2 for a request without a body); false (the default)
+	// also accepts the legacy one (SignIdentity)
 	// (SECKILL_IDENTITY_LEGACY=false sets it).
 	IdentityRejectLegacy bool
 
@@ -114,17 +115,13 @@ type Config struct {
 	Tracing bool
 
 	// Now is the clock of the identity signature's window, of the /readyz
-	// cache and of the admin failure back-off; nil means time.Now.
+	// cache and of the admin failure limit; nil means time.Now.
 	Now func() time.Time
 
 	// CallbackWait bounds a payment callback's verification: past it the
 	// callback is answered 503 with Retry-After (the order is verified
 	// again later) rather than kept waiting. 0 means DefaultCallbackWait.
 	CallbackWait time.Duration
-
-	// sleep waits d or until ctx ends (the admin failure back-off); nil
-	// means a timer. Tests replace it.
-	sleep func(ctx context.Context, d time.Duration)
 }
 
 // DefaultCallbackWait is CallbackWait's default: a provider's callback is
@@ -229,7 +226,7 @@ func newEdge(cfg Config, deps Deps) *edge {
 	e := &edge{cfg: cfg, svc: observeBooks(deps.Service, r), pay: deps.Payments, log: log, m: newMetrics(r), scrape: newMetricsHandler(hidingGatherer{gatherer, deps.Service})}
 	e.ready = newReadyCheck(deps.Service, cfg.now)
 	registerReady(r, e.ready)
-	e.adminFails = newFailureBackoff(cfg)
+	e.adminFails = newAdminFailures(cfg.now, log)
 	e.limits = newRateLimits(cfg, e.m)
 	e.tasks, e.pricer, e.rooms, e.queue, e.cancel = deps.Tasks, deps.Pricer, deps.Rooms, deps.Queue, deps.Canceller
 	e.stopper = deps.Stopper

@@ -195,6 +195,8 @@ func (v *Validator) checkUnrouted(req *http.Request, status int, header http.Hea
 		name = "AdminUnauthenticated"
 	case admin && status == http.StatusForbidden:
 		name = "AdminDisabled"
+	case admin && status == http.StatusTooManyRequests: // the admin failure limit
+		name = "AdminLimited"
 	case status == http.StatusBadRequest:
 		name = "InvalidRequest"
 	case status == http.StatusRequestEntityTooLarge:
