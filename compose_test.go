@@ -28,7 +28,7 @@ var exactVersion = regexp.MustCompile(`:v?[0-9]+\.[0-9]+\.[0-9]+$`)
 // secretVar is an interpolated secret.
 var secretVar = regexp.MustCompile(`\$\{?[A-Z_]*(PASSWORD|SECRET|TOKEN)`)
 
-// TestComposeHardened holds docker-compose.yml to issue 33: every image at
+// TestComposeHardened holds docker-compose.yml to the production hardening: every image at
 // an exact version; every container without capabilities nor privilege
 // gain; read-only where it can run so; no secret on a command line; Galera's
 // root password not the application's; the admin listener in every profile.
@@ -75,7 +75,7 @@ func TestComposeHardened(t *testing.T) {
 		if slices.Contains(s.Command, "serve") && s.Environment["SECKILL_ADMIN_ADDR"] == "" {
 			t.Errorf("%s: serves without SECKILL_ADMIN_ADDR: /metrics and the admin API on the public port", name)
 		}
-		// Issue 46: the service's database user reads and writes rows only;
+		// Least privilege: the service's database user reads and writes rows only;
 		// the schema is the migrate services' (SECKILL_MIGRATE_DSN).
 		if slices.Contains(s.Command, "serve") {
 			dsn := s.Environment["SECKILL_MYSQL_DSN"]

@@ -11,8 +11,8 @@ import (
 )
 
 // TestDeployNamesTheOWASPTopTen: docs/DEPLOY.md answers each of the OWASP
-// API Security Top 10 (2023) with a control and its tests, or says why not
-// (issue 33), and every test it names exists, so a renamed test does not
+// API Security Top 10 (2023) with a control and its tests, or says why not,
+// and every test it names exists, so a renamed test does not
 // leave the table pointing at nothing.
 func TestDeployNamesTheOWASPTopTen(t *testing.T) {
 	b, err := os.ReadFile("docs/DEPLOY.md")

@@ -20,7 +20,6 @@ const (
 	testsCommandLine = "bash scripts/test.sh"
 )
 
-
 func TestReadmeFirstScreenAndLength(t *testing.T) {
 	b, err := os.ReadFile("README.md")
 	if err != nil {

@@ -8,8 +8,7 @@ import (
 )
 
 // TestEnvFilesIgnored: a .env file (the compose secrets, a developer's
-// local settings) is kept out of git and out of the image's build context
-// (issue 33).
+// local settings) is kept out of git and out of the image's build context.
 func TestEnvFilesIgnored(t *testing.T) {
 	for _, name := range []string{".gitignore", ".dockerignore"} {
 		b, err := os.ReadFile(name)

@@ -13,8 +13,8 @@ import (
 )
 
 // A new maintainer reads the code without the tracker or the seed specs at
-// hand: a production comment says why in plain words, never "(issue 22)" or
-// "seed 002" in place of the reason. Tests may still name the issue or seed
+// hand: a production comment says why in plain words, never an issue's number,
+// a seed's or a date in place of the reason. Tests may still name the seed
 // they reproduce. And docs/FAULTS.md stays readable in a terminal and a
 // diff: no prose line longer than maxFaultsLine. Its register is a table,
 // one row per guard, so a reviewer can scan a column; a row cannot be
@@ -22,8 +22,13 @@ import (
 // too much for a register: its detail belongs in the test's comment.
 
 // citation is an issue or seed number, the words possibly split by a line
-// break of the comment.
-var citation = regexp.MustCompile(`(?i)\b(issues?|seeds?)\s+#?[0-9]+`)
+// break of the comment, or a date: a comment states what holds, not when
+// it came to hold (history is git's and docs/CHANGELOG.md's).
+var citation = regexp.MustCompile(`(?i)\b(issues?|seeds?)\s+#?[0-9]+|\b20[0-9]{2}-[01][0-9]-[0-3][0-9]\b`)
+
+// testCitation is citation in a test's comments, which may name the seed
+// (a production story, docs/SEEDS.md) they reproduce.
+var testCitation = regexp.MustCompile(`(?i)\bissues?\s+#?[0-9]+|\b20[0-9]{2}-[01][0-9]-[0-3][0-9]\b`)
 
 const (
 	faultsPath    = "docs/FAULTS.md"
@@ -32,7 +37,7 @@ const (
 )
 
 func TestCommentsAndFaultsStayReadable(t *testing.T) {
-	t.Run("production comments cite no issue or seed", func(t *testing.T) {
+	t.Run("comments cite no issue, date or (in production) seed", func(t *testing.T) {
 		n := 0
 		err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
@@ -44,15 +49,20 @@ func TestCommentsAndFaultsStayReadable(t *testing.T) {
 				}
 				return nil
 			}
-			if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			if !strings.HasSuffix(path, ".go") {
 				return nil
 			}
 			src, err := os.ReadFile(path)
 			if err != nil {
 				return err
 			}
-			n++
-			problems, err := commentCitations(path, src)
+			pattern := citation
+			if strings.HasSuffix(path, "_test.go") {
+				pattern = testCitation
+			} else {
+				n++
+			}
+			problems, err := commentCitations(path, src, pattern)
 			if err != nil {
 				return err
 			}
@@ -79,9 +89,9 @@ func TestCommentsAndFaultsStayReadable(t *testing.T) {
 	})
 }
 
-// commentCitations lists the comments of one Go file that cite an issue or
-// a seed by number.
-func commentCitations(path string, src []byte) (problems []string, err error) {
+// commentCitations lists the comments of one Go file that match pattern
+// (citation, testCitation).
+func commentCitations(path string, src []byte, pattern *regexp.Regexp) (problems []string, err error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, path, src, parser.ParseComments|parser.SkipObjectResolution)
 	if err != nil {
@@ -96,7 +106,7 @@ func commentCitations(path string, src []byte) (problems []string, err error) {
 			if i := indexOf(cg.List, c); i+1 < len(cg.List) {
 				text += "\n" + firstWords(cg.List[i+1].Text)
 			}
-			for _, m := range citation.FindAllStringIndex(text, -1) {
+			for _, m := range pattern.FindAllStringIndex(text, -1) {
 				if m[0] >= len(c.Text) {
 					continue // begins in the next comment: found there
 				}
@@ -153,8 +163,10 @@ func TestReadableChecksCatchCitationsAndLongLines(t *testing.T) {
 		{"package p\n\nvar x int /* see issues 21 and 22 */\n", 1},
 		{"package p\n\n// A seed of the fault schedule, so a campaign can be replayed.\nvar x = \"issue 22\"\n", 0},
 		{"package p\n\n// Every issue is the reason's; 22 buyers wait.\nvar x int\n", 0},
+		{"package p\n\n// Seen in a load test on 2026-11-28: buyers lapsed.\nvar x int\n", 1},
+		{"package p\n\n// A time such as 2026-11-22T10:05:00Z in an example.\nvar x int\n", 0},
 	} {
-		got, err := commentCitations("x.go", []byte(c.src))
+		got, err := commentCitations("x.go", []byte(c.src), citation)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -271,7 +271,7 @@ func TestIdempotentRepeat(t *testing.T) {
 
 // One user's 100 concurrent purchases of one activity: exactly one 201, and
 // 99 409 already_purchased naming its order (the contract's answer, which the
-// one-purchase-in-flight guard of issue 22 must keep).
+// one-purchase-in-flight guard must keep).
 func TestOneUserHundredConcurrentPurchases(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	act := s.createActivity(5)

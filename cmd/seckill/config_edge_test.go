@@ -25,7 +25,7 @@ func TestEdgeSecretsConfig(t *testing.T) {
 	if unset, _ := loadConfig(env(map[string]string{})); apiConfig(unset).IdentitySecret != nil {
 		t.Error("an unset SECKILL_IDENTITY_SECRET reached the HTTP edge as a secret")
 	}
-	// Issue 46: the legacy signature is refused unless turned on, or
+	// The secure defaults: the legacy signature is refused unless turned on, or
 	// SECKILL_STRICT=false.
 	if !apiConfig(c).IdentityRejectLegacy {
 		t.Error("the legacy identity signature is accepted by default")
@@ -54,8 +54,8 @@ func TestEdgeSecretsConfig(t *testing.T) {
 // TestIdentityModeLogged: start-up names the identity mode, and warns about
 // a trusted X-User-ID on a listener that is not loopback-only: under the
 // secure defaults SECKILL_IDENTITY=trusted-gateway's warning names the
-// trust boundary in docs/DEPLOY.md (issue 33), under SECKILL_STRICT=false
-// the one warning names SECKILL_IDENTITY_SECRET (issue 46).
+// trust boundary in docs/DEPLOY.md, under SECKILL_STRICT=false
+// the one warning names SECKILL_IDENTITY_SECRET.
 func TestIdentityModeLogged(t *testing.T) {
 	type line struct {
 		Level, Msg, Variable string

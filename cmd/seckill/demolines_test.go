@@ -174,8 +174,7 @@ func find(t *testing.T, lines []curlLine, method, urlPart string) curlLine {
 // person tries them: buy, view the order, pay it through the stub, view it
 // again, which shows it paid within 2 s. Viewing before paying marks the
 // order queried for a second; the embedded Redis must let that mark expire
-// in real time, or the callback waits for ever and the order stays created
-// (issue 37).
+// in real time, or the callback waits for ever and the order stays created.
 func TestDemoLinesInOrder(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(),
 		goleak.IgnoreTopFunction("gorm.io/gorm/internal/lru.NewLRU[...].func1"))

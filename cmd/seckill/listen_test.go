@@ -28,7 +28,7 @@ func TestServeAdminListener(t *testing.T) {
 	if adminAddr == "" {
 		t.Fatalf("no admin_addr in the listening line:\n%s", p.stderr)
 	}
-	// Start-up names the identity mode (issue 33); on loopback, no warning.
+	// Start-up names the identity mode; on loopback, no warning.
 	if logs := p.stderr.String(); !strings.Contains(logs, `"identity_mode":"trusted X-User-ID"`) || strings.Contains(logs, "is trusted unsigned on a listener") {
 		t.Errorf("identity mode not logged as trusted without a warning:\n%s", logs)
 	}
@@ -63,7 +63,7 @@ func TestServeAdminListener(t *testing.T) {
 	if code, _ := get(admin+"/debug/pprof/heap?debug=1", true); code != http.StatusOK {
 		t.Errorf("admin pprof heap = %d", code)
 	}
-	// pprof needs the admin token (issue 33).
+	// pprof needs the admin token.
 	if code, _ := get(admin+"/debug/pprof/heap?debug=1", false); code != http.StatusUnauthorized {
 		t.Errorf("admin pprof heap without the token = %d, want 401", code)
 	}

@@ -231,7 +231,7 @@ func TestDemoOnlyWhenAskedAndOnLoopback(t *testing.T) {
 		{"demo with stores", []string{"demo"}, map[string]string{"SECKILL_REDIS_URL": "redis://127.0.0.1:6379", "SECKILL_MYSQL_DSN": "u:p@tcp(127.0.0.1:3306)/s"}, "demo runs on in-process stores only"},
 		{"demo on every interface", []string{"demo"}, map[string]string{"SECKILL_HTTP_ADDR": ":0"}, "loopback address only"},
 		{"default demo on a public address", nil, map[string]string{"SECKILL_HTTP_ADDR": "0.0.0.0:0"}, "loopback address only"},
-		// Issue 33: the admin listener too.
+		// The admin listener too.
 		{"demo admin listener on every interface", []string{"demo"}, map[string]string{"SECKILL_ADMIN_ADDR": ":0"}, "SECKILL_ADMIN_ADDR"},
 		{"demo admin listener on a public address", []string{"demo"}, map[string]string{"SECKILL_HTTP_ADDR": "127.0.0.1:0", "SECKILL_ADMIN_ADDR": "0.0.0.0:9091"}, "SECKILL_ADMIN_ADDR"},
 		{"demo admin listener not host:port", []string{"demo"}, map[string]string{"SECKILL_ADMIN_ADDR": "9091"}, "SECKILL_ADMIN_ADDR"},
@@ -371,7 +371,7 @@ func TestConfigRefused(t *testing.T) {
 	})
 }
 
-// The per-user rate limit is on unless turned off (issue 22), with a burst
+// The per-user rate limit is on unless turned off, with a burst
 // that 100 concurrent purchases by one user stay under; 0 turns it off.
 func TestPerUserRateLimitIsOnByDefault(t *testing.T) {
 	c, err := loadConfig(func(string) string { return "" })

@@ -17,7 +17,7 @@ import (
 // reconcile with a SECKILL_KEY_PREFIX that is not the service's (forgotten,
 // mistyped) finds no stock for an activity that has orders: it refuses,
 // naming the variable, and writes nothing; -force goes on, for a Redis that
-// really lost the activity's data (issue 37).
+// really lost the activity's data.
 func TestReconcileRefusesAPrefixWithoutStock(t *testing.T) {
 	env := realEnv(t, 0)
 	prefix, rdb := env["SECKILL_KEY_PREFIX"], testenv.Redis(t)

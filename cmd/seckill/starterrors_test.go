@@ -15,7 +15,7 @@ import (
 )
 
 // Configuration mistakes of the first hour are refused with what to write
-// instead, naming the variable (issue 37).
+// instead, naming the variable.
 func TestConfigErrorsSayWhatToDo(t *testing.T) {
 	for _, tc := range []struct {
 		name string

@@ -37,7 +37,7 @@ const (
 )
 
 // TestSecureDefaultsRefuse: serve refuses, by default, each unsafe setting
-// of issue 46, naming the setting and the value that opts in on purpose;
+// of the secure defaults, naming the setting and the value that opts in on purpose;
 // SECKILL_STRICT=false (or the opt-in named) accepts it.
 func TestSecureDefaultsRefuse(t *testing.T) {
 	payments := map[string]string{"SECKILL_PAYMENT_URL": "https://pay.example", "SECKILL_PAYMENT_SECRET": secret32, "SECKILL_PAYMENT_MERCHANT_ID": "m-1"}

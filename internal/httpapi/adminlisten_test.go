@@ -71,7 +71,7 @@ func TestNoPprofOnOneListener(t *testing.T) {
 }
 
 // With an admin listener, an ops path asked of the public one says where it
-// is served, with the same 404 not_found (issue 37); on one listener, and for
+// is served, with the same 404 not_found; on one listener, and for
 // other paths, the answer is as before.
 func TestOpsPathOnPublicListenerSaysWhere(t *testing.T) {
 	pub, _ := NewServers(Config{AdminToken: adminToken}, withParts(Deps{Service: newFake()}))
@@ -99,7 +99,7 @@ func TestOpsPathOnPublicListenerSaysWhere(t *testing.T) {
 }
 
 // pprof on the admin listener needs the admin token, checked as the ops
-// API's (issue 33); /metrics and the probes stay open for Prometheus and the
+// API's; /metrics and the probes stay open for Prometheus and the
 // orchestrator. Without a token configured pprof is disabled, never open.
 func TestPprofNeedsAdminToken(t *testing.T) {
 	_, ops := NewServers(Config{AdminToken: adminToken}, withParts(Deps{Service: newFake()}))

@@ -102,7 +102,7 @@ func signedV2(method, path, id string, t time.Time) []string {
 // TestGatewaySignedIdentityV2: version 2 covers the method and the path, so
 // a purchase's signed headers do not open another route or activity; the
 // legacy signature keeps working unless turned off; the timestamp must be a
-// canonical decimal (issue 33).
+// canonical decimal.
 func TestGatewaySignedIdentityV2(t *testing.T) {
 	now := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }

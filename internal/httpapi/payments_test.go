@@ -165,7 +165,7 @@ func (w waitingPayments) Callback(ctx context.Context, orderID string) (seckill.
 
 // A callback's verification has a deadline: a callback kept waiting is
 // answered 503 with Retry-After within CallbackWait, not when the provider
-// gives up on it (issue 37: the demo's callback waited 10 s).
+// gives up on it (a demo's callback once waited 10 s).
 func TestPaymentCallbackDeadline(t *testing.T) {
 	const wait = 200 * time.Millisecond
 	good := `{"order_id":"ord-42"}`

@@ -13,7 +13,7 @@ import (
 
 // TestNoSniffOnEveryAnswer: every answer of both listeners, successes,
 // errors, unknown paths, wrong methods, a body too large, a panic, /metrics
-// and pprof, carries X-Content-Type-Options: nosniff (issue 33).
+// and pprof, carries X-Content-Type-Options: nosniff.
 func TestNoSniffOnEveryAnswer(t *testing.T) {
 	f := newFake()
 	f.activity = func(id int64) (seckill.ActivityView, error) {
@@ -57,7 +57,7 @@ func TestNoSniffOnEveryAnswer(t *testing.T) {
 // TestReadyzCached: /readyz pings Redis and the database (Service.Ready)
 // once per ReadyCacheTTL however many probes come, concurrent ones sharing
 // the check in flight, and both listeners share it; a failure is cached the
-// same way; /healthz never pings (issue 33).
+// same way; /healthz never pings.
 func TestReadyzCached(t *testing.T) {
 	now := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
 	var mu sync.Mutex

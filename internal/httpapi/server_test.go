@@ -249,7 +249,7 @@ func setOf(ks ...string) map[string]bool {
 
 func newTestServer(cfg Config, f *fakeService) http.Handler {
 	if cfg.Now == nil {
-		// The tests' activities are of 2026-11-22, 10:00 to 11:00.
+		// The tests' activities run from 10:00 to 11:00 of their day.
 		cfg.Now = func() time.Time { return time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC) }
 	}
 	return NewServer(cfg, withParts(Deps{Service: f}))
@@ -837,7 +837,7 @@ func TestUserBucketsForgetLeastRecentlyUsed(t *testing.T) {
 }
 
 // Beyond keepFull, the least recently used buckets are forgotten once full
-// (a fresh bucket is the same), never while refilling (issue 36).
+// (a fresh bucket is the same), never while refilling.
 func TestUserBucketsForgetFullOnes(t *testing.T) {
 	u := newUserBuckets(0.001, 1, 100)
 	u.keepFull = 2

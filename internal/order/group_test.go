@@ -14,7 +14,7 @@ import (
 // One transaction carries four grants' batches: one whose fence is stale,
 // one for an activity that does not exist, one whose every order a unique
 // key keeps out, and one that is fine. The refused ones change nothing of
-// their activities; the fine one is written as if it were alone (issue 21).
+// their activities; the fine one is written as if it were alone.
 func TestGroupRefusedFenceNeitherLosesNorBlocksOthers(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		stale, fine, kept := newActivity(t, s, 10), newActivity(t, s, 10), newActivity(t, s, 10)

@@ -58,7 +58,7 @@ const markSent = `UPDATE order_events%s SET sent_at = ? WHERE id IN ? AND ` + is
 // Left to itself, MariaDB takes the index (sent_at, created_at) for "id IN
 // (...) AND sent_at = unsent" (the unsent rows look few): a locking range
 // scan over the unsent rows, which are where every group commit inserts its
-// events. Seen in loadtest/bench.sh (2026-11-28): group commits deadlocked
+// events. Seen in loadtest/bench.sh: group commits deadlocked
 // on their events' insert (buyers told 503), and a mark found none of the
 // rows of a group committed a moment before, which then waited out their
 // 30-s lease unsent.

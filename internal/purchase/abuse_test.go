@@ -19,7 +19,7 @@ import (
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
 
-// Abuse limits of issue 22: what one user id can make the service spend.
+// Abuse limits: what one user id can make the service spend.
 
 // 100 concurrent purchases by one user hold one queue slot, not 100: the
 // others wait for the one in flight, and the answers are the contract's

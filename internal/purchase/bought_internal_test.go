@@ -10,7 +10,7 @@ import (
 )
 
 // The memory of who bought answers every id as it was given, UUID or not,
-// keeps the first order of a buyer, and stops at boughtCap (issue 36).
+// keeps the first order of a buyer, and stops at boughtCap.
 func TestBoughtMemoryKeepsIdsAsGiven(t *testing.T) {
 	var m boughtMemory
 	v7 := uuid.Must(uuid.NewV7()).String()

@@ -10,7 +10,7 @@ import (
 )
 
 // The per-buyer steps of the purchase path allocate and wake nothing they
-// need not (issue 49): each is paid once an order.
+// need not: each is paid once an order.
 
 func TestFinalNoOrderAllocatesNothing(t *testing.T) {
 	sold := error(soldOut())

@@ -25,7 +25,7 @@ func (r *seenRooms) Admitted(context.Context, int64, int64, time.Duration) (bool
 // A buyer whose purchase waited in the queue and was answered to try again
 // is present: they are recorded as seen, so the idle lapse does not take
 // their admission before their retry. Final answers record nothing.
-// Seen in room.sh --no-show 0.5 on 2026-11-28: 239 admitted buyers answered
+// Seen in room.sh --no-show 0.5: 239 admitted buyers answered
 // 429 busy after the queue's wait lapsed before they polled again.
 // Can fail: with seenAfterRetry's body gone, no answer records the buyer;
 // with its code check gone, final answers count too.

@@ -171,7 +171,7 @@ func TestABuyingBuyerIsNotLapsedAsIdle(t *testing.T) {
 // A buyer told to come back later than the idle time (the draw's spread, a
 // far place's refresh_s) and admitted meanwhile keeps the admission until
 // they were due back, plus the idle time; one never told keeps it for the
-// idle time only. Seen in room.sh --no-show 0.5 on 2026-11-28: 263 buyers
+// idle time only. Seen in room.sh --no-show 0.5: 263 buyers
 // who polled as told lost their admission before their first poll.
 // Can fail: with the idle clock started at the admission (admit.lua without
 // KEYS[7]), user 1 lapses with user 2.

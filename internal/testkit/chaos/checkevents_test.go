@@ -79,7 +79,7 @@ func TestCheckEvents(t *testing.T) {
 
 // An expiry that commits after the orders were read moves them: finish reads
 // again until two reads agree, or the expiry's event would read as past the
-// order's committed changes (seed 217478, 2026-11-27).
+// order's committed changes (campaign seed 217478).
 func TestSameChangesSeesAnExpiryThatLanded(t *testing.T) {
 	before := []orderRow{{ID: "a", Events: 1}, {ID: "b", Events: 2}}
 	if !sameChanges(before, []orderRow{{ID: "b", Events: 2}, {ID: "a", Events: 1}}) {
