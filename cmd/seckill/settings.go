@@ -44,6 +44,7 @@ var (
 		{"SECKILL_MYSQL_MAX_CONNS", order.DefaultMaxConns, 1, order.MaxPoolConns, "connections", func(c *config) *int { return &c.MySQLMaxConns }},
 		{"SECKILL_REDIS_WAIT_REPLICAS", 0, 0, maxWaitReplicas, "replicas (0: no WAIT)", func(c *config) *int { return &c.WaitReplicas }},
 		{"SECKILL_ROOM_MAX_PLACES", waitingroom.DefaultMaxPlaces, 1, maxRoomPlaces, "places", func(c *config) *int { return &c.RoomMaxPlaces }},
+		{"SECKILL_ROOM_MAX_HELD", waitingroom.DefaultMaxHeld, 0, maxRoomHeld, "held requests (0: none held)", func(c *config) *int { return &c.RoomMaxHeld }},
 		{"SECKILL_EVENTS_STREAM_MAXLEN", 1000000, 1000, 1 << 30, "stream entries", func(c *config) *int { return &c.EventsStreamMaxLen }},
 	}
 	// Rates are per second, at most 1e9.
@@ -90,6 +91,10 @@ func (e *envReader) duration(name string, def, min time.Duration) time.Duration 
 // maxRoomPlaces bounds SECKILL_ROOM_MAX_PLACES: a billion places would be
 // about 100 GB of Redis.
 const maxRoomPlaces = 100_000_000
+
+// maxRoomHeld bounds SECKILL_ROOM_MAX_HELD: each held request keeps a
+// connection and a goroutine, some 10-20 KB; ten million would be 200 GB.
+const maxRoomHeld = 10_000_000
 
 // noLimit is what a request rate must be.
 const noLimit = "requests per second, 0 for no limit"
