@@ -155,11 +155,17 @@ func (h *hold) wait(ctx context.Context, hs *holds, until time.Time) bool {
 	return true
 }
 
-// ready waits, until at most until, for the room's watch to have read its
-// cursor: a note written after the holder's status read is then one the
-// watch reads.
+// readyWait bounds a holder's wait for its room's first read of the notes:
+// with Redis down, the status read that follows answers 503 at once
+// rather than at the hold's end.
+const readyWait = notesTimeout + notesEvery
+
+// ready waits, until at most until or readyWait, for the room's watch to
+// have read its cursor: a note written after the holder's status read is
+// then one the watch reads (one written before a late first read can only
+// be missed until the hold's own end).
 func (h *hold) ready(ctx context.Context, hs *holds, until time.Time) {
-	t := time.NewTimer(time.Until(until))
+	t := time.NewTimer(min(time.Until(until), readyWait))
 	defer t.Stop()
 	select {
 	case <-h.w.ready:
