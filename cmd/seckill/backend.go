@@ -122,6 +122,7 @@ func openRooms(cfg config, b *backend, users usercheck.Verifier, log *slog.Logge
 		AdmissionTTL:  cfg.AdmissionTTL,
 		MaxRate:       cfg.AdmissionRate,
 		MaxPlaces:     int64(cfg.RoomMaxPlaces),
+		MaxHeld:       heldCap(cfg.RoomMaxHeld),
 		AdmissionIdle: cfg.AdmissionIdle,
 		Payments:      cfg.PaymentURL != "" || cfg.embedded(),
 	}, waitingroom.Deps{
@@ -143,6 +144,15 @@ func openRooms(cfg config, b *backend, users usercheck.Verifier, log *slog.Logge
 		return nil, fmt.Errorf("waiting rooms: %w", err)
 	}
 	return rooms, nil
+}
+
+// heldCap is SECKILL_ROOM_MAX_HELD as the rooms read it: 0 there is the
+// default, so none held is below 0.
+func heldCap(n int) int64 {
+	if n == 0 {
+		return -1
+	}
+	return int64(n)
 }
 
 // roomVerify is the rooms' user check: none for approve-all, so a join

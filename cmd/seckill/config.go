@@ -41,6 +41,7 @@ type config struct {
 	AdmissionTTL        time.Duration
 	AdmissionRate       float64
 	RoomMaxPlaces       int
+	RoomMaxHeld         int           // queue/mine requests held at once; 0: none
 	AdmissionIdle       time.Duration // 0: admissions last AdmissionTTL
 	QueueMax            int
 	QueueMaxTotal       int

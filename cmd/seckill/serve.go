@@ -78,6 +78,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer l.close()
+	l.srv.RegisterOnShutdown(b.rooms.ReleaseHolds) // held requests must not hold up the shutdown
 	ln := l.ln
 	pay.serving(ln.Addr())
 	if demo {
@@ -136,7 +137,9 @@ func newRegistry() *prometheus.Registry {
 }
 
 // startAdmitter runs the waiting rooms' admitter (waitingroom.Room.Run)
-// until the returned stop, which waits for it.
+// until the returned stop, which waits for it and stops the rooms' watches
+// of held requests (answered at once when the shutdown begins, by the
+// public server's RegisterOnShutdown; this stop is for every other exit).
 func startAdmitter(ctx context.Context, b *backend) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -147,6 +150,7 @@ func startAdmitter(ctx context.Context, b *backend) (stop func()) {
 	return func() {
 		cancel()
 		<-done
+		b.rooms.ReleaseHolds()
 	}
 }
 

@@ -200,3 +200,7 @@ const noLimit = "requests per second, 0 for no limit"
 // maxRoomPlaces bounds SECKILL_ROOM_MAX_PLACES: a billion places would be
 // about 100 GB of Redis.
 const maxRoomPlaces = 100_000_000
+
+// maxRoomHeld bounds SECKILL_ROOM_MAX_HELD: each held request keeps a
+// connection and a goroutine, so ten million is past any one machine.
+const maxRoomHeld = 10_000_000

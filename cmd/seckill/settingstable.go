@@ -79,6 +79,8 @@ var settingsTable = []setting{
 		func(c *config) *float64 { return &c.AdmissionRate }),
 	count("SECKILL_ROOM_MAX_PLACES", waitingroom.DefaultMaxPlaces, 1, maxRoomPlaces, "places", "the most places not yet admitted one activity's waiting room holds (1 to 100,000,000); a join past it is `429 busy` and gets no place",
 		func(c *config) *int { return &c.RoomMaxPlaces }),
+	count("SECKILL_ROOM_MAX_HELD", waitingroom.DefaultMaxHeld, 0, maxRoomHeld, "held requests (0: none held)", "the most `queue/mine?wait=` requests one instance holds at once; past it `wait` is ignored and the status answered at once; `0` holds none (0 to 10,000,000)",
+		func(c *config) *int { return &c.RoomMaxHeld }),
 	duration("SECKILL_ADMISSION_IDLE", 0, 0, "an admission lapses early once its buyer has not polled, joined or tried to buy for this long, counted from when they were due back at the earliest (no-shows stop holding units); `admitted_until` is then the latest it lasts; `0`: off",
 		func(c *config) *time.Duration { return &c.AdmissionIdle }),
 

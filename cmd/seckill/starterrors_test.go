@@ -37,6 +37,10 @@ func TestConfigErrorsSayWhatToDo(t *testing.T) {
 			[]string{`SECKILL_HTTP_ADDR="8080"`, `":8080"`}, nil},
 		{"an admin port alone", map[string]string{"SECKILL_ADMIN_ADDR": "9091"},
 			[]string{`SECKILL_ADMIN_ADDR="9091"`, `":9091"`}, nil},
+		{"held requests below 0", map[string]string{"SECKILL_ROOM_MAX_HELD": "-1"},
+			[]string{`SECKILL_ROOM_MAX_HELD="-1"`, "a whole number of held requests"}, nil},
+		{"held requests not a number", map[string]string{"SECKILL_ROOM_MAX_HELD": "100k"},
+			[]string{`SECKILL_ROOM_MAX_HELD="100k"`, "a whole number of held requests"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := loadConfig(func(k string) string { return tc.env[k] })
@@ -59,6 +63,7 @@ func TestConfigErrorsSayWhatToDo(t *testing.T) {
 		{"SECKILL_MYSQL_DSN": "seckill:seckill@tcp(127.0.0.1:3306)/seckill?parseTime=true"},
 		{"SECKILL_MYSQL_DSN": "sqlite:/tmp/x.db"},
 		{"SECKILL_HTTP_ADDR": "127.0.0.1:0", "SECKILL_ADMIN_ADDR": "[::1]:9091"},
+		{"SECKILL_ROOM_MAX_HELD": "0"},
 	} {
 		if _, err := loadConfig(func(k string) string { return ok[k] }); err != nil {
 			t.Errorf("%v refused: %v", ok, err)

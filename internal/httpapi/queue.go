@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -15,6 +16,13 @@ import (
 type Queue interface {
 	Join(ctx context.Context, activityID, userID int64) (seckill.QueueStatus, error)
 	Mine(ctx context.Context, activityID, userID int64) (seckill.QueueStatus, error)
+}
+
+// QueueWaiter is a Queue that can hold a queue/mine request until the
+// caller's state changes or wait passes (docs/API.md "Waiting for a
+// change"); a Queue without it answers ?wait at once.
+type QueueWaiter interface {
+	MineWait(ctx context.Context, activityID, userID int64, wait time.Duration) (seckill.QueueStatus, error)
 }
 
 // RoomAdmin turns an activity's waiting room on (or moves its opening) and
@@ -72,7 +80,63 @@ func addQueueRoutes(buyer *gin.RouterGroup, q Queue, join, read []gin.HandlerFun
 		return
 	}
 	buyer.POST("/activities/:id/queue", append(join, handleQueue(q.Join))...)
-	buyer.GET("/activities/:id/queue/mine", append(read, handleQueue(q.Mine))...)
+	buyer.GET("/activities/:id/queue/mine", append(read, handleMine(q))...)
+}
+
+// MaxWait is the longest ?wait= of queue/mine, in seconds.
+const MaxWait = 30
+
+// handleMine answers queue/mine, held with ?wait=S (1..MaxWait).
+func handleMine(q Queue) gin.HandlerFunc {
+	mine := handleQueue(q.Mine)
+	qw, _ := q.(QueueWaiter)
+	return func(c *gin.Context) {
+		wait, err := waitQuery(c)
+		if err != nil {
+			respondError(c, err)
+			return
+		}
+		if wait == 0 || qw == nil {
+			mine(c)
+			return
+		}
+		extendDeadlines(c, wait+heldMargin)
+		handleQueue(func(ctx context.Context, activityID, userID int64) (seckill.QueueStatus, error) {
+			return qw.MineWait(ctx, activityID, userID, wait)
+		})(c)
+	}
+}
+
+// heldMargin is what a held request's connection deadlines allow past its
+// wait: the status reads around the hold.
+const heldMargin = 15 * time.Second
+
+// extendDeadlines lets the request's connection read and write for d more:
+// the server's timeouts count from the request's start, and a held request
+// outlasts them (its read timeout would cancel it while it waits). A
+// writer that cannot (a test's recorder) keeps its own.
+func extendDeadlines(c *gin.Context, d time.Duration) {
+	rc := http.NewResponseController(c.Writer)
+	at := time.Now().Add(d)
+	_ = rc.SetReadDeadline(at)
+	_ = rc.SetWriteDeadline(at)
+}
+
+// waitQuery reads ?wait=: 0 without it, else an integer number of seconds
+// from 1 to MaxWait, given once.
+func waitQuery(c *gin.Context) (time.Duration, error) {
+	vs, ok := c.Request.URL.Query()["wait"]
+	if !ok {
+		return 0, nil
+	}
+	if len(vs) != 1 {
+		return 0, invalid("query parameter \"wait\" given more than once")
+	}
+	n, err := strconv.Atoi(vs[0])
+	if err != nil || n < 1 || n > MaxWait {
+		return 0, invalid("wait must be an integer number of seconds from 1 to %d", MaxWait)
+	}
+	return time.Duration(n) * time.Second, nil
 }
 
 func handleQueue(do func(ctx context.Context, activityID, userID int64) (seckill.QueueStatus, error)) gin.HandlerFunc {

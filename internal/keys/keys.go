@@ -96,6 +96,13 @@ func WaitingDue(prefix string, activityID int64) string {
 	return Activity(prefix, activityID, "room:due")
 }
 
+// WaitingNotes is the room's notes, a stream of the admissions and the
+// closing, for the instances holding requests until a user's state changes
+// (internal/waitingroom/note.lua).
+func WaitingNotes(prefix string, activityID int64) string {
+	return Activity(prefix, activityID, "room:notes")
+}
+
 // WaitingRooms is the set of activities with a waiting room, scored by
 // their end (unix ms): what every instance's admitter walks.
 func WaitingRooms(prefix string) string { return Namespace(prefix) + "rooms" }

@@ -33,6 +33,9 @@ var Used = []string{
 	// The order events' stream: XADD; XREAD and XINFO STREAM (whether the
 	// stream has entries) are `seckill events tail`'s.
 	"xadd", "xread", "xinfo|stream",
+	// The waiting rooms' notes (a stream a room): each instance's watch
+	// reads the newest and those after its cursor (the long poll).
+	"xrange", "xrevrange",
 	// Scripts read the server's clock.
 	"time",
 }

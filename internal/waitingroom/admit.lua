@@ -10,6 +10,8 @@
 -- lapses early, so buyers who left do not hold units a whole admission.
 -- KEYS[7]: when each user in line was told to come back (due.lua): an
 -- admission's idle clock starts then at the earliest.
+-- KEYS[8]: the room's notes (note.lua, which comes first): the users each
+-- step admits, and the room closing as ended, for the held requests.
 -- Returns {admitted, lapsed, remaining, open, waiting, closed, total, rate}:
 -- remaining is -1 when the stock is not loaded (nobody is admitted then);
 -- closed is the room's closed reason or ""; total the admissions the room
@@ -77,6 +79,7 @@ local closed = room[3] or ''
 if closed == '' and now >= tonumber(room[2]) then
   closed = 'ended'
   redis.call('HSET', KEYS[1], 'closed', closed)
+  note('c', closed, room[2])
 end
 local left = tonumber(redis.call('HGET', KEYS[5], 'remaining'))
 local total = tonumber(room[10]) or 0
@@ -119,7 +122,9 @@ local admitted = 0
 if k > 0 then
   local until_ = now + tonumber(ARGV[3])
   local popped = redis.call('ZPOPMIN', KEYS[2], k)
+  local users = {}
   for i = 1, #popped, 2 do
+    users[#users + 1] = popped[i]
     redis.call('ZADD', KEYS[3], until_, popped[i])
     if idle > 0 then
       -- The idle clock starts when the buyer is due back, if later: one
@@ -133,6 +138,7 @@ if k > 0 then
   if idle > 0 then
     redis.call('PEXPIREAT', KEYS[6], tonumber(room[2]) + 86400000)
   end
+  note('a', table.concat(users, ','), room[2])
   tokens = tokens - admitted
   total = redis.call('HINCRBY', KEYS[1], 'admitted', admitted)
   keep(room[2])

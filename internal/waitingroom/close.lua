@@ -1,7 +1,8 @@
 -- Closes an activity's waiting room as sold out, if it still is: no unit
 -- left and no admission open. The caller has checked that no unit can come
 -- back (no unpaid order holds one).
--- KEYS: as admit.lua. Returns 1 when the room is closed now, else 0.
+-- KEYS: as admit.lua (note.lua comes first: the close is noted for the
+-- held requests). Returns 1 when the room is closed now, else 0.
 if redis.call('HGET', KEYS[1], 'on') ~= '1' or redis.call('HGET', KEYS[1], 'closed') then
   return 0
 end
@@ -10,4 +11,5 @@ if not left or left > 0 or redis.call('ZCARD', KEYS[3]) > 0 then
   return 0
 end
 redis.call('HSET', KEYS[1], 'closed', 'sold_out')
+note('c', 'sold_out', redis.call('HGET', KEYS[1], 'ends'))
 return 1

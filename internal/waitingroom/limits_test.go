@@ -54,7 +54,7 @@ func TestRoomKeysExpireADayAfterTheEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := time.UnixMilli(ends).Add(Retention)
-	for _, k := range st.userKeys(1) {
+	for _, k := range append(st.userKeys(1), keys.WaitingNotes(st.prefix, 1)) {
 		at, err := rdb.PExpireTime(ctx, k).Result()
 		if err != nil {
 			t.Fatal(err)

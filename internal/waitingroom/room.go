@@ -70,6 +70,9 @@ type Config struct {
 	// (polled queue/mine, joined again or tried to buy) for this long
 	// (SECKILL_ADMISSION_IDLE); 0: every admission lasts AdmissionTTL.
 	AdmissionIdle time.Duration
+	// MaxHeld is the most queue/mine requests this instance holds at once
+	// (SECKILL_ROOM_MAX_HELD); 0: DefaultMaxHeld; below 0: none.
+	MaxHeld int64
 	// Payments says orders may expire unpaid: a sold-out room then stays
 	// open while an unpaid order could give its unit back.
 	Payments bool
@@ -103,6 +106,8 @@ type Room struct {
 	st   *Store
 	log  *slog.Logger
 	m    *metrics
+	// holds are the requests held until their user's state changes.
+	holds *holds
 
 	// known is what this instance knows of the rooms in Redis, listed each
 	// second: replaced whole under mu, so the purchase path's On reads it
@@ -128,6 +133,9 @@ func New(cfg Config, deps Deps) (*Room, error) {
 	if cfg.MaxPlaces <= 0 {
 		cfg.MaxPlaces = DefaultMaxPlaces
 	}
+	if cfg.MaxHeld == 0 {
+		cfg.MaxHeld = DefaultMaxHeld
+	}
 	if deps.Log == nil {
 		deps.Log = slog.New(slog.DiscardHandler)
 	}
@@ -136,6 +144,7 @@ func New(cfg Config, deps Deps) (*Room, error) {
 	}
 	r := &Room{cfg: cfg, deps: deps, st: deps.Store, log: deps.Log, m: newMetrics(deps.Registerer, deps.Log),
 		soldAt: map[int64]time.Time{}, etaChecks: map[int64]*etaCheck{}}
+	r.holds = newHolds(deps.Store, deps.Log, max(cfg.MaxHeld, 0))
 	r.known.Store(&map[int64]roomState{})
 	return r, nil
 }

@@ -14,22 +14,70 @@ import (
 
 // Mine returns the user's standing in the activity's room.
 func (r *Room) Mine(ctx context.Context, activityID, userID int64) (seckill.QueueStatus, error) {
+	q, _, err := r.mine(ctx, activityID, userID)
+	return q, err
+}
+
+// mine is Mine with the standing it read.
+func (r *Room) mine(ctx context.Context, activityID, userID int64) (seckill.QueueStatus, standing, error) {
 	a, err := r.deps.Activity(ctx, activityID)
 	if err != nil {
-		return seckill.QueueStatus{}, err
+		return seckill.QueueStatus{}, standing{}, err
 	}
 	st, err := r.st.standing(ctx, activityID, userID)
 	if err != nil {
-		return seckill.QueueStatus{}, unavailable(err)
+		return seckill.QueueStatus{}, standing{}, unavailable(err)
 	}
 	if err := failClosed(a, st); err != nil {
-		return seckill.QueueStatus{}, err
+		return seckill.QueueStatus{}, standing{}, err
 	}
 	if !st.hasPlace() {
-		return seckill.QueueStatus{}, seckill.Errorf(seckill.ENotInQueue, "you have no place in the waiting room of activity %d; join it first", activityID)
+		return seckill.QueueStatus{}, standing{}, seckill.Errorf(seckill.ENotInQueue, "you have no place in the waiting room of activity %d; join it first", activityID)
 	}
-	return r.status(ctx, activityID, userID, st)
+	q, err := r.status(ctx, activityID, userID, st)
+	return q, st, err
 }
+
+// MineWait is Mine held, for at most wait, while the user's state is
+// prequeue or waiting (docs/API.md "Waiting for a change"): it answers
+// once the state changes (the draw placed a pre-queue member, the user is
+// admitted, the room closed), wait passed, or this instance stops; past
+// SECKILL_ROOM_MAX_HELD held requests it answers at once.
+func (r *Room) MineWait(ctx context.Context, activityID, userID int64, wait time.Duration) (seckill.QueueStatus, error) {
+	h := r.holds.add(activityID, userID)
+	if h == nil {
+		return r.Mine(ctx, activityID, userID)
+	}
+	defer r.holds.remove(h)
+	deadline := time.Now().Add(wait)
+	h.ready(ctx, r.holds, deadline)
+	held := ""
+	for {
+		q, st, err := r.mine(ctx, activityID, userID)
+		until := deadline
+		if q.State == seckill.QueuePrequeue {
+			// The draw places the pre-queue at the start, by Redis's
+			// clock: no note tells of it.
+			if draw := time.Now().Add(max(st.starts.Sub(st.now), time.Millisecond)); draw.Before(until) {
+				until = draw
+			}
+		}
+		if held == "" && (q.State == seckill.QueuePrequeue || q.State == seckill.QueueWaiting) {
+			held = q.State // held while the state is the one first read
+		}
+		if err != nil || q.State != held || !time.Now().Before(until) || r.holds.stopping() {
+			return q, err
+		}
+		if !h.wait(ctx, r.holds, until) {
+			return q, nil
+		}
+	}
+}
+
+// ReleaseHolds answers every held request at once with its current status,
+// answers later ones at once, and stops the rooms' watches: the shutdown's
+// first step, so no held request keeps the server waiting.
+func (r *Room) ReleaseHolds() { r.holds.stop() }
 
 // status turns a standing into the answer the buyer sees. Only a buyer
 // whose admission lapsed while they were buying costs a database read.

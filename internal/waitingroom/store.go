@@ -29,11 +29,11 @@ var (
 	// statusScript reads users' standings, without writing.
 	statusScript = luascript.Load(luaFiles, "standing.lua", "status.lua")
 	// admitScript lapses admissions that ran out and admits the next places, as many as the units left.
-	admitScript = luascript.Load(luaFiles, "admit.lua")
+	admitScript = luascript.Load(luaFiles, "note.lua", "admit.lua")
 	// finishScript uses admissions up with their buyers' final answers.
 	finishScript = luascript.Load(luaFiles, "finish.lua")
 	// closeScript closes a room as sold out, if it still is.
-	closeScript = luascript.Load(luaFiles, "close.lua")
+	closeScript = luascript.Load(luaFiles, "note.lua", "close.lua")
 	// seenScript records that an admitted buyer was seen now.
 	seenScript = luascript.Load(luaFiles, "seen.lua")
 	// dueScript records when a user in line was told to come back.
@@ -154,9 +154,7 @@ const maxStep = 2000
 
 // admit runs one step of the activity's room.
 func (s *Store) admit(ctx context.Context, activityID int64, p Pace) (step, error) {
-	ks := append(s.userKeys(activityID), keys.Stock(s.prefix, activityID), keys.WaitingSeen(s.prefix, activityID),
-		keys.WaitingDue(s.prefix, activityID))
-	res, err := s.replicated(ctx, activityID, admitScript, ks, p.MinRate, p.MaxRate, p.TTL.Milliseconds(), maxStep, p.Idle.Milliseconds())
+	res, err := s.replicated(ctx, activityID, admitScript, s.stepKeys(activityID), p.MinRate, p.MaxRate, p.TTL.Milliseconds(), maxStep, p.Idle.Milliseconds())
 	if err != nil {
 		return step{}, fmt.Errorf("waitingroom: admit in activity %d: %w", activityID, err)
 	}
@@ -173,8 +171,7 @@ func (s *Store) admit(ctx context.Context, activityID int64, p Pace) (step, erro
 // closeSoldOut closes the room as sold out if no unit is left and no
 // admission is open; the caller knows no unit can come back.
 func (s *Store) closeSoldOut(ctx context.Context, activityID int64) (bool, error) {
-	ks := append(s.userKeys(activityID), keys.Stock(s.prefix, activityID))
-	n, err := closeScript.Run(ctx, s.rdb, ks).Int64()
+	n, err := closeScript.Run(ctx, s.rdb, s.stepKeys(activityID)).Int64()
 	if err != nil {
 		return false, fmt.Errorf("waitingroom: close activity %d: %w", activityID, err)
 	}
@@ -355,6 +352,13 @@ func (s *Store) buyers(activityID int64) string { return keys.Buyers(s.prefix, a
 func (s *Store) userKeys(activityID int64) []string {
 	return []string{s.room(activityID), keys.WaitingLine(s.prefix, activityID),
 		keys.WaitingAdmitted(s.prefix, activityID), keys.WaitingEnds(s.prefix, activityID)}
+}
+
+// stepKeys are admit.lua's and close.lua's KEYS: userKeys, the stock hash,
+// the seen and due times and the notes.
+func (s *Store) stepKeys(activityID int64) []string {
+	return append(s.userKeys(activityID), keys.Stock(s.prefix, activityID), keys.WaitingSeen(s.prefix, activityID),
+		keys.WaitingDue(s.prefix, activityID), keys.WaitingNotes(s.prefix, activityID))
 }
 
 // standingKeys are userKeys and the activity's buyer set and stock hash:

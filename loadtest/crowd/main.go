@@ -141,4 +141,6 @@ func (rc *roomConfig) flags() {
 	flag.DurationVar(&rc.admissionTTL, "admission-ttl", 60*time.Second, "-room: the service's SECKILL_ADMISSION_TTL")
 	flag.DurationVar(&rc.maxWait, "max-wait", 5*time.Minute, "-room: give up on users not final this long after starts_at")
 	flag.Float64Var(&rc.noShow, "no-show", 0, "-room: share (0..1) of admitted users who never buy and stop polling")
+	flag.DurationVar(&rc.wait, "wait", 30*time.Second, "-room: queue/mine?wait= (whole seconds, 1s-30s) while prequeue or waiting")
+	flag.BoolFunc("no-wait", "-room: poll as refresh_s says, without ?wait=", func(string) error { rc.wait = 0; return nil })
 }

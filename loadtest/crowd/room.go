@@ -41,7 +41,8 @@ type roomConfig struct {
 	margin       time.Duration
 	admissionTTL time.Duration
 	maxWait      time.Duration
-	noShow       float64 // share of admitted users who never buy and stop polling
+	noShow       float64       // share of admitted users who never buy and stop polling
+	wait         time.Duration // queue/mine?wait= while holdable; 0: poll as told
 }
 
 // chi2Critical is the chi-square critical value for 9 degrees of freedom
@@ -200,7 +201,7 @@ func (rc roomConfig) check() error {
 	if !(rc.noShow >= 0 && rc.noShow < 1) {
 		return fmt.Errorf("-no-show %v: want a share from 0 to below 1", rc.noShow)
 	}
-	return nil
+	return rc.checkWait()
 }
 
 func runRoom(cfg roomConfig) error {
@@ -211,8 +212,8 @@ func runRoom(cfg roomConfig) error {
 	r := &roomRun{cfg: cfg, polls: make([]atomic.Int64, n), joins: make([]atomic.Int64, n), buys: make([]atomic.Int64, n),
 		probe: &http.Client{Timeout: cfg.timeout}, lat: map[string][]float64{}}
 	// One client, a bounded pool per instance: 20,000 users share it.
-	r.client = &http.Client{Timeout: cfg.timeout, Transport: &http.Transport{
-		MaxConnsPerHost: cfg.conns, MaxIdleConnsPerHost: cfg.conns, IdleConnTimeout: 90 * time.Second,
+	r.client = &http.Client{Timeout: cfg.timeout + cfg.wait, Transport: &http.Transport{
+		MaxConnsPerHost: cfg.maxConns(), MaxIdleConnsPerHost: cfg.idleConns(), IdleConnTimeout: 90 * time.Second,
 	}}
 	ctx := context.Background()
 	a, err := r.activity(ctx, r.client, cfg.urls[0])

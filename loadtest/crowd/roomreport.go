@@ -162,7 +162,7 @@ func (r *roomRun) report(users []*user, series []sample, t0, end time.Time) erro
 			"took_over_eta_p10": q(0.10), "p50": q(0.50), "p90": q(0.90)},
 		"instances": perURL, "peak_polls_per_s": peakPolls, "latency": latency, "duration_s": round2(dur),
 		"sell_out_s": sellOut, "join_window_s": round2(r.starts.Add(-cfg.margin).Sub(t0).Seconds()),
-		"pass": len(failures) == 0, "failures": failures,
+		"pass": len(failures) == 0, "failures": failures, "long_poll": r.pollReport(users),
 	}
 	if err := json.NewEncoder(os.Stdout).Encode(summary); err != nil {
 		return err

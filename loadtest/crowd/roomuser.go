@@ -57,6 +57,8 @@ type user struct {
 	Buy       string `json:"purchase,omitempty"` // first final purchase answer
 	Buys      int    `json:"purchases"`
 	BuyMs     int64  `json:"purchase_ms,omitempty"`
+	ClosedMs  int64  `json:"saw_closed_ms,omitempty"`
+	FinalMs   int64  `json:"final_ms,omitempty"` // first final answer, ms since starts_at
 	Final     string `json:"final_state"`
 	Reason    string `json:"reason,omitempty"`
 	Trail     string `json:"trail"` // the states seen, in order, repeats folded
@@ -90,7 +92,7 @@ func (r *roomRun) live(ctx context.Context, u *user) {
 			r.count(&r.states, s, 1)
 			last = s
 		}
-		u.see(s)
+		r.saw(u, s)
 	}
 	defer func() {
 		u.Final = last
@@ -163,13 +165,8 @@ func (r *roomRun) live(ctx context.Context, u *user) {
 				return
 			}
 		}
-		// Sleep exactly what the service said; an answer without a
-		// refresh_s (none should lack one) waits a second.
-		d := time.Duration(st.RefreshS) * time.Second
-		if d <= 0 {
-			r.count(&r.statusErrors, "answer without refresh_s: "+st.State, 1)
-			d = time.Second
-		}
+		// Sleep exactly what the service said, or hold a long poll.
+		d := r.pause(st)
 		for {
 			if !sleep(ctx, d) {
 				return
@@ -177,7 +174,7 @@ func (r *roomRun) live(ctx context.Context, u *user) {
 			r.polls[u.URL].Add(1)
 			r.secPolls.Add(1)
 			u.Polls++
-			status, code, body, after := r.call(ctx, "poll", http.MethodGet, mine, u.ID)
+			status, code, body, after := r.call(ctx, "poll", http.MethodGet, r.mineURL(mine, st), u.ID)
 			if status == http.StatusOK {
 				var next queueStatus
 				if err := json.Unmarshal(body, &next); err == nil {
