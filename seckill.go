@@ -166,13 +166,14 @@ func (a Activity) Validate() error {
 	return ValidPrice(a.PriceMinor, a.Currency)
 }
 
-// roomCanDraw refuses an unannounced activity whose waiting room opens
-// before its start: the draw needs joins before the start, and an
-// unannounced activity answers them 404, so places would go by arrival.
+// roomCanDraw refuses an unannounced activity with a waiting room, which
+// opens at or before its start (Validate): the draw needs joins before the
+// start, and an unannounced activity answers them 404, so places would go
+// by arrival. A room opening exactly at the start has no draw either.
 func (a Activity) roomCanDraw() error {
-	if w := a.WaitingRoom; w != nil && a.Unannounced && w.OpensAt.Before(a.StartsAt) {
-		return Errorf(EInvalid, "announced: false cannot go with a waiting_room whose opens_at is before starts_at: "+
-			"buyers cannot join an unannounced sale before its start, so its room has no draw; announce the activity, or open the room at starts_at")
+	if w := a.WaitingRoom; w != nil && a.Unannounced && !w.OpensAt.After(a.StartsAt) {
+		return Errorf(EInvalid, "announced: false cannot go with a waiting_room whose opens_at is at or before starts_at: "+
+			"buyers cannot join an unannounced sale before its start, so its room has no draw and places would go by arrival; announce the activity, or sell it without a waiting room")
 	}
 	return nil
 }

@@ -63,3 +63,27 @@ func TestHoldsSaysWhatTheOrderMeans(t *testing.T) {
 		}
 	}
 }
+
+// An unannounced activity answers joins 404 until its start, so its room
+// could hold no draw: refused, naming both fields, whether the room opens
+// before the start or exactly at it. An announced one may open at the start.
+//
+// Can fail: with the old check (opens_at before starts_at only), the room
+// opening at the start was accepted.
+func TestUnannouncedRoomIsRefusedAtOrBeforeTheStart(t *testing.T) {
+	starts := time.Date(2030, 1, 1, 10, 0, 0, 0, time.UTC)
+	activity := func(unannounced bool, opens time.Time) seckill.Activity {
+		return seckill.Activity{Name: "a", TotalStock: 1, StartsAt: starts, EndsAt: starts.Add(time.Hour),
+			Unannounced: unannounced, WaitingRoom: &seckill.WaitingRoom{OpensAt: opens}}
+	}
+	for _, opens := range []time.Time{starts.Add(-time.Minute), starts} {
+		err := activity(true, opens).Validate()
+		var e *seckill.Error
+		if !errors.As(err, &e) || e.Code != seckill.EInvalid || !strings.Contains(e.Message, "announced") || !strings.Contains(e.Message, "opens_at") {
+			t.Errorf("unannounced, room opening at %s: %v, want invalid_request naming announced and opens_at", opens.Format(time.TimeOnly), err)
+		}
+	}
+	if err := activity(false, starts).Validate(); err != nil {
+		t.Errorf("announced, room opening at the start: %v", err)
+	}
+}

@@ -54,8 +54,11 @@ func Apply(ctx context.Context, db *sql.DB, dialect string) error {
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
-	p, err := goose.NewProvider(gooseDialect, db, fsys,
-		goose.WithSlog(slog.Default().With("component", "migrations")))
+	opts := []goose.ProviderOption{goose.WithSlog(slog.Default().With("component", "migrations"))}
+	if dialect == SQLite {
+		opts = append(opts, goose.WithGoMigrations(sqliteGoMigrations()...))
+	}
+	p, err := goose.NewProvider(gooseDialect, db, fsys, opts...)
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
@@ -158,13 +161,19 @@ func Check(ctx context.Context, db *sql.DB, dialect string) error {
 }
 
 // Latest is the newest schema version embedded for dialect: the highest
-// version number among its files, as goose numbers them.
+// version number among its files, as goose numbers them, and its Go
+// migrations.
 func Latest(dialect string) (int64, error) {
 	names, err := fs.Glob(files, dialect+"/*.sql")
 	if err != nil {
 		return 0, fmt.Errorf("migrations: %w", err)
 	}
 	var latest int64
+	if dialect == SQLite {
+		for _, m := range sqliteGoMigrations() {
+			latest = max(latest, m.Version)
+		}
+	}
 	for _, name := range names {
 		v, err := goose.NumericComponent(name)
 		if err != nil {

@@ -4,10 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pressly/goose/v3"
 
 	_ "github.com/glebarez/sqlite" // registers the "sqlite" database/sql driver
 	_ "github.com/go-sql-driver/mysql"
@@ -110,6 +113,13 @@ func assertSchema(ctx context.Context, t *testing.T, db *sql.DB) {
 	if _, err := db.ExecContext(ctx, "UPDATE activities SET sold = total_stock + 1 WHERE id = 1"); err == nil {
 		t.Error("sold above total_stock was accepted")
 	}
+	// An end before the start leaves an empty window; a reversed one is refused.
+	if _, err := db.ExecContext(ctx, "UPDATE activities SET starts_at = ends_at WHERE id = 1"); err != nil {
+		t.Errorf("an empty window (a sale ended before its start): %v", err)
+	}
+	if _, err := db.ExecContext(ctx, "UPDATE activities SET starts_at = '2030-01-03 00:00:00' WHERE id = 1"); err == nil {
+		t.Error("a window ending before it starts was accepted")
+	}
 	if _, err := db.ExecContext(ctx, "UPDATE orders SET status = 'cancelled' WHERE id = 'o1'"); err == nil {
 		t.Error("an order status outside the contract was accepted")
 	}
@@ -143,5 +153,60 @@ func TestCheck(t *testing.T) {
 	}
 	if err := migrations.Check(ctx, db, migrations.SQLite); err != nil {
 		t.Fatalf("Check after Apply = %v", err)
+	}
+}
+
+// The SQLite edit of the activities' window check keeps every row, the
+// orders' references to them (checked, as the embedded mode turns foreign
+// keys on), and the id counter: an id handed out once, even to a row since
+// deleted, never comes again; an empty window is then allowed.
+// Can fail: without the edit, "an activity with an empty window after the
+// edit: constraint failed: CHECK constraint failed: chk_activities_window".
+func TestSQLiteWindowEditKeepsRowsAndIDs(t *testing.T) {
+	ctx := context.Background()
+	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "rebuild.db")+"?_pragma=foreign_keys(1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, os.DirFS("sqlite"), goose.WithGoMigrations(migrations.SQLiteGoMigrations()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(ctx, 12); err != nil {
+		t.Fatal(err)
+	}
+	const at, ends = "2030-01-01 00:00:00", "2030-01-02 00:00:00"
+	for _, id := range []int{1, 2} {
+		if _, err := db.ExecContext(ctx, "INSERT INTO activities (id, name, total_stock, starts_at, ends_at, created_at, sold, per_user_limit) VALUES (?, 'a', 5, ?, ?, ?, 1, 3)", id, at, ends, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.ExecContext(ctx, "DELETE FROM activities WHERE id = 2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, "INSERT INTO orders (id, activity_id, user_id, status, fence, created_at) VALUES ('o1', 1, 7, 'created', 1, ?)", at); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var sold, limit int
+	if err := db.QueryRowContext(ctx, "SELECT sold, per_user_limit FROM activities WHERE id = 1").Scan(&sold, &limit); err != nil || sold != 1 || limit != 3 {
+		t.Fatalf("activity 1 after the edit: sold %d, limit %d, %v", sold, limit, err)
+	}
+	res, err := db.ExecContext(ctx, "INSERT INTO activities (name, total_stock, starts_at, ends_at, created_at) VALUES ('b', 1, ?, ?, ?)", at, at, at)
+	if err != nil {
+		t.Fatalf("an activity with an empty window after the edit: %v", err)
+	}
+	if id, _ := res.LastInsertId(); id != 3 {
+		t.Errorf("the next id after the edit is %d, want 3 (2 was handed out before)", id)
+	}
+	if _, err := db.ExecContext(ctx, "INSERT INTO orders (id, activity_id, user_id, status, fence, created_at) VALUES ('o2', 99, 7, 'created', 1, ?)", at); err == nil {
+		t.Error("an order of an activity that does not exist was accepted after the edit")
+	}
+	var fks int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM pragma_foreign_key_check").Scan(&fks); err != nil || fks != 0 {
+		t.Errorf("foreign key check after the edit: %d violations, %v", fks, err)
 	}
 }

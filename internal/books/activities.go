@@ -31,7 +31,11 @@ func (s *Service) BuyerActivity(ctx context.Context, id int64) (seckill.Activity
 
 // view is the activity with its live stock and room.
 func (s *Service) view(ctx context.Context, a seckill.Activity) (seckill.ActivityView, error) {
-	remaining, paused, err := s.stock.RemainingPaused(ctx, a.ID)
+	remaining, stop, err := s.stock.RemainingStop(ctx, a.ID)
+	if stop.Ended && s.now().Before(a.EndsAt) {
+		a = s.endedElsewhere(ctx, a)
+	}
+	paused := stop.Paused
 	if err != nil {
 		paused = paused || !a.PausedAt.IsZero()
 		_, units, cerr := s.orders.CountHeld(ctx, a.ID)
@@ -40,7 +44,11 @@ func (s *Service) view(ctx context.Context, a seckill.Activity) (seckill.Activit
 		}
 		remaining = max(a.TotalStock-units, 0)
 	}
-	return seckill.ActivityView{Activity: a, Remaining: remaining, Status: a.StatusAt(s.now(), remaining), Room: s.roomView(ctx, a),
+	status := a.StatusAt(s.now(), remaining)
+	if stop.Ended {
+		status = seckill.StatusEnded
+	}
+	return seckill.ActivityView{Activity: a, Remaining: remaining, Status: status, Room: s.roomView(ctx, a),
 		Paused: paused}, nil
 }
 

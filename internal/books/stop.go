@@ -77,44 +77,73 @@ func (s *Service) Resume(ctx context.Context, id int64) (seckill.ActivityView, e
 	return s.view(ctx, a)
 }
 
-// End ends the activity's sale now: ends_at becomes now (and so does
-// starts_at if it was later), every instance's deduct refuses from the
-// answer on (Redis first), and the waiting room closes as ended. Orders
-// keep their payment window. Ending an ended sale changes nothing.
+// End ends the activity's sale now, before or during it: ends_at becomes
+// now (and so does starts_at if it was later: an empty window, which every
+// reload reads as ended), every instance's deduct and join refuse from the
+// answer on, and the waiting room closes as ended. Orders keep their
+// payment window. The database first: it is what a preload, a reconcile,
+// a stock change and the books sweep write Redis's flag from, so a failure
+// after it cannot revive the sale, and the Redis flag a retry writes (as
+// any reload does) completes it. Ending an ended sale writes the flag again
+// and changes nothing else.
 func (s *Service) End(ctx context.Context, id int64) (seckill.ActivityView, error) {
 	a, err := s.catalog.Fresh(ctx, id)
 	if err != nil {
 		return seckill.ActivityView{}, err
 	}
 	now := s.now().UTC()
-	if !now.Before(a.EndsAt) {
-		return s.view(ctx, a)
+	if now.Before(a.EndsAt) {
+		if a, err = s.endInDatabase(ctx, a, now); err != nil {
+			return seckill.ActivityView{}, err
+		}
 	}
+	if err := s.stock.End(ctx, id); err != nil {
+		return seckill.ActivityView{}, seckill.Unavailable("the end is stored, but Redis did not answer, so purchases may go on: retry the end, or reconcile the activity", err)
+	}
+	return s.view(ctx, a)
+}
+
+// endInDatabase moves the activity's window to end at now, under its lock
+// (no reconcile lands between), and closes its waiting room as ended.
+func (s *Service) endInDatabase(ctx context.Context, a seckill.Activity, now time.Time) (seckill.Activity, error) {
+	id := a.ID
 	lk, release, err := s.hold(ctx, id)
 	if err != nil {
-		return seckill.ActivityView{}, err
+		return seckill.Activity{}, err
 	}
 	defer release()
 	lease := lk.Context()
-	if err := s.stock.End(lease, id); err != nil {
-		return seckill.ActivityView{}, seckill.RedisDown(err)
-	}
 	starts := a.StartsAt
 	if starts.After(now) {
 		starts = now
 	}
 	if a, err = s.orders.EndActivity(lease, id, starts, now); err != nil {
-		return seckill.ActivityView{}, stopErr(id, err)
+		if errors.Is(err, order.ErrActivityNotFound) {
+			return seckill.Activity{}, seckill.NoActivity(id)
+		}
+		return seckill.Activity{}, seckill.Unavailable("the order database did not answer; the sale may not have ended: retry the end", err)
 	}
 	s.catalog.Put(a)
 	if a.WaitingRoom != nil {
 		// The room's end moves to now: its admitter closes it as ended.
 		if err := s.rooms.Open(lease, a); err != nil {
-			s.log.WarnContext(ctx, "waiting room's end not written to Redis; it closes at the old end", "activity_id", id, "err", err)
+			s.log.WarnContext(ctx, "waiting room's end not written to Redis; joins are refused by the stock's flag, and it closes at the old end", "activity_id", id, "err", err)
 		}
 	}
-	s.log.InfoContext(ctx, "sale ended", "activity_id", id)
-	return s.view(ctx, a)
+	s.log.InfoContext(ctx, "sale ended", "activity_id", id, "before_start", starts.Equal(now))
+	return a, nil
+}
+
+// endedElsewhere is the activity read again when Redis's flag says ops
+// ended it and this instance's copy still has it open: ended on another
+// instance. The copy stays when the database does not answer.
+func (s *Service) endedElsewhere(ctx context.Context, a seckill.Activity) seckill.Activity {
+	fresh, err := s.catalog.Fresh(ctx, a.ID)
+	if err != nil {
+		s.log.WarnContext(ctx, "activity ended elsewhere not read again", "activity_id", a.ID, "err", err)
+		return a
+	}
+	return fresh
 }
 
 // halt is the activity's stop as a load writes it.

@@ -66,7 +66,7 @@ func (s *Service) Buy(ctx context.Context, req seckill.BuyRequest) (seckill.Orde
 func (s *Service) answerUnqueued(ctx context.Context, a seckill.Activity, req seckill.BuyRequest) (o seckill.Order, err error, done bool) {
 	now := s.now()
 	if now.Before(a.StartsAt) {
-		return seckill.Order{}, seckill.Errorf(seckill.ENotStarted, "the sale starts at %s", a.StartsAt.UTC().Format(time.RFC3339)), true
+		return seckill.Order{}, s.notStarted(ctx, a), true
 	}
 	if !now.Before(a.EndsAt) {
 		return seckill.Order{}, s.holderOr(ctx, a.ID, req.UserID, seckill.Ended(a)), true

@@ -116,22 +116,38 @@ func (s *Store) Paused(ctx context.Context, activityID int64) (bool, error) {
 	return n, nil
 }
 
-// RemainingPaused is Remaining and Paused in one round trip, for the
-// activity's body: ErrNotLoaded when no stock is loaded (paused is then
-// still read).
-func (s *Store) RemainingPaused(ctx context.Context, activityID int64) (remaining int64, paused bool, err error) {
-	v, err := s.rdb.HMGet(ctx, s.key(activityID), field, PausedField).Result()
-	if err != nil {
-		return 0, false, fmt.Errorf("stock: remaining of activity %d: %w", activityID, err)
+// Ended reports whether ops ended the activity's sale, as Redis's flag
+// says: fresh, for the answers before the start, which no deduct checks,
+// and which must not lag another instance's end.
+func (s *Store) Ended(ctx context.Context, activityID int64) (bool, error) {
+	n, err := s.rdb.HExists(ctx, s.key(activityID), EndedField).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return false, fmt.Errorf("stock: ended of activity %d: %w", activityID, err)
 	}
-	paused = v[1] != nil
+	return n, nil
+}
+
+// Stop is a sale's stop as Redis's flags say it.
+type Stop struct {
+	Paused, Ended bool
+}
+
+// RemainingStop is Remaining and the sale's Stop in one round trip, for the
+// activity's body: ErrNotLoaded when no stock is loaded (the stop is then
+// still read).
+func (s *Store) RemainingStop(ctx context.Context, activityID int64) (remaining int64, stop Stop, err error) {
+	v, err := s.rdb.HMGet(ctx, s.key(activityID), field, PausedField, EndedField).Result()
+	if err != nil {
+		return 0, Stop{}, fmt.Errorf("stock: remaining of activity %d: %w", activityID, err)
+	}
+	stop = Stop{Paused: v[1] != nil, Ended: v[2] != nil}
 	str, ok := v[0].(string)
 	if !ok {
-		return 0, paused, fmt.Errorf("stock: remaining of activity %d: %w", activityID, ErrNotLoaded)
+		return 0, stop, fmt.Errorf("stock: remaining of activity %d: %w", activityID, ErrNotLoaded)
 	}
 	remaining, err = strconv.ParseInt(str, 10, 64)
 	if err != nil {
-		return 0, paused, fmt.Errorf("stock: remaining of activity %d: %w", activityID, err)
+		return 0, stop, fmt.Errorf("stock: remaining of activity %d: %w", activityID, err)
 	}
-	return remaining, paused, nil
+	return remaining, stop, nil
 }

@@ -52,7 +52,9 @@ local function join(user, most, asked, now, room)
   if now < tonumber(room[2]) then
     return 'not_open'
   end
-  if now >= tonumber(room[4]) then
+  -- The stock's flag as well as the room's end: ops' end before the start
+  -- is refused even where the room's end was not rewritten.
+  if now >= tonumber(room[4]) or redis.call('HEXISTS', KEYS[6], 'ended') == 1 then
     return 'ended'
   end
   if asked ~= '1' and redis.call('SISMEMBER', KEYS[5], user) == 1 then

@@ -57,3 +57,18 @@ func TestOneCallJoinStillRefusesHolders(t *testing.T) {
 		t.Errorf("holder asked %v, want %v", asked, want)
 	}
 }
+
+// Ops ended the sale before its start and the room's end was not rewritten
+// (that write failed): the stock's ended flag alone refuses the join.
+// Can fail: without join.lua's read of the flag, the user gets a pre-queue
+// place in a sale that never starts.
+func TestJoinRefusedByTheStocksEndedFlag(t *testing.T) {
+	st, _, rdb := openRoom(t, time.Minute, 10)
+	ctx := context.Background()
+	if err := rdb.HSet(ctx, keys.Stock(st.prefix, 1), "ended", 1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := st.join(ctx, 1, 7, DefaultMaxPlaces, true); err != nil || got != isEnded {
+		t.Errorf("a join after ops' end before the start: %q, %v; want %q", got, err, isEnded)
+	}
+}
