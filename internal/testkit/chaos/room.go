@@ -67,18 +67,29 @@ func (w *workload) roomVisit(ctx context.Context, client int, rng *rand.Rand, b 
 		w.purchase(ctx, client, rng, b)
 		return
 	}
-	op := w.queue(client, rng, b, "POST")
+	op := w.queue(client, rng, b, "POST", 0)
+	// Half the visits long-poll (queue/mine?wait=S, held until their state
+	// changes), half poll as told: both must see the same room.
+	wait := 0
+	if rng.IntN(2) == 0 {
+		wait = 1 + rng.IntN(longPollMax)
+	}
 	for end := time.Now().Add(roomWait); ctx.Err() == nil && time.Now().Before(end); {
 		if op.QueueState != "" && op.QueueState != "waiting" && op.QueueState != "prequeue" {
 			break
 		}
 		// The refresh the service asks for, at most a second, so the
-		// line's head buys soon after its admission.
-		sleep(ctx, min(op.refresh, time.Second)+time.Duration(rng.IntN(200))*time.Millisecond)
+		// line's head buys soon after its admission; a long poll needs
+		// no pause but after a failed answer.
+		pause := min(op.refresh, time.Second)
+		if wait > 0 && op.Status == http.StatusOK {
+			pause = 0
+		}
+		sleep(ctx, pause+time.Duration(rng.IntN(200))*time.Millisecond)
 		if op.QueueState == "" && op.Status != http.StatusOK {
-			op = w.queue(client, rng, b, "POST") // the join failed: join again
+			op = w.queue(client, rng, b, "POST", 0) // the join failed: join again
 		} else {
-			op = w.queue(client, rng, b, "GET")
+			op = w.queue(client, rng, b, "GET", wait)
 		}
 	}
 	if op.QueueState != "admitted" || ctx.Err() != nil {
@@ -89,7 +100,7 @@ func (w *workload) roomVisit(ctx context.Context, client int, rng *rand.Rand, b 
 		return
 	}
 	sleep(ctx, time.Until(op.AdmittedUntil)+time.Second+time.Duration(rng.IntN(1000))*time.Millisecond)
-	w.queue(client, rng, b, "GET")
+	w.queue(client, rng, b, "GET", 0)
 	if rng.IntN(2) == 0 {
 		w.purchase(ctx, client, rng, b)
 	}
@@ -101,11 +112,19 @@ type queued struct {
 	refresh time.Duration
 }
 
-// queue joins the room (POST) or reads the buyer's place (GET).
-func (w *workload) queue(client int, rng *rand.Rand, b holding, method string) queued {
+// longPollMax is the longest wait a room visit's long poll asks for:
+// within answerTimeout, which a held answer must beat.
+const longPollMax = 4
+
+// queue joins the room (POST) or reads the buyer's place (GET), held up to
+// wait seconds (0: answered at once).
+func (w *workload) queue(client int, rng *rand.Rand, b holding, method string, wait int) queued {
 	kind, path := "join", fmt.Sprintf("/api/v1/activities/%d/queue", b.activity)
 	if method == "GET" {
 		kind, path = "queue", path+"/mine"
+		if wait > 0 {
+			path += fmt.Sprintf("?wait=%d", wait)
+		}
 	}
 	s := w.send(client, rng, Op{Kind: kind, Activity: b.activity, User: b.user}, method, path, nil)
 	q := queued{sent: s, refresh: time.Second}
