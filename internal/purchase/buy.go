@@ -81,9 +81,6 @@ func (s *Service) answerUnqueued(ctx context.Context, a seckill.Activity, req se
 	if err, refused := s.refusePaused(ctx, a, req, now); refused {
 		return seckill.Order{}, err, true
 	}
-	if e, ok := s.rejected.recent(buyer{a.ID, req.UserID}, now); ok {
-		return seckill.Order{}, e, true
-	}
 	if req.IdempotencyKey != "" {
 		o, err := s.orderByKey(ctx, req.UserID, req.IdempotencyKey)
 		switch {
@@ -96,6 +93,11 @@ func (s *Service) answerUnqueued(ctx context.Context, a seckill.Activity, req se
 	}
 	if err, refused := s.refuseUnadmitted(ctx, a, req.UserID); refused {
 		return seckill.Order{}, err, true
+	}
+	// After the room's answer, as the contract orders them: a rejected
+	// buyer without an admission is told to join first.
+	if e, ok := s.rejected.recent(buyer{a.ID, req.UserID}, now); ok {
+		return seckill.Order{}, e, true
 	}
 	// An activity with a room is never answered from the mark: a unit can
 	// come back on another instance (a stock change, an expiry, a settle)

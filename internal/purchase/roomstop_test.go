@@ -8,7 +8,12 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/books"
+	"github.com/seckill-oss/seckill/internal/lock"
+	"github.com/seckill-oss/seckill/internal/purchase"
+	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testkit/wiring"
+	"github.com/seckill-oss/seckill/internal/usercheck"
 	"github.com/seckill-oss/seckill/internal/waitingroom"
 )
 
@@ -71,5 +76,36 @@ func TestStoppedRoomSaleAnswersTheStopBeforeNotAdmitted(t *testing.T) {
 	}
 	if _, err := b.Buy(ctx, seckill.BuyRequest{ActivityID: act.ID, UserID: 2}); code(err) != seckill.EEnded {
 		t.Errorf("user 2, not admitted, on B after the end: %v (%s), want ended", err, code(err))
+	}
+}
+
+// A buyer the user check rejected a moment ago, whose admission that
+// rejection used up, is told not_admitted, not user_rejected: the contract
+// puts the waiting room's answer before the user check's.
+// Can fail: with this instance's memory of the rejection asked before the
+// room, the buyer hears user_rejected.
+func TestRejectedBuyerWithoutAnAdmissionIsNotAdmitted(t *testing.T) {
+	rdb, prefix, orders, c := roomWorld(t)
+	locks := lock.New(rdb, nil)
+	t.Cleanup(func() { _ = locks.Close() })
+	rooms, err := waitingroom.New(waitingroom.Config{}, waitingroom.Deps{Store: waitingroom.NewStore(rdb, prefix, 0, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reject := verifierFunc(func(context.Context, int64, int64) error { return &usercheck.RejectedError{Reason: "blocked"} })
+	svc, err := wiring.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond, KeyPrefix: prefix, Now: c.Now}, books.Config{},
+		purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, prefix), Orders: orders, Users: reject, Rooms: rooms})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Close() })
+	ctx := context.Background()
+	act := roomSale(t, svc, rdb, prefix, c.Now(), 5)
+	admit(t, rdb, prefix, act.ID, 1)
+	if _, err := svc.Buy(ctx, seckill.BuyRequest{ActivityID: act.ID, UserID: 1}); code(err) != seckill.EUserRejected {
+		t.Fatalf("user 1, admitted, rejected by the user check: %v, want user_rejected", err)
+	}
+	if _, err := svc.Buy(ctx, seckill.BuyRequest{ActivityID: act.ID, UserID: 1}); code(err) != seckill.ENotAdmitted {
+		t.Errorf("user 1 again, the admission used up: %v (%s), want not_admitted", err, code(err))
 	}
 }
