@@ -16,8 +16,8 @@ import (
 // log, a file or a config map. The service itself takes its password from
 // SECKILL_REDIS_URL (redis://seckill:PASSWORD@host:6379/0).
 const (
-	envRedisServicePassword = "SECKILL_REDIS_SERVICE_PASSWORD"
-	envRedisEventsPassword  = "SECKILL_REDIS_EVENTS_PASSWORD"
+	envRedisServicePassword = "SECKILL_REDIS_SERVICE_PASSWORD" //nolint:gosec // G101: the variable's name, not a credential
+	envRedisEventsPassword  = "SECKILL_REDIS_EVENTS_PASSWORD"  //nolint:gosec // G101: the variable's name, not a credential
 )
 
 // redisACLCommand runs `seckill redis-acl`: the Redis ACL users of the

@@ -44,7 +44,7 @@ func (r *Room) mine(ctx context.Context, activityID, userID int64) (seckill.Queu
 // admitted, the room closed), wait passed, or this instance stops; past
 // SECKILL_ROOM_MAX_HELD held requests it answers at once.
 func (r *Room) MineWait(ctx context.Context, activityID, userID int64, wait time.Duration) (seckill.QueueStatus, error) {
-	h := r.holds.add(activityID, userID)
+	h := r.holds.add(activityID, userID) //nolint:contextcheck // the room's watch outlives this request: it runs on the holds' own context, which their stop ends
 	if h == nil {
 		return r.Mine(ctx, activityID, userID)
 	}
