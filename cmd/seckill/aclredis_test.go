@@ -3,15 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +17,7 @@ import (
 
 	"github.com/seckill-oss/seckill/internal/redisacl"
 	"github.com/seckill-oss/seckill/internal/testkit/redistopo"
+	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
 
 // aclAdmin is the administrator's line of the test's own redis-server's
@@ -158,31 +152,8 @@ func aclLog(t *testing.T, admin *redis.Client) []any {
 // cert.pem and key.pem, into a new directory, and returns the directory.
 func serverCert(t *testing.T) string {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "seckill test redis"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, BasicConstraintsValid: true, IsCA: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	files := []string{filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")}
-	for i, b := range []*pem.Block{{Type: "CERTIFICATE", Bytes: der}, {Type: "PRIVATE KEY", Bytes: keyDER}} {
-		if err := os.WriteFile(files[i], pem.EncodeToMemory(b), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testenv.SelfSignedFiles(t, dir)
 	return dir
 }
 

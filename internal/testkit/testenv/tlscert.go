@@ -62,3 +62,28 @@ func newCert(t testing.TB, tmpl, parent *x509.Certificate, parentKey *ecdsa.Priv
 	}
 	return key, cert, der
 }
+
+// SelfSignedFiles writes a self-signed certificate for 127.0.0.1 and its
+// key into dir, as cert.pem and key.pem (what a redis-server's TLS port is
+// started with, the certificate being its own CA too), and returns a pool
+// trusting it.
+func SelfSignedFiles(t testing.TB, dir string) *x509.CertPool {
+	t.Helper()
+	key, cert, der := newCert(t, &x509.Certificate{
+		Subject: pkix.Name{CommonName: "127.0.0.1"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+		IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}, nil, nil)
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string]*pem.Block{"cert.pem": {Type: "CERTIFICATE", Bytes: der}, "key.pem": {Type: "PRIVATE KEY", Bytes: keyDER}} {
+		if err := os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(b), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return pool
+}
