@@ -24,6 +24,11 @@
 #                          [--pprof] [--verify approve|stub] [--crowd N] [--crowd-stock N]
 #                          [--env "NAME=VALUE ..."] [--galera] [--keep] [--seckill BIN]
 #                          [--db-prefix P] [--quantity K] [--join]
+#                          [--reference [--pairs N] [--reference-dir DIR]]
+# --reference measures floorref (../shared/floorref, the minimal durable
+# order) alternated with the service, --pairs times (2), at one --conns (64)
+# for --duration (10s): REFERENCE lines of both and their ratios, a pair's
+# each and the pairs' median (loadtest/reference.sh says how).
 # --join measures waiting-room joins instead of purchases: each activity gets
 # a room that opened a minute ago and a start 30 minutes ahead, and every
 # request is a distinct user's POST .../queue (the storm at a room's opening:
@@ -82,15 +87,16 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
 db_prefix=seckill_bench_ conns="4 64 256" activities=1 instances=1 pprof=0 floor=0 duration=15s stock=1000000 verify=approve crowd=3000 crowd_stock=1000 keep=0 extra_env=() db_port=3306 seckill_bin="" quantity="" join=0
+reference=0 reference_dir=../shared/floorref pairs=2 conns_given=0 duration_given=0
 die() { echo "bench.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--conns) conns=${2:?}; shift 2 ;;
+	--conns) conns=${2:?} conns_given=1; shift 2 ;;
 	--activities) activities=${2:?}; shift 2 ;;
 	--instances) instances=${2:?}; shift 2 ;;
 	--pprof) pprof=1; shift ;;
 	--floor) floor=1; shift ;;
-	--duration) duration=${2:?}; shift 2 ;;
+	--duration) duration=${2:?} duration_given=1; shift 2 ;;
 	--stock) stock=${2:?}; shift 2 ;;
 	--verify) verify=${2:?}; shift 2 ;;
 	--crowd) crowd=${2:?}; shift 2 ;;
@@ -102,6 +108,9 @@ while [ $# -gt 0 ]; do
 	--db-prefix) db_prefix=${2:?}; [[ "$db_prefix" =~ ^[A-Za-z0-9_]{1,40}$ ]] || die "--db-prefix takes letters, digits and _ (at most 40), not $db_prefix"; shift 2 ;;
 	--galera) db_port=3310; shift ;;
 	--join) join=1; shift ;;
+	--reference) reference=1; shift ;;
+	--reference-dir) reference_dir=${2:?}; shift 2 ;;
+	--pairs) pairs=${2:?}; shift 2 ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown argument $1 (see --help)" ;;
 	esac
@@ -131,6 +140,9 @@ redis_node=${redis_url#redis://}
 redis_node=${redis_node##*@}
 redis_node=${redis_node%%/*}
 redis_node=${redis_node%%\?*}
+# shellcheck source=reference.sh
+source loadtest/reference.sh
+[ "$reference" = 0 ] || reference_args
 
 # shellcheck source=lib.sh
 source loadtest/lib.sh
@@ -141,6 +153,7 @@ redis() { redis-cli -h "${redis_node%:*}" -p "${redis_node##*:}" "$@"; }
 sql() { mariadb -h 127.0.0.1 -P "$db_port" -u"$db_user" -p"$db_pass" -N -B "$@"; }
 cleanup() {
 	stop_pids
+	[ "$reference" = 0 ] || reference_cleanup
 	kept_for_inspection && return
 	[ -z "$db" ] || sql -e "DROP DATABASE IF EXISTS \`$db\`" 2>/dev/null || true
 	if [ -n "$prefix" ]; then
@@ -174,6 +187,7 @@ fi
 go build -o "$logs/metrictable" ./loadtest/metrictable
 metrictable=$logs/metrictable runs=$logs/runs.txt
 [ "$crowd" = 0 ] || go build -o "$logs/crowd" ./loadtest/crowd
+[ "$reference" = 0 ] || reference_build
 
 # ---- 2. database, prefix, instance ------------------------------------------
 run_id="$(date -u +%Y%m%d%H%M%S)_$$"
@@ -316,59 +330,70 @@ fields_value() { tr ' ' '\n' <<<"$2" | sed -n "s/^$1=//p"; }
 # The profile covers the run but its first and last second.
 [[ "$duration" =~ ^([0-9]+)s$ ]] && prof_secs=$((BASH_REMATCH[1] > 3 ? BASH_REMATCH[1] - 2 : 1))
 [[ " $conns " == *" 64 "* ]] || profile_at=${conns%% *}
-for c in $conns; do
-	floor_aps="" floor_line=""
-	if [ "$floor" = 1 ]; then
-		floor_line=$(healthz "$c")
-		floor_aps=$(fields_value hz_per_s "$floor_line")
-		log "c=$c: GET /healthz $floor_aps answers/s ($floor_line)"
+# floor_run conns: GET /healthz at that concurrency, as floor_line and
+# floor_aps (answers a second) for the runs that follow.
+floor_run() {
+	floor_line=$(healthz "$1")
+	floor_aps=$(fields_value hz_per_s "$floor_line")
+	log "c=$1: GET /healthz $floor_aps answers/s ($floor_line)"
+}
+# bench_run conns instances activities: one run on fresh activities, its
+# line appended to $runs (with floor_line, the last floor_run's, if any).
+bench_run() {
+	local c=$1 ni=$2 n=$3
+	paths=()
+	for _ in $(seq "$n"); do
+		if [ "$join" = 1 ]; then
+			paths+=("/api/v1/activities/$(new_room_activity "$stock")/queue")
+		else
+			paths+=("/api/v1/activities/$(new_activity "$stock")/orders")
+		fi
+	done
+	ids=$(printf '%s\n' "${paths[@]}" | sed 's|.*/activities/\([0-9]*\)/.*|\1|' | paste -sd,)
+	prof_pid=""
+	if [ "$pprof" = 1 ] && [ "$profiled" = 0 ] && [ "$c" = "$profile_at" ]; then
+		profiled=1
+		curl -fsS -H "Authorization: Bearer $admin_token" -o "$logs/cpu-c$c-a$n-i$ni.pprof" "$admin/debug/pprof/profile?seconds=$prof_secs" &
+		prof_pid=$!
 	fi
-	for ni in $instances; do
-		for n in $activities; do
-			paths=()
-			for _ in $(seq "$n"); do
-				if [ "$join" = 1 ]; then
-					paths+=("/api/v1/activities/$(new_room_activity "$stock")/queue")
-				else
-					paths+=("/api/v1/activities/$(new_activity "$stock")/orders")
-				fi
-			done
-			ids=$(printf '%s\n' "${paths[@]}" | sed 's|.*/activities/\([0-9]*\)/.*|\1|' | paste -sd,)
-			prof_pid=""
-			if [ "$pprof" = 1 ] && [ "$profiled" = 0 ] && [ "$c" = "$profile_at" ]; then
-				profiled=1
-				curl -fsS -H "Authorization: Bearer $admin_token" -o "$logs/cpu-c$c-a$n-i$ni.pprof" "$admin/debug/pprof/profile?seconds=$prof_secs" &
-				prof_pid=$!
-			fi
-			scrape "$logs/metrics-before.prom"
-			: >"$logs/events-samples.txt"
-			events_sampler "$logs/events-samples.txt" &
-			sampler_pid=$!
-			cpu0=$(cpu_now)
-			line=$(purchases "$c" "$ni" "${paths[@]}")
-			cpu=$(cpu_since cpu_ "$cpu0")
-			kill "$sampler_pid" 2>/dev/null || true
-			wait "$sampler_pid" 2>/dev/null || true
-			rss=$(rss_mb)
-			sleep 1 # purchases still in flight when wrk stopped finish
-			scrape "$logs/metrics-after.prom"
-			sleep 1 # the backlog is read 2 s after the load stopped
-			ev=$(events_fields "$logs/events-samples.txt" "$ids")
-			tl=$("$metrictable" timeline "$logs/metrics-before.prom" "$logs/metrics-after.prom")
-			if [ -n "$prof_pid" ]; then
-				wait "$prof_pid" || log "the CPU profile could not be taken"
-				go tool pprof -top -nodecount=25 "$logs/seckill" "$logs/cpu-c$c-a$n-i$ni.pprof" >"$logs/cpu-c$c-a$n-i$ni-top.txt" 2>/dev/null &&
-					log "CPU profile: $logs/cpu-c$c-a$n-i$ni-top.txt"
-			fi
-			orders=$(sql "$db" -e "SELECT COUNT(*) FROM orders WHERE activity_id IN ($ids)")
-			echo "conns=$c instances=$ni activities=$n orders=$orders rss_mb=$rss healthz_per_s=${floor_aps:--} ${line#BENCH } $cpu clk_tck=$clk_tck $floor_line $tl $ev" >>"$runs"
-			log "c=$c instances=$ni activities=$n: $line orders_db=$orders rss=${rss}MB $cpu $tl $ev"
-			"$metrictable" ratio "$runs" >&2
-			"$metrictable" cost "$runs" >&2
-			echo "BENCH_STEPS conns=$c instances=$ni activities=$n $tl" >&2
+	scrape "$logs/metrics-before.prom"
+	: >"$logs/events-samples.txt"
+	events_sampler "$logs/events-samples.txt" &
+	sampler_pid=$!
+	cpu0=$(cpu_now)
+	line=$(purchases "$c" "$ni" "${paths[@]}")
+	cpu=$(cpu_since cpu_ "$cpu0")
+	kill "$sampler_pid" 2>/dev/null || true
+	wait "$sampler_pid" 2>/dev/null || true
+	rss=$(rss_mb)
+	sleep 1 # purchases still in flight when wrk stopped finish
+	scrape "$logs/metrics-after.prom"
+	sleep 1 # the backlog is read 2 s after the load stopped
+	ev=$(events_fields "$logs/events-samples.txt" "$ids")
+	tl=$("$metrictable" timeline "$logs/metrics-before.prom" "$logs/metrics-after.prom")
+	if [ -n "$prof_pid" ]; then
+		wait "$prof_pid" || log "the CPU profile could not be taken"
+		go tool pprof -top -nodecount=25 "$logs/seckill" "$logs/cpu-c$c-a$n-i$ni.pprof" >"$logs/cpu-c$c-a$n-i$ni-top.txt" 2>/dev/null &&
+			log "CPU profile: $logs/cpu-c$c-a$n-i$ni-top.txt"
+	fi
+	orders=$(sql "$db" -e "SELECT COUNT(*) FROM orders WHERE activity_id IN ($ids)")
+	echo "conns=$c instances=$ni activities=$n orders=$orders rss_mb=$rss healthz_per_s=${floor_aps:--} ${line#BENCH } $cpu clk_tck=$clk_tck $floor_line $tl $ev" >>"$runs"
+	log "c=$c instances=$ni activities=$n: $line orders_db=$orders rss=${rss}MB $cpu $tl $ev"
+	"$metrictable" ratio "$runs" >&2
+	"$metrictable" cost "$runs" >&2
+	echo "BENCH_STEPS conns=$c instances=$ni activities=$n $tl" >&2
+}
+if [ "$reference" = 1 ]; then
+	reference_pairs
+else
+	for c in $conns; do
+		floor_aps="" floor_line=""
+		[ "$floor" = 0 ] || floor_run "$c"
+		for ni in $instances; do
+			for n in $activities; do bench_run "$c" "$ni" "$n"; done
 		done
 	done
-done
+fi
 
 # ---- 4. the crowd ------------------------------------------------------------
 crowd_line=""
