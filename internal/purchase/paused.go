@@ -86,8 +86,5 @@ func (s *Service) notStarted(ctx context.Context, a seckill.Activity) error {
 	if !ended {
 		return seckill.Errorf(seckill.ENotStarted, "the sale starts at %s", a.StartsAt.UTC().Format(time.RFC3339))
 	}
-	if fresh, err := s.catalog.Fresh(ctx, a.ID); err == nil {
-		a = fresh
-	}
-	return seckill.Ended(a)
+	return s.endedOf(a)
 }

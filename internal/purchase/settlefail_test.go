@@ -51,15 +51,7 @@ func TestFailedSettleAfterAFailedWriteTakesNoSecondHold(t *testing.T) {
 	admitUser(t, s, a.ID, 1)
 	admitUser(t, s, a.ID, 2)
 
-	q := &queue{activity: a}
-	sl := &sale{Service: s, q: q, b: newBatch(a, []*ticket{newTicket(seckill.BuyRequest{ActivityID: a.ID, UserID: 1})})}
-	if !sl.grant([]int{0}) {
-		t.Fatalf("user 1's batch: no grant: %v", sl.b.outs[0].err)
-	}
-	sl.approved = []int{0}
-	if !sl.deductApproved() || len(sl.placed) != 1 {
-		t.Fatalf("user 1's deduct: %v", sl.b.outs[0].err)
-	}
+	q, sl := deductedSale(t, s, a, 1)
 	cut.Store(true)
 	sl.afterFailedWrite(errors.New("the order database failed"))
 	cut.Store(false)

@@ -43,15 +43,7 @@ func TestOutcomeUnknownRetryTakesNoSecondUnit(t *testing.T) {
 		t.Fatalf("user 3, not admitted: %v, want not_admitted", err)
 	}
 
-	q := &queue{activity: a}
-	sl := &sale{Service: s, q: q, b: newBatch(a, []*ticket{newTicket(seckill.BuyRequest{ActivityID: a.ID, UserID: 1})})}
-	if !sl.grant([]int{0}) {
-		t.Fatalf("user 1's batch: no grant: %v", sl.b.outs[0].err)
-	}
-	sl.approved = []int{0}
-	if !sl.deductApproved() || len(sl.placed) != 1 {
-		t.Fatalf("user 1's deduct: %v", sl.b.outs[0].err)
-	}
+	q, sl := deductedSale(t, s, a, 1)
 	if err := p.SetDown(true); err != nil { // the COMMIT is cut, and the look-up after it
 		t.Fatal(err)
 	}
@@ -84,6 +76,22 @@ func TestOutcomeUnknownRetryTakesNoSecondUnit(t *testing.T) {
 	if n, err := s.orders.CountOrders(ctx, a.ID); err != nil || n != 2 {
 		t.Errorf("%d orders, %v: want 2", n, err)
 	}
+}
+
+// deductedSale is the sale of one batch of the user alone, granted and
+// deducted, its orders not yet written.
+func deductedSale(t *testing.T, s *Service, a seckill.Activity, userID int64) (*queue, *sale) {
+	t.Helper()
+	q := &queue{activity: a}
+	sl := &sale{Service: s, q: q, b: newBatch(a, []*ticket{newTicket(seckill.BuyRequest{ActivityID: a.ID, UserID: userID})})}
+	if !sl.grant([]int{0}) {
+		t.Fatalf("user %d's batch: no grant: %v", userID, sl.b.outs[0].err)
+	}
+	sl.approved = []int{0}
+	if !sl.deductApproved() || len(sl.placed) != 1 {
+		t.Fatalf("user %d's deduct: %v", userID, sl.b.outs[0].err)
+	}
+	return q, sl
 }
 
 // roomFixture is a service with waiting rooms on the real Redis and on
