@@ -452,6 +452,22 @@ func (s *stack) checkBooksDirect(activity, total int64, createdOrders map[string
 	return b.Held, b.RedisRemaining
 }
 
+// awaitLockFree fails the test unless activity a's lock key is gone within
+// 5 s. The queue's leader drops its hold right after it answers, not
+// before: the key may outlive the last 201 by a moment, never by a TTL.
+func (s *stack) awaitLockFree(a int64) {
+	s.t.Helper()
+	for gone := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		n, err := s.rdb.Exists(context.Background(), keys.Lock(s.prefix, a)).Result()
+		if err == nil && n == 0 {
+			return
+		}
+		if time.Now().After(gone) {
+			s.t.Fatalf("activity %d's lock still held 5 s after the sale (%d, %v): stranded until its TTL", a, n, err)
+		}
+	}
+}
+
 // heldLocks returns the activities whose lock key exists in Redis.
 func (s *stack) heldLocks(activities []int64) []int64 {
 	s.t.Helper()

@@ -97,9 +97,7 @@ func TestSlowVerificationSeed001(t *testing.T) {
 		t.Errorf("%d sold, want all %d: the activity must keep selling; answers %v", got, sc.total, res.statuses)
 	}
 	s.checkBooks(act, sc.total, res)
-	if n, err := s.rdb.Exists(context.Background(), keys.Lock(s.prefix, act)).Result(); err != nil || n != 0 {
-		t.Errorf("lock still held after the sale: %d, %v", n, err)
-	}
+	s.awaitLockFree(act)
 	t.Logf("answers: %v", res.statuses)
 }
 
