@@ -54,6 +54,7 @@ type round struct {
 	sent    atomic.Int64 // requests written to their connection
 	early   atomic.Int64 // answered before wait-1s: not held
 	failed  atomic.Int64 // not 200 prequeue
+	retried atomic.Int64 // 503s asked again
 	done    sync.WaitGroup
 	errMu   sync.Mutex
 	firstEr error
@@ -97,25 +98,47 @@ func (h *holder) start(n int) *round {
 	return r
 }
 
-// one issues one held request and checks its answer.
+// one issues one held request and checks its answer. A 503 (the
+// instance's Redis read timed out in the issuing burst) is asked again,
+// as a client would, up to 5 times, and counted.
 func (h *holder) one(r *round, user int64) {
 	defer r.done.Done()
-	url := fmt.Sprintf("%s/api/v1/activities/%d/queue/mine?wait=%d", h.base, h.activity, int(h.wait/time.Second))
-	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { r.sent.Add(1) }}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), http.MethodGet, url, nil)
-	if err != nil {
-		r.fail(err)
+	var sent sync.Once
+	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { sent.Do(func() { r.sent.Add(1) }) }}
+	ctx := httptrace.WithClientTrace(context.Background(), trace)
+	for attempt := 1; ; attempt++ {
+		code, err := h.ask(ctx, r, user)
+		if code == http.StatusServiceUnavailable && attempt < 5 {
+			r.retried.Add(1)
+			time.Sleep(200 * time.Millisecond)
+			continue
+		}
+		if err != nil {
+			r.fail(err)
+		}
 		return
+	}
+}
+
+// ask sends one queue/mine?wait= and checks that it was held and
+// answered 200 prequeue; it returns the status code.
+func (h *holder) ask(ctx context.Context, r *round, user int64) (int, error) {
+	url := fmt.Sprintf("%s/api/v1/activities/%d/queue/mine?wait=%d", h.base, h.activity, int(h.wait/time.Second))
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err
 	}
 	req.Header.Set("X-User-ID", strconv.FormatInt(user, 10))
 	t0 := time.Now()
 	resp, err := h.client.Do(req)
 	if err != nil {
-		r.fail(err)
-		return
+		return 0, err
 	}
 	body, err := io.ReadAll(resp.Body)
 	_ = resp.Body.Close()
+	if resp.StatusCode == http.StatusServiceUnavailable {
+		return resp.StatusCode, fmt.Errorf("user %d: %d %s", user, resp.StatusCode, body)
+	}
 	if time.Since(t0) < h.wait-time.Second {
 		r.early.Add(1)
 	}
@@ -126,8 +149,9 @@ func (h *holder) one(r *round, user int64) {
 		err = json.Unmarshal(body, &q)
 	}
 	if err != nil || resp.StatusCode != http.StatusOK || q.State != "prequeue" {
-		r.fail(fmt.Errorf("user %d: %d %s %v", user, resp.StatusCode, body, err))
+		return resp.StatusCode, fmt.Errorf("user %d: %d %s %v", user, resp.StatusCode, body, err)
 	}
+	return resp.StatusCode, nil
 }
 
 func (r *round) fail(err error) {

@@ -11,13 +11,17 @@
 // It creates an activity whose room is open and whose sale starts in two
 // hours, joins the largest count of -held users (all stay in the
 // pre-queue, so nothing changes), then for each count N of -held, in
-// order: issues N queue/mine?wait=-wait requests, -rate a second, each on
+// order: issues N queue/mine?wait=-wait requests, -rate a second (a 503 of
+// the issuing burst asked again, counted), each on
 // its own keep-alive connection (the connections of the previous count
 // are reused); once all are written and the instance's goroutines have
 // settled, waits -settle, then reads VmRSS (/proc/PID/status), the Go
 // heap and stacks in use and goroutines (/metrics), and the commands
-// counted over -window, which ends before the first request's wait does;
-// then waits for every answer (200 prequeue, none before its wait) and
+// counted over -window, which ends 3 s before the first request's wait
+// does; at the largest count, still held, it then reads the heap and
+// stacks again after a forced GC (pprof's heap?gc=1 on the instance's
+// admin listener): what the held requests keep live. It then waits for
+// every answer (200 prequeue, none before its wait) and
 // issues the next count. N = 0 measures the window with nothing held. One
 // JSON line on stdout (per count, and the slope of RSS in KB per held
 // request by least squares), a table on stderr; exit 1 when a request
@@ -68,7 +72,7 @@ func parseFlags() (config, error) {
 	flag.DurationVar(&c.window, "window", 20*time.Second, "how long Redis commands are counted at each count")
 	flag.DurationVar(&c.settle, "settle", 3*time.Second, "pause between the last request written and the window")
 	flag.DurationVar(&c.quiet, "quiet", 10*time.Second, "pause after the joins, before the first count")
-	flag.IntVar(&c.rate, "rate", 3000, "held requests issued a second while a count starts")
+	flag.IntVar(&c.rate, "rate", 1500, "held requests issued a second while a count starts")
 	flag.IntVar(&c.joinConns, "join-conns", 32, "joins in flight")
 	flag.Int64Var(&c.firstUser, "first-user", 1000000, "user id of the first user")
 	flag.Float64Var(&c.targetKB, "target-kb", 24, "the target: most KB of RSS per held request")
@@ -128,6 +132,9 @@ func run() error {
 			return fmt.Errorf("%d held: %w", n, err)
 		}
 		steps = append(steps, st)
+		if err := json.NewEncoder(os.Stdout).Encode(st); err != nil {
+			return err
+		}
 		logf("%d held: RSS %d KB, %d goroutines, %.1f commands/s from the instance, %.1f/s in all Redis", n, st.RSSKB,
 			st.Runtime.Goroutines, st.CmdsPerS, st.RedisAllPerS)
 	}
@@ -147,13 +154,24 @@ func holdAndMeasure(cfg config, h *holder, m *meter, n int) (step, error) {
 	}
 	m.awaitSettled(10 * time.Second)
 	time.Sleep(cfg.settle)
-	window := min(cfg.window, time.Until(lastAnswer))
+	// 2 s kept for the forced GC of the largest count, while still held.
+	window := min(cfg.window, time.Until(lastAnswer)-2*time.Second)
 	if window < 5*time.Second {
 		return step{}, fmt.Errorf("only %v left to measure before the waits end: lower -rate's load or -held", window)
 	}
 	st, err := m.measure(n, window)
 	if err != nil {
 		return st, err
+	}
+	if n == slices.Max(cfg.held) {
+		// Once, at the largest count, while its requests are held: a
+		// forced GC would let the next count reuse the memory it frees
+		// and grow RSS less than a crowd would.
+		mem, err := m.svc.afterGC()
+		if err != nil {
+			return st, fmt.Errorf("the forced GC: %w", err)
+		}
+		st.AfterGC = &mem
 	}
 	if e := r.early.Load(); e > 0 {
 		return st, fmt.Errorf("%d requests were answered before their wait: not held (SECKILL_ROOM_MAX_HELD?)", e)
@@ -162,6 +180,7 @@ func holdAndMeasure(cfg config, h *holder, m *meter, n int) (step, error) {
 	if e := r.early.Load(); e > 0 {
 		return st, fmt.Errorf("%d requests were answered before their wait: not held", e)
 	}
+	st.Retried = r.retried.Load()
 	return st, r.err()
 }
 
@@ -178,12 +197,6 @@ func openFileLimit() (uint64, uint64) {
 
 // report prints the steps as JSON lines and a table, and the slope.
 func report(cfg config, steps []step) error {
-	enc := json.NewEncoder(os.Stdout)
-	for _, st := range steps {
-		if err := enc.Encode(st); err != nil {
-			return err
-		}
-	}
 	var xs, rss, inuse []float64
 	for _, st := range steps {
 		xs = append(xs, float64(st.Held))
@@ -191,17 +204,23 @@ func report(cfg config, steps []step) error {
 		inuse = append(inuse, float64(st.Runtime.HeapInuse+st.Runtime.StackInuse))
 	}
 	perHeld, perHeldInuse := slope(xs, rss), slope(xs, inuse)
+	livePerHeld := 0.0
+	if first, last := steps[0], steps[len(steps)-1]; last.AfterGC != nil && first.Held == 0 && last.Held > 0 {
+		livePerHeld = float64(last.AfterGC.HeapInuse+last.AfterGC.StackInuse-first.Runtime.HeapInuse-first.Runtime.StackInuse) /
+			float64(last.Held)
+	}
 	soft, hard := openFileLimit()
 	fmt.Fprintf(os.Stderr, "| held | RSS MB | heap+stacks MB | goroutines | instance's Redis commands/s | all of Redis, commands/s |\n|---:|---:|---:|---:|---:|---:|\n")
 	for _, st := range steps {
 		fmt.Fprintf(os.Stderr, "| %d | %.1f | %.1f | %d | %.1f | %.0f |\n", st.Held, float64(st.RSSKB)/1024,
 			float64(st.Runtime.HeapInuse+st.Runtime.StackInuse)/1024, st.Runtime.Goroutines, st.CmdsPerS, st.RedisAllPerS)
 	}
-	fmt.Fprintf(os.Stderr, "RSS: %.1f KB per held request (least squares; target %.0f); heap+stacks in use: %.1f KB\n",
-		perHeld, cfg.targetKB, perHeldInuse)
-	return enc.Encode(map[string]any{
+	fmt.Fprintf(os.Stderr, "RSS: %.1f KB per held request (least squares; target %.0f); heap+stacks in use: %.1f KB; "+
+		"live after a forced GC at the largest count, over none held: %.1f KB\n", perHeld, cfg.targetKB, perHeldInuse, livePerHeld)
+	return json.NewEncoder(os.Stdout).Encode(map[string]any{
 		"rss_kb_per_held": round1(perHeld), "inuse_kb_per_held": round1(perHeldInuse),
-		"target_kb_per_held": cfg.targetKB, "within_target": perHeld <= cfg.targetKB,
+		"live_kb_per_held_after_gc": round1(livePerHeld),
+		"target_kb_per_held":        cfg.targetKB, "within_target": perHeld <= cfg.targetKB,
 		"most_held": slices.Max(xs), "open_files_soft": soft, "open_files_hard": hard,
 	})
 }

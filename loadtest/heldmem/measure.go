@@ -21,13 +21,15 @@ type meter struct {
 // step is what one count of held requests measured.
 type step struct {
 	Held         int                `json:"held"`
-	RSSKB        int64              `json:"rss_kb"`       // VmRSS at the window's end
-	RSSStartKB   int64              `json:"rss_start_kb"` // and at its start
-	Runtime      runtimeMemory      `json:"runtime"`      // /metrics at the window's end
+	RSSKB        int64              `json:"rss_kb"`             // VmRSS at the window's end
+	RSSStartKB   int64              `json:"rss_start_kb"`       // and at its start
+	Runtime      runtimeMemory      `json:"runtime"`            // /metrics at the window's end
+	AfterGC      *runtimeMemory     `json:"after_gc,omitempty"` // and after a forced GC, at the largest count only
 	WindowS      float64            `json:"window_s"`
 	CmdsPerS     float64            `json:"commands_per_s"` // the instance's, through the proxy
 	ByName       map[string]float64 `json:"commands_per_s_by_name"`
 	RedisAllPerS float64            `json:"redis_all_per_s"` // INFO total_commands_processed: every client of Redis
+	Retried      int64              `json:"retried_503"`     // requests answered 503 while the count started, asked again
 }
 
 // measure reads VmRSS, the runtime's memory and the command counts over

@@ -23,7 +23,8 @@ import (
 type service struct {
 	cmd    *exec.Cmd
 	exited chan struct{} // closed once the process has exited
-	base   string
+	base   string        // the public listener
+	ops    string        // the admin listener: the ops API, /metrics, pprof
 	token  string
 	http   *http.Client
 }
@@ -37,17 +38,23 @@ func startService(bin, redisAddr, logPath string) (*service, error) {
 	if err != nil {
 		return nil, err
 	}
+	opsPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(bin, "serve")
-	cmd.Env = append(os.Environ(), "SECKILL_HTTP_ADDR=127.0.0.1:"+port, "SECKILL_REDIS_URL=redis://"+redisAddr+"/0")
+	cmd.Env = append(os.Environ(), "SECKILL_HTTP_ADDR=127.0.0.1:"+port, "SECKILL_ADMIN_ADDR=127.0.0.1:"+opsPort,
+		"SECKILL_REDIS_URL=redis://"+redisAddr+"/0")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
 	s := &service{cmd: cmd, exited: make(chan struct{}), base: "http://127.0.0.1:" + port,
+		ops:   "http://127.0.0.1:" + opsPort,
 		token: os.Getenv("SECKILL_ADMIN_TOKEN"), http: &http.Client{Timeout: 10 * time.Second}}
 	go func() { _ = cmd.Wait(); _ = logf.Close(); close(s.exited) }()
 	for end := time.Now().Add(60 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
@@ -99,11 +106,15 @@ func (s *service) call(method, path string, user int64, body, out any) error {
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(context.Background(), method, s.base+path, rd)
+	base := s.base
+	if strings.HasPrefix(path, "/admin/") || strings.HasPrefix(path, "/debug/") {
+		base = s.ops
+	}
+	req, err := http.NewRequestWithContext(context.Background(), method, base+path, rd)
 	if err != nil {
 		return err
 	}
-	if strings.HasPrefix(path, "/admin/") {
+	if base == s.ops {
 		req.Header.Set("Authorization", "Bearer "+s.token)
 	}
 	if user != 0 {
@@ -120,6 +131,10 @@ func (s *service) call(method, path string, user int64, body, out any) error {
 		return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, b)
 	}
 	if out == nil {
+		return nil
+	}
+	if raw, ok := out.(*[]byte); ok {
+		*raw = b
 		return nil
 	}
 	return json.Unmarshal(b, out)
@@ -153,7 +168,7 @@ type runtimeMemory struct {
 
 // memory reads go_goroutines and the heap and stack in use from /metrics.
 func (s *service) memory() (runtimeMemory, error) {
-	resp, err := s.http.Get(s.base + "/metrics")
+	resp, err := s.http.Get(s.ops + "/metrics")
 	if err != nil {
 		return runtimeMemory{}, err
 	}
@@ -176,6 +191,16 @@ func (s *service) memory() (runtimeMemory, error) {
 	m.HeapInuse /= 1024
 	m.StackInuse /= 1024
 	return m, sc.Err()
+}
+
+// afterGC has the instance collect its garbage (pprof's heap profile
+// with gc=1) and then reads its memory: what the held requests keep live.
+func (s *service) afterGC() (runtimeMemory, error) {
+	var profile []byte
+	if err := s.call(http.MethodGet, "/debug/pprof/heap?gc=1", 0, nil, &profile); err != nil {
+		return runtimeMemory{}, err
+	}
+	return s.memory()
 }
 
 // rssKB reads VmRSS of the process from /proc.
