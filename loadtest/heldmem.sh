@@ -17,7 +17,9 @@
 #                             -window 20s -wait 30s -rate 3000 ...]
 # Each count needs that many open files in heldmem and in the instance
 # (ulimit -Hn): the hard limit bounds the largest count. Its JSON lines go
-# to loadtest/out/heldmem.json, the table to the terminal.
+# to loadtest/out/heldmem.json, the table to the terminal; the instance's
+# heap profile at the largest count, still held, to
+# loadtest/out/logs-heldmem/heap-held.pprof (go tool pprof -top -sample_index=inuse_space).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -59,5 +61,5 @@ export SECKILL_USERCHECK=approve-all SECKILL_RATE_GLOBAL=0 SECKILL_RATE_PER_USER
 export SECKILL_ROOM_MAX_HELD="${SECKILL_ROOM_MAX_HELD:-100000}"
 log "database $db, prefix $prefix"
 
-"$logs/heldmem" -seckill "$logs/seckill" -log "$logs/seckill.log" "$@" | tee "$out_dir/heldmem.json"
+"$logs/heldmem" -seckill "$logs/seckill" -log "$logs/seckill.log" -heap-profile "$logs/heap-held.pprof" "$@" | tee "$out_dir/heldmem.json"
 failed=0

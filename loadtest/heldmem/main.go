@@ -20,7 +20,8 @@
 // counted over -window, which ends 3 s before the first request's wait
 // does; at the largest count, still held, it then reads the heap and
 // stacks again after a forced GC (pprof's heap?gc=1 on the instance's
-// admin listener): what the held requests keep live. It then waits for
+// admin listener; the profile to -heap-profile): what the held requests
+// keep live. It then waits for
 // every answer (200 prequeue, none before its wait) and
 // issues the next count. N = 0 measures the window with nothing held. One
 // JSON line on stdout (per count, and the slope of RSS in KB per held
@@ -53,6 +54,7 @@ func main() {
 
 type config struct {
 	bin, redis, log string
+	heapProfile     string
 	held            []int
 	wait            time.Duration
 	window, settle  time.Duration
@@ -68,6 +70,7 @@ func parseFlags() (config, error) {
 	flag.StringVar(&c.bin, "seckill", "", "the service's binary (go build ./cmd/seckill)")
 	flag.StringVar(&c.redis, "redis", "127.0.0.1:6379", "Redis the instance uses, through the counting proxy")
 	flag.StringVar(&c.log, "log", "heldmem-seckill.log", "the instance's log")
+	flag.StringVar(&c.heapProfile, "heap-profile", "", "where to write the instance's heap profile at the largest count (none: \"\")")
 	flag.DurationVar(&c.wait, "wait", 30*time.Second, "each request's ?wait= (whole seconds, 1s-30s)")
 	flag.DurationVar(&c.window, "window", 20*time.Second, "how long Redis commands are counted at each count")
 	flag.DurationVar(&c.settle, "settle", 3*time.Second, "pause between the last request written and the window")
@@ -167,7 +170,7 @@ func holdAndMeasure(cfg config, h *holder, m *meter, n int) (step, error) {
 		// Once, at the largest count, while its requests are held: a
 		// forced GC would let the next count reuse the memory it frees
 		// and grow RSS less than a crowd would.
-		mem, err := m.svc.afterGC()
+		mem, err := m.svc.afterGC(cfg.heapProfile)
 		if err != nil {
 			return st, fmt.Errorf("the forced GC: %w", err)
 		}

@@ -195,10 +195,16 @@ func (s *service) memory() (runtimeMemory, error) {
 
 // afterGC has the instance collect its garbage (pprof's heap profile
 // with gc=1) and then reads its memory: what the held requests keep live.
-func (s *service) afterGC() (runtimeMemory, error) {
+// The profile goes to profilePath unless it is "".
+func (s *service) afterGC(profilePath string) (runtimeMemory, error) {
 	var profile []byte
 	if err := s.call(http.MethodGet, "/debug/pprof/heap?gc=1", 0, nil, &profile); err != nil {
 		return runtimeMemory{}, err
+	}
+	if profilePath != "" {
+		if err := os.WriteFile(profilePath, profile, 0o644); err != nil {
+			return runtimeMemory{}, err
+		}
 	}
 	return s.memory()
 }
