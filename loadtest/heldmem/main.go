@@ -2,31 +2,36 @@
 // (queue/mine?wait=S, docs/API.md "Waiting for a change: long poll") cost
 // one service instance: its memory per held request, from VmRSS against
 // the number held, and the Redis commands it sends while they are held and
-// nothing changes, against none held. It starts the instance itself (-seckill,
-// `serve`, with this process's SECKILL_* environment: the database, key
-// prefix, admin token and limits loadtest/heldmem.sh sets) on a free
-// loopback port, reaching Redis through a proxy of its own that counts the
-// instance's commands by name (a shared Redis's INFO counts every client;
-// its total_commands_processed is reported beside, as redis_all_per_s).
-// It creates an activity whose room is open and whose sale starts in two
-// hours, joins the largest count of -held users (all stay in the
-// pre-queue, so nothing changes), then for each count N of -held, in
-// order: issues N queue/mine?wait=-wait requests, -rate a second (a 503 of
-// the issuing burst asked again, counted), each on
-// its own keep-alive connection (the connections of the previous count
-// are reused); once all are written and the instance's goroutines have
-// settled, waits -settle, then reads VmRSS (/proc/PID/status), the Go
-// heap and stacks in use and goroutines (/metrics), and the commands
-// counted over -window, which ends 3 s before the first request's wait
-// does; at the largest count, still held, it then reads the heap and
-// stacks again after a forced GC (pprof's heap?gc=1 on the instance's
-// admin listener; the profile to -heap-profile): what the held requests
-// keep live. It then waits for
-// every answer (200 prequeue, none before its wait) and
-// issues the next count. N = 0 measures the window with nothing held. One
-// JSON line on stdout (per count, and the slope of RSS in KB per held
-// request by least squares), a table on stderr; exit 1 when a request
-// failed or was not held, not on a missed target: this is a benchmark.
+// nothing changes, against none held.
+//
+// It starts the instance itself (-seckill, `serve`, with this process's
+// SECKILL_* environment: the database, key prefix, admin token and limits
+// loadtest/heldmem.sh sets) on free loopback ports, the public one and an
+// admin listener, reaching Redis through a proxy of its own that counts
+// the instance's commands by name (a shared Redis's INFO counts every
+// client; its total_commands_processed is reported beside, as
+// redis_all_per_s). It creates an activity whose room is open and whose
+// sale starts in two hours, and joins the largest count of -held users:
+// all stay in the pre-queue, so nothing changes.
+//
+// Then, for each count N of -held, in order, it issues N
+// queue/mine?wait=-wait requests, -rate a second, each on its own
+// keep-alive connection (the previous count's connections are reused; a
+// 503 of the issuing burst is asked again, and counted). Once all are
+// written and the instance's goroutines have settled, it waits -settle,
+// then reads VmRSS (/proc/PID/status), the Go heap and stacks in use and
+// the goroutines (/metrics), and counts the commands over -window, which
+// ends 3 s before the first request's wait does. At the largest count,
+// still held, it reads the heap and stacks again after a forced GC
+// (pprof's heap?gc=1 on the admin listener, the profile to -heap-profile):
+// what the held requests keep live. It then waits for every answer (200
+// prequeue, none before its wait) and goes on to the next count. N = 0
+// measures the window with nothing held.
+//
+// One JSON line on stdout per count, then one with the slope of RSS in KB
+// per held request (least squares); a table on stderr. Exit 1 when a
+// request failed or was not held, not on a missed target: this is a
+// benchmark.
 //
 //	loadtest/heldmem.sh [-held 0,2000,5000,10000,15000] [-window 20s]
 package main
