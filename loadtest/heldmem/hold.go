@@ -148,8 +148,11 @@ func (h *holder) ask(ctx context.Context, r *round, user int64) (int, error) {
 	if err == nil && resp.StatusCode == http.StatusOK {
 		err = json.Unmarshal(body, &q)
 	}
-	if err != nil || resp.StatusCode != http.StatusOK || q.State != "prequeue" {
-		return resp.StatusCode, fmt.Errorf("user %d: %d %s %v", user, resp.StatusCode, body, err)
+	if err != nil {
+		return resp.StatusCode, fmt.Errorf("user %d: %d %s: %w", user, resp.StatusCode, body, err)
+	}
+	if resp.StatusCode != http.StatusOK || q.State != "prequeue" {
+		return resp.StatusCode, fmt.Errorf("user %d: %d %s, want 200 prequeue", user, resp.StatusCode, body)
 	}
 	return resp.StatusCode, nil
 }

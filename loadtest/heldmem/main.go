@@ -164,8 +164,8 @@ func holdAndMeasure(cfg config, h *holder, m *meter, n int) (step, error) {
 	time.Sleep(cfg.settle)
 	// 2 s kept for the forced GC of the largest count, while still held.
 	window := min(cfg.window, time.Until(lastAnswer)-2*time.Second)
-	if window < 5*time.Second {
-		return step{}, fmt.Errorf("only %v left to measure before the waits end: lower -rate's load or -held", window)
+	if window < min(cfg.window, 5*time.Second) {
+		return step{}, fmt.Errorf("only %v left to measure before the waits end: a longer -wait, a higher -rate or a shorter -settle", window)
 	}
 	st, err := m.measure(n, window)
 	if err != nil {
