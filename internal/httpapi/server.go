@@ -166,8 +166,8 @@ type Deps struct {
 	// Payments verifies payments; nil when payments are off (no callback
 	// endpoint, no verification on orders/mine, audit counts 0).
 	Payments Payments
-	// Logger receives one access-log record per request and the causes of
-	// 5xx answers. nil discards.
+	// Logger receives one access-log record per request (but GET /healthz:
+	// healthzFront) and the causes of 5xx answers. nil discards.
 	Logger *slog.Logger
 	// Registry receives the HTTP metrics. nil: a private registry, served at
 	// /metrics.
