@@ -3,6 +3,7 @@ package purchase
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 
 	"github.com/sethvargo/go-retry"
@@ -172,7 +173,7 @@ func (h *holders) explain(lease context.Context, activityID int64, orders []seck
 	for k := range outs {
 		switch {
 		case err != nil:
-			outs[k].err = seckill.Unavailable("the order database did not answer why the order was kept out; nothing was sold", err)
+			outs[k].err = seckill.Unavailable("the order database did not answer why the order was kept out; nothing was sold", fmt.Errorf("kept-out orders of activity %d: %w", activityID, err))
 		case none[k]:
 			outs[k].err = seckill.Unavailable("the order database refused the order, and holds neither an order of this user nor one of this Idempotency-Key; nothing was sold", errKeptOutUnexplained)
 		}

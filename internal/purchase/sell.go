@@ -227,8 +227,8 @@ func excessOver(remaining, over, dbLeft int64) int64 {
 // why.
 func (p *seller) answerWritten(lease context.Context, activityID int64, in []int, d deducted, w order.Batch) []answer {
 	at := make(map[string]int, len(d.orders))
-	for k, o := range d.orders {
-		at[o.ID] = in[k]
+	for k, i := range in {
+		at[d.orders[k].ID] = i
 	}
 	said := make([]answer, 0, len(d.orders))
 	for _, o := range w.Written {
