@@ -1,11 +1,12 @@
 package keys
 
 // The fields of an activity's two shared hashes, named once for Go and
-// Lua: the scripts get them as the tables STOCK and ROOM (internal/luascript
-// writes those from StockFields and RoomFields), so a script of one package
-// reads the other's hash by these names, never by a spelling of its own.
-// Each name is also its Lua name (STOCK.remaining), so it stays a Lua
-// identifier.
+// Lua: a script names a field STOCK.<field> or ROOM.<field>, which
+// internal/luascript checks against StockFields and RoomFields and writes
+// in as the string when the script loads, so a script of one package reads
+// the other's hash by these names, never by a spelling of its own. A
+// script reads a field's value by the same name (room.ends), so each stays
+// a Lua identifier.
 
 // Fields of the stock hash (Stock).
 const (

@@ -2,17 +2,18 @@
 // its own .lua file next to the package that runs it, embedded with the
 // package (//go:embed *.lua), so the Lua reads as Lua and is reviewed as such.
 //
-// The scripts that read an activity's stock hash or its waiting room's hash
-// load with a prelude (LoadWithPrelude): the tables STOCK and ROOM, written
-// here from package keys's field names, so Go and Lua spell each field in
-// one place, and prelude.lua's shared functions (Redis's clock, the keys'
-// retention, a deduct's receipt, a hash's fields by name).
+// The scripts that read an activity's stock hash or its waiting room's
+// hash load with a prelude (LoadWithPrelude): prelude.lua's shared
+// functions (Redis's clock, a hash's fields by name, the keys' retention, a
+// deduct's receipt), and the hashes' field names as package keys has them.
 package luascript
 
 import (
 	_ "embed"
 	"fmt"
 	"io/fs"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -23,18 +24,18 @@ import (
 //go:embed prelude.lua
 var preludeLua string
 
-// prelude is the head LoadWithPrelude puts before a script.
-var prelude = fieldTable("STOCK", keys.StockFields) + fieldTable("ROOM", keys.RoomFields) + preludeLua
+// prelude is prelude.lua without its comment lines: it rides in every
+// script that loads it, and a script run with EVAL (a write that WAITs for
+// replicas) sends its whole body each time.
+var prelude = uncommented(preludeLua)
 
-// fieldTable is a Lua table of the hash's fields, each under its own name:
-// local NAME = {remaining = 'remaining', ...}.
-func fieldTable(name string, fields []string) string {
-	entries := make([]string, len(fields))
-	for i, f := range fields {
-		entries[i] = f + " = '" + f + "'"
-	}
-	return "local " + name + " = {" + strings.Join(entries, ", ") + "}\n"
-}
+// fieldRef is a field of the stock hash or the room's hash as a script
+// names it, STOCK.<field> or ROOM.<field>, and hashFields the fields each
+// has (package keys): the one list Go and Lua read.
+var (
+	fieldRef   = regexp.MustCompile(`\b(STOCK|ROOM)\.([A-Za-z_][A-Za-z0-9_]*)`)
+	hashFields = map[string][]string{"STOCK": keys.StockFields, "ROOM": keys.RoomFields}
+)
 
 // Load returns the script in the files names of files, joined in that
 // order: a file of shared functions first, then the script that calls them
@@ -45,11 +46,14 @@ func Load(files fs.FS, names ...string) *redis.Script {
 	return redis.NewScript(join(files, names))
 }
 
-// LoadWithPrelude is Load with the prelude first: the tables STOCK and
-// ROOM and prelude.lua's functions, for the files to call. The script is
-// still one body, run whole and atomically as before.
+// LoadWithPrelude is Load with the prelude first, for the files to call,
+// and each field the files name as STOCK.<field> or ROOM.<field> written
+// as the string it is ('remaining'): a constant of the script, so naming a
+// field costs a run nothing. A field that package keys does not list is a
+// mistake in the program: LoadWithPrelude panics, at package
+// initialisation. The script is still one body, run whole and atomically.
 func LoadWithPrelude(files fs.FS, names ...string) *redis.Script {
-	return redis.NewScript(prelude + join(files, names))
+	return redis.NewScript(namedFields(prelude + join(files, names)))
 }
 
 func join(files fs.FS, names []string) string {
@@ -63,4 +67,27 @@ func join(files fs.FS, names []string) string {
 		src.WriteByte('\n')
 	}
 	return src.String()
+}
+
+// namedFields writes each STOCK.<field> and ROOM.<field> of src as a Lua
+// string, and panics on a field that hash does not have.
+func namedFields(src string) string {
+	return fieldRef.ReplaceAllStringFunc(src, func(ref string) string {
+		m := fieldRef.FindStringSubmatch(ref)
+		if !slices.Contains(hashFields[m[1]], m[2]) {
+			panic(fmt.Sprintf("luascript: %s names a field package keys does not list for that hash", ref))
+		}
+		return "'" + m[2] + "'"
+	})
+}
+
+// uncommented is src without its blank lines and its lines of comment only.
+func uncommented(src string) string {
+	var out strings.Builder
+	for line := range strings.Lines(src) {
+		if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "--") {
+			out.WriteString(line)
+		}
+	}
+	return out.String()
 }

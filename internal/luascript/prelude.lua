@@ -1,9 +1,7 @@
 -- The prelude of the scripts that read an activity's hashes
--- (luascript.LoadWithPrelude puts it first). Above it, the tables STOCK and
--- ROOM name the fields of the stock hash and of the waiting room's hash
--- (package keys): STOCK.remaining is the field Go calls keys.StockRemaining.
--- It touches only the keys a script passes it, so every key a script uses is
--- still in its KEYS (one slot under Redis Cluster).
+-- (luascript.LoadWithPrelude puts it first). It touches only the keys a
+-- script passes it, so every key a script uses is still in its KEYS (one
+-- slot under Redis Cluster).
 
 -- clock(): Redis's clock in unix ms, the one clock every script that
 -- compares times reads (the room's admissions and the deduct's check).
@@ -12,16 +10,12 @@ local function clock()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- fields(key, hash, name, ...): the named fields of the hash at key (hash
--- STOCK or ROOM), in one HMGET, as a table by name; a field Redis lacks is
--- false. A name the hash lacks is the script's mistake: an error, raised
--- before Redis is asked.
-local function fields(key, hash, ...)
-  local names, asked = {...}, {}
-  for i, name in ipairs(names) do
-    asked[i] = hash[name] or error('no field ' .. name)
-  end
-  local values = redis.call('HMGET', key, unpack(asked))
+-- fields(key, field, ...): the fields of the hash at key, in one HMGET, as
+-- a table by field (STOCK.remaining and ROOM.ends are the fields' names, a
+-- field's name being also its Lua name); a field Redis lacks is false.
+local function fields(key, ...)
+  local names = {...}
+  local values = redis.call('HMGET', key, ...)
   local out = {}
   for i, name in ipairs(names) do
     out[name] = values[i]

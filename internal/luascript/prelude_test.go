@@ -14,8 +14,8 @@ import (
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
 
-// The prelude's tables name each field under itself (STOCK.remaining), so
-// every field of package keys must be a Lua name, and each once.
+// A script reads fields by name (room.ends, from fields(KEYS[1], ROOM.ends)),
+// so every field of package keys must be a Lua name, and each once.
 func TestFieldsAreLuaNames(t *testing.T) {
 	name := regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	reserved := []string{"and", "break", "do", "else", "elseif", "end", "false", "for", "function", "if", "in",
@@ -34,9 +34,9 @@ func TestFieldsAreLuaNames(t *testing.T) {
 	}
 }
 
-// The prelude's functions, run in Redis: the field tables are package
-// keys's names, fields reads by name, keep sets the keys' end plus the
-// retention, receipt reads each form of a deduct's receipt.
+// The prelude's functions, run in Redis: STOCK.<field> and ROOM.<field>
+// are package keys's names, fields reads by name, keep sets the keys' end
+// plus the retention, receipt reads each form of a deduct's receipt.
 func TestPrelude(t *testing.T) {
 	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
 	ctx := context.Background()
@@ -48,7 +48,7 @@ func TestPrelude(t *testing.T) {
 		t.Fatal(err)
 	}
 	files := fstest.MapFS{"check.lua": {Data: []byte(`
-local room = fields(KEYS[1], ROOM, 'ends', 'hold', 'closed')
+local room = fields(KEYS[1], ROOM.ends, ROOM.hold, ROOM.closed)
 keep(room.ends, ARGV[1], KEYS[1], KEYS[2])
 local e1, u1, s1 = receipt('7:3')
 local e2, u2, s2 = receipt('7:3:1,4,5')
@@ -68,8 +68,15 @@ return {STOCK.remaining, STOCK.paused, ROOM.used_seen, room.hold, tostring(room.
 			t.Errorf("%s expires at %v (%v), want the end plus the retention", k, at, err)
 		}
 	}
-	misspelt := fstest.MapFS{"bad.lua": {Data: []byte(`return fields(KEYS[1], ROOM, 'end')`)}}
-	if err := luascript.LoadWithPrelude(misspelt, "bad.lua").Run(ctx, rdb, []string{room}).Err(); err == nil {
-		t.Error("a field ROOM does not have was read")
-	}
+}
+
+// A field package keys does not list for that hash is refused when the
+// script loads, not when a run reaches it.
+func TestUnknownFieldPanics(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("a script naming ROOM.ending loaded")
+		}
+	}()
+	luascript.LoadWithPrelude(fstest.MapFS{"bad.lua": {Data: []byte(`return redis.call('HGET', KEYS[1], ROOM.ending)`)}}, "bad.lua")
 }

@@ -40,7 +40,7 @@
 -- places of the buyers not admitted. The room counts each open
 -- admission against the units left, so this check is what keeps an admitted
 -- buyer from hearing sold_out (internal/waitingroom/admit.lua).
-local stock = fields(KEYS[1], STOCK, 'remaining', 'epoch', 'paused', 'ended')
+local stock = fields(KEYS[1], STOCK.remaining, STOCK.epoch, STOCK.paused, STOCK.ended)
 local left = tonumber(stock.remaining)
 if not left then
   return false

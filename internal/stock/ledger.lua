@@ -9,7 +9,7 @@
 -- loaded ("" for a stock loaded before loads kept it), deducts, returns}:
 -- deducts a flat list of key, value, milliseconds to live; returns a flat
 -- list of key, value.
-local stock = fields(KEYS[1], STOCK, 'remaining', 'epoch', 'loaded')
+local stock = fields(KEYS[1], STOCK.remaining, STOCK.epoch, STOCK.loaded)
 if not stock.remaining then
   return false
 end

@@ -14,7 +14,7 @@
 if redis.call('EXISTS', KEYS[2]) == 1 then
   return -2
 end
-local stock = fields(KEYS[1], STOCK, 'remaining', 'epoch')
+local stock = fields(KEYS[1], STOCK.remaining, STOCK.epoch)
 if not stock.remaining then
   return false
 end

@@ -23,7 +23,7 @@ if not grantReceipt then
 end
 local epoch, held = receipt(grantReceipt)
 local kept = tonumber(ARGV[1])
-local stock = fields(KEYS[1], STOCK, 'remaining', 'epoch')
+local stock = fields(KEYS[1], STOCK.remaining, STOCK.epoch)
 local left = tonumber(stock.remaining)
 if held <= kept then
   if not left then

@@ -35,8 +35,8 @@ end
 local now = clock()
 local most = tonumber(ARGV[4])
 local retention = ARGV[6]
-local room = fields(KEYS[1], ROOM, 'starts', 'ends', 'closed', 'tokens', 'last', 'rate', 'used', 'used_seen',
-  'used_rate', 'admitted', 'hold')
+local room = fields(KEYS[1], ROOM.starts, ROOM.ends, ROOM.closed, ROOM.tokens, ROOM.last, ROOM.rate,
+  ROOM.used, ROOM.used_seen, ROOM.used_rate, ROOM.admitted, ROOM.hold)
 -- A sale ops paused admits no one and lapses nothing: its admissions move
 -- later by the pause's length when it resumes (internal/stock/resume.lua).
 if redis.call('HEXISTS', KEYS[5], STOCK.paused) == 1 and now < tonumber(room.ends) then

@@ -5,7 +5,7 @@
 -- held requests). ARGV[1]: how long the room's keys live after the sale
 -- ends, in ms (waitingroom.Retention). Returns 1 when the room is closed
 -- now, else 0.
-local room = fields(KEYS[1], ROOM, 'on', 'closed', 'ends')
+local room = fields(KEYS[1], ROOM.on, ROOM.closed, ROOM.ends)
 if room.on ~= '1' or room.closed then
   return 0
 end

@@ -77,7 +77,7 @@ local function join(user, most, asked, now, room)
 end
 
 local now = clock()
-local room = fields(KEYS[1], ROOM, 'on', 'opens', 'starts', 'ends', 'seed', 'closed')
+local room = fields(KEYS[1], ROOM.on, ROOM.opens, ROOM.starts, ROOM.ends, ROOM.seed, ROOM.closed)
 local shared = roomShared(now)
 local out, placed = {}, false
 for i = 2, #ARGV, 3 do

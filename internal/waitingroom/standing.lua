@@ -19,8 +19,9 @@
 -- user's end ("" none). Every field is Redis's own string, or an integer,
 -- never a Lua number formatted as a float.
 local function roomShared(now)
-  local room = fields(KEYS[1], ROOM, 'on', 'opens', 'starts', 'ends', 'closed', 'rate', 'pace', 'hold')
-  local stock = fields(KEYS[6], STOCK, 'remaining', 'paused')
+  local room = fields(KEYS[1], ROOM.on, ROOM.opens, ROOM.starts, ROOM.ends, ROOM.closed, ROOM.rate,
+    ROOM.pace, ROOM.hold)
+  local stock = fields(KEYS[6], STOCK.remaining, STOCK.paused)
   return {
     head = table.concat({room.on or '', string.format('%d', now), room.opens or '0', room.starts or '0',
       room.ends or '0', room.closed or ''}, ','),
