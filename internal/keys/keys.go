@@ -18,7 +18,7 @@ func Activity(prefix string, activityID int64, name string) string {
 	return Namespace(prefix) + "{act:" + strconv.FormatInt(activityID, 10) + "}:" + name
 }
 
-// Stock is the activity's stock hash (fields "remaining", "epoch" and "loaded"):
+// Stock is the activity's stock hash (its fields: StockFields):
 // <prefix>seckill:{act:N}:stock.
 func Stock(prefix string, activityID int64) string { return Activity(prefix, activityID, "stock") }
 

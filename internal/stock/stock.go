@@ -107,13 +107,6 @@ var (
 // units can be put back. Past it, only a reload (reconciliation) recovers them.
 const ReceiptTTL = 5 * time.Minute
 
-// Fields of the stock hash.
-const (
-	field       = "remaining"
-	epochField  = "epoch"
-	loadedField = "loaded" // what the epoch's load put in: the ledger's start
-)
-
 // luaFiles holds the package's scripts, one .lua file each.
 //
 //go:embed *.lua
@@ -121,11 +114,11 @@ var luaFiles embed.FS
 
 var (
 	// deductScript takes a grant's units atomically and leaves its receipt.
-	deductScript = luascript.Load(luaFiles, "deduct.lua")
+	deductScript = luascript.LoadWithPrelude(luaFiles, "deduct.lua")
 	// settleScript settles a grant's deduct: what it keeps, and the rest back.
-	settleScript = luascript.Load(luaFiles, "settle.lua")
+	settleScript = luascript.LoadWithPrelude(luaFiles, "settle.lua")
 	// loadIfHeldScript loads the stock only while the grant's lock is held.
-	loadIfHeldScript = luascript.Load(luaFiles, "loadifheld.lua")
+	loadIfHeldScript = luascript.LoadWithPrelude(luaFiles, "loadifheld.lua")
 )
 
 // Answers of the scripts that are not counts.
@@ -158,7 +151,7 @@ func (s *Store) Load(ctx context.Context, activityID, remaining, epoch int64) er
 	if remaining < 0 {
 		return fmt.Errorf("stock: load activity %d: negative stock %d", activityID, remaining)
 	}
-	if err := s.rdb.HSet(ctx, s.key(activityID), field, remaining, epochField, epoch, loadedField, remaining).Err(); err != nil {
+	if err := s.rdb.HSet(ctx, s.key(activityID), keys.StockRemaining, remaining, keys.StockEpoch, epoch, keys.StockLoaded, remaining).Err(); err != nil {
 		return fmt.Errorf("stock: load activity %d: %w", activityID, err)
 	}
 	return nil
@@ -284,7 +277,7 @@ func (s *Store) buyers(activityID int64) string { return keys.Buyers(s.prefix, a
 
 // Remaining returns the units left, or ErrNotLoaded.
 func (s *Store) Remaining(ctx context.Context, activityID int64) (int64, error) {
-	left, err := s.rdb.HGet(ctx, s.key(activityID), field).Int64()
+	left, err := s.rdb.HGet(ctx, s.key(activityID), keys.StockRemaining).Int64()
 	switch {
 	case errors.Is(err, redis.Nil):
 		return 0, fmt.Errorf("stock: remaining of activity %d: %w", activityID, ErrNotLoaded)

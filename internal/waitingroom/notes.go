@@ -44,7 +44,7 @@ const noNote = "0-0"
 func (s *Store) readNotes(ctx context.Context, activityID int64, cursor string) (notesRead, error) {
 	stream := keys.WaitingNotes(s.prefix, activityID)
 	pipe := s.rdb.TxPipeline()
-	count := pipe.HGet(ctx, s.room(activityID), "notes")
+	count := pipe.HGet(ctx, s.room(activityID), keys.RoomNotes)
 	var msgs *redis.XMessageSliceCmd
 	if cursor == "" {
 		msgs = pipe.XRevRangeN(ctx, stream, "+", "-", 1)
