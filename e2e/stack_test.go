@@ -402,7 +402,7 @@ func (s *stack) books(activity int64) seckill.Books {
 		func(ctx context.Context) error {
 			db, err := s.bookStore(ctx)
 			if err == nil {
-				got, err = db.Books(ctx, activity)
+				got, err = db.Activities.Books(ctx, activity)
 			}
 			if err == nil {
 				err = stock.New(s.rdb, s.prefix).FillBooks(ctx, got)

@@ -34,7 +34,7 @@ func TestKafkaSinkKeysByOrderInOrder(t *testing.T) {
 	waitPending(t, w.store, 0)
 	_ = r.Close() // closes the sink
 
-	rows, err := w.store.EventsOf(context.Background(), w.act.ID)
+	rows, err := w.store.Outbox.EventsOf(context.Background(), w.act.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

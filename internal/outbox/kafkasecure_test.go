@@ -43,7 +43,7 @@ func TestKafkaOverSASLAndTLS(t *testing.T) {
 	r := outbox.Start(w.store, sink, outbox.Config{Poll: 10 * time.Millisecond})
 	waitPendingWithin(t, w.store, 0, 30*time.Second)
 	_ = r.Close() // closes the sink
-	rows, err := w.store.EventsOf(context.Background(), w.act.ID)
+	rows, err := w.store.Outbox.EventsOf(context.Background(), w.act.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

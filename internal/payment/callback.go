@@ -43,7 +43,7 @@ var queriesTTL = time.Minute
 // EUnavailable (the provider or a store did not answer, or another
 // verification kept the order busy).
 func (s *Service) Callback(ctx context.Context, orderID string) (seckill.Order, error) {
-	o, err := s.orders.OrderByID(ctx, orderID)
+	o, err := s.orders.Orders.OrderByID(ctx, orderID)
 	switch {
 	case errors.Is(err, order.ErrNotFound):
 		return seckill.Order{}, seckill.Errorf(seckill.EOrderNotFound, "no order %q", orderID)
@@ -125,7 +125,7 @@ func (s *Service) callbackOnce(ctx context.Context, o seckill.Order, arrived int
 		return o, outcomeUnknown, 0, err
 	}
 	if n > arrived {
-		cur, err := s.orders.OrderByID(lease, o.ID)
+		cur, err := s.orders.Orders.OrderByID(lease, o.ID)
 		if err != nil {
 			return o, outcomeUnknown, 0, fmt.Errorf("payment: read order %s: %w", o.ID, err)
 		}

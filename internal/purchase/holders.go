@@ -121,7 +121,7 @@ func (s *Service) heldOrders(ctx context.Context, activityID int64, users []int6
 	if len(maybe) == 0 {
 		return held
 	}
-	orders, err := s.orders.OrdersByUsers(ctx, activityID, maybe)
+	orders, err := s.orders.Orders.OrdersByUsers(ctx, activityID, maybe)
 	if err != nil {
 		for _, u := range maybe {
 			if id, ok := s.bought.orderOf(activityID, u); ok {

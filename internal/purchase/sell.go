@@ -312,7 +312,7 @@ func (s *sale) keptOut(ctx context.Context, reqs []seckill.BuyRequest) (outs []o
 	for k, r := range reqs {
 		users[k] = r.UserID
 	}
-	held, err := s.orders.OrdersByUsers(ctx, activityID, users)
+	held, err := s.orders.Orders.OrdersByUsers(ctx, activityID, users)
 	if err != nil {
 		return outs, none, err
 	}

@@ -257,7 +257,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		queues:   make(map[int64]*queue),
 		stop:     make(chan struct{}),
 	}
-	s.orderByKey = deps.Orders.OrderByIdempotencyKey
+	s.orderByKey = deps.Orders.Orders.OrderByIdempotencyKey
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -265,7 +265,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.m = newMetrics(promreg.NewRegistrar(deps.Registry, s.log))
-	s.writes = deps.Orders.NewCommitter(func(n int, took time.Duration) {
+	s.writes = deps.Orders.Orders.NewCommitter(func(n int, took time.Duration) {
 		s.m.groupSize.Observe(float64(n))
 		s.m.groupTime.Observe(took.Seconds())
 	})

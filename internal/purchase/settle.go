@@ -58,7 +58,7 @@ func (s *sale) reseedFence() {
 	activityID := s.b.activity.ID
 	dctx, cancel := lock.Detached(s.lease)
 	defer cancel()
-	dbFence, err := s.orders.Fence(dctx, activityID)
+	dbFence, err := s.orders.Activities.Fence(dctx, activityID)
 	if err == nil {
 		err = s.locks.SeedFence(dctx, keys.Lock(s.cfg.KeyPrefix, activityID), dbFence)
 	}
@@ -159,7 +159,7 @@ func (s *sale) writtenOf() (written map[string]seckill.Order, dbLeft int64, err 
 		ids[k] = o.ID
 	}
 	err = lock.RetryDetached(s.lease, func(dctx context.Context) (err error) {
-		written, dbLeft, err = s.orders.Written(dctx, s.b.activity.ID, ids)
+		written, dbLeft, err = s.orders.Orders.Written(dctx, s.b.activity.ID, ids)
 		return retry.RetryableError(err)
 	})
 	return written, dbLeft, err

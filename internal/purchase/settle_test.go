@@ -52,7 +52,7 @@ func serviceOn(t *testing.T, cfg *mysql.Config, total int64) (*Service, seckill.
 	t.Helper()
 	s := instanceOn(t, cfg, testenv.Prefix(t), time.Second)
 	now := time.Now()
-	a, err := s.orders.CreateActivity(context.Background(), seckill.Activity{Name: "x", TotalStock: total, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
+	a, err := s.orders.Activities.CreateActivity(context.Background(), seckill.Activity{Name: "x", TotalStock: total, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestUnknownCommitThatLandedAnswersEachBuyer(t *testing.T) {
 	if err := s.stock.Load(ctx, a.ID, 5, 1); err != nil { // one unit more than the truth, for user 4
 		t.Fatal(err)
 	}
-	held, err := s.orders.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: 3, Fence: 1})
+	held, err := s.orders.Orders.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: 3, Fence: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestUnknownCommitThatLandedAnswersEachBuyer(t *testing.T) {
 		t.Fatalf("deduct: %d, %v", taken, err)
 	}
 	ords := []seckill.Order{{ID: newOrderID(), UserID: 1}, {ID: newOrderID(), UserID: 2}, {ID: newOrderID(), UserID: 3}, {ID: newOrderID(), UserID: 4}}
-	b, err := s.orders.CreateOrders(ctx, a.ID, g.Fence, ords)
+	b, err := s.orders.Orders.CreateOrders(ctx, a.ID, g.Fence, ords)
 	if err != nil || len(b.Written) != 2 {
 		t.Fatalf("the batch's write: %+v, %v", b, err)
 	}
@@ -175,7 +175,7 @@ func TestUnknownCommitLearnedLateAnswersEachBuyer(t *testing.T) {
 	if err := s.stock.Load(ctx, a.ID, 5, 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.orders.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: 3, Fence: 1}); err != nil {
+	if _, err := s.orders.Orders.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: 3, Fence: 1}); err != nil {
 		t.Fatal(err)
 	}
 	g := stock.Grant{Fence: 2, Token: "t"}
@@ -183,7 +183,7 @@ func TestUnknownCommitLearnedLateAnswersEachBuyer(t *testing.T) {
 		t.Fatalf("deduct: %d, %v", taken, err)
 	}
 	ords := []seckill.Order{{ID: newOrderID(), UserID: 1}, {ID: newOrderID(), UserID: 2}, {ID: newOrderID(), UserID: 3}, {ID: newOrderID(), UserID: 4}}
-	if b, err := s.orders.CreateOrders(ctx, a.ID, g.Fence, ords); err != nil || len(b.Written) != 2 {
+	if b, err := s.orders.Orders.CreateOrders(ctx, a.ID, g.Fence, ords); err != nil || len(b.Written) != 2 {
 		t.Fatalf("the batch's write: %+v, %v", b, err)
 	}
 	testenv.HoldRow(t, dsn, a.ID, lock.DetachedTimeout+500*time.Millisecond)
@@ -212,7 +212,7 @@ func TestUnknownCommitLearnedLateAnswersEachBuyer(t *testing.T) {
 func TestCommitAtTheLeasesEndExplainsTheKeptOut(t *testing.T) {
 	s, _, a := resolveFixture(t, 3)
 	ctx := context.Background()
-	held, err := s.orders.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: 3, Fence: 1})
+	held, err := s.orders.Orders.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: 3, Fence: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

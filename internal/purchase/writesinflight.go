@@ -38,7 +38,7 @@ func (s *sale) awaitWritesInFlight(pending []int) []int {
 	if len(members) == 0 {
 		return pending
 	}
-	held, err := s.orders.OrdersByUsersLocked(ctx, b.activity.ID, members)
+	held, err := s.orders.Orders.OrdersByUsersLocked(ctx, b.activity.ID, members)
 	left := pending[:0:0]
 	for _, i := range pending {
 		req := b.req(i)
