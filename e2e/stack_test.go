@@ -390,7 +390,7 @@ func (s *stack) ordersInDB(activity int64) map[int64]int {
 }
 
 // books reads the activity's books straight from MariaDB and Redis, as
-// `seckill books` does (order.Store.Books, stock.Store.FillBooks). A read
+// `seckill books` does (order.Activities.Books, stock.Store.FillBooks). A read
 // that fails is tried again for up to readAgainWithin: after a failover a
 // pooled connection to the dead node answers "invalid connection" once,
 // and a loaded box takes a while to let a new one in. Only reads are tried

@@ -61,10 +61,8 @@ func TestBooksCommand(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for u := range int64(2) {
-			if _, err := orders.Orders.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: u + 1, Fence: u + 1}); err != nil {
-				t.Fatal(err)
-			}
+		if b, err := orders.Orders.CreateOrders(ctx, a.ID, 1, []seckill.Order{{UserID: 1}, {UserID: 2}}); err != nil || len(b.Written) != 2 {
+			t.Fatalf("two orders: %+v, %v", b, err)
 		}
 		if err := stocks.Load(ctx, a.ID, 3, 1); err != nil {
 			t.Fatal(err)

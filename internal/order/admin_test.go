@@ -58,7 +58,7 @@ func TestMarkRefundedOnce(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		a := newActivity(t, s, 5)
-		o, err := s.Orders.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: 1, Fence: 1})
+		o, err := createOrder(ctx, s.Orders, seckill.Order{ActivityID: a.ID, UserID: 1, Fence: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +95,7 @@ func TestListPages(t *testing.T) {
 		ctx := context.Background()
 		a := newActivity(t, s, 10)
 		for u := int64(1); u <= 5; u++ {
-			if _, err := s.Orders.CreateOrder(ctx, seckill.Order{ID: fmt.Sprintf("o-%02d", u), ActivityID: a.ID, UserID: u, Fence: u}); err != nil {
+			if _, err := createOrder(ctx, s.Orders, seckill.Order{ID: fmt.Sprintf("o-%02d", u), ActivityID: a.ID, UserID: u, Fence: u}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -125,11 +125,11 @@ func TestWrittenWaitsForACommitInFlight(t *testing.T) {
 	}
 	tx := s.db.Begin()
 	defer tx.Rollback() // a no-op after the Commit below
-	parts := []*part{{activityID: a.ID, fence: 1, rows: []orderRow{s.newOrderRow(o)}}}
-	if err := claimGroup(tx, parts, false); err != nil {
+	parts := []*part{{activityID: a.ID, fence: 1, rows: []orderRow{s.Orders.newOrderRow(o)}}}
+	if err := claimGroup(tx, s.dialect, parts, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := insertGroup(tx, parts); err != nil {
+	if _, err := insertGroup(tx, s.dialect, parts); err != nil {
 		t.Fatal(err)
 	}
 

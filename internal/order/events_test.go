@@ -112,7 +112,7 @@ func TestEventDataIsTheOrderBody(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, "sqlite::memory:")
 	a := newActivity(t, s, 10)
-	o, err := s.Orders.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: 7, Fence: 1})
+	o, err := createOrder(ctx, s.Orders, seckill.Order{ActivityID: a.ID, UserID: 7, Fence: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -103,9 +103,9 @@ func TestWrittenFencesOutACommitInFlightOnAnotherNode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		row := writer.newOrderRow(o)
+		row := writer.Orders.newOrderRow(o)
 		batch := writer.db.Begin()
-		if err := lockActivity(batch, a.ID, "id", &activityRow{}); err != nil {
+		if err := lockActivity(batch, writer.dialect, a.ID, "id", &activityRow{}); err != nil {
 			t.Fatal(err)
 		}
 		if err := batch.Exec("UPDATE activities SET sold = sold + 1, fence = 1 WHERE id = ?", a.ID).Error; err != nil {

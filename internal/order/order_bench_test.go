@@ -35,7 +35,7 @@ func BenchmarkCreateOrder(b *testing.B) {
 			var user int64
 			for b.Loop() {
 				user++
-				if _, err := s.Orders.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: user, Fence: user}); err != nil {
+				if _, err := createOrder(ctx, s.Orders, seckill.Order{ActivityID: a.ID, UserID: user, Fence: user}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -50,7 +50,7 @@ func BenchmarkCreateOrder(b *testing.B) {
 				var user int64
 				for pb.Next() {
 					user++
-					if _, err := s.Orders.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: user, Fence: user}); err != nil {
+					if _, err := createOrder(ctx, s.Orders, seckill.Order{ActivityID: a.ID, UserID: user, Fence: user}); err != nil {
 						b.Error(err)
 						return
 					}

@@ -62,7 +62,7 @@ func newActivity(t *testing.T, s *Store, total int64) seckill.Activity {
 }
 
 func buy(s *Store, activityID, userID, fence int64, key string) error {
-	_, err := s.Orders.CreateOrder(context.Background(), seckill.Order{
+	_, err := createOrder(context.Background(), s.Orders, seckill.Order{
 		ActivityID: activityID, UserID: userID, Fence: fence, IdempotencyKey: key,
 	})
 	return err
@@ -127,7 +127,7 @@ func TestCreateOrderAndLookups(t *testing.T) {
 		ctx := context.Background()
 		a := newActivity(t, s, 10)
 		before := time.Now().UTC().Add(-time.Second)
-		o, err := s.Orders.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: 42, Fence: 1, IdempotencyKey: "req-1"})
+		o, err := createOrder(ctx, s.Orders, seckill.Order{ActivityID: a.ID, UserID: 42, Fence: 1, IdempotencyKey: "req-1"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,7 +161,7 @@ func TestCreateOrderAndLookups(t *testing.T) {
 
 		// A caller-chosen id and time are kept, the time as stored.
 		at := time.Date(2030, 5, 6, 7, 8, 9, 999_999_999, time.FixedZone("X", -3600))
-		given, err := s.Orders.CreateOrder(ctx, seckill.Order{ID: "order-2", ActivityID: a.ID, UserID: 7, Fence: 2, CreatedAt: at})
+		given, err := createOrder(ctx, s.Orders, seckill.Order{ID: "order-2", ActivityID: a.ID, UserID: 7, Fence: 2, CreatedAt: at})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,15 +188,15 @@ func TestOneOrderPerUser(t *testing.T) {
 		if err := buy(s, a.ID, 1, 1, ""); err != nil {
 			t.Fatal(err)
 		}
-		if err := buy(s, a.ID, 1, 2, ""); !errors.Is(err, ErrDuplicate) {
-			t.Fatalf("second order of user 1: %v, want ErrDuplicate", err)
+		if err := buy(s, a.ID, 1, 2, ""); !errors.Is(err, errDuplicate) {
+			t.Fatalf("second order of user 1: %v, want errDuplicate", err)
 		}
 		// Fence 2 is still free and the second unit still unsold.
 		if err := buy(s, a.ID, 2, 2, ""); err != nil {
 			t.Fatalf("user 2 after the refused duplicate: %v", err)
 		}
-		if err := buy(s, a.ID, 3, 3, ""); !errors.Is(err, ErrSoldOut) {
-			t.Errorf("third unit of two: %v, want ErrSoldOut", err)
+		if err := buy(s, a.ID, 3, 3, ""); !errors.Is(err, errSoldOut) {
+			t.Errorf("third unit of two: %v, want errSoldOut", err)
 		}
 		if n := count(t, s, a.ID); n != 2 {
 			t.Errorf("CountOrders = %d, want 2", n)
@@ -213,7 +213,7 @@ func TestIdempotencyKeyUniquePerUser(t *testing.T) {
 			want                  error
 		}{
 			{a.ID, 1, 1, "k", nil},
-			{b.ID, 1, 1, "k", ErrIdempotencyKeyUsed}, // same user, same key, other order
+			{b.ID, 1, 1, "k", errKeyUsed}, // same user, same key, other order
 			{a.ID, 2, 2, "k", nil},                   // keys are per user
 			{b.ID, 1, 1, "K", nil},                   // keys are case-sensitive
 			{a.ID, 3, 3, "", nil},                    // no key, twice: NULLs do not collide
@@ -302,7 +302,7 @@ func TestSQLGuardRefusesOversell(t *testing.T) {
 		var soldOut int
 		for u := int64(1); u <= buyers; u++ {
 			switch err := buy(s, guarded.ID, u, u, ""); {
-			case errors.Is(err, ErrSoldOut):
+			case errors.Is(err, errSoldOut):
 				soldOut++
 			case err != nil:
 				t.Fatalf("buyer %d: %v", u, err)
@@ -317,7 +317,7 @@ func TestSQLGuardRefusesOversell(t *testing.T) {
 
 		unguarded := newActivity(t, s, total)
 		for u := int64(1); u <= buyers; u++ {
-			row := s.newOrderRow(seckill.Order{ID: uuid.NewString(), ActivityID: unguarded.ID, UserID: u, Status: "created", Fence: u, CreatedAt: now()})
+			row := s.Orders.newOrderRow(seckill.Order{ID: uuid.NewString(), ActivityID: unguarded.ID, UserID: u, Status: "created", Fence: u, CreatedAt: now()})
 			if err := s.db.Create(&row).Error; err != nil {
 				t.Fatal(err)
 			}
@@ -352,12 +352,12 @@ func TestConcurrentBuyersNeverExceedStock(t *testing.T) {
 				<-start
 				for {
 					fence := fences.Add(1)
-					o, err := s.Orders.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: u, Fence: fence})
+					o, err := createOrder(ctx, s.Orders, seckill.Order{ActivityID: a.ID, UserID: u, Fence: fence})
 					switch {
 					case errors.Is(err, ErrStaleFence):
 						stale.Add(1)
 						continue
-					case errors.Is(err, ErrSoldOut):
+					case errors.Is(err, errSoldOut):
 						soldOut.Add(1)
 					case err != nil:
 						t.Errorf("buyer %d: %v", u, err)

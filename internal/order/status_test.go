@@ -17,7 +17,7 @@ import (
 // payOrder writes an order of user under a fresh activity grant and returns it.
 func payOrder(t *testing.T, s *Store, a seckill.Activity, user int64) seckill.Order {
 	t.Helper()
-	o, err := s.Orders.CreateOrder(context.Background(), seckill.Order{ActivityID: a.ID, UserID: user, Fence: user})
+	o, err := createOrder(context.Background(), s.Orders, seckill.Order{ActivityID: a.ID, UserID: user, Fence: user})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestOrderLockedWaitsForAnExpiryInFlight(t *testing.T) {
 
 	tx := s.db.Begin()
 	defer tx.Rollback() // a no-op after the Commit below
-	if err := tx.Clauses(lockingRead(tx)...).Select("id").Take(&activityRow{}, a.ID).Error; err != nil {
+	if err := tx.Clauses(s.dialect.locking...).Select("id").Take(&activityRow{}, a.ID).Error; err != nil {
 		t.Fatal(err)
 	}
 	if err := tx.Exec(changeStatus, seckill.OrderStatusExpired, nil, nil, 5, o.ID, a.ID, seckill.OrderStatusCreated, 5).Error; err != nil {

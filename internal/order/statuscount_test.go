@@ -37,7 +37,7 @@ func TestStatusCountsAreASnapshot(t *testing.T) {
 		ctx := context.Background()
 		var clockMu sync.Mutex
 		clock := time.Now()
-		s.statuses.now = func() time.Time {
+		s.Orders.statuses.now = func() time.Time {
 			clockMu.Lock()
 			defer clockMu.Unlock()
 			return clock

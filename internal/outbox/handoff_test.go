@@ -18,7 +18,7 @@ import (
 // an hour away.
 func TestHandedOffEventsGoWithoutAClaim(t *testing.T) {
 	w := newWorld(t)
-	r := outbox.Start(w.store, w.sink, outbox.Config{Poll: time.Hour})
+	r := outbox.Start(w.store.Outbox, w.sink, outbox.Config{Poll: time.Hour})
 	defer r.Close()
 	w.store.Outbox.HandOffEvents(r.Handoff())
 	defer w.store.Outbox.HandOffEvents(nil)
@@ -63,7 +63,7 @@ func TestEventsNotTakenWaitForTheirLease(t *testing.T) {
 		t.Fatalf("pending events: %d (%v), want the 9 created and their changes'", n, err)
 	}
 	start := time.Now()
-	other := outbox.Start(w.store, w.sink, outbox.Config{Poll: 10 * time.Millisecond})
+	other := outbox.Start(w.store.Outbox, w.sink, outbox.Config{Poll: 10 * time.Millisecond})
 	defer other.Close()
 	time.Sleep(500 * time.Millisecond)
 	if n, _ := w.rdb.XLen(ctx, w.stream).Result(); n != 0 && time.Since(start) < 1500*time.Millisecond {

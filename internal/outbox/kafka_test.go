@@ -30,7 +30,7 @@ func TestKafkaSinkKeysByOrderInOrder(t *testing.T) {
 	}
 	w := newWorld(t)
 	w.sell(t, 9)
-	r := outbox.Start(w.store, sink, outbox.Config{Poll: 10 * time.Millisecond})
+	r := outbox.Start(w.store.Outbox, sink, outbox.Config{Poll: 10 * time.Millisecond})
 	waitPending(t, w.store, 0)
 	_ = r.Close() // closes the sink
 

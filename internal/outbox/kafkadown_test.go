@@ -60,7 +60,7 @@ func TestKafkaBrokerDownThenBack(t *testing.T) {
 	// A send to a stopped broker gives up after a second and is tried again
 	// (the relay backs off up to 2 s): the outage is what is measured, not
 	// the client's patience.
-	r := outbox.Start(w.store, sink, outbox.Config{Poll: 10 * time.Millisecond, SendTimeout: time.Second})
+	r := outbox.Start(w.store.Outbox, sink, outbox.Config{Poll: 10 * time.Millisecond, SendTimeout: time.Second})
 	relayOpen := true
 	defer func() {
 		if relayOpen {

@@ -149,7 +149,7 @@ func (w *world) checkEvents(t *testing.T, evs []seckill.OrderEvent) {
 func TestTwoRelaysDeliverEveryEventInOrder(t *testing.T) {
 	w := newWorld(t)
 	cfg := outbox.Config{Poll: 10 * time.Millisecond, Batch: 7}
-	r1, r2 := outbox.Start(w.store, w.sink, cfg), outbox.Start(w.store, w.sink, cfg)
+	r1, r2 := outbox.Start(w.store.Outbox, w.sink, cfg), outbox.Start(w.store.Outbox, w.sink, cfg)
 	w.sell(t, 30)
 	waitPending(t, w.store, 0)
 	_ = r1.Close()
@@ -187,7 +187,7 @@ func TestRelayDeadMidSendLosesNothing(t *testing.T) {
 	if err != nil || len(dead) != 5 {
 		t.Fatalf("the dead relay's claim: %d events, %v", len(dead), err)
 	}
-	live := outbox.Start(w.store, w.sink, outbox.Config{Poll: 10 * time.Millisecond, Lease: time.Second})
+	live := outbox.Start(w.store.Outbox, w.sink, outbox.Config{Poll: 10 * time.Millisecond, Lease: time.Second})
 	defer live.Close()
 	waitPending(t, w.store, 0)
 	w.check(t)
@@ -217,7 +217,7 @@ func TestSinkDownThenBackLosesNothing(t *testing.T) {
 	w := newWorld(t)
 	sink := &flakySink{Sink: w.sink}
 	sink.down.Store(true)
-	r := outbox.Start(w.store, sink, outbox.Config{Poll: 10 * time.Millisecond})
+	r := outbox.Start(w.store.Outbox, sink, outbox.Config{Poll: 10 * time.Millisecond})
 	defer r.Close()
 	w.sell(t, 15)
 	for sink.tried.Load() < 3 {

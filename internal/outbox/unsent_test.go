@@ -43,7 +43,7 @@ func TestUnsentEventsAreKeptAndSentWhateverTheirMark(t *testing.T) {
 	if n, err := w.store.Outbox.DeleteEvents(ctx, time.Now().Add(time.Hour), false, 1000); err != nil || n != 0 {
 		t.Fatalf("the retention deleted %d unsent events (%v), want 0", n, err)
 	}
-	r := outbox.Start(w.store, w.sink, outbox.Config{Poll: 10 * time.Millisecond})
+	r := outbox.Start(w.store.Outbox, w.sink, outbox.Config{Poll: 10 * time.Millisecond})
 	waitPending(t, w.store, 0)
 	_ = r.Close()
 	w.check(t)

@@ -85,14 +85,14 @@ func (w *world) buy(user int64) seckill.Order {
 	w.t.Helper()
 	ctx := context.Background()
 	fence := w.fence.Add(1)
-	if _, _, err := w.stock.Deduct(ctx, w.activity.ID, stock.Grant{Fence: fence}, 1); err != nil {
+	if _, _, _, err := w.stock.DeductEach(ctx, w.activity.ID, stock.Grant{Fence: fence}, []int64{user}, []int64{1}); err != nil {
 		w.t.Fatalf("deduct for user %d: %v", user, err)
 	}
-	o, err := w.orders.Orders.CreateOrder(ctx, seckill.Order{ActivityID: w.activity.ID, UserID: user, Fence: fence})
-	if err != nil {
-		w.t.Fatalf("order for user %d: %v", user, err)
+	b, err := w.orders.Orders.CreateOrders(ctx, w.activity.ID, fence, []seckill.Order{{UserID: user}})
+	if err != nil || len(b.Written) != 1 {
+		w.t.Fatalf("order for user %d: %+v, %v", user, b, err)
 	}
-	return o
+	return b.Written[0]
 }
 
 // buyBatch sells one unit to each user as one batch of the purchase path
@@ -101,12 +101,14 @@ func (w *world) buyBatch(users []int64) []seckill.Order {
 	w.t.Helper()
 	ctx := context.Background()
 	fence := w.fence.Add(1)
-	if taken, _, err := w.stock.Deduct(ctx, w.activity.ID, stock.Grant{Fence: fence}, int64(len(users))); err != nil || taken != int64(len(users)) {
-		w.t.Fatalf("deduct %d units: took %d, %v", len(users), taken, err)
-	}
+	units := make([]int64, len(users))
 	orders := make([]seckill.Order, len(users))
 	for i, u := range users {
+		units[i] = 1
 		orders[i] = seckill.Order{UserID: u}
+	}
+	if _, taken, _, err := w.stock.DeductEach(ctx, w.activity.ID, stock.Grant{Fence: fence}, users, units); err != nil || taken != int64(len(users)) {
+		w.t.Fatalf("deduct %d units: took %d, %v", len(users), taken, err)
 	}
 	b, err := w.orders.Orders.CreateOrders(ctx, w.activity.ID, fence, orders)
 	if err != nil || len(b.Written) != len(users) {

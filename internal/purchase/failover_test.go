@@ -48,7 +48,7 @@ func TestFailoverNeverGivesTwoBatchesOneReceipt(t *testing.T) {
 	if !n.grant(nil) || n.g.Fence <= first.g.Fence {
 		t.Fatalf("batch N: fence %d after %d", n.g.Fence, first.g.Fence)
 	}
-	if taken, _, err := s.stock.Deduct(ctx, a.ID, n.g, 1); err != nil || taken != 1 {
+	if _, taken, _, err := s.stock.DeductEach(ctx, a.ID, n.g, []int64{1}, []int64{1}); err != nil || taken != 1 {
 		t.Fatalf("batch N's deduct: %d, %v", taken, err)
 	}
 
@@ -79,7 +79,7 @@ func TestFailoverNeverGivesTwoBatchesOneReceipt(t *testing.T) {
 	if next.g == n.g {
 		t.Errorf("batch N+1 has batch N's grant %+v after the failover: one receipt for both", n.g)
 	}
-	if taken, _, err := s.stock.Deduct(ctx, a.ID, next.g, 1); err != nil || taken != 1 {
+	if _, taken, _, err := s.stock.DeductEach(ctx, a.ID, next.g, []int64{2}, []int64{1}); err != nil || taken != 1 {
 		t.Fatalf("batch N+1's deduct: %d, %v", taken, err)
 	}
 	n.settle(0, 1, "write_failed") // N's write failed: nothing of N's is sold
