@@ -214,9 +214,9 @@ func TestIdempotencyKeyUniquePerUser(t *testing.T) {
 		}{
 			{a.ID, 1, 1, "k", nil},
 			{b.ID, 1, 1, "k", errKeyUsed}, // same user, same key, other order
-			{a.ID, 2, 2, "k", nil},                   // keys are per user
-			{b.ID, 1, 1, "K", nil},                   // keys are case-sensitive
-			{a.ID, 3, 3, "", nil},                    // no key, twice: NULLs do not collide
+			{a.ID, 2, 2, "k", nil},        // keys are per user
+			{b.ID, 1, 1, "K", nil},        // keys are case-sensitive
+			{a.ID, 3, 3, "", nil},         // no key, twice: NULLs do not collide
 			{a.ID, 4, 4, "", nil},
 		}
 		for i, st := range steps {

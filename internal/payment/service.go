@@ -120,6 +120,7 @@ type Service struct {
 	returned     func(activityID int64)
 	log          *slog.Logger
 	m            *metrics
+	counts       queryCounts
 
 	startOnce sync.Once
 	stop      context.CancelFunc
@@ -168,6 +169,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if s.returned == nil {
 		s.returned = func(int64) {}
 	}
+	s.counts = queryCounts{redis: s.redis, prefix: cfg.KeyPrefix, log: s.log}
 	s.m = newMetrics(deps.Registry, s.log)
 	s.m.r.Collector(newOrdersByStatus(s.orders.Orders.StatusCounts, s.log))
 	if s.provider == nil {

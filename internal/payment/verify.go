@@ -101,7 +101,7 @@ func (s *Service) verifyHolding(lk *lock.Lock, orderID, trigger string) (seckill
 	// arrived knows, once it holds the lock and finds a higher number
 	// answered, that a query begun after it came has decided the order
 	// (callback.go). A query that failed decides nothing.
-	n := s.countQuery(lease, o)
+	n := s.counts.count(lease, o)
 	pctx, cancel := context.WithTimeout(lease, budget)
 	p, err := s.provider.Check(pctx, o.ID)
 	cancel()
@@ -110,7 +110,7 @@ func (s *Service) verifyHolding(lk *lock.Lock, orderID, trigger string) (seckill
 	}
 	v, outcome, err := s.apply(lk, o, p)
 	if err == nil {
-		s.markAnswered(lease, o, n)
+		s.counts.markAnswered(lease, o, n)
 	}
 	return v, outcome, err
 }
