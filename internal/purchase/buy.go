@@ -115,7 +115,7 @@ func (s *Service) answerUnqueued(ctx context.Context, a seckill.Activity, req se
 // makes no look-up by key. ok is false when the database holds no order of
 // the user after all; the buyer then goes the usual way.
 func (s *Service) answerBought(ctx context.Context, activityID int64, req seckill.BuyRequest) (o seckill.Order, err error, ok bool) {
-	held, err := s.orders.OrdersByUsers(ctx, activityID, []int64{req.UserID})
+	held, err := s.orders.Orders.OrdersByUsers(ctx, activityID, []int64{req.UserID})
 	if err != nil {
 		if req.IdempotencyKey != "" {
 			// The key's order cannot be replayed without the database.
@@ -229,5 +229,5 @@ func (s *Service) MyOrder(ctx context.Context, activityID, userID int64) (seckil
 	if _, err := s.catalog.Visible(ctx, activityID); err != nil {
 		return seckill.Order{}, err
 	}
-	return s.orders.HeldOrder(ctx, activityID, userID)
+	return s.orders.Orders.HeldOrder(ctx, activityID, userID)
 }

@@ -10,7 +10,7 @@
 -- KEYS[6]: the room's deducts (hash: user -> the receipt key of the last
 -- grant that took units for them).
 -- ARGV[1]: units wanted (at least 1); ARGV[2]: receipt lifetime in ms;
--- ARGV[3]: n, the number of buyers (0: none, take up to ARGV[1] units);
+-- ARGV[3]: n, the number of buyers (at least 1);
 -- ARGV[4..3+n]: the buyers, in the order units go to them;
 -- ARGV[4+n..3+2n]: the units each buyer asks for (docs/API.md "Quantity per
 -- buyer"), summing to ARGV[1].
@@ -22,7 +22,7 @@
 -- went back), and a sold-out answer can tell holders apart without the
 -- database.
 -- Returns {taken, remaining} when the buyers served are the first <taken>
--- (each asking for one unit: the common case, and always without buyers),
+-- (each asking for one unit: the common case),
 -- else {taken, remaining, i, ...}, the 1-based places of the buyers
 -- served; taken is 0 when none was; -3 when the grant already settled
 -- everything back (see below); -5 paused, -6 ended (below); nil (false)
@@ -107,20 +107,16 @@ end
 local take = 0
 local served, users = {}, {}
 local first = true -- the buyers served are the first <take>, one unit each
-if n == 0 then
-  take = math.min(tonumber(ARGV[1]), left)
-else
-  for i = 1, n do
-    local q = tonumber(ARGV[3 + n + i])
-    if q <= left - take then
-      take = take + q
-      served[#served + 1] = i
-      users[#users + 1] = ARGV[3 + i]
-      first = first and q == 1 and #served == i
-    end
-    if take == left then
-      break
-    end
+for i = 1, n do
+  local q = tonumber(ARGV[3 + n + i])
+  if q <= left - take then
+    take = take + q
+    served[#served + 1] = i
+    users[#users + 1] = ARGV[3 + i]
+    first = first and q == 1 and #served == i
+  end
+  if take == left then
+    break
   end
 end
 if take <= 0 then

@@ -54,7 +54,7 @@
 // throughout.
 //
 // A missing stock key means "not loaded" (never loaded, or Redis lost its
-// data), which is not the same as sold out: Deduct and Settle then change
+// data), which is not the same as sold out: DeductEach and Settle then change
 // nothing and report ErrNotLoaded, and the operator reloads the stock from the
 // database (total minus orders).
 package stock
@@ -75,7 +75,7 @@ import (
 )
 
 var (
-	// ErrSoldOut is returned by Deduct when no unit is left; nothing changed.
+	// ErrSoldOut is returned by DeductEach when no unit is left; nothing changed.
 	ErrSoldOut = errors.New("stock: sold out")
 	// ErrNotLoaded is returned when the activity's stock is not in Redis;
 	// nothing changed.
@@ -86,18 +86,18 @@ var (
 	// ErrNoDeduct is returned by Settle when the grant's deduct never
 	// landed; a tombstone now keeps a late one from taking anything.
 	ErrNoDeduct = errors.New("stock: no deduct to return")
-	// ErrReturned is returned by Deduct when the grant already settled
+	// ErrReturned is returned by DeductEach when the grant already settled
 	// everything back (or settled before this deduct landed: it arrived after
 	// its caller gave up on it); nothing changed.
 	ErrReturned = errors.New("stock: deduct arrived after its grant settled")
 	// ErrLockLost is returned by LoadIfHeld when the activity's lock is no
 	// longer the given grant's; nothing changed.
 	ErrLockLost = errors.New("stock: lock no longer held")
-	// ErrBadReceipt is returned by Deduct when Redis reports more units taken
+	// ErrBadReceipt is returned by DeductEach when Redis reports more units taken
 	// than were asked for: the count is not this grant's, and the outcome is
 	// unknown (Settle of the grant returns what it does hold).
 	ErrBadReceipt = errors.New("stock: receipt does not match the deduct")
-	// ErrNotAdmitted is returned by Deduct, inside a *NotAdmittedError, when
+	// ErrNotAdmitted is returned by DeductEach, inside a *NotAdmittedError, when
 	// the activity has a waiting room and some buyers hold no open
 	// admission: nothing was taken.
 	ErrNotAdmitted = errors.New("stock: buyers not admitted by the waiting room")

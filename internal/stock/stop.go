@@ -23,10 +23,10 @@ import (
 // (LoadIfHeld's Halt) in the same step.
 
 var (
-	// ErrPaused is returned by Deduct when ops paused the sale: nothing
+	// ErrPaused is returned by DeductEach when ops paused the sale: nothing
 	// was taken.
 	ErrPaused = errors.New("stock: the sale is paused")
-	// ErrEnded is returned by Deduct when ops ended the sale: nothing was
+	// ErrEnded is returned by DeductEach when ops ended the sale: nothing was
 	// taken.
 	ErrEnded = errors.New("stock: the sale was ended")
 )
