@@ -80,8 +80,7 @@ func (s *Service) refuseUnadmitted(ctx context.Context, a seckill.Activity, user
 // queue's wait, without polling, and are present; the idle lapse
 // (SECKILL_ADMISSION_IDLE) must not take their admission for that wait.
 func (s *Service) seenAfterRetry(ctx context.Context, a seckill.Activity, userID int64, err error) {
-	var e *seckill.Error
-	if !s.hasRoom(a) || !errors.As(err, &e) || e.Code != seckill.EBusy && e.Code != seckill.EUnavailable && e.Code != seckill.EOutcomeUnknown {
+	if e, ok := errors.AsType[*seckill.Error](err); !s.hasRoom(a) || !ok || !e.Retryable() {
 		return
 	}
 	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
