@@ -150,7 +150,6 @@ func (s *stack) start() {
 		LockWait:         opt.lockWait,
 		KeyPrefix:        s.prefix,
 	}, books.Config{}, purchase.Deps{
-		Redis:    svcRedis,
 		Locks:    s.locks,
 		Stock:    stock.New(svcRedis, s.prefix),
 		Orders:   orders,

@@ -82,7 +82,7 @@ func openBackend(ctx context.Context, cfg config, users usercheck.Verifier, log 
 	}
 	st := stock.New(b.rdb, cfg.KeyPrefix)
 	b.service, err = purchase.New(cfg.purchase(), purchase.Deps{
-		Redis: b.rdb, Locks: b.locks, Stock: st, Orders: b.orders, Catalog: b.catalog,
+		Locks: b.locks, Stock: st, Orders: b.orders, Catalog: b.catalog,
 		Users: users, Rooms: b.rooms, Logger: log, Registry: reg,
 	})
 	if err != nil {

@@ -40,7 +40,7 @@ func newInstance(t *testing.T, rdb redis.UniversalClient, prefix string, orders 
 		t.Fatal(err)
 	}
 	svc, err := wiring.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond, KeyPrefix: prefix}, bcfg,
-		purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, prefix), Orders: orders, Users: usercheck.ApproveAll{},
+		purchase.Deps{Locks: locks, Stock: stock.New(rdb, prefix), Orders: orders, Users: usercheck.ApproveAll{},
 			Rooms: rooms, Catalog: cat})
 	if err != nil {
 		t.Fatal(err)

@@ -111,7 +111,7 @@ func WaitingRooms(prefix string) string { return Namespace(prefix) + "rooms" }
 // outcome (503 outcome_unknown) and is not yet resolved: user -> the
 // batch's name, "<fence>:<token>"; UnknownBatch is that batch (its grant
 // and orders), for the buyer's next purchase to resolve before it takes a
-// unit (internal/purchase/unknown.go).
+// unit (internal/stock/unknown.go).
 func Unknown(prefix string, activityID int64) string { return Activity(prefix, activityID, "unknown") }
 
 func UnknownBatch(prefix string, activityID int64, name string) string {

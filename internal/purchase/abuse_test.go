@@ -132,7 +132,7 @@ func TestRejectedBuyerIsRememberedBriefly(t *testing.T) {
 	f := newFixture(t)
 	var calls atomic.Int64
 	svc, err := wiring.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond, Now: f.clock.Now}, books.Config{},
-		purchase.Deps{Redis: f.rdb, Locks: lock.New(f.rdb, nil), Stock: stock.New(f.rdb, ""), Orders: f.orders,
+		purchase.Deps{Locks: lock.New(f.rdb, nil), Stock: stock.New(f.rdb, ""), Orders: f.orders,
 			Users: verifierFunc(func(context.Context, int64, int64) error {
 				calls.Add(1)
 				return &usercheck.RejectedError{Reason: "account under review"}

@@ -71,14 +71,12 @@ func (s *Service) answerBought(ctx context.Context, activityID int64, req seckil
 		id, _ := s.bought.orderOf(activityID, req.UserID)
 		return seckill.Order{}, seckill.Holds(seckill.Order{ID: id, ActivityID: activityID, UserID: req.UserID}), true
 	}
-	o, ok = held[req.UserID]
-	switch {
-	case !ok:
+	mine, ok := held[req.UserID]
+	if !ok {
 		return seckill.Order{}, nil, false
-	case req.IdempotencyKey != "" && o.IdempotencyKey == req.IdempotencyKey:
-		return o, nil, true
 	}
-	return seckill.Order{}, seckill.Holds(o), true
+	o, err = req.AnswerHolder(mine)
+	return o, err, true
 }
 
 // leadFlight runs the buyer's purchase in flight and gives its outcome to
@@ -164,7 +162,9 @@ func putWaitTimer(t *time.Timer) {
 	waitTimers.Put(t)
 }
 
-func (s *Service) replay(o seckill.Order, req seckill.BuyRequest) (seckill.Order, error) {
+// replay is the answer to req from the order o its idempotency key was
+// first used for: o, unless the key was used for another activity.
+func replay(o seckill.Order, req seckill.BuyRequest) (seckill.Order, error) {
 	if o.ActivityID != req.ActivityID {
 		return seckill.Order{}, seckill.Errorf(seckill.EInvalid, "this Idempotency-Key was already used for activity %d", o.ActivityID)
 	}

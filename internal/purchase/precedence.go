@@ -57,7 +57,7 @@ var buyChecks = seckill.Checks(seckill.RouteBuy, map[string]buyCheck{
 	// and be admitted to a buyer before this mark is a second old; the
 	// deduct, which counts admissions, answers them.
 	"sold_out": func(s *Service, at *attempt) (seckill.Order, error, bool) {
-		if s.hasRoom(at.a) || !s.soldOut.fresh(at.a.ID, at.now) {
+		if hasRoom(s.rooms, at.a) || !s.soldOut.fresh(at.a.ID, at.now) {
 			return seckill.Order{}, nil, false
 		}
 		return seckill.Order{}, soldOut(), true
@@ -85,7 +85,7 @@ func (s *Service) answerUnqueued(ctx context.Context, a seckill.Activity, req se
 			continue
 		}
 		if i > holderFirst && finalNoOrder(err) {
-			err = s.holderOr(ctx, a.ID, req.UserID, err)
+			err = s.holders.holderOr(ctx, a.ID, req.UserID, err)
 		}
 		return o, err, true
 	}
@@ -113,10 +113,10 @@ func (s *Service) answerKey(at *attempt) (seckill.Order, error, bool) {
 	if at.req.IdempotencyKey == "" {
 		return seckill.Order{}, nil, false
 	}
-	o, err := s.orderByKey(at.ctx, at.req.UserID, at.req.IdempotencyKey)
+	o, err := s.holders.orderByKey(at.ctx, at.req.UserID, at.req.IdempotencyKey)
 	switch {
 	case err == nil:
-		o, err := s.replay(o, at.req)
+		o, err := replay(o, at.req)
 		return o, err, true
 	case !errors.Is(err, order.ErrNotFound):
 		return seckill.Order{}, seckill.DatabaseDown(err), true

@@ -84,7 +84,7 @@ func precedenceWorld(t *testing.T) (wiring.Service, func(total int64, room bool)
 		return nil
 	})
 	svc, err := wiring.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond, KeyPrefix: prefix, Now: c.Now}, books.Config{},
-		purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, prefix), Orders: orders, Users: users, Rooms: rooms})
+		purchase.Deps{Locks: locks, Stock: stock.New(rdb, prefix), Orders: orders, Users: users, Rooms: rooms})
 	if err != nil {
 		t.Fatal(err)
 	}

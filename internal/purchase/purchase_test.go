@@ -65,7 +65,7 @@ func newFixtureOn(t *testing.T, orders *order.Store) fixture {
 	t.Cleanup(func() { _ = locks.Close() })
 	c := &clock{now: time.Now()}
 	svc, err := wiring.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond, Now: c.Now}, books.Config{},
-		purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, ""), Orders: orders, Users: usercheck.ApproveAll{}})
+		purchase.Deps{Locks: locks, Stock: stock.New(rdb, ""), Orders: orders, Users: usercheck.ApproveAll{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func newHeldService(t *testing.T, cfg purchase.Config) *heldService {
 		return nil
 	})
 	cfg.LockTTL, cfg.UserCheckTimeout = 5*time.Second, time.Second
-	h.svc, err = wiring.New(cfg, books.Config{}, purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, ""), Orders: h.orders, Users: users})
+	h.svc, err = wiring.New(cfg, books.Config{}, purchase.Deps{Locks: locks, Stock: stock.New(rdb, ""), Orders: h.orders, Users: users})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +361,7 @@ func (f verifierFunc) Verify(ctx context.Context, userID, activityID int64) erro
 func TestPanickingVerifierFailsOnlyItsBuyer(t *testing.T) {
 	f := newFixture(t)
 	svc, err := wiring.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond}, books.Config{},
-		purchase.Deps{Redis: f.rdb, Locks: lock.New(f.rdb, nil), Stock: stock.New(f.rdb, ""), Orders: f.orders,
+		purchase.Deps{Locks: lock.New(f.rdb, nil), Stock: stock.New(f.rdb, ""), Orders: f.orders,
 			Users: verifierFunc(func(_ context.Context, userID, _ int64) error {
 				if userID == 13 {
 					panic("verifier bug")
@@ -496,7 +496,7 @@ func TestStrictRequiresAPrice(t *testing.T) {
 	locks := lock.New(rdb, nil)
 	t.Cleanup(func() { _ = locks.Close() })
 	svc, err := wiring.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond}, books.Config{RequirePrice: true},
-		purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, ""), Orders: orders, Users: usercheck.ApproveAll{}})
+		purchase.Deps{Locks: locks, Stock: stock.New(rdb, ""), Orders: orders, Users: usercheck.ApproveAll{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ func roomInstance(t *testing.T, rdb *redis.Client, prefix string, orders *order.
 		t.Fatal(err)
 	}
 	svc, err := wiring.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond, KeyPrefix: prefix, Now: c.Now}, books.Config{},
-		purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, prefix), Orders: orders, Users: usercheck.ApproveAll{}, Rooms: rooms})
+		purchase.Deps{Locks: locks, Stock: stock.New(rdb, prefix), Orders: orders, Users: usercheck.ApproveAll{}, Rooms: rooms})
 	if err != nil {
 		t.Fatal(err)
 	}

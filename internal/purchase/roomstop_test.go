@@ -94,7 +94,7 @@ func TestRejectedBuyerWithoutAnAdmissionIsNotAdmitted(t *testing.T) {
 	}
 	reject := verifierFunc(func(context.Context, int64, int64) error { return &usercheck.RejectedError{Reason: "blocked"} })
 	svc, err := wiring.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond, KeyPrefix: prefix, Now: c.Now}, books.Config{},
-		purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, prefix), Orders: orders, Users: reject, Rooms: rooms})
+		purchase.Deps{Locks: locks, Stock: stock.New(rdb, prefix), Orders: orders, Users: reject, Rooms: rooms})
 	if err != nil {
 		t.Fatal(err)
 	}

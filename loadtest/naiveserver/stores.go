@@ -67,7 +67,7 @@ func openStores(ctx context.Context, cfg config, users usercheck.Verifier, log *
 		UserCheckTimeout: cfg.userCheckTimeout,
 		KeyPrefix:        cfg.keyPrefix,
 	}, books.Config{}, purchase.Deps{
-		Redis: s.rdb, Locks: locks, Stock: stock.New(s.rdb, cfg.keyPrefix), Orders: orders,
+		Locks: locks, Stock: stock.New(s.rdb, cfg.keyPrefix), Orders: orders,
 		Users: users, Logger: log, Registry: reg,
 	})
 	if err != nil {

@@ -76,7 +76,7 @@ func OnReal(t testing.TB, rdb redis.UniversalClient, dsn string, cfg purchase.Co
 	if reg == nil {
 		reg = prometheus.NewRegistry()
 	}
-	svc, err := New(cfg, bcfg, purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, cfg.KeyPrefix), Orders: orders,
+	svc, err := New(cfg, bcfg, purchase.Deps{Locks: locks, Stock: stock.New(rdb, cfg.KeyPrefix), Orders: orders,
 		Users: users, Registry: reg})
 	if err != nil {
 		t.Fatal(err)
