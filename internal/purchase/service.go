@@ -16,7 +16,9 @@
 // to exist.
 //
 // Files, in the order a purchase meets them:
-//   - buy.go: a buyer's side (cheap rejections, queueing, waiting);
+//   - buy.go: a buyer's side (queueing, waiting);
+//   - precedence.go: the refusals before the queue, walked in the order of
+//     seckill.Precedence (rooms.go: the admission; paused.go: the pause);
 //   - inflight.go: one purchase in flight per buyer, its repeats waiting;
 //   - queue.go: the per-activity queues and their leaders;
 //   - batch.go: the batch, and seller.run, what one lock grant does: a
