@@ -42,8 +42,7 @@ func finalNoOrder(err error) bool {
 	// errors.AsType, not errors.As: As's target escapes, an allocation per
 	// buyer of every batch, most of whom have no error at all.
 	e, ok := errors.AsType[*seckill.Error](err)
-	return ok && (e.Code == seckill.ESoldOut || e.Code == seckill.EEnded ||
-		e.Code == seckill.ENotStarted || e.Code == seckill.ENotAdmitted || e.Code == seckill.EPaused)
+	return ok && (e.Final() || e.Code == seckill.ENotAdmitted || e.Code == seckill.EPaused)
 }
 
 // prefer answers already_purchased instead of each final "no order"

@@ -89,9 +89,7 @@ func (f *flight) answerFor(req seckill.BuyRequest) (o seckill.Order, err error, 
 	if !errors.As(f.err, &e) {
 		return seckill.Order{}, nil, false
 	}
-	switch e.Code {
-	case seckill.ESoldOut, seckill.EEnded, seckill.ENotStarted, seckill.EUserRejected, seckill.EPaused,
-		seckill.EBusy, seckill.EUnavailable, seckill.EOutcomeUnknown:
+	if e.Final() || e.Retryable() || e.Code == seckill.EUserRejected || e.Code == seckill.EPaused {
 		// The same refusal a repeat would meet now; for busy and
 		// unavailable, the waiter has waited as long as the leader did.
 		return seckill.Order{}, f.err, true
