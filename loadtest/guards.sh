@@ -54,7 +54,7 @@ replace() {
 }
 
 # The deduct receipt: a resent deduct takes its units again.
-mutate_receipt() { replace internal/stock/deduct.lua 'if receipt then' 'if false then'; }
+mutate_receipt() { replace internal/stock/deduct.lua 'if grantReceipt then' 'if false then'; }
 # The fence check of the group's claim: the stale test on the locked row and
 # the UPDATE's own `fence < ?`.
 mutate_fence() {
@@ -69,16 +69,16 @@ mutate_status() { replace internal/order/status.go 'AND status = ? AND' 'AND (st
 # goes too: on one server its UPDATE waits for the row's lock as the locking
 # read does, so with it left in the guard is not taken away.
 mutate_lockread() {
-	replace internal/order/batch.go 'if err := lockActivity(tx, activityID, "id", &a); err != nil {' \
-		'if err := tx.Raw("SELECT id FROM activities WHERE id = ?", activityID).Scan(&a).Error; err != nil {'
-	replace internal/order/batch.go 'if err := fenceOut(tx, "activities", "fence", activityID); err != nil {' \
+	replace internal/order/batch.go 'if err := lockActivity(tx, s.dialect, activityID, "id, total_stock, sold", &a); err != nil {' \
+		'if err := tx.Raw("SELECT id, total_stock, sold FROM activities WHERE id = ?", activityID).Scan(&a).Error; err != nil {'
+	replace internal/order/batch.go 'if err := fenceOut(tx, s.dialect, "activities", "fence", activityID); err != nil {' \
 		'if err := error(nil); err != nil {'
 }
 # The waiting room's admission check on a purchase: every buyer may go on,
 # before the deduct and in it (seeds of 2026-11-27, by hand: docs/FAULTS.md).
 mutate_room() {
-	replace internal/purchase/rooms.go 'return s.holders.holderOr(ctx, a.ID, userID, notAdmitted()), true' 'return nil, false'
-	replace internal/stock/deduct.lua "if n > 0 and redis.call('HGET', KEYS[4], 'on') == '1' then" 'if false then'
+	replace internal/purchase/rooms.go 'return notAdmitted(), true' 'return nil, false'
+	replace internal/stock/deduct.lua "if n > 0 and redis.call('HGET', KEYS[4], ROOM.on) == '1' then" 'if false then'
 }
 # Open admissions counted against the units left: the room admits two more.
 mutate_admit() { replace internal/waitingroom/admit.lua 'local places = math.floor(free / hold)' 'local places = math.floor(free / hold) + 2'; }

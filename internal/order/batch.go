@@ -13,15 +13,15 @@ import (
 type Batch struct {
 	// Written are the orders stored, as stored.
 	Written []seckill.Order
-	// Taken are the orders a unique key kept out: the user already holds an
+	// KeptOut are the orders a unique key kept out: the user already holds an
 	// order for the activity, or already used the idempotency key. Look up
 	// which (OrderByUser, OrderByIdempotencyKey) to answer them.
-	Taken []seckill.Order
+	KeptOut []seckill.Order
 	// Over are the orders for which the database had too few units left:
 	// its orders already hold (nearly) total_stock units, whatever Redis said.
 	Over []seckill.Order
 	// Left is the units the database had left for the activity after the
-	// claim (before the units of Taken went back): fewer than each order of
+	// claim (before the units of KeptOut went back): fewer than each order of
 	// Over holds, but not always none.
 	Left int64
 }

@@ -49,7 +49,7 @@ func TestCreateOrdersBatchIsPerOrderExact(t *testing.T) {
 		if got := users(b.Written); len(got) != 2 || got[0] != 3 || got[1] != 4 {
 			t.Errorf("written %v, want users [3 4]", got)
 		}
-		if got := users(b.Taken); len(got) != 2 || got[0] != 1 || got[1] != 2 {
+		if got := users(b.KeptOut); len(got) != 2 || got[0] != 1 || got[1] != 2 {
 			t.Errorf("taken %v, want users [1 2]", got)
 		}
 		if got := users(b.Over); len(got) != 2 || got[0] != 5 || got[1] != 6 {
@@ -185,8 +185,8 @@ func TestCreateOrdersExactUnderClientFoundRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b.Written) != 1 || b.Written[0].UserID != 2 || len(b.Taken) != 1 || b.Taken[0].UserID != 1 {
-		t.Errorf("written %+v, taken %+v; want user 2 written and user 1 kept out", b.Written, b.Taken)
+	if len(b.Written) != 1 || b.Written[0].UserID != 2 || len(b.KeptOut) != 1 || b.KeptOut[0].UserID != 1 {
+		t.Errorf("written %+v, taken %+v; want user 2 written and user 1 kept out", b.Written, b.KeptOut)
 	}
 	if n, sd := count(t, s, a.ID), sold(t, s, a.ID); n != 2 || sd != 2 {
 		t.Errorf("%d orders, sold %d; want 2 and 2", n, sd)

@@ -127,7 +127,7 @@ func TestEndedLeaseDoesNotCancelTheGroup(t *testing.T) {
 // between the insert and the COMMIT; the server rolls back). A member that
 // wrote something cannot know; a member that wrote nothing knows exactly
 // what it would have known alone: its orders over the total are Over, those
-// a unique key kept out are Taken. Only a member kept out by a sibling's row
+// a unique key kept out are KeptOut. Only a member kept out by a sibling's row
 // of the same transaction (one buyer, one idempotency key, two activities)
 // does not know, since that row exists only if the COMMIT landed.
 //
@@ -169,8 +169,8 @@ func TestUnknownCommitLeavesMembersThatWroteNothingExact(t *testing.T) {
 	if res[1].Err != nil || len(res[1].Batch.Over) != 1 {
 		t.Errorf("over: %+v, want its order Over", res[1])
 	}
-	if res[2].Err != nil || len(res[2].Batch.Taken) != 1 {
-		t.Errorf("kept: %+v, want its order Taken", res[2])
+	if res[2].Err != nil || len(res[2].Batch.KeptOut) != 1 {
+		t.Errorf("kept: %+v, want its order in KeptOut", res[2])
 	}
 	if !errors.Is(res[3].Err, ErrCommitUnknown) || !errors.Is(res[4].Err, ErrCommitUnknown) {
 		t.Errorf("one key in two activities: %+v, %+v; want ErrCommitUnknown for both", res[3], res[4])

@@ -34,7 +34,7 @@ func Example() {
 	fmt.Println("stale fence:", errors.Is(err, order.ErrStaleFence))
 	// One order per buyer and activity: a unique key keeps a second out.
 	b, err = s.Orders.CreateOrders(ctx, a.ID, 2, []seckill.Order{{UserID: 42}})
-	fmt.Println("kept out:", len(b.Taken), err)
+	fmt.Println("kept out:", len(b.KeptOut), err)
 	// Never more orders than units, whatever the caller believes.
 	b, err = s.Orders.CreateOrders(ctx, a.ID, 3, []seckill.Order{{UserID: 43}, {UserID: 44}})
 	fmt.Println("written:", len(b.Written), "over:", len(b.Over), err)

@@ -114,7 +114,7 @@ func (p *part) wroteNothing(parts []*part) bool {
 	if len(p.batch.Written) > 0 {
 		return false
 	}
-	for _, t := range p.batch.Taken {
+	for _, t := range p.batch.KeptOut {
 		if t.IdempotencyKey == "" {
 			continue
 		}
@@ -347,7 +347,7 @@ func lockActivities(tx *gorm.DB, d dialect, parts []*part, skipBusy bool) (map[i
 // insertGroup inserts the parts' claimed rows in one statement, skipping
 // those a unique key (user per activity, idempotency key per user) keeps
 // out, gives each part's kept-out units back, fills in each part's Written
-// and Taken, and returns how many orders were written.
+// and KeptOut, and returns how many orders were written.
 func insertGroup(tx *gorm.DB, d dialect, parts []*part) (int, error) {
 	var all []orderRow
 	for _, p := range parts {
@@ -382,7 +382,7 @@ func insertGroup(tx *gorm.DB, d dialect, parts []*part) (int, error) {
 			if written[r.ID] {
 				p.batch.Written = append(p.batch.Written, r.order())
 			} else {
-				p.batch.Taken = append(p.batch.Taken, r.order())
+				p.batch.KeptOut = append(p.batch.KeptOut, r.order())
 			}
 		}
 		if err := unclaim(tx, p); err != nil {
@@ -397,7 +397,7 @@ func insertGroup(tx *gorm.DB, d dialect, parts []*part) (int, error) {
 // that wrote nothing changed nothing, as a batch written alone.
 func unclaim(tx *gorm.DB, p *part) error {
 	var taken int64
-	for _, o := range p.batch.Taken {
+	for _, o := range p.batch.KeptOut {
 		taken += o.Units()
 	}
 	if taken == 0 {

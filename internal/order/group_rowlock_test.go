@@ -34,7 +34,7 @@ func TestRefusedGroupsLeaveNoRowLocked(t *testing.T) {
 		},
 		func() error {
 			b, err := s.Orders.CreateOrders(ctx, a.ID, 7, batchOf(1))
-			if err == nil && len(b.Taken) != 1 {
+			if err == nil && len(b.KeptOut) != 1 {
 				return errors.New("user 1's second order was not kept out")
 			}
 			return nil

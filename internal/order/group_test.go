@@ -38,7 +38,7 @@ func TestGroupRefusedFenceNeitherLosesNorBlocksOthers(t *testing.T) {
 		if !errors.Is(res[1].Err, ErrActivityNotFound) {
 			t.Errorf("missing activity: %+v, want ErrActivityNotFound", res[1])
 		}
-		if res[2].Err != nil || len(res[2].Batch.Taken) != 1 || len(res[2].Batch.Written) != 0 {
+		if res[2].Err != nil || len(res[2].Batch.KeptOut) != 1 || len(res[2].Batch.Written) != 0 {
 			t.Errorf("kept-out batch: %+v, want its one order taken", res[2])
 		}
 		if res[3].Err != nil || len(res[3].Batch.Written) != 2 {

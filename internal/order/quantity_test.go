@@ -41,7 +41,7 @@ func TestClaimCountsUnits(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, err = s.Orders.CreateOrders(ctx, a2.ID, 2, []seckill.Order{{ID: "r-2", UserID: 1, Quantity: 2}, {ID: "r-3", UserID: 2, Quantity: 5}})
-	if err != nil || len(b.Taken) != 1 || len(b.Written) != 1 {
+	if err != nil || len(b.KeptOut) != 1 || len(b.Written) != 1 {
 		t.Fatalf("a holder and a new buyer: %+v, %v", b, err)
 	}
 	if got := sold(t, s, a2.ID); got != 8 {

@@ -249,7 +249,7 @@ func TestTwoInstancesExpireTheSameOrders(t *testing.T) {
 	w.checkBooks()
 	// A buyer whose order expired keeps it as their one order.
 	second, err := w.orders.Orders.CreateOrders(context.Background(), w.activity.ID, w.fence.Add(1), []seckill.Order{{UserID: 1}})
-	if err != nil || len(second.Taken) != 1 {
+	if err != nil || len(second.KeptOut) != 1 {
 		t.Errorf("second order of a buyer whose order expired: %+v, %v; want it kept out (409 already_purchased)", second, err)
 	}
 }

@@ -37,7 +37,7 @@ func TestFailoverNeverGivesTwoBatchesOneReceipt(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := &queue{activity: a}
-	t.Cleanup(func() { s.sell.dropHold(q) })
+	t.Cleanup(func() { s.sell.endTenure(q) })
 
 	first, err := s.sell.grantFor(q) // obtains the hold
 	if err != nil {

@@ -77,10 +77,10 @@ type queue struct {
 	// it is told the store is unavailable (503), not that the activity is
 	// busy (429).
 	failing atomic.Pointer[seckill.Error]
-	// hold is the activity's lock while batches follow each other; only
+	// tenure is the activity's lock while batches follow each other; only
 	// the leader changes it. backDone wakes the leader when a batch's write
-	// side ends, to drop a hold nothing uses any more.
-	hold     *hold
+	// side ends, to end a tenure nothing uses any more.
+	tenure   *tenure
 	backDone chan struct{}
 }
 
@@ -133,12 +133,12 @@ func wake(q *queue) {
 // lead runs the queue's batches: each takes everyone who queued while the
 // one before ran, so the next batch forms while this one works and no buyer
 // waits for an artificial delay. A batch's grant starts once the batch
-// before the last one has written its orders (hold), so one batch is written
+// before the last one has written its orders (tenure), so one batch is written
 // while the next is verified and deducted. It returns when the queue has
-// been idle for queueIdle, or is empty after Close, with its hold dropped.
+// been idle for queueIdle, or is empty after Close, with its tenure ended.
 func (s *Service) lead(q *queue) {
 	defer s.leaders.Done()
-	defer s.sell.dropHold(q)
+	defer s.sell.endTenure(q)
 	label := itoa(q.activity.ID)
 	defer s.m.queueDepth.DeleteLabelValues(label)
 	idle := time.NewTimer(queueIdle)
@@ -152,10 +152,10 @@ func (s *Service) lead(q *queue) {
 			if len(batch) > 0 {
 				s.sell.contain(q.activity.ID, batch, func() { s.sell.run(q, batch) })
 			}
-			s.dropIdleHold(q)
+			s.endIdleTenure(q)
 			idle.Reset(queueIdle)
 		case <-q.backDone:
-			s.dropIdleHold(q)
+			s.endIdleTenure(q)
 		case <-idle.C:
 			if s.retire(q) {
 				return

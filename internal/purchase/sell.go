@@ -247,11 +247,11 @@ func (p *seller) answerWritten(lease context.Context, activityID int64, in []int
 			p.soldOut.markNone(activityID, 0, p.now(), d.epoch)
 		}
 	}
-	if len(w.Taken) == 0 {
+	if len(w.KeptOut) == 0 {
 		return said
 	}
-	for k, out := range p.holders.explain(lease, activityID, w.Taken) {
-		said = append(said, answer{at[w.Taken[k].ID], out})
+	for k, out := range p.holders.explain(lease, activityID, w.KeptOut) {
+		said = append(said, answer{at[w.KeptOut[k].ID], out})
 	}
 	return said
 }

@@ -25,7 +25,7 @@
 //     pipeline of steps (holders, window, lock, verification, deduct,
 //     write, settle), each taking the buyers still in play and returning
 //     those that go on with the answers it gave;
-//   - hold.go: the grant (lock, lease, fence) and the hold kept across
+//   - tenure.go: the grant (lock, lease, fence) and the tenure kept across
 //     batches;
 //   - sell.go: the deduct, the orders' write and each buyer's answer;
 //   - settle.go: units that go back, and the resolver of commits of unknown

@@ -223,7 +223,7 @@ func TestCommitAtTheLeasesEndExplainsTheKeptOut(t *testing.T) {
 	b := newBatch(a, []*ticket{newTicket(seckill.BuyRequest{ActivityID: a.ID, UserID: 3})})
 	lease, cancel := context.WithCancel(ctx)
 	cancel() // the lease is over when the answer is looked up
-	b.record(nil, s.sell.answerWritten(lease, a.ID, []int{0}, deducted{orders: []seckill.Order{kept}}, order.Batch{Taken: []seckill.Order{kept}}))
+	b.record(nil, s.sell.answerWritten(lease, a.ID, []int{0}, deducted{orders: []seckill.Order{kept}}, order.Batch{KeptOut: []seckill.Order{kept}}))
 	var e *seckill.Error
 	if !errors.As(b.outs[0].err, &e) || e.Code != seckill.EAlreadyPurchased || e.OrderID != held.ID {
 		t.Errorf("kept-out buyer: %+v, want already_purchased of %s", b.outs[0], held.ID)

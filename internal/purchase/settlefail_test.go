@@ -56,7 +56,7 @@ func TestFailedSettleAfterAFailedWriteTakesNoSecondHold(t *testing.T) {
 	sl.afterFailedWrite(errors.New("the order database failed"))
 	cut.Store(false)
 	sl.finishAdmissions()
-	s.sell.dropHold(q)
+	s.sell.endTenure(q)
 	if c := codeOf(sl.b.outs[0].err); c != seckill.EUnavailable {
 		t.Fatalf("user 1's first attempt: %v, want unavailable", sl.b.outs[0].err)
 	}

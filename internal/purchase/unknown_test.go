@@ -58,7 +58,7 @@ func TestOutcomeUnknownRetryTakesNoSecondUnit(t *testing.T) {
 	if err := p.SetDown(false); err != nil {
 		t.Fatal(err)
 	}
-	s.sell.dropHold(q)
+	s.sell.endTenure(q)
 	if c := codeOf(sl.b.outs[0].err); c != seckill.EOutcomeUnknown {
 		t.Fatalf("user 1's first attempt: %v, want outcome_unknown", sl.b.outs[0].err)
 	}

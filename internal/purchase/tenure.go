@@ -13,7 +13,7 @@ import (
 	"github.com/seckill-oss/seckill/internal/stock"
 )
 
-// A hold is the activity's lock kept by the queue's leader from one batch to
+// A tenure is the activity's lock kept by the queue's leader from one batch to
 // the next while buyers keep coming. Each batch takes a fence of its own
 // under it (lock.Refence): a grant of its own to the database, which writes
 // a batch only under a fence newer than every batch it wrote. That lets
@@ -22,7 +22,7 @@ import (
 // database sees the fences in order and refuses none as stale, and the key
 // is never free between them for another instance to take a fence that
 // would land in between.
-type hold struct {
+type tenure struct {
 	lk     *lock.Lock
 	cancel context.CancelFunc // ends the lease's parent, after the release
 	// written is closed when the latest batch's write side has written (or
@@ -37,7 +37,7 @@ type hold struct {
 // closedChan is a write side that has already ended.
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-// grant is one batch's hold of the activity's lock: the lock, its lease
+// grant is one batch's share of the tenure of the activity's lock: the lock, its lease
 // (the lock's context, which ends when the lease does) and the grant the
 // stock and the database know it by, with the batch's own fence.
 type grant struct {
@@ -71,11 +71,11 @@ func (p *seller) lock(q *queue, b *batch, in []int) (grant, []int, []answer) {
 }
 
 // grantFor makes the activity's lock a batch's, with a fence of its own: a
-// new fence under the queue's hold while it lasts, otherwise a new hold,
+// new fence under the queue's tenure while it lasts, otherwise a new tenure,
 // waiting up to LockWait for another instance's to end. When it cannot, it
 // returns the answer for the batch's buyers.
 func (p *seller) grantFor(q *queue) (grant, error) {
-	if h := q.hold; h != nil {
+	if h := q.tenure; h != nil {
 		g, ok, yielded := p.refence(q, h)
 		if ok {
 			return g, nil
@@ -86,7 +86,7 @@ func (p *seller) grantFor(q *queue) (grant, error) {
 			time.Sleep(2 * lockPoll)
 		}
 	}
-	// The lease's parent lives until the hold is dropped, however many
+	// The lease's parent lives until the tenure ends, however many
 	// batches it serves.
 	lctx, cancel := context.WithCancel(context.Background())
 	lk, err := p.locks.Obtain(lctx, keys.Lock(p.cfg.KeyPrefix, q.activity.ID), p.cfg.LockTTL,
@@ -104,17 +104,17 @@ func (p *seller) grantFor(q *queue) (grant, error) {
 		return grant{}, e
 	}
 	q.failing.Store(nil)
-	q.hold = &hold{lk: lk, cancel: cancel, written: closedChan, before: closedChan}
+	q.tenure = &tenure{lk: lk, cancel: cancel, written: closedChan, before: closedChan}
 	return grantOf(lk, lk.Fence()), nil
 }
 
-// refence takes a new fence under the queue's hold h and reports whether
-// the batch has it. A hold whose lease has ended, that another instance
+// refence takes a new fence under the queue's tenure h and reports whether
+// the batch has it. A tenure whose lease has ended, that another instance
 // waits for (yielded) or that Redis did not refence is dropped instead, and
-// the caller obtains the lock anew. A hold has no age limit: ending it
+// the caller obtains the lock anew. A tenure has no age limit: ending it
 // drains the writes in flight, a pause in the sale, and another instance
 // that wants the key says so (lock.ErrWaitedFor).
-func (p *seller) refence(q *queue, h *hold) (g grant, ok, yielded bool) {
+func (p *seller) refence(q *queue, h *tenure) (g grant, ok, yielded bool) {
 	if h.lk.Context().Err() == nil {
 		fence, err := h.lk.Refence(h.lk.Context(), p.cfg.LockTTL)
 		switch {
@@ -126,7 +126,7 @@ func (p *seller) refence(q *queue, h *hold) (g grant, ok, yielded bool) {
 			p.log.Warn("lock refence", "activity_id", q.activity.ID, "err", err)
 		}
 	}
-	p.dropHold(q)
+	p.endTenure(q)
 	return grant{}, false, yielded
 }
 
@@ -142,7 +142,7 @@ const overlapMin = 8
 // be granted: the batch before the last one has written its orders, and so
 // has the last one unless overlapMin buyers wait already.
 func (s *Service) awaitTurn(q *queue) {
-	h := q.hold
+	h := q.tenure
 	if h == nil {
 		return
 	}
@@ -156,15 +156,15 @@ func (s *Service) awaitTurn(q *queue) {
 	}
 }
 
-// dropHold ends the queue's hold, if any, once every write side under it
+// endTenure ends the queue's tenure, if any, once every write side under it
 // has ended: releasing the key while a batch's write is in flight would let
 // another instance's newer fence reach the database first.
-func (p *seller) dropHold(q *queue) {
-	h := q.hold
+func (p *seller) endTenure(q *queue) {
+	h := q.tenure
 	if h == nil {
 		return
 	}
-	q.hold = nil
+	q.tenure = nil
 	h.backs.Wait()
 	defer h.cancel()
 	defer p.m.timeStep(stepRelease, time.Now())
@@ -173,13 +173,13 @@ func (p *seller) dropHold(q *queue) {
 	}
 }
 
-// dropIdleHold drops the queue's hold once nothing runs under it and
+// endIdleTenure ends the queue's tenure once nothing runs under it and
 // nobody waits for the next batch.
-func (s *Service) dropIdleHold(q *queue) {
-	if h := q.hold; h == nil || h.running.Load() > 0 || s.waiting(q) > 0 {
+func (s *Service) endIdleTenure(q *queue) {
+	if h := q.tenure; h == nil || h.running.Load() > 0 || s.waiting(q) > 0 {
 		return
 	}
-	s.sell.dropHold(q)
+	s.sell.endTenure(q)
 }
 
 // waiting is how many buyers wait in q.
@@ -190,11 +190,11 @@ func (s *Service) waiting(q *queue) int {
 }
 
 // writeBehind runs a batch's write side (write, then finish) on its own
-// goroutine, owned by the queue's hold: it writes once the batch before it
-// has, and it is waited for before the hold is dropped. The leader goes on
+// goroutine, owned by the queue's tenure: it writes once the batch before it
+// has, and it is waited for before the tenure ends. The leader goes on
 // to the next batch meanwhile.
 func (p *seller) writeBehind(q *queue, tickets []*ticket, write, finish func()) {
-	h := q.hold
+	h := q.tenure
 	after, mine := h.written, make(chan struct{})
 	h.before, h.written = h.written, mine
 	h.backs.Add(1)
