@@ -13,7 +13,7 @@ type Books struct {
 	// Sold is the activity row's count of units sold (activities.sold),
 	// which every order write and expiry moves in its own transaction.
 	Sold int64
-	// Held is the units held by the order rows that hold units (HoldsUnit:
+	// Held is the units held by the order rows that hold units (KeepsUnit:
 	// created and paid): their quantities summed.
 	Held int64
 	// Rows is the count of all the activity's order rows, whatever their

@@ -278,9 +278,9 @@ type AdminOrder struct {
 // MaxPage bounds a page of an admin listing.
 const MaxPage = 500
 
-// HoldsUnit reports whether an order with status keeps its unit sold: created
+// KeepsUnit reports whether an order with status keeps its unit sold: created
 // and paid orders do; expired and refund_required ones gave it back.
-func HoldsUnit(status string) bool {
+func KeepsUnit(status string) bool {
 	return status == OrderStatusCreated || status == OrderStatusPaid
 }
 
@@ -295,12 +295,12 @@ func Unavailable(msg string, err error) *Error {
 	return &Error{Code: EUnavailable, Message: msg, RetryAfter: RetryAfter, Err: err}
 }
 
-// Holds is the EAlreadyPurchased answer to a buyer who holds o, with its
+// AlreadyPurchased is the EAlreadyPurchased answer to a buyer who holds o, with its
 // id and status ("" when only the id is known). The message says what the
 // order's status means for the buyer: an expired order (cancelled, or not
 // paid in time) is not a purchase, yet it is still their one order of the
 // sale.
-func Holds(o Order) *Error {
+func AlreadyPurchased(o Order) *Error {
 	return &Error{Code: EAlreadyPurchased, Message: holdsMessage(o.Status), OrderID: o.ID, OrderStatus: o.Status}
 }
 

@@ -57,9 +57,9 @@ func TestHoldsSaysWhatTheOrderMeans(t *testing.T) {
 		seckill.OrderStatusExpired: "cancelled or expired", seckill.OrderStatusRefunded: "refunded",
 		seckill.OrderStatusRefundRequired: "refunded", "": "already holds an order",
 	} {
-		e := seckill.Holds(seckill.Order{ID: "o1", Status: status})
+		e := seckill.AlreadyPurchased(seckill.Order{ID: "o1", Status: status})
 		if e.Code != seckill.EAlreadyPurchased || e.OrderID != "o1" || !strings.Contains(e.Message, want) {
-			t.Errorf("Holds(%q) = %s %q, want already_purchased saying %q", status, e.Code, e.Message, want)
+			t.Errorf("AlreadyPurchased(%q) = %s %q, want already_purchased saying %q", status, e.Code, e.Message, want)
 		}
 	}
 }

@@ -28,7 +28,7 @@ func (r BuyRequest) AnswerHolder(o Order) (Order, error) {
 	if r.IdempotencyKey != "" && o.IdempotencyKey == r.IdempotencyKey {
 		return o, nil
 	}
-	return Order{}, Holds(o)
+	return Order{}, AlreadyPurchased(o)
 }
 
 // ActivityView is an activity with its live stock.

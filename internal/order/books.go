@@ -22,7 +22,7 @@ FROM activities a LEFT JOIN (
 	FROM orders %s GROUP BY activity_id, user_id) u ON u.activity_id = a.id
 %s GROUP BY a.id, a.total_stock, a.sold ORDER BY a.id`
 
-// heldStatuses are the statuses whose orders hold a unit (seckill.HoldsUnit).
+// heldStatuses are the statuses whose orders hold a unit (seckill.KeepsUnit).
 var heldStatuses = []string{seckill.OrderStatusCreated, seckill.OrderStatusPaid}
 
 // Books returns the database side of the books of the activities with the

@@ -73,7 +73,7 @@ func (s *Orders) ChangeStatus(ctx context.Context, c StatusChange) error {
 	}
 	defer tx.Rollback() // a no-op after Commit
 
-	expiry := c.From == seckill.OrderStatusCreated && !seckill.HoldsUnit(c.To)
+	expiry := c.From == seckill.OrderStatusCreated && !seckill.KeepsUnit(c.To)
 	if expiry {
 		// The activity's row before the order's, in the order a purchase
 		// batch takes them (its claim, then its insert, whose unique-key check

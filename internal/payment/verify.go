@@ -137,7 +137,7 @@ func (s *Service) apply(lk *lock.Lock, o seckill.Order, p Payment) (seckill.Orde
 			v   seckill.Order
 			err error
 		)
-		if o.Status == seckill.OrderStatusCreated && !seckill.HoldsUnit(to) {
+		if o.Status == seckill.OrderStatusCreated && !seckill.KeepsUnit(to) {
 			v, outcome, err = s.expire(lease, o, change) // the unit goes back
 		} else {
 			v, outcome, err = s.write(lease, o, change)
@@ -199,7 +199,7 @@ func (s *Service) expire(lease context.Context, o seckill.Order, change order.St
 		return o, outcomeUnknown, fmt.Errorf("payment: expire order %s: %w", o.ID, err)
 	}
 	v, outcome, err := s.write(lease, o, change)
-	if errors.Is(err, order.ErrCommitUnknown) && loaded && v.Status != "" && !seckill.HoldsUnit(v.Status) {
+	if errors.Is(err, order.ErrCommitUnknown) && loaded && v.Status != "" && !seckill.KeepsUnit(v.Status) {
 		// Whether this change landed is not known, but the order holds no
 		// unit any more: this change or a later grant's took it. The
 		// return's receipt (the order id) gives it back exactly once, with

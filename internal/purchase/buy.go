@@ -69,7 +69,7 @@ func (s *Service) answerBought(ctx context.Context, activityID int64, req seckil
 			return seckill.Order{}, seckill.DatabaseDown(err), true
 		}
 		id, _ := s.bought.orderOf(activityID, req.UserID)
-		return seckill.Order{}, seckill.Holds(seckill.Order{ID: id, ActivityID: activityID, UserID: req.UserID}), true
+		return seckill.Order{}, seckill.AlreadyPurchased(seckill.Order{ID: id, ActivityID: activityID, UserID: req.UserID}), true
 	}
 	mine, ok := held[req.UserID]
 	if !ok {

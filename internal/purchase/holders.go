@@ -63,7 +63,7 @@ func (h *holders) prefer(b *batch) []answer {
 	var said []answer
 	for i, t := range b.tickets {
 		if o, ok := held[t.req.UserID]; ok && finalNoOrder(b.outs[i].err) {
-			said = append(said, answer{i, outcome{err: seckill.Holds(o)}})
+			said = append(said, answer{i, outcome{err: seckill.AlreadyPurchased(o)}})
 		}
 	}
 	return said
@@ -104,7 +104,7 @@ func (h *holders) answer(b *batch, in []int, room bool) ([]int, []answer) {
 // activity, and otherwise err, a final "no order" answer.
 func (h *holders) holderOr(ctx context.Context, activityID, userID int64, err error) error {
 	if o, ok := h.held(ctx, activityID, []int64{userID})[userID]; ok {
-		return seckill.Holds(o)
+		return seckill.AlreadyPurchased(o)
 	}
 	return err
 }

@@ -48,7 +48,7 @@ var joinChecks = seckill.Checks(seckill.RouteJoin, map[string]queueCheck{
 		if !ok {
 			return seckill.QueueStatus{}, nil, false
 		}
-		return seckill.QueueStatus{}, seckill.Holds(o), true
+		return seckill.QueueStatus{}, seckill.AlreadyPurchased(o), true
 	},
 	// The pause read with the standing, fresh: a join after the pause's
 	// answer, on any instance, gets no place (join.lua checks it again,
