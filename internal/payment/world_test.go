@@ -234,18 +234,6 @@ func (w *world) checkBooks() {
 	}
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s", within, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func statusOf(t *testing.T, s *order.Store, id string) string {
 	t.Helper()
 	o, err := s.OrderByID(context.Background(), id)
