@@ -28,6 +28,7 @@ import (
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/books"
 	"github.com/seckill-oss/seckill/internal/httpapi"
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/purchase"
@@ -152,7 +153,7 @@ func (s *stack) start() {
 	}, books.Config{}, purchase.Deps{
 		Redis:    svcRedis,
 		Locks:    s.locks,
-		Stock:    stock.New(svcRedis, s.prefix),
+		Stock:    stock.New(svcRedis, keys.NewSpace(s.prefix)),
 		Orders:   orders,
 		Users:    s.users,
 		Registry: prometheus.NewRegistry(),
@@ -405,7 +406,7 @@ func (s *stack) books(activity int64) seckill.Books {
 				got, err = db.Books(ctx, activity)
 			}
 			if err == nil {
-				err = stock.New(s.rdb, s.prefix).FillBooks(ctx, got)
+				err = stock.New(s.rdb, keys.NewSpace(s.prefix)).FillBooks(ctx, got)
 			}
 			return retry.RetryableError(err)
 		})

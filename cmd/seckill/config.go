@@ -12,10 +12,15 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/seckill-oss/seckill/internal/app"
+	"github.com/seckill-oss/seckill/internal/books"
+	"github.com/seckill-oss/seckill/internal/keys"
+	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/outbound"
 	"github.com/seckill-oss/seckill/internal/purchase"
 	"github.com/seckill-oss/seckill/internal/tracing"
+	"github.com/seckill-oss/seckill/internal/waitingroom"
 )
 
 // config is the service's configuration, read from the environment through
@@ -121,7 +126,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 	// lease, a WAIT inside its write reserve) are its own: checked there,
 	// once the settings themselves read well.
 	if len(e.errs) == 0 {
-		if err := c.purchase().Check(); err != nil {
+		if err := c.core().Check(); err != nil {
 			e.fail(err)
 		}
 		if err := c.kafkaOptions(); err != nil {
@@ -178,18 +183,35 @@ var configRules = []func(c config) error{
 	checkKafkaSecurity,
 }
 
-// purchase is the purchase path's part of the configuration.
-func (c config) purchase() purchase.Config {
-	return purchase.Config{
-		LockTTL:          c.LockTTL,
-		UserCheckTimeout: c.UserCheckTimeout,
-		LockWait:         c.LockWait,
-		QueueMax:         c.QueueMax,
-		QueueMaxTotal:    c.QueueMaxTotal,
-		KeyPrefix:        c.KeyPrefix,
-		WaitReplicas:     c.WaitReplicas,
-		WaitTimeout:      c.WaitTimeout,
+// core is the settings of the service's core (internal/app): the key
+// space and the lock's lease built once here, for every part that names
+// keys or takes the lock.
+func (c config) core() app.Config {
+	cc := app.Config{
+		Keys:  keys.NewSpace(c.KeyPrefix),
+		Lease: lock.Policy{TTL: c.LockTTL, Wait: c.LockWait, CallTimeout: c.UserCheckTimeout},
+		Purchase: purchase.Config{
+			QueueMax:      c.QueueMax,
+			QueueMaxTotal: c.QueueMaxTotal,
+			WaitReplicas:  c.WaitReplicas,
+			WaitTimeout:   c.WaitTimeout,
+		},
+		Books: books.Config{
+			BooksSweep:   c.BooksSweep,
+			RequirePrice: c.requirePrice(),
+			// Expiries give units back until the last order's pay_by.
+			BooksAfterEnd: c.PaymentWindow + time.Hour,
+		},
+		Rooms: &waitingroom.Config{
+			AdmissionTTL:  c.AdmissionTTL,
+			MaxRate:       c.AdmissionRate,
+			MaxPlaces:     int64(c.RoomMaxPlaces),
+			MaxHeld:       heldCap(c.RoomMaxHeld),
+			AdmissionIdle: c.AdmissionIdle,
+			Payments:      c.PaymentURL != "" || c.embedded(),
+		},
 	}
+	return cc
 }
 
 // defaultRatePerUser is the per-user limit when SECKILL_RATE_PER_USER is
@@ -307,4 +329,13 @@ func envOr(getenv func(string) string, name, def string) string {
 func loopbackURL(raw string) bool {
 	u, err := url.Parse(raw)
 	return err == nil && isLoopbackHost(u.Hostname())
+}
+
+// heldCap is SECKILL_ROOM_MAX_HELD as the rooms read it: 0 there is the
+// default, so none held is below 0.
+func heldCap(n int) int64 {
+	if n == 0 {
+		return -1
+	}
+	return int64(n)
 }

@@ -186,18 +186,18 @@ func aclRefusals(t *testing.T, addr, prefix string, tlsConfig *tls.Config) {
 		"the service's FLUSHALL":                        svc.FlushAll(ctx).Err(),
 		"the service's KEYS":                            svc.Keys(ctx, "*").Err(),
 		"the service's CONFIG SET":                      svc.ConfigSet(ctx, "maxmemory", "1").Err(),
-		"the service's GET of a key outside its prefix": svc.Get(ctx, "other:"+keys.Stock("", 1)).Err(),
-		"the service's SET of another prefix's stock":   svc.Set(ctx, keys.Stock("other:", 1), 1, 0).Err(),
+		"the service's GET of a key outside its prefix": svc.Get(ctx, "other:"+keys.Space{}.Stock(1)).Err(),
+		"the service's SET of another prefix's stock":   svc.Set(ctx, keys.NewSpace("other:").Stock(1), 1, 0).Err(),
 		"the consumer's XADD (a forged event)":          consumer.XAdd(ctx, &redis.XAddArgs{Stream: prefix + "events", Values: []any{"event", "{}"}}).Err(),
 		"the consumer's XDEL":                           consumer.XDel(ctx, prefix+"events", "0-1").Err(),
-		"the consumer's HSET of the stock":              consumer.HSet(ctx, keys.Stock(prefix, 1), "remaining", 100).Err(),
-		"an unauthenticated GET":                        anonymous.Get(ctx, keys.Stock(prefix, 1)).Err(),
+		"the consumer's HSET of the stock":              consumer.HSet(ctx, keys.NewSpace(prefix).Stock(1), "remaining", 100).Err(),
+		"an unauthenticated GET":                        anonymous.Get(ctx, keys.NewSpace(prefix).Stock(1)).Err(),
 	} {
 		if err == nil || !strings.HasPrefix(err.Error(), "NOPERM") {
 			t.Errorf("%s: %v, want NOPERM", what, err)
 		}
 	}
-	if err := svc.HGet(ctx, keys.Stock(prefix, 1), "remaining").Err(); err != nil && !errors.Is(err, redis.Nil) {
+	if err := svc.HGet(ctx, keys.NewSpace(prefix).Stock(1), "remaining").Err(); err != nil && !errors.Is(err, redis.Nil) {
 		t.Errorf("the service's HGET in its prefix: %v", err)
 	}
 }

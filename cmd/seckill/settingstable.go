@@ -57,7 +57,7 @@ var settingsTable = []setting{
 	// The purchase path.
 	duration("SECKILL_LOCK_TTL", 2*time.Second, 10*time.Millisecond, "lease of the per-activity lock",
 		func(c *config) *time.Duration { return &c.LockTTL }),
-	duration("SECKILL_LOCK_WAIT", purchase.DefaultLockWait, time.Millisecond, "how long a purchase may wait in its activity's queue for a batch to take it, and how long a batch waits for a lock another instance holds; past either: `429 busy`",
+	duration("SECKILL_LOCK_WAIT", time.Second, time.Millisecond, "how long a purchase may wait in its activity's queue for a batch to take it, and how long a batch waits for a lock another instance holds; past either: `429 busy`",
 		func(c *config) *time.Duration { return &c.LockWait }),
 	count("SECKILL_QUEUE_MAX", purchase.DefaultQueueMax, 1, maxQueueMax, "buyers", "buyers of one activity that may wait in one instance's queue; one more: `429 busy`",
 		func(c *config) *int { return &c.QueueMax }),

@@ -70,7 +70,7 @@ func TestReconcileOfTwoMillionOrders(t *testing.T) {
 
 	// Redis loses the stock; the operator preloads, through an instance
 	// whose database calls time out after 500 ms.
-	if err := testenv.Redis(t).Del(ctx, keys.Stock(prefix, a.ID)).Err(); err != nil {
+	if err := testenv.Redis(t).Del(ctx, keys.NewSpace(prefix).Stock(a.ID)).Err(); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := mysql.ParseDSN(dsn)
@@ -122,12 +122,12 @@ func TestReconcileLoadLandingAfterItsLease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := keys.Lock(prefix, a.ID)
-	hold := &loadHold{stockKey: keys.Stock(prefix, a.ID), lockKey: key, held: make(chan struct{}), release: make(chan struct{}), landed: make(chan struct{})}
+	key := keys.NewSpace(prefix).Lock(a.ID)
+	hold := &loadHold{stockKey: keys.NewSpace(prefix).Stock(a.ID), lockKey: key, held: make(chan struct{}), release: make(chan struct{}), landed: make(chan struct{})}
 	stalled.AddHook(hold)
 	directLocks := lock.New(direct, nil)
 	defer directLocks.Close()
-	directStock := stock.New(direct, prefix)
+	directStock := stock.New(direct, keys.NewSpace(prefix))
 	if err := directStock.Load(ctx, a.ID, 100, 0); err != nil {
 		t.Fatal(err)
 	}

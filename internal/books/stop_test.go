@@ -35,12 +35,12 @@ func newInstance(t *testing.T, rdb redis.UniversalClient, prefix string, orders 
 	locks := lock.New(rdb, nil)
 	t.Cleanup(func() { _ = locks.Close() })
 	cat := catalog.New(orders, nil)
-	rooms, err := waitingroom.New(waitingroom.Config{}, waitingroom.Deps{Store: waitingroom.NewStore(rdb, prefix, 0, 0), Activity: cat.Visible})
+	rooms, err := waitingroom.New(waitingroom.Config{}, waitingroom.Deps{Store: waitingroom.NewStore(rdb, keys.NewSpace(prefix), 0, 0), Activity: cat.Visible})
 	if err != nil {
 		t.Fatal(err)
 	}
 	svc, err := wiring.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond, KeyPrefix: prefix}, bcfg,
-		purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, prefix), Orders: orders, Users: usercheck.ApproveAll{},
+		purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, keys.NewSpace(prefix)), Orders: orders, Users: usercheck.ApproveAll{},
 			Rooms: rooms, Catalog: cat})
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +108,7 @@ func stillEnded(t *testing.T, step string, rdb redis.UniversalClient, prefix str
 			t.Errorf("%s, instance %d: activity status %q, %v, want ended", step, i, v.Status, err)
 		}
 	}
-	if ended, err := rdb.HExists(ctx, keys.Stock(prefix, id), "ended").Result(); err != nil || !ended {
+	if ended, err := rdb.HExists(ctx, keys.NewSpace(prefix).Stock(id), "ended").Result(); err != nil || !ended {
 		t.Errorf("%s: Redis's ended flag %v, %v, want set", step, ended, err)
 	}
 }
@@ -153,7 +153,7 @@ func TestEndBeforeTheStartStaysEnded(t *testing.T) {
 	stillEnded(t, "after a stock change", rdb, prefix, act.ID, 400, a, b)
 	time.Sleep(300 * time.Millisecond) // a's books sweep runs every 50 ms
 	stillEnded(t, "after the books sweep", rdb, prefix, act.ID, 500, a, b)
-	if err := rdb.Del(ctx, keys.Stock(prefix, act.ID)).Err(); err != nil {
+	if err := rdb.Del(ctx, keys.NewSpace(prefix).Stock(act.ID)).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.Preload(ctx, act.ID); err != nil {
@@ -190,7 +190,7 @@ func TestAFailedEndLeavesRedisAsTheDatabase(t *testing.T) {
 	if _, err := a.End(ctx, act.ID); codeOf(err) != seckill.EUnavailable {
 		t.Fatalf("End refused by the database: %v, want unavailable", err)
 	}
-	if ended, err := rdb.HExists(ctx, keys.Stock(prefix, act.ID), "ended").Result(); err != nil || ended {
+	if ended, err := rdb.HExists(ctx, keys.NewSpace(prefix).Stock(act.ID), "ended").Result(); err != nil || ended {
 		t.Errorf("after the refused end: Redis says ended (%v, %v), the database does not", ended, err)
 	}
 	row, err := orders.Activity(ctx, act.ID)

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/books"
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/purchase"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
@@ -25,7 +26,7 @@ func TestBooksSweepReturnsWhatACrashLeftDeducted(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	svc, _ := wiring.OnReal(t, rdb, dsn, purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond, KeyPrefix: prefix},
 		books.Config{BooksSweep: 100 * time.Millisecond, BooksAfterEnd: time.Hour}, nil, reg)
-	st := stock.New(rdb, prefix)
+	st := stock.New(rdb, keys.NewSpace(prefix))
 	now := time.Now()
 	a, err := svc.CreateActivity(ctx, seckill.Activity{Name: "Moutai 53%", TotalStock: 10, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
 	if err != nil {

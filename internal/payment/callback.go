@@ -10,7 +10,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/luascript"
 	"github.com/seckill-oss/seckill/internal/order"
@@ -197,7 +196,7 @@ func (s *Service) markAnswered(ctx context.Context, o seckill.Order, n int64) {
 }
 
 func (s *Service) countsKey(o seckill.Order) string {
-	return keys.PaymentQueryCounts(s.cfg.KeyPrefix, o.ActivityID, o.ID)
+	return s.stock.Keys().PaymentQueryCounts(o.ActivityID, o.ID)
 }
 
 // luaFiles holds the payment's scripts, one job and one .lua file each.

@@ -462,7 +462,7 @@ func TestPaidAnswerMeetingAnExpiryBecomesRefundRequired(t *testing.T) {
 	ctx := context.Background()
 	// The verification's grant gets fence 101; the other writer's older
 	// grant (50) still passes the order's status fence (0).
-	fenceKey, err := lock.FenceKey(keys.PaymentFence(w.prefix, w.activity.ID))
+	fenceKey, err := lock.FenceKey(keys.NewSpace(w.prefix).PaymentFence(w.activity.ID))
 	if err != nil {
 		t.Fatal(err)
 	}

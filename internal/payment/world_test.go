@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/payment"
@@ -43,7 +44,7 @@ func newWorld(t *testing.T, window time.Duration, total int64) *world {
 	t.Helper()
 	w := &world{t: t, rdb: testenv.Redis(t), prefix: testenv.Prefix(t), dsn: testenv.MySQLDSN(t), window: window}
 	w.orders = w.openOrders(w.dsn)
-	w.stock = stock.New(w.rdb, w.prefix)
+	w.stock = stock.New(w.rdb, keys.NewSpace(w.prefix))
 	ctx := context.Background()
 	start := time.Now().UTC().Add(-time.Minute)
 	var err error
@@ -168,7 +169,7 @@ func (w *world) instance(opt instanceOptions) *instance {
 		RequirePrice: opt.requirePrice,
 		APIKey:       opt.apiKey,
 		Now:          opt.now,
-	}, payment.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, w.prefix), Orders: orders, Registry: reg, OnUnitReturned: opt.onReturned})
+	}, payment.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, keys.NewSpace(w.prefix)), Orders: orders, Registry: reg, OnUnitReturned: opt.onReturned})
 	if err != nil {
 		w.t.Fatal(err)
 	}

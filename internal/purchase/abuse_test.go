@@ -11,6 +11,7 @@ import (
 
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/books"
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/purchase"
 	"github.com/seckill-oss/seckill/internal/stock"
@@ -132,7 +133,7 @@ func TestRejectedBuyerIsRememberedBriefly(t *testing.T) {
 	f := newFixture(t)
 	var calls atomic.Int64
 	svc, err := wiring.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond, Now: f.clock.Now}, books.Config{},
-		purchase.Deps{Redis: f.rdb, Locks: lock.New(f.rdb, nil), Stock: stock.New(f.rdb, ""), Orders: f.orders,
+		purchase.Deps{Redis: f.rdb, Locks: lock.New(f.rdb, nil), Stock: stock.New(f.rdb, keys.Space{}), Orders: f.orders,
 			Users: verifierFunc(func(context.Context, int64, int64) error {
 				calls.Add(1)
 				return &usercheck.RejectedError{Reason: "account under review"}

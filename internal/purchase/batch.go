@@ -210,7 +210,7 @@ func (s *sale) sellUnderGrant() bool {
 // fails those not approved and returns the approved.
 func (s *sale) verify(pending []int) (approved []int) {
 	b := s.b
-	budget := s.lk.CallBudget(s.cfg.UserCheckTimeout)
+	budget := s.lk.CallBudget(s.cfg.Lease.CallTimeout)
 	if budget <= 0 {
 		b.fail(pending, seckill.Unavailable("the activity's lease ran out before the user could be verified; nothing was sold", context.DeadlineExceeded))
 		return nil

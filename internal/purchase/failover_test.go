@@ -8,7 +8,6 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
@@ -54,7 +53,7 @@ func TestFailoverNeverGivesTwoBatchesOneReceipt(t *testing.T) {
 
 	// The failover: the promoted replica has Redis as it was before N's
 	// refence.
-	lockKey := keys.Lock(s.cfg.KeyPrefix, a.ID)
+	lockKey := s.stock.Keys().Lock(a.ID)
 	fenceKey, err := lock.FenceKey(lockKey)
 	if err != nil {
 		t.Fatal(err)
@@ -65,10 +64,10 @@ func TestFailoverNeverGivesTwoBatchesOneReceipt(t *testing.T) {
 	if err := s.redis.SetArgs(ctx, lockKey, first.g.Token, redis.SetArgs{KeepTTL: true}).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.redis.Del(ctx, keys.Activity(s.cfg.KeyPrefix, a.ID, "deduct:"+strconv.FormatInt(n.g.Fence, 10)+":"+n.g.Token)).Err(); err != nil {
+	if err := s.redis.Del(ctx, s.stock.Keys().Activity(a.ID, "deduct:"+strconv.FormatInt(n.g.Fence, 10)+":"+n.g.Token)).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.redis.HIncrBy(ctx, keys.Stock(s.cfg.KeyPrefix, a.ID), "remaining", 1).Err(); err != nil {
+	if err := s.redis.HIncrBy(ctx, s.stock.Keys().Stock(a.ID), "remaining", 1).Err(); err != nil {
 		t.Fatal(err)
 	}
 

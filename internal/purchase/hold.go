@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/stock"
 )
@@ -57,8 +56,8 @@ func (s *sale) grant(pending []int) bool {
 	// The lease's parent lives until the hold is dropped, however many
 	// batches it serves.
 	lctx, cancel := context.WithCancel(context.Background())
-	lk, err := s.locks.Obtain(lctx, keys.Lock(s.cfg.KeyPrefix, b.activity.ID), s.cfg.LockTTL,
-		&lock.ObtainOptions{Wait: s.cfg.LockWait, MaxBackoff: lockPoll})
+	lk, err := s.locks.Obtain(lctx, s.stock.Keys().Lock(b.activity.ID), s.cfg.Lease.TTL,
+		&lock.ObtainOptions{Wait: s.cfg.Lease.Wait, MaxBackoff: lockPoll})
 	switch {
 	case errors.Is(err, lock.ErrNotObtained) && !errors.Is(err, lock.ErrAcquireFailed):
 		cancel()
@@ -93,7 +92,7 @@ func (s *sale) use(lk *lock.Lock, fence int64) {
 // the key says so (lock.ErrWaitedFor).
 func (s *sale) refence(h *hold) (ok, yielded bool) {
 	if h.lk.Context().Err() == nil {
-		fence, err := h.lk.Refence(h.lk.Context(), s.cfg.LockTTL)
+		fence, err := h.lk.Refence(h.lk.Context(), s.cfg.Lease.TTL)
 		switch {
 		case err == nil:
 			s.use(h.lk, fence)

@@ -65,7 +65,7 @@ func newFixtureOn(t *testing.T, orders *order.Store) fixture {
 	t.Cleanup(func() { _ = locks.Close() })
 	c := &clock{now: time.Now()}
 	svc, err := wiring.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond, Now: c.Now}, books.Config{},
-		purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, ""), Orders: orders, Users: usercheck.ApproveAll{}})
+		purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, keys.Space{}), Orders: orders, Users: usercheck.ApproveAll{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,14 +164,14 @@ func TestSoldOutMarkIsRecheckedAfterASecond(t *testing.T) {
 	}
 	// Another process deducts the last unit, and this one sees the activity
 	// sold out and marks it.
-	if err := f.rdb.HSet(ctx, keys.Stock("", act), "remaining", 0).Err(); err != nil {
+	if err := f.rdb.HSet(ctx, keys.Space{}.Stock(act), "remaining", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.svc.Buy(ctx, seckill.BuyRequest{ActivityID: act, UserID: 2}); code(err) != seckill.ESoldOut {
 		t.Fatalf("with no unit left: %v, want sold_out", err)
 	}
 	// The other process could not write its order and puts the unit back.
-	if err := f.rdb.HSet(ctx, keys.Stock("", act), "remaining", 1).Err(); err != nil {
+	if err := f.rdb.HSet(ctx, keys.Space{}.Stock(act), "remaining", 1).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.svc.Buy(ctx, seckill.BuyRequest{ActivityID: act, UserID: 2}); code(err) != seckill.ESoldOut {
@@ -215,7 +215,7 @@ func newHeldService(t *testing.T, cfg purchase.Config) *heldService {
 		return nil
 	})
 	cfg.LockTTL, cfg.UserCheckTimeout = 5*time.Second, time.Second
-	h.svc, err = wiring.New(cfg, books.Config{}, purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, ""), Orders: h.orders, Users: users})
+	h.svc, err = wiring.New(cfg, books.Config{}, purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, keys.Space{}), Orders: h.orders, Users: users})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +361,7 @@ func (f verifierFunc) Verify(ctx context.Context, userID, activityID int64) erro
 func TestPanickingVerifierFailsOnlyItsBuyer(t *testing.T) {
 	f := newFixture(t)
 	svc, err := wiring.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond}, books.Config{},
-		purchase.Deps{Redis: f.rdb, Locks: lock.New(f.rdb, nil), Stock: stock.New(f.rdb, ""), Orders: f.orders,
+		purchase.Deps{Redis: f.rdb, Locks: lock.New(f.rdb, nil), Stock: stock.New(f.rdb, keys.Space{}), Orders: f.orders,
 			Users: verifierFunc(func(_ context.Context, userID, _ int64) error {
 				if userID == 13 {
 					panic("verifier bug")
@@ -496,7 +496,7 @@ func TestStrictRequiresAPrice(t *testing.T) {
 	locks := lock.New(rdb, nil)
 	t.Cleanup(func() { _ = locks.Close() })
 	svc, err := wiring.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond}, books.Config{RequirePrice: true},
-		purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, ""), Orders: orders, Users: usercheck.ApproveAll{}})
+		purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, keys.Space{}), Orders: orders, Users: usercheck.ApproveAll{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -93,7 +93,7 @@ func (s *Service) seenAfterRetry(ctx context.Context, a seckill.Activity, userID
 // its deduct: the queue's wait, the lock's, and a lease's worth of user
 // checks and Redis calls. The buyer is busy buying meanwhile, not gone.
 func (s *Service) flightLimit() time.Duration {
-	return 2*s.cfg.LockWait + s.cfg.LockTTL
+	return 2*s.cfg.Lease.Wait + s.cfg.Lease.TTL
 }
 
 func notAdmitted() *seckill.Error {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/books"
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/purchase"
 	"github.com/seckill-oss/seckill/internal/stock"
@@ -27,7 +28,7 @@ func roomSale(t *testing.T, svc wiring.Service, rdb *redis.Client, prefix string
 		t.Fatal(err)
 	}
 	w := waitingroom.Window{OpensAt: act.WaitingRoom.OpensAt, StartsAt: act.StartsAt, EndsAt: act.EndsAt, Seed: act.WaitingRoom.Seed}
-	if err := waitingroom.NewStore(rdb, prefix, 0, 0).Open(context.Background(), act.ID, w); err != nil {
+	if err := waitingroom.NewStore(rdb, keys.NewSpace(prefix), 0, 0).Open(context.Background(), act.ID, w); err != nil {
 		t.Fatal(err)
 	}
 	return act
@@ -88,13 +89,13 @@ func TestRejectedBuyerWithoutAnAdmissionIsNotAdmitted(t *testing.T) {
 	rdb, prefix, orders, c := roomWorld(t)
 	locks := lock.New(rdb, nil)
 	t.Cleanup(func() { _ = locks.Close() })
-	rooms, err := waitingroom.New(waitingroom.Config{}, waitingroom.Deps{Store: waitingroom.NewStore(rdb, prefix, 0, 0)})
+	rooms, err := waitingroom.New(waitingroom.Config{}, waitingroom.Deps{Store: waitingroom.NewStore(rdb, keys.NewSpace(prefix), 0, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	reject := verifierFunc(func(context.Context, int64, int64) error { return &usercheck.RejectedError{Reason: "blocked"} })
 	svc, err := wiring.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond, KeyPrefix: prefix, Now: c.Now}, books.Config{},
-		purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, prefix), Orders: orders, Users: reject, Rooms: rooms})
+		purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, keys.NewSpace(prefix)), Orders: orders, Users: reject, Rooms: rooms})
 	if err != nil {
 		t.Fatal(err)
 	}

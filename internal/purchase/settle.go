@@ -7,7 +7,6 @@ import (
 	"github.com/sethvargo/go-retry"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/stock"
@@ -60,7 +59,7 @@ func (s *sale) reseedFence() {
 	defer cancel()
 	dbFence, err := s.orders.Fence(dctx, activityID)
 	if err == nil {
-		err = s.locks.SeedFence(dctx, keys.Lock(s.cfg.KeyPrefix, activityID), dbFence)
+		err = s.locks.SeedFence(dctx, s.stock.Keys().Lock(activityID), dbFence)
 	}
 	if err != nil {
 		s.log.Warn("fence not reseeded after a stale grant; the next one reseeds it", "activity_id", activityID, "err", err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/catalog"
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/stock"
@@ -72,7 +73,7 @@ func instanceOn(t *testing.T, cfg *mysql.Config, prefix string, lockTTL time.Dur
 	locks := lock.New(rdb, nil)
 	t.Cleanup(func() { _ = locks.Close() })
 	s, err := New(Config{LockTTL: lockTTL, UserCheckTimeout: 100 * time.Millisecond, KeyPrefix: prefix},
-		Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, prefix), Orders: orders, Catalog: catalog.New(orders, nil), Users: usercheck.ApproveAll{}})
+		Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, keys.NewSpace(prefix)), Orders: orders, Catalog: catalog.New(orders, nil), Users: usercheck.ApproveAll{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/stock"
 )
 
@@ -56,11 +55,11 @@ func unknownName(g stock.Grant) string {
 }
 
 func (s *Service) unknownUsersKey(activityID int64) string {
-	return keys.Unknown(s.cfg.KeyPrefix, activityID)
+	return s.stock.Keys().Unknown(activityID)
 }
 
 func (s *Service) unknownBatchKey(activityID int64, name string) string {
-	return keys.UnknownBatch(s.cfg.KeyPrefix, activityID, name)
+	return s.stock.Keys().UnknownBatch(activityID, name)
 }
 
 // rememberUnknown writes down the sale's batch, whose outcome could not be

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
@@ -31,7 +32,7 @@ func TestHeldRequestAcrossASentinelFailover(t *testing.T) {
 	other := redis.NewFailoverClient(opt)
 	t.Cleanup(func() { _ = other.Close() })
 	ctx := context.Background()
-	st, sk := NewStore(rdb, prefix, 0, 0), stock.New(rdb, prefix)
+	st, sk := NewStore(rdb, prefix, 0, 0), stock.New(rdb, keys.NewSpace(prefix))
 	now := time.Now()
 	if err := sk.Load(ctx, 1, 1, 1); err != nil {
 		t.Fatal(err)

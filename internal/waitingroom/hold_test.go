@@ -202,7 +202,7 @@ func TestMissedNoteStillWakesTheHolder(t *testing.T) {
 	in := twoInstances(t, 0, 1, Config{})
 	mustJoin(t, in.st, 1, 2)
 	ctx := context.Background()
-	rdb, notes := in.st.rdb, keys.WaitingNotes(in.st.prefix, 1)
+	rdb, notes := in.st.rdb, keys.NewSpace(in.st.prefix).WaitingNotes(1)
 	// An earlier note (of a user not in this room) puts the cursor ahead.
 	if err := rdb.HIncrBy(ctx, in.st.room(1), "notes", 1).Err(); err != nil {
 		t.Fatal(err)
@@ -218,8 +218,8 @@ func TestMissedNoteStillWakesTheHolder(t *testing.T) {
 	}
 	admitted := time.Now()
 	pipe := rdb.TxPipeline()
-	pipe.ZRem(ctx, keys.WaitingLine(in.st.prefix, 1), "1")
-	pipe.ZAdd(ctx, keys.WaitingAdmitted(in.st.prefix, 1), redisZ(admitted.Add(time.Minute), "1"))
+	pipe.ZRem(ctx, keys.NewSpace(in.st.prefix).WaitingLine(1), "1")
+	pipe.ZAdd(ctx, keys.NewSpace(in.st.prefix).WaitingAdmitted(1), redisZ(admitted.Add(time.Minute), "1"))
 	n := pipe.HIncrBy(ctx, in.st.room(1), "notes", 1)
 	if _, err := pipe.Exec(ctx); err != nil {
 		t.Fatal(err)

@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/seckill-oss/seckill/internal/keys"
 )
 
 // A room's notes (note.lua) as the instances holding requests read them.
@@ -42,7 +40,7 @@ const noNote = "0-0"
 // the room's note count and the notes after the cursor (at most
 // notesBatch), or with cursor "" only the last note's id.
 func (s *Store) readNotes(ctx context.Context, activityID int64, cursor string) (notesRead, error) {
-	stream := keys.WaitingNotes(s.prefix, activityID)
+	stream := s.space.WaitingNotes(activityID)
 	pipe := s.rdb.TxPipeline()
 	count := pipe.HGet(ctx, s.room(activityID), "notes")
 	var msgs *redis.XMessageSliceCmd

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill/internal/books"
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/purchase"
@@ -67,7 +68,7 @@ func openStores(ctx context.Context, cfg config, users usercheck.Verifier, log *
 		UserCheckTimeout: cfg.userCheckTimeout,
 		KeyPrefix:        cfg.keyPrefix,
 	}, books.Config{}, purchase.Deps{
-		Redis: s.rdb, Locks: locks, Stock: stock.New(s.rdb, cfg.keyPrefix), Orders: orders,
+		Redis: s.rdb, Locks: locks, Stock: stock.New(s.rdb, keys.NewSpace(cfg.keyPrefix)), Orders: orders,
 		Users: users, Logger: log, Registry: reg,
 	})
 	if err != nil {
