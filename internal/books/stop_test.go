@@ -10,13 +10,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/app"
 	"github.com/seckill-oss/seckill/internal/books"
-	"github.com/seckill-oss/seckill/internal/catalog"
 	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
-	"github.com/seckill-oss/seckill/internal/purchase"
-	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 	"github.com/seckill-oss/seckill/internal/testkit/wiring"
 	"github.com/seckill-oss/seckill/internal/usercheck"
@@ -34,19 +32,12 @@ func newInstance(t *testing.T, rdb redis.UniversalClient, prefix string, orders 
 	t.Helper()
 	locks := lock.New(rdb, nil)
 	t.Cleanup(func() { _ = locks.Close() })
-	cat := catalog.New(orders, nil)
-	rooms, err := waitingroom.New(waitingroom.Config{}, waitingroom.Deps{Store: waitingroom.NewStore(rdb, keys.NewSpace(prefix), 0, 0), Activity: cat.Visible})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := wiring.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond, KeyPrefix: prefix}, bcfg,
-		purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, keys.NewSpace(prefix)), Orders: orders, Users: usercheck.ApproveAll{},
-			Rooms: rooms, Catalog: cat})
+	svc, err := wiring.New(app.Config{Keys: keys.NewSpace(prefix), Lease: lock.Policy{TTL: time.Second, CallTimeout: 200 * time.Millisecond}, Books: bcfg, Rooms: &waitingroom.Config{}}, app.Deps{Redis: rdb, Locks: locks, Orders: orders, Users: usercheck.ApproveAll{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = svc.Close() })
-	return instance{svc, rooms}
+	return instance{svc, svc.Core.Rooms}
 }
 
 func codeOf(err error) string {

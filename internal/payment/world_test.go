@@ -163,7 +163,6 @@ func (w *world) instance(opt instanceOptions) *instance {
 		ProviderURL:  w.stubURL,
 		Secret:       []byte(secret),
 		LockTTL:      opt.lockTTL,
-		KeyPrefix:    w.prefix,
 		PollInterval: 100 * time.Millisecond,
 		MerchantID:   opt.merchantID,
 		RequirePrice: opt.requirePrice,

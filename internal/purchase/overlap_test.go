@@ -112,7 +112,7 @@ func TestRepeatOnAnotherInstanceBehindAHeldCommitGivesItsUnitBack(t *testing.T) 
 	ctx := context.Background()
 	first, h, a, direct := overlapFixtureDSN(t, total) // lease: 1 s
 	// A lease that outlasts the held COMMIT, so its claim waits for the row.
-	second := instanceOn(t, direct, first.cfg.KeyPrefix, 5*time.Second)
+	second := instanceOn(t, direct, first.stock.Keys(), 5*time.Second)
 	h.arm(hold)
 	firstAnswer := make(chan boughtAnswer, 1)
 	go func() {

@@ -10,7 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/books"
+	"github.com/seckill-oss/seckill/internal/app"
 	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
@@ -40,12 +40,7 @@ func roomInstance(t *testing.T, rdb *redis.Client, prefix string, orders *order.
 	t.Helper()
 	locks := lock.New(rdb, nil)
 	t.Cleanup(func() { _ = locks.Close() })
-	rooms, err := waitingroom.New(waitingroom.Config{}, waitingroom.Deps{Store: waitingroom.NewStore(rdb, keys.NewSpace(prefix), 0, 0)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := wiring.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond, KeyPrefix: prefix, Now: c.Now}, books.Config{},
-		purchase.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, keys.NewSpace(prefix)), Orders: orders, Users: usercheck.ApproveAll{}, Rooms: rooms})
+	svc, err := wiring.New(app.Config{Keys: keys.NewSpace(prefix), Lease: lock.Policy{TTL: time.Second, CallTimeout: 200 * time.Millisecond}, Purchase: purchase.Config{Now: c.Now}, Rooms: &waitingroom.Config{}}, app.Deps{Redis: rdb, Locks: locks, Orders: orders, Users: usercheck.ApproveAll{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -134,7 +134,7 @@ func roomInstanceOn(t *testing.T, cfg *mysql.Config, prefix string, lockTTL time
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Config{LockTTL: lockTTL, UserCheckTimeout: lockTTL / 2, KeyPrefix: prefix},
+	s, err := New(Config{Lease: lock.Policy{TTL: lockTTL, CallTimeout: lockTTL / 2}},
 		Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, keys.NewSpace(prefix)), Orders: orders, Catalog: catalog.New(orders, nil), Users: users, Rooms: rooms})
 	if err != nil {
 		t.Fatal(err)
