@@ -214,20 +214,6 @@ func (c config) core() app.Config {
 	return cc
 }
 
-// defaultRatePerUser is the per-user limit when SECKILL_RATE_PER_USER is
-// unset: on by default, so one user id cannot spend the instance
-// alone, and generous enough that no person, nor an app's retries, nor a
-// test's 100 concurrent purchases by one user (the burst, userBurstSeconds'
-// worth) ever meets it.
-const defaultRatePerUser = 50
-
-// defaultRatePerUserReads is the per-user limit of the other buyer routes
-// when SECKILL_RATE_PER_USER_READS is unset: a person's polling,
-// a result page every second or a waiting room's refresh_s, is far below
-// it, and with userBurstSeconds' burst 80 reads at once pass; one user's
-// scraper of orders/mine or queue/mine is not.
-const defaultRatePerUserReads = 20
-
 // userBurstSeconds is how many seconds' worth of the per-user rate a user
 // may spend at once: 200 attempts at the default rate, so even two rounds of
 // 100 concurrent purchases by one user back to back stay under it.

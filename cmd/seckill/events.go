@@ -22,9 +22,6 @@ const (
 	eventsOff   = "off"
 )
 
-// defaultEventsTopic is SECKILL_EVENTS_KAFKA_TOPIC's default.
-const defaultEventsTopic = "seckill.orders"
-
 // eventsConfig is the order events' part of the configuration.
 type eventsConfig struct {
 	Sink         string   // eventsRedis, eventsKafka or eventsOff

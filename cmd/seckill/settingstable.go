@@ -7,12 +7,12 @@ import (
 	"time"
 
 	"github.com/seckill-oss/seckill/internal/order"
-	"github.com/seckill-oss/seckill/internal/purchase"
-	"github.com/seckill-oss/seckill/internal/waitingroom"
 )
 
 // settingsTable is every SECKILL_* setting serve reads, in the order read
 // (a setting's read and its default may use those above it) and printed.
+// Its defaults are the ones the service runs with: it hands every value to
+// the packages explicitly, whose own defaults only fill a zero Config.
 // Its meanings are README.md's table of settings (TestSettingsTableIsTheREADMEs).
 var settingsTable = []setting{
 	// Listeners and stores.
@@ -32,7 +32,7 @@ var settingsTable = []setting{
 		func(c *config) *time.Duration { return &c.WaitTimeout }),
 	text("SECKILL_MYSQL_DSN", "go-sql-driver DSN, e.g. `seckill:seckill@tcp(127.0.0.1:3306)/seckill?parseTime=true` (`clientFoundRows` is forced off); a URL (`mysql://...`) is refused, showing this form; a database that does not exist is named with the `CREATE DATABASE` to run. Required by `serve`, with `SECKILL_REDIS_URL`; the demo uses SQLite in a temp dir",
 		func(c *config) *string { return &c.MySQLDSN }).with(readDSN("SECKILL_MYSQL_DSN", func(c *config) *string { return &c.MySQLDSN })),
-	count("SECKILL_MYSQL_MAX_CONNS", order.DefaultMaxConns, 1, order.MaxPoolConns, "connections", "most connections of the database pool. Each activity on sale in this instance has one batch leader holding one connection per batch; payments, expiry and admin reads share the rest. Size it to the activities sold at once plus a few, and keep instances x this under the server's `max_connections`",
+	count("SECKILL_MYSQL_MAX_CONNS", 16, 1, order.MaxPoolConns, "connections", "most connections of the database pool. Each activity on sale in this instance has one batch leader holding one connection per batch; payments, expiry and admin reads share the rest. Size it to the activities sold at once plus a few, and keep instances x this under the server's `max_connections`",
 		func(c *config) *int { return &c.MySQLMaxConns }),
 	text("SECKILL_MIGRATE_DSN", "the DSN `seckill migrate` connects with instead of `SECKILL_MYSQL_DSN`: a user allowed to change the schema, so the runtime user needs only `SELECT, INSERT, UPDATE, DELETE` (docs/DEPLOY.md, \"Least-privilege database user\"). Unset: `SECKILL_MYSQL_DSN`",
 		func(c *config) *string { return &c.MigrateDSN }).with(readDSN("SECKILL_MIGRATE_DSN", func(c *config) *string { return &c.MigrateDSN })),
@@ -59,27 +59,34 @@ var settingsTable = []setting{
 		func(c *config) *time.Duration { return &c.LockTTL }),
 	duration("SECKILL_LOCK_WAIT", time.Second, time.Millisecond, "how long a purchase may wait in its activity's queue for a batch to take it, and how long a batch waits for a lock another instance holds; past either: `429 busy`",
 		func(c *config) *time.Duration { return &c.LockWait }),
-	count("SECKILL_QUEUE_MAX", purchase.DefaultQueueMax, 1, maxQueueMax, "buyers", "buyers of one activity that may wait in one instance's queue; one more: `429 busy`",
+	count("SECKILL_QUEUE_MAX", 10_000, 1, maxQueueMax, "buyers", "buyers of one activity that may wait in one instance's queue; one more: `429 busy`",
 		func(c *config) *int { return &c.QueueMax }),
-	count("SECKILL_QUEUE_MAX_TOTAL", purchase.DefaultQueueMaxTotal, 1, maxQueueMax, "buyers", "buyers of all activities together that may wait in one instance's queues; one more: `429 busy`",
+	count("SECKILL_QUEUE_MAX_TOTAL", 20_000, 1, maxQueueMax, "buyers", "buyers of all activities together that may wait in one instance's queues; one more: `429 busy`",
 		func(c *config) *int { return &c.QueueMaxTotal }),
 	rate("SECKILL_RATE_GLOBAL", 0, 0, noLimit, "requests/s for the whole instance to every public route but `/healthz` and `/readyz` (burst: one second's worth); past it `429 busy`; `0`: no limit",
 		func(c *config) *float64 { return &c.RateGlobal }),
-	rate("SECKILL_RATE_PER_USER", defaultRatePerUser, 0, noLimit, "purchase attempts/s per `X-User-ID` (burst: four seconds' worth, 200 at the default); past it `429 busy`; `0` turns it off (a warning at start-up)",
+	// On by default, so one user id cannot spend the instance alone, and
+	// generous enough that no person, nor an app's retries, nor a test's 100
+	// concurrent purchases by one user (the burst, userBurstSeconds' worth)
+	// ever meets it.
+	rate("SECKILL_RATE_PER_USER", 50, 0, noLimit, "purchase attempts/s per `X-User-ID` (burst: four seconds' worth, 200 at the default); past it `429 busy`; `0` turns it off (a warning at start-up)",
 		func(c *config) *float64 { return &c.RatePerUser }),
-	rate("SECKILL_RATE_PER_USER_READS", defaultRatePerUserReads, 0, noLimit, "the user's other buyer requests/s (`orders/mine`, cancel, and `GET /api/v1/activities/{id}` when it carries an `X-User-ID`), in a bucket of their own (burst: four seconds' worth); past it `429 busy`; `0` turns it off (a warning at start-up)",
+	// A person's polling, a result page every second or a waiting room's
+	// refresh_s, is far below it, and with userBurstSeconds' burst 80 reads
+	// at once pass; one user's scraper of orders/mine or queue/mine is not.
+	rate("SECKILL_RATE_PER_USER_READS", 20, 0, noLimit, "the user's other buyer requests/s (`orders/mine`, cancel, and `GET /api/v1/activities/{id}` when it carries an `X-User-ID`), in a bucket of their own (burst: four seconds' worth); past it `429 busy`; `0` turns it off (a warning at start-up)",
 		func(c *config) *float64 { return &c.RatePerUserReads }),
 	rate("SECKILL_RATE_JOINS_PER_ADDRESS", 0, 0, noLimit, "waiting-room joins/s per client address (IPv6 by its /64), burst four seconds' worth; past it `429 busy`. Only where clients reach the service directly; `0`: no limit",
 		func(c *config) *float64 { return &c.RateJoinsPerAddress }),
 
 	// Waiting rooms.
-	duration("SECKILL_ADMISSION_TTL", waitingroom.DefaultAdmissionTTL, time.Second, "how long a waiting room's admission lasts: the admitted buyer may buy until `admitted_until`, then it lapses and goes to the next place in line (docs/API.md, \"Waiting room\"); at least `1s`",
+	duration("SECKILL_ADMISSION_TTL", time.Minute, time.Second, "how long a waiting room's admission lasts: the admitted buyer may buy until `admitted_until`, then it lapses and goes to the next place in line (docs/API.md, \"Waiting room\"); at least `1s`",
 		func(c *config) *time.Duration { return &c.AdmissionTTL }),
-	rate("SECKILL_ADMISSION_RATE", waitingroom.DefaultMaxRate, 1, "admissions a second, from 1 to 1e9", "the most admissions/s one activity's waiting room gives (at least `1`); the pace starts at a tenth of it and follows twice the measured purchase rate, never below that tenth",
+	rate("SECKILL_ADMISSION_RATE", 2000, 1, "admissions a second, from 1 to 1e9", "the most admissions/s one activity's waiting room gives (at least `1`); the pace starts at a tenth of it and follows twice the measured purchase rate, never below that tenth",
 		func(c *config) *float64 { return &c.AdmissionRate }),
-	count("SECKILL_ROOM_MAX_PLACES", waitingroom.DefaultMaxPlaces, 1, maxRoomPlaces, "places", "the most places not yet admitted one activity's waiting room holds (1 to 100,000,000); a join past it is `429 busy` and gets no place",
+	count("SECKILL_ROOM_MAX_PLACES", 1_000_000, 1, maxRoomPlaces, "places", "the most places not yet admitted one activity's waiting room holds (1 to 100,000,000); a join past it is `429 busy` and gets no place",
 		func(c *config) *int { return &c.RoomMaxPlaces }),
-	count("SECKILL_ROOM_MAX_HELD", waitingroom.DefaultMaxHeld, 0, maxRoomHeld, "held requests (0: none held)", "the most `queue/mine?wait=` requests one instance holds at once; past it `wait` is ignored and the status answered at once; `0` holds none (0 to 10,000,000)",
+	count("SECKILL_ROOM_MAX_HELD", 100_000, 0, maxRoomHeld, "held requests (0: none held)", "the most `queue/mine?wait=` requests one instance holds at once; past it `wait` is ignored and the status answered at once; `0` holds none (0 to 10,000,000)",
 		func(c *config) *int { return &c.RoomMaxHeld }),
 	duration("SECKILL_ADMISSION_IDLE", 0, 0, "an admission lapses early once its buyer has not polled, joined or tried to buy for this long, counted from when they were due back at the earliest (no-shows stop holding units); `admitted_until` is then the latest it lasts; `0`: off",
 		func(c *config) *time.Duration { return &c.AdmissionIdle }),
@@ -110,7 +117,7 @@ var settingsTable = []setting{
 	count("SECKILL_EVENTS_STREAM_MAXLEN", 1000000, 1000, 1<<30, "stream entries", "the stream is trimmed to about this many entries (at least `1000`)",
 		func(c *config) *int { return &c.EventsStreamMaxLen }),
 	custom("SECKILL_EVENTS_KAFKA_BROKERS", "", "Kafka brokers, `host:port` comma-separated; required with `SECKILL_EVENTS=kafka`", readBrokers),
-	word("SECKILL_EVENTS_KAFKA_TOPIC", defaultEventsTopic, "the Kafka topic (record key: the order id; acks from all in-sync replicas; idempotent producer)",
+	word("SECKILL_EVENTS_KAFKA_TOPIC", "seckill.orders", "the Kafka topic (record key: the order id; acks from all in-sync replicas; idempotent producer)",
 		func(c *config) *string { return &c.Events.KafkaTopic }, nil),
 	yesNo("SECKILL_EVENTS_KAFKA_TLS", false, "`true`: the Kafka producer and `events tail` connect with TLS, verifying the brokers' certificates (the system's roots, or `SECKILL_EVENTS_KAFKA_TLS_CA_FILE`)",
 		func(c *config) *bool { return &c.Events.Kafka.TLS }),

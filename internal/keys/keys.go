@@ -17,10 +17,6 @@ type Space struct{ prefix string }
 // NewSpace is the key space whose keys start with prefix.
 func NewSpace(prefix string) Space { return Space{prefix: prefix} }
 
-// Prefix is what every key of the space starts with, before Namespace's
-// "seckill:" (the order events' stream's default name starts with it too).
-func (s Space) Prefix() string { return s.prefix }
-
 // Namespace is what every key of the service starts with, <prefix>seckill:
 // (the order events' stream is named by its own setting): the Redis ACL
 // grants the service this namespace and the stream, nothing else.

@@ -33,7 +33,7 @@ func PasswordRule(password string) string {
 // one word, in a command as in an aclfile.
 var ErrBadName = errors.New("redisacl: empty or contains white space")
 
-// Service is the service's user: the keys under keys.NewSpace(prefix).Namespace() and
+// Service is the service's user: the keys under its key space's Namespace and
 // the order events' stream, pub/sub channels under the namespace, and
 // ServiceCommands.
 func Service(name, password, prefix, stream string) (User, error) {
