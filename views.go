@@ -21,6 +21,16 @@ type BuyRequest struct {
 // Units is the units asked for: Quantity, at least 1.
 func (r BuyRequest) Units() int64 { return max(r.Quantity, 1) }
 
+// AnswerHolder is the answer to r from a buyer who holds o, one order of
+// the same activity: o again when r repeats the idempotency key o was
+// bought with, otherwise already_purchased with o's id and status.
+func (r BuyRequest) AnswerHolder(o Order) (Order, error) {
+	if r.IdempotencyKey != "" && o.IdempotencyKey == r.IdempotencyKey {
+		return o, nil
+	}
+	return Order{}, Holds(o)
+}
+
 // ActivityView is an activity with its live stock.
 type ActivityView struct {
 	Activity

@@ -77,7 +77,7 @@ mutate_lockread() {
 # The waiting room's admission check on a purchase: every buyer may go on,
 # before the deduct and in it (seeds of 2026-11-27, by hand: docs/FAULTS.md).
 mutate_room() {
-	replace internal/purchase/rooms.go 'return s.holderOr(ctx, a.ID, userID, notAdmitted()), true' 'return nil, false'
+	replace internal/purchase/rooms.go 'return s.holders.holderOr(ctx, a.ID, userID, notAdmitted()), true' 'return nil, false'
 	replace internal/stock/deduct.lua "if n > 0 and redis.call('HGET', KEYS[4], 'on') == '1' then" 'if false then'
 }
 # Open admissions counted against the units left: the room admits two more.

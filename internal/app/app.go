@@ -65,7 +65,7 @@ type Core struct {
 func New(cfg Config, deps Deps) (_ *Core, err error) {
 	cfg = cfg.withLease()
 	c := &Core{Stock: stock.New(deps.Redis, cfg.Keys), Catalog: catalog.New(deps.Orders, cfg.Purchase.Now)}
-	pdeps := purchase.Deps{Redis: deps.Redis, Locks: deps.Locks, Stock: c.Stock, Orders: deps.Orders, Catalog: c.Catalog,
+	pdeps := purchase.Deps{Locks: deps.Locks, Stock: c.Stock, Orders: deps.Orders, Catalog: c.Catalog,
 		Users: deps.Users, Logger: deps.Logger, Registry: deps.Registry}
 	bdeps := books.Deps{Locks: deps.Locks, Stock: c.Stock, Orders: deps.Orders, Catalog: c.Catalog,
 		Logger: deps.Logger, Registry: deps.Registry}

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gin-gonic/gin"
 
 	"github.com/seckill-oss/seckill/internal/testkit/apispec"
 )
@@ -55,7 +54,7 @@ func TestAdminListenerSplit(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, h := range []http.Handler{pub, ops} {
-		for _, r := range h.(*gin.Engine).Routes() {
+		for _, r := range engineOf(h).Routes() {
 			path := ginParam.ReplaceAllString(r.Path, "{$1}")
 			if !v.HasOperation(r.Method, path) {
 				t.Errorf("route %s %s is not in docs/openapi.yaml", r.Method, r.Path)

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gin-gonic/gin"
 
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/docs"
@@ -63,7 +62,7 @@ func TestOpenAPIListsEveryRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	// With waiting rooms, so their routes (served only then) are listed too.
-	routes := NewServer(Config{AdminToken: adminToken}, withParts(Deps{Service: roomsFake{newFake()}, Queue: routesOnlyQueue{}})).(*gin.Engine).Routes()
+	routes := engineOf(NewServer(Config{AdminToken: adminToken}, withParts(Deps{Service: roomsFake{newFake()}, Queue: routesOnlyQueue{}}))).Routes()
 	if len(routes) < 10 {
 		t.Fatalf("only %d routes found: %v", len(routes), routes)
 	}

@@ -59,6 +59,8 @@ func addRoutes(r *gin.Engine, e *edge) {
 func addPublicRoutes(r *gin.Engine, e *edge) {
 	svc, pay, m, lim := e.svc, e.pay, e.m, e.limits
 	// The probes are never rate limited: an orchestrator must see the truth.
+	// GET /healthz is answered ahead of the engine (healthzFront); this
+	// route serves the requests the front passes on, such as HEAD's 405.
 	r.GET("/healthz", handleHealthz())
 	r.GET("/readyz", handleReadyz(e.ready))
 	r.GET("/openapi.yaml", lim.globalOnly(), handleOpenAPI(e.cfg.OpenAPI))

@@ -166,8 +166,8 @@ type Deps struct {
 	// Payments verifies payments; nil when payments are off (no callback
 	// endpoint, no verification on orders/mine, audit counts 0).
 	Payments Payments
-	// Logger receives one access-log record per request and the causes of
-	// 5xx answers. nil discards.
+	// Logger receives one access-log record per request (but GET /healthz:
+	// healthzFront) and the causes of 5xx answers. nil discards.
 	Logger *slog.Logger
 	// Registry receives the HTTP metrics. nil: a private registry, served at
 	// /metrics.
@@ -183,7 +183,7 @@ func NewServer(cfg Config, deps Deps) http.Handler {
 	e := newEdge(cfg, deps)
 	r := newEngine()
 	addRoutes(r, e)
-	return r
+	return healthzFront{r}
 }
 
 // NewServers returns the handlers of two listeners (SECKILL_ADMIN_ADDR):
@@ -199,7 +199,7 @@ func NewServers(cfg Config, deps Deps) (public, ops http.Handler) {
 	addPublicRoutes(pub, e)
 	adm := newEngine()
 	addOpsListenerRoutes(adm, e)
-	return pub, adm
+	return healthzFront{pub}, healthzFront{adm}
 }
 
 func newEdge(cfg Config, deps Deps) *edge {

@@ -120,7 +120,7 @@ func (s Space) WaitingRooms() string { return s.Namespace() + "rooms" }
 // outcome (503 outcome_unknown) and is not yet resolved: user -> the
 // batch's name, "<fence>:<token>"; UnknownBatch is that batch (its grant
 // and orders), for the buyer's next purchase to resolve before it takes a
-// unit (internal/purchase/unknown.go).
+// unit (internal/stock/unknown.go).
 func (s Space) Unknown(activityID int64) string { return s.Activity(activityID, "unknown") }
 
 func (s Space) UnknownBatch(activityID int64, name string) string {

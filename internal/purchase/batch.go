@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/catalog"
 	"github.com/seckill-oss/seckill/internal/lock"
+	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
@@ -19,33 +22,18 @@ import (
 const lockPoll = 5 * time.Millisecond
 
 // batch is what one lock grant serves: tickets of distinct buyers of one
-// activity, and the outcome each of them will be told, by index. The steps
-// of a grant (holders, verification, deduct, write) each narrow a list of
-// indexes still to be served and fail the others.
+// activity, and the outcome each of them will be told, by index. Only
+// seller.run sets the outcomes, from the answers its steps return.
 type batch struct {
 	activity seckill.Activity
 	tickets  []*ticket
 	outs     []outcome
 }
 
-// sale is one lock grant's work for a batch: the holders answered first,
-// the verification, the deduct, the orders' write and the units that go
-// back. It carries what those steps share.
-type sale struct {
-	*Service
-	q *queue
-	b *batch
-	// Set by grant.
-	lk    *lock.Lock
-	lease context.Context // the grant's lease: lk.Context()
-	g     stock.Grant
-	// Set by sell: the sold-out epoch read before the deduct, the buyers
-	// still being sold to (indexes into b) and, once placed, their orders.
-	epoch    uint64
-	approved []int
-	placed   []seckill.Order
-	// remaining is what Redis held right after the grant's deduct.
-	remaining int64
+// answer is what a step tells the buyer at index i of its batch.
+type answer struct {
+	i   int
+	out outcome
 }
 
 func newBatch(a seckill.Activity, tickets []*ticket) *batch {
@@ -61,11 +49,13 @@ func (b *batch) all() []int {
 	return idx
 }
 
-// fail makes err the outcome of the buyers at idx.
-func (b *batch) fail(idx []int, err error) {
-	for _, i := range idx {
-		b.outs[i].err = err
+// record sets the outcomes a step answered and returns the buyers it lets
+// go on.
+func (b *batch) record(on []int, said []answer) []int {
+	for _, a := range said {
+		b.outs[a.i] = a.out
 	}
+	return on
 }
 
 // req is the purchase request of the buyer at i.
@@ -98,44 +88,100 @@ func (b *batch) unitsOf(idx []int) int64 {
 	return n
 }
 
-// runBatch serves the tickets with one fence under the activity's lock and
-// answers each of them. Up to the deduct it runs on the leader; the write of
-// the orders and the answers run behind it (writeBehind) while the leader
-// takes the next batch. A buyer who queued twice in one batch is served
-// once: the repeat gets the first request's outcome when it carries the same
-// idempotency key, and otherwise already_purchased when the first bought, or
-// the first's error.
-func (s *Service) runBatch(q *queue, tickets []*ticket) {
-	s.m.batchSize.Observe(float64(len(tickets)))
+// failAll is the answer err to each buyer at idx.
+func failAll(idx []int, err error) []answer {
+	said := make([]answer, len(idx))
+	for k, i := range idx {
+		said[k] = answer{i, outcome{err: err}}
+	}
+	return said
+}
+
+// answersAt are outs, one outcome per buyer at idx, as answers.
+func answersAt(idx []int, outs []outcome) []answer {
+	said := make([]answer, len(idx))
+	for k, i := range idx {
+		said[k] = answer{i, outs[k]}
+	}
+	return said
+}
+
+// seller runs batches: the steps of one lock grant's sale, each a function
+// of the buyers still in play. It holds the service's stores and memories,
+// shared with the buyer's side, and nothing of any one batch.
+type seller struct {
+	cfg      Config
+	now      func() time.Time
+	locks    *lock.Client
+	stock    *stock.Store
+	unknowns stock.Unknowns
+	orders   *order.Store
+	// writes writes the batches' orders, the batches of all activities
+	// waiting at once in one transaction (group commit).
+	writes   *order.Committer
+	users    usercheck.Verifier
+	rooms    Rooms
+	catalog  *catalog.Catalog
+	holders  *holders
+	soldOut  *soldOutMarks
+	paused   *pausedMarks
+	bought   *boughtMemory
+	rejected rejectedMemory
+	log      *slog.Logger
+	m        metrics
+}
+
+// run serves the tickets with one fence under the activity's lock and
+// answers each of them. Each step takes the buyers still in play and
+// returns those that go on, with the answers it gave; run alone records
+// them. Up to the deduct it runs on the leader; the write, the settle and
+// the answers run behind it (writeBehind) while the leader takes the next
+// batch. A buyer who queued twice in one batch is served once (answerAll).
+func (p *seller) run(q *queue, tickets []*ticket) {
+	p.m.batchSize.Observe(float64(len(tickets)))
 	firsts, repeats := byUser(tickets)
 	b := newBatch(q.activity, firsts)
-	sl := &sale{Service: s, q: q, b: b}
 	finish := func() {
-		sl.preferHolders()
-		sl.finishAdmissions()
+		b.record(nil, p.holders.prefer(b))
+		p.finishAdmissions(b)
 		answerAll(b, firsts, repeats)
 	}
-	if !sl.sellUnderGrant() {
+	in := b.all()
+	goOn := func(on []int, said []answer) bool { in = b.record(on, said); return len(in) > 0 }
+	// Buyers who hold an order need no lock and take no unit.
+	if !goOn(p.holders.answer(b, in, hasRoom(p.rooms, b.activity))) || !goOn(p.stillOnSale(b, in)) {
 		finish()
 		return
 	}
-	sl.writeBehind(tickets, sl.write, finish)
+	g, on, said := p.lock(q, b, in)
+	if !goOn(on, said) || !goOn(p.verify(g, b, in)) {
+		finish()
+		return
+	}
+	d, on, said := p.deduct(g, b, in)
+	if !goOn(on, said) {
+		finish()
+		return
+	}
+	p.writeBehind(q, tickets, func() {
+		said, st := p.write(g, b.activity, in, d)
+		b.record(nil, said)
+		p.settle(g.lease, b.activity, g.stock, d, st)
+	}, finish)
 }
 
-// answerAll answers the batch's buyers and their repeats.
+// answerAll answers the batch's buyers and their repeats: a repeat gets
+// the first request's error, or, when the first bought, what a holder of
+// that order is told.
 func answerAll(b *batch, firsts []*ticket, repeats []repeat) {
 	for i, t := range firsts {
 		t.answer(b.outs[i].order, b.outs[i].err)
 	}
 	for _, r := range repeats {
-		first, out := firsts[r.first], b.outs[r.first]
-		switch {
-		case r.t.req.IdempotencyKey != "" && r.t.req.IdempotencyKey == first.req.IdempotencyKey:
-			r.t.answer(out.order, out.err)
-		case out.err == nil:
-			r.t.answer(seckill.Order{}, seckill.Holds(out.order))
-		default:
+		if out := b.outs[r.first]; out.err != nil {
 			r.t.answer(seckill.Order{}, out.err)
+		} else {
+			r.t.answer(r.t.req.AnswerHolder(out.order))
 		}
 	}
 }
@@ -159,72 +205,47 @@ func byUser(tickets []*ticket) (firsts []*ticket, repeats []repeat) {
 	return firsts, repeats
 }
 
-// sellUnderGrant takes the batch up to its write, under a fence of its own:
-// holders are answered without it; the others, if the sale is still open,
-// are verified and their units deducted while the lease lasts. It reports
-// whether orders are left to write.
-func (s *sale) sellUnderGrant() bool {
-	b, a := s.b, s.b.activity
-	// Buyers who hold an order need no lock and take no unit.
-	pending := s.answerHolders(b.all())
-	if len(pending) == 0 {
-		return false
+// stillOnSale lets the buyers in go on while the sale is: the window is
+// checked again here, not only when the buyer queued (a buyer who waited
+// past the end must not be sold to), and an activity without a room that
+// is still sold out answers everyone at once.
+func (p *seller) stillOnSale(b *batch, in []int) ([]int, []answer) {
+	a := b.activity
+	if !p.now().Before(a.EndsAt) {
+		return nil, failAll(in, seckill.Ended(a))
 	}
-	// The window is checked again here, not only when the buyer queued: a
-	// buyer who waited past the end must not be sold to.
-	if !s.now().Before(a.EndsAt) {
-		b.fail(pending, seckill.Ended(a))
-		return false
+	if !hasRoom(p.rooms, a) && p.stillSoldOut(a.ID) {
+		p.m.batches.WithLabelValues("sold_out").Inc()
+		return nil, failAll(in, soldOut())
 	}
-	if !s.hasRoom(a) && s.stillSoldOut(a.ID) {
-		s.m.batches.WithLabelValues("sold_out").Inc()
-		b.fail(pending, soldOut())
-		return false
-	}
-
-	start := time.Now()
-	ok := s.grant(pending)
-	s.m.timeStep(stepGrant, start)
-	if !ok {
-		return false
-	}
-	if e := s.replicated(s.lease, "grant", func(ctx context.Context) error {
-		return s.stock.WaitGrant(ctx, a.ID, s.g.Token, s.cfg.WaitReplicas, s.cfg.WaitTimeout)
-	}); e != nil {
-		s.q.failing.Store(e)
-		b.fail(pending, e)
-		return false
-	}
-	start = time.Now()
-	s.approved = s.verify(pending)
-	s.m.timeStep(stepVerify, start)
-	if len(s.approved) == 0 {
-		s.m.batches.WithLabelValues("none_approved").Inc()
-		return false
-	}
-	return s.deductApproved()
+	return in, nil
 }
 
-// verify asks the user-verification service about the pending buyers in
-// parallel, each call within min(UserCheckTimeout, lease left - reserve),
-// fails those not approved and returns the approved.
-func (s *sale) verify(pending []int) (approved []int) {
-	b := s.b
-	budget := s.lk.CallBudget(s.cfg.Lease.CallTimeout)
+// verify asks the user-verification service about the buyers in parallel,
+// each call within min(UserCheckTimeout, lease left - reserve), and lets
+// the approved go on.
+func (p *seller) verify(g grant, b *batch, in []int) (approved []int, said []answer) {
+	start := time.Now()
+	defer func() {
+		p.m.timeStep(stepVerify, start)
+		if len(approved) == 0 {
+			p.m.batches.WithLabelValues("none_approved").Inc()
+		}
+	}()
+	budget := g.lk.CallBudget(p.cfg.Lease.CallTimeout)
 	if budget <= 0 {
-		b.fail(pending, seckill.Unavailable("the activity's lease ran out before the user could be verified; nothing was sold", context.DeadlineExceeded))
-		return nil
+		return nil, failAll(in, seckill.Unavailable("the activity's lease ran out before the user could be verified; nothing was sold", context.DeadlineExceeded))
 	}
-	if _, approveAll := s.users.(usercheck.ApproveAll); approveAll {
+	if _, approveAll := p.users.(usercheck.ApproveAll); approveAll {
 		// Nothing to call: a goroutine per buyer would be the whole cost
 		// of a check that cannot fail.
-		return pending
+		return in, nil
 	}
-	vctx, cancel := context.WithTimeout(s.lease, budget)
+	vctx, cancel := context.WithTimeout(g.lease, budget)
 	defer cancel()
-	errs := make([]error, len(pending))
+	errs := make([]error, len(in))
 	var wg sync.WaitGroup
-	for k, i := range pending {
+	for k, i := range in {
 		wg.Go(func() {
 			// A verifier's panic is that buyer's failure, not the process's.
 			defer func() {
@@ -232,23 +253,23 @@ func (s *sale) verify(pending []int) (approved []int) {
 					errs[k] = fmt.Errorf("user check panicked: %v", r)
 				}
 			}()
-			errs[k] = s.users.Verify(b.tickets[i].origin.Into(vctx), b.req(i).UserID, b.activity.ID)
+			errs[k] = p.users.Verify(b.tickets[i].origin.Into(vctx), b.req(i).UserID, b.activity.ID)
 		})
 	}
 	wg.Wait()
-	for k, i := range pending {
+	for k, i := range in {
 		switch err := errs[k]; {
 		case errors.Is(err, usercheck.ErrRejected):
 			msg := rejectedMessage(err)
-			s.rejected.remember(buyer{b.activity.ID, b.req(i).UserID}, s.now(), msg)
-			b.outs[i].err = &seckill.Error{Code: seckill.EUserRejected, Message: msg, Err: err}
+			p.rejected.remember(buyer{b.activity.ID, b.req(i).UserID}, p.now(), msg)
+			said = append(said, answer{i, outcome{err: &seckill.Error{Code: seckill.EUserRejected, Message: msg, Err: err}}})
 		case err != nil:
 			e := seckill.Unavailable("the user-verification service failed or timed out; nothing was sold", err)
 			e.RetryAfter = max(e.RetryAfter, usercheck.RetryAfter(err)) // an open breaker says how long
-			b.outs[i].err = e
+			said = append(said, answer{i, outcome{err: e}})
 		default:
 			approved = append(approved, i)
 		}
 	}
-	return approved
+	return approved, said
 }

@@ -69,7 +69,7 @@ func (s *Service) answerUnqueued(ctx context.Context, a seckill.Activity, req se
 		return seckill.Order{}, s.notStarted(ctx, a), true
 	}
 	if !now.Before(a.EndsAt) {
-		return seckill.Order{}, s.holderOr(ctx, a.ID, req.UserID, seckill.Ended(a)), true
+		return seckill.Order{}, s.holders.holderOr(ctx, a.ID, req.UserID, seckill.Ended(a)), true
 	}
 	// Before the key's look-up: a buyer who spams fresh keys after buying
 	// costs no key look-up each.
@@ -82,10 +82,10 @@ func (s *Service) answerUnqueued(ctx context.Context, a seckill.Activity, req se
 		return seckill.Order{}, err, true
 	}
 	if req.IdempotencyKey != "" {
-		o, err := s.orderByKey(ctx, req.UserID, req.IdempotencyKey)
+		o, err := s.holders.orderByKey(ctx, req.UserID, req.IdempotencyKey)
 		switch {
 		case err == nil:
-			o, err := s.replay(o, req)
+			o, err := replay(o, req)
 			return o, err, true
 		case !errors.Is(err, order.ErrNotFound):
 			return seckill.Order{}, seckill.DatabaseDown(err), true
@@ -103,8 +103,8 @@ func (s *Service) answerUnqueued(ctx context.Context, a seckill.Activity, req se
 	// come back on another instance (a stock change, an expiry, a settle)
 	// and be admitted to a buyer before this mark is a second old; the
 	// deduct, which counts admissions, answers them.
-	if !s.hasRoom(a) && s.soldOut.fresh(a.ID, s.now()) {
-		return seckill.Order{}, s.holderOr(ctx, a.ID, req.UserID, soldOut()), true
+	if !hasRoom(s.rooms, a) && s.soldOut.fresh(a.ID, s.now()) {
+		return seckill.Order{}, s.holders.holderOr(ctx, a.ID, req.UserID, soldOut()), true
 	}
 	return seckill.Order{}, nil, false
 }
@@ -124,14 +124,12 @@ func (s *Service) answerBought(ctx context.Context, activityID int64, req seckil
 		id, _ := s.bought.orderOf(activityID, req.UserID)
 		return seckill.Order{}, seckill.Holds(seckill.Order{ID: id, ActivityID: activityID, UserID: req.UserID}), true
 	}
-	o, ok = held[req.UserID]
-	switch {
-	case !ok:
+	mine, ok := held[req.UserID]
+	if !ok {
 		return seckill.Order{}, nil, false
-	case req.IdempotencyKey != "" && o.IdempotencyKey == req.IdempotencyKey:
-		return o, nil, true
 	}
-	return seckill.Order{}, seckill.Holds(o), true
+	o, err = req.AnswerHolder(mine)
+	return o, err, true
 }
 
 // leadFlight runs the buyer's purchase in flight and gives its outcome to
@@ -217,7 +215,9 @@ func putWaitTimer(t *time.Timer) {
 	waitTimers.Put(t)
 }
 
-func (s *Service) replay(o seckill.Order, req seckill.BuyRequest) (seckill.Order, error) {
+// replay is the answer to req from the order o its idempotency key was
+// first used for: o, unless the key was used for another activity.
+func replay(o seckill.Order, req seckill.BuyRequest) (seckill.Order, error) {
 	if o.ActivityID != req.ActivityID {
 		return seckill.Order{}, seckill.Errorf(seckill.EInvalid, "this Idempotency-Key was already used for activity %d", o.ActivityID)
 	}

@@ -13,11 +13,11 @@ import (
 // getting 503, and returns to the leader: without contain it killed the
 // leader goroutine and with it the process and every activity's queue.
 func TestContainedPanicFailsOnlyItsBatch(t *testing.T) {
-	s := &Service{m: newMetrics(promreg.NewRegistrar(nil, nil)), log: slog.New(slog.DiscardHandler)}
+	p := &seller{m: newMetrics(promreg.NewRegistrar(nil, nil)), log: slog.New(slog.DiscardHandler)}
 	batch := []*ticket{newTicket(seckill.BuyRequest{UserID: 1}), newTicket(seckill.BuyRequest{UserID: 2})}
 	batch[0].answer(seckill.Order{ID: "sold-before-the-panic"}, nil)
 
-	s.contain(7, batch, func() { panic("index out of range [5] with length 3") })
+	p.contain(7, batch, func() { panic("index out of range [5] with length 3") })
 
 	<-batch[0].done
 	if got := batch[0].out; got.err != nil || got.order.ID != "sold-before-the-panic" {

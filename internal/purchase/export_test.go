@@ -2,7 +2,10 @@ package purchase
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill"
 )
@@ -25,8 +28,8 @@ func (s *Service) WaitingRepeats() int { return int(s.inflight.waiting.Load()) }
 // CountKeyLookups makes the service count its look-ups of orders by
 // idempotency key in n.
 func (s *Service) CountKeyLookups(n *atomic.Int64) {
-	lookup := s.orderByKey
-	s.orderByKey = func(ctx context.Context, userID int64, key string) (seckill.Order, error) {
+	lookup := s.holders.orderByKey
+	s.holders.orderByKey = func(ctx context.Context, userID int64, key string) (seckill.Order, error) {
 		n.Add(1)
 		return lookup(ctx, userID, key)
 	}
@@ -40,4 +43,17 @@ func newTicket(req seckill.BuyRequest) *ticket {
 	t := new(ticket)
 	t.init(req)
 	return t
+}
+
+// serviceRedis holds, by service, the Redis client a test fixture built it
+// on (instanceOn, roomInstanceOn), for tests that change Redis under it.
+var serviceRedis sync.Map // *Service -> *redis.Client
+
+// redisOf is the Redis client the fixture built s on.
+func redisOf(s *Service) *redis.Client {
+	rdb, ok := serviceRedis.Load(s)
+	if !ok {
+		panic("purchase test: service not built by instanceOn or roomInstanceOn")
+	}
+	return rdb.(*redis.Client)
 }

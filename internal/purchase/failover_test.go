@@ -36,18 +36,17 @@ func TestFailoverNeverGivesTwoBatchesOneReceipt(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := &queue{activity: a}
-	t.Cleanup(func() { s.dropHold(q) })
-	sale := func() *sale { return &sale{Service: s, q: q, b: newBatch(a, nil)} }
+	t.Cleanup(func() { s.sell.dropHold(q) })
 
-	first := sale() // obtains the hold
-	if !first.grant(nil) {
-		t.Fatal("first batch: no grant")
+	first, err := s.sell.grantFor(q) // obtains the hold
+	if err != nil {
+		t.Fatalf("first batch: no grant: %v", err)
 	}
-	n := sale() // refences under it
-	if !n.grant(nil) || n.g.Fence <= first.g.Fence {
-		t.Fatalf("batch N: fence %d after %d", n.g.Fence, first.g.Fence)
+	n, err := s.sell.grantFor(q) // refences under it
+	if err != nil || n.stock.Fence <= first.stock.Fence {
+		t.Fatalf("batch N: fence %d after %d (%v)", n.stock.Fence, first.stock.Fence, err)
 	}
-	if taken, _, err := s.stock.Deduct(ctx, a.ID, n.g, 1); err != nil || taken != 1 {
+	if taken, _, err := s.stock.Deduct(ctx, a.ID, n.stock, 1); err != nil || taken != 1 {
 		t.Fatalf("batch N's deduct: %d, %v", taken, err)
 	}
 
@@ -58,30 +57,30 @@ func TestFailoverNeverGivesTwoBatchesOneReceipt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.redis.Set(ctx, fenceKey, first.g.Fence, 0).Err(); err != nil {
+	if err := redisOf(s).Set(ctx, fenceKey, first.stock.Fence, 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.redis.SetArgs(ctx, lockKey, first.g.Token, redis.SetArgs{KeepTTL: true}).Err(); err != nil {
+	if err := redisOf(s).SetArgs(ctx, lockKey, first.stock.Token, redis.SetArgs{KeepTTL: true}).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.redis.Del(ctx, s.stock.Keys().Activity(a.ID, "deduct:"+strconv.FormatInt(n.g.Fence, 10)+":"+n.g.Token)).Err(); err != nil {
+	if err := redisOf(s).Del(ctx, s.stock.Keys().Activity(a.ID, "deduct:"+strconv.FormatInt(n.stock.Fence, 10)+":"+n.stock.Token)).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.redis.HIncrBy(ctx, s.stock.Keys().Stock(a.ID), "remaining", 1).Err(); err != nil {
+	if err := redisOf(s).HIncrBy(ctx, s.stock.Keys().Stock(a.ID), "remaining", 1).Err(); err != nil {
 		t.Fatal(err)
 	}
 
-	next := sale()
-	if !next.grant(nil) {
-		t.Fatal("batch N+1: no grant")
+	next, err := s.sell.grantFor(q)
+	if err != nil {
+		t.Fatalf("batch N+1: no grant: %v", err)
 	}
-	if next.g == n.g {
-		t.Errorf("batch N+1 has batch N's grant %+v after the failover: one receipt for both", n.g)
+	if next.stock == n.stock {
+		t.Errorf("batch N+1 has batch N's grant %+v after the failover: one receipt for both", n.stock)
 	}
-	if taken, _, err := s.stock.Deduct(ctx, a.ID, next.g, 1); err != nil || taken != 1 {
+	if taken, _, err := s.stock.Deduct(ctx, a.ID, next.stock, 1); err != nil || taken != 1 {
 		t.Fatalf("batch N+1's deduct: %d, %v", taken, err)
 	}
-	n.settle(0, 1, "write_failed") // N's write failed: nothing of N's is sold
+	s.sell.giveBack(n.lease, a.ID, n.stock, 0, 1, "write_failed") // N's write failed: nothing of N's is sold
 	if left, err := s.stock.Remaining(ctx, a.ID); err != nil || left != 9 {
 		t.Errorf("remaining %d, %v after N's settle: want 9, batch N+1's unit still deducted for its order", left, err)
 	}

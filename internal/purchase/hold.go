@@ -36,15 +36,48 @@ type hold struct {
 // closedChan is a write side that has already ended.
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-// grant makes the activity's lock the sale's, with a fence of its own: a
+// grant is one batch's hold of the activity's lock: the lock, its lease
+// (the lock's context, which ends when the lease does) and the grant the
+// stock and the database know it by, with the batch's own fence.
+type grant struct {
+	lk    *lock.Lock
+	lease context.Context
+	stock stock.Grant
+}
+
+// grantOf is the grant of lk at fence.
+func grantOf(lk *lock.Lock, fence int64) grant {
+	return grant{lk: lk, lease: lk.Context(), stock: stock.Grant{Fence: fence, Token: lk.Value()}}
+}
+
+// lock takes the batch's grant and waits, when configured, for the Redis
+// replicas to hold it; the buyers in go on under it, or are all told why
+// not.
+func (p *seller) lock(q *queue, b *batch, in []int) (grant, []int, []answer) {
+	start := time.Now()
+	g, err := p.grantFor(q)
+	p.m.timeStep(stepGrant, start)
+	if err != nil {
+		return g, nil, failAll(in, err)
+	}
+	if e := p.replicated(g.lease, "grant", func(ctx context.Context) error {
+		return p.stock.WaitGrant(ctx, b.activity.ID, g.stock.Token, p.cfg.WaitReplicas, p.cfg.WaitTimeout)
+	}); e != nil {
+		q.failing.Store(e)
+		return g, nil, failAll(in, e)
+	}
+	return g, in, nil
+}
+
+// grantFor makes the activity's lock a batch's, with a fence of its own: a
 // new fence under the queue's hold while it lasts, otherwise a new hold,
 // waiting up to LockWait for another instance's to end. When it cannot, it
-// fails the pending buyers and returns false.
-func (s *sale) grant(pending []int) bool {
-	if h := s.q.hold; h != nil {
-		ok, yielded := s.refence(h)
+// returns the answer for the batch's buyers.
+func (p *seller) grantFor(q *queue) (grant, error) {
+	if h := q.hold; h != nil {
+		g, ok, yielded := p.refence(q, h)
 		if ok {
-			return true
+			return g, nil
 		}
 		if yielded {
 			// The waiter's next attempt comes within lockPoll: let it find
@@ -52,59 +85,48 @@ func (s *sale) grant(pending []int) bool {
 			time.Sleep(2 * lockPoll)
 		}
 	}
-	b, q := s.b, s.q
 	// The lease's parent lives until the hold is dropped, however many
 	// batches it serves.
 	lctx, cancel := context.WithCancel(context.Background())
-	lk, err := s.locks.Obtain(lctx, s.stock.Keys().Lock(b.activity.ID), s.cfg.Lease.TTL,
-		&lock.ObtainOptions{Wait: s.cfg.Lease.Wait, MaxBackoff: lockPoll})
+	lk, err := p.locks.Obtain(lctx, p.stock.Keys().Lock(q.activity.ID), p.cfg.Lease.TTL,
+		&lock.ObtainOptions{Wait: p.cfg.Lease.Wait, MaxBackoff: lockPoll})
 	switch {
 	case errors.Is(err, lock.ErrNotObtained) && !errors.Is(err, lock.ErrAcquireFailed):
 		cancel()
-		s.m.batches.WithLabelValues("lock_busy").Inc()
-		b.fail(pending, seckill.Busy("the activity is too busy: another instance held its lock past the queue wait; nothing was sold", err))
-		return false
+		p.m.batches.WithLabelValues("lock_busy").Inc()
+		return grant{}, seckill.Busy("the activity is too busy: another instance held its lock past the queue wait; nothing was sold", err)
 	case err != nil:
 		cancel()
-		s.m.batches.WithLabelValues("unavailable").Inc()
+		p.m.batches.WithLabelValues("unavailable").Inc()
 		e := seckill.Unavailable("Redis did not answer; nothing was sold", err)
 		q.failing.Store(e)
-		b.fail(pending, e)
-		return false
+		return grant{}, e
 	}
 	q.failing.Store(nil)
 	q.hold = &hold{lk: lk, cancel: cancel, written: closedChan, before: closedChan}
-	s.use(lk, lk.Fence())
-	return true
+	return grantOf(lk, lk.Fence()), nil
 }
 
-// use makes lk, at fence, the sale's grant.
-func (s *sale) use(lk *lock.Lock, fence int64) {
-	s.lk, s.lease = lk, lk.Context()
-	s.g = stock.Grant{Fence: fence, Token: lk.Value()}
-}
-
-// refence takes a new fence under the hold h and reports whether the sale
-// has it. A hold whose lease has ended, that another instance waits for
-// (yielded) or that Redis did not refence is dropped instead, and the caller
-// obtains the lock anew. A hold has no age limit: ending it drains the
-// writes in flight, a pause in the sale, and another instance that wants
-// the key says so (lock.ErrWaitedFor).
-func (s *sale) refence(h *hold) (ok, yielded bool) {
+// refence takes a new fence under the queue's hold h and reports whether
+// the batch has it. A hold whose lease has ended, that another instance
+// waits for (yielded) or that Redis did not refence is dropped instead, and
+// the caller obtains the lock anew. A hold has no age limit: ending it
+// drains the writes in flight, a pause in the sale, and another instance
+// that wants the key says so (lock.ErrWaitedFor).
+func (p *seller) refence(q *queue, h *hold) (g grant, ok, yielded bool) {
 	if h.lk.Context().Err() == nil {
-		fence, err := h.lk.Refence(h.lk.Context(), s.cfg.Lease.TTL)
+		fence, err := h.lk.Refence(h.lk.Context(), p.cfg.Lease.TTL)
 		switch {
 		case err == nil:
-			s.use(h.lk, fence)
-			return true, false
+			return grantOf(h.lk, fence), true, false
 		case errors.Is(err, lock.ErrWaitedFor):
 			yielded = true
 		default:
-			s.log.Warn("lock refence", "activity_id", s.b.activity.ID, "err", err)
+			p.log.Warn("lock refence", "activity_id", q.activity.ID, "err", err)
 		}
 	}
-	s.dropHold(s.q)
-	return false, yielded
+	p.dropHold(q)
+	return grant{}, false, yielded
 }
 
 // overlapMin is the fewest buyers worth a batch of their own while the
@@ -136,7 +158,7 @@ func (s *Service) awaitTurn(q *queue) {
 // dropHold ends the queue's hold, if any, once every write side under it
 // has ended: releasing the key while a batch's write is in flight would let
 // another instance's newer fence reach the database first.
-func (s *Service) dropHold(q *queue) {
+func (p *seller) dropHold(q *queue) {
 	h := q.hold
 	if h == nil {
 		return
@@ -144,9 +166,9 @@ func (s *Service) dropHold(q *queue) {
 	q.hold = nil
 	h.backs.Wait()
 	defer h.cancel()
-	defer s.m.timeStep(stepRelease, time.Now())
+	defer p.m.timeStep(stepRelease, time.Now())
 	if err := h.lk.Release(context.Background()); err != nil {
-		s.log.Warn("lock release", "activity_id", q.activity.ID, "fence", h.lk.Fence(), "err", err)
+		p.log.Warn("lock release", "activity_id", q.activity.ID, "fence", h.lk.Fence(), "err", err)
 	}
 }
 
@@ -156,7 +178,7 @@ func (s *Service) dropIdleHold(q *queue) {
 	if h := q.hold; h == nil || h.running.Load() > 0 || s.waiting(q) > 0 {
 		return
 	}
-	s.dropHold(q)
+	s.sell.dropHold(q)
 }
 
 // waiting is how many buyers wait in q.
@@ -166,12 +188,12 @@ func (s *Service) waiting(q *queue) int {
 	return len(q.waiting)
 }
 
-// writeBehind runs the sale's write side (write, then finish) on its own
-// goroutine, owned by the hold: it writes once the batch before it has, and
-// it is waited for before the hold is dropped. The leader goes on to the
-// next batch meanwhile.
-func (s *sale) writeBehind(tickets []*ticket, write, finish func()) {
-	q, h := s.q, s.q.hold
+// writeBehind runs a batch's write side (write, then finish) on its own
+// goroutine, owned by the queue's hold: it writes once the batch before it
+// has, and it is waited for before the hold is dropped. The leader goes on
+// to the next batch meanwhile.
+func (p *seller) writeBehind(q *queue, tickets []*ticket, write, finish func()) {
+	h := q.hold
 	after, mine := h.written, make(chan struct{})
 	h.before, h.written = h.written, mine
 	h.backs.Add(1)
@@ -179,7 +201,7 @@ func (s *sale) writeBehind(tickets []*ticket, write, finish func()) {
 	go func() {
 		defer h.backs.Done()
 		defer func() { h.running.Add(-1); wakeBacks(q) }()
-		s.contain(q.activity.ID, tickets, func() {
+		p.contain(q.activity.ID, tickets, func() {
 			func() {
 				defer close(mine) // also when the write panics: the next batch must not wait for ever
 				<-after

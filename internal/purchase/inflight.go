@@ -82,10 +82,8 @@ func (f *flight) answerFor(req seckill.BuyRequest) (o seckill.Order, err error, 
 		return seckill.Order{}, nil, false
 	}
 	if f.err == nil {
-		if req.IdempotencyKey != "" && req.IdempotencyKey == f.req.IdempotencyKey {
-			return f.order, nil, true
-		}
-		return seckill.Order{}, seckill.Holds(f.order), true
+		o, err := req.AnswerHolder(f.order)
+		return o, err, true
 	}
 	var e *seckill.Error
 	if !errors.As(f.err, &e) {

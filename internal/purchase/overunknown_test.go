@@ -37,7 +37,7 @@ func TestUnknownCommitOverTheDatabaseGivesBackWhatItStillHas(t *testing.T) {
 		t.Fatalf("the batch's write: %+v, %v", b, err)
 	}
 	rb := &batch{activity: a, outs: make([]outcome, 2)}
-	sl := &sale{Service: s, b: rb, lease: ctx, g: g, approved: []int{0, 1}, placed: ords, remaining: remaining}
+	sl := &deductedBatch{s: s, b: rb, in: []int{0, 1}, g: grant{lease: ctx, stock: g}, d: deducted{orders: ords, remaining: remaining}}
 	sl.resolveCommit(order.ErrCommitUnknown)
 
 	if rb.outs[0].err != nil || rb.outs[0].order.ID != ords[0].ID {

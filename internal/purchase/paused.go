@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/catalog"
 )
 
 // pausedMarks remembers activities whose deduct answered "paused" (ops
@@ -44,31 +45,29 @@ func (s *Service) refusePaused(ctx context.Context, a seckill.Activity, req seck
 	if req.IdempotencyKey != "" || !s.paused.fresh(a.ID, now) {
 		return nil, false
 	}
-	return s.holderOr(ctx, a.ID, req.UserID, seckill.SalePaused()), true
+	return s.holders.holderOr(ctx, a.ID, req.UserID, seckill.SalePaused()), true
 }
 
-// stoppedByOps answers a batch whose deduct met a stopped sale: paused (and
-// marked so here), or ended, in which case the activity is read again so
-// this instance's window learns ops' end.
-func (s *sale) stoppedByOps(ended bool) {
-	b, a := s.b, s.b.activity
+// stoppedByOps is the answer to a batch whose deduct met a stopped sale:
+// paused (and marked so here), or ended, in which case the activity is read
+// again so this instance's window learns ops' end.
+func (p *seller) stoppedByOps(a seckill.Activity, ended bool) error {
 	if !ended {
-		s.paused.at.Store(a.ID, s.now())
-		s.m.batches.WithLabelValues("paused").Inc()
-		b.fail(s.approved, seckill.SalePaused())
-		return
+		p.paused.at.Store(a.ID, p.now())
+		p.m.batches.WithLabelValues("paused").Inc()
+		return seckill.SalePaused()
 	}
-	s.m.batches.WithLabelValues("ended").Inc()
-	b.fail(s.approved, s.endedOf(a))
+	p.m.batches.WithLabelValues("ended").Inc()
+	return endedOf(p.catalog, a)
 }
 
 // endedOf is the answer to a buyer of an activity ops ended, possibly on
 // another instance: the activity is read again so this instance's window
 // learns ops' end (and the answer names the new ends_at).
-func (s *Service) endedOf(a seckill.Activity) error {
+func endedOf(cat *catalog.Catalog, a seckill.Activity) error {
 	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
 	defer cancel()
-	if fresh, err := s.catalog.Fresh(ctx, a.ID); err == nil {
+	if fresh, err := cat.Fresh(ctx, a.ID); err == nil {
 		a = fresh
 	}
 	return seckill.Ended(a)
@@ -86,5 +85,5 @@ func (s *Service) notStarted(ctx context.Context, a seckill.Activity) error {
 	if !ended {
 		return seckill.Errorf(seckill.ENotStarted, "the sale starts at %s", a.StartsAt.UTC().Format(time.RFC3339))
 	}
-	return s.endedOf(a)
+	return endedOf(s.catalog, a)
 }

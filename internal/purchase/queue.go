@@ -138,7 +138,7 @@ func wake(q *queue) {
 // been idle for queueIdle, or is empty after Close, with its hold dropped.
 func (s *Service) lead(q *queue) {
 	defer s.leaders.Done()
-	defer s.dropHold(q)
+	defer s.sell.dropHold(q)
 	label := itoa(q.activity.ID)
 	defer s.m.queueDepth.DeleteLabelValues(label)
 	idle := time.NewTimer(queueIdle)
@@ -150,7 +150,7 @@ func (s *Service) lead(q *queue) {
 			batch, depth := s.collect(q)
 			s.m.queueDepth.WithLabelValues(label).Set(float64(depth))
 			if len(batch) > 0 {
-				s.contain(q.activity.ID, batch, func() { s.runBatch(q, batch) })
+				s.sell.contain(q.activity.ID, batch, func() { s.sell.run(q, batch) })
 			}
 			s.dropIdleHold(q)
 			idle.Reset(queueIdle)
@@ -175,14 +175,14 @@ func (s *Service) lead(q *queue) {
 // units it deducted and did not settle stay deducted, for the books' repair
 // (the sweeper) to return, never to be sold twice. Each buyer not yet
 // answered is told 503.
-func (s *Service) contain(activityID int64, batch []*ticket, run func()) {
+func (p *seller) contain(activityID int64, batch []*ticket, run func()) {
 	defer func() {
 		r := recover()
 		if r == nil {
 			return
 		}
-		s.m.batches.WithLabelValues("panic").Inc()
-		s.log.Error("purchase batch panicked; its buyers are told 503", "activity_id", activityID,
+		p.m.batches.WithLabelValues("panic").Inc()
+		p.log.Error("purchase batch panicked; its buyers are told 503", "activity_id", activityID,
 			"buyers", len(batch), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 		e := seckill.Unavailable("the purchase failed inside the service; if a unit was taken it is returned to the stock", fmt.Errorf("panic: %v", r))
 		for _, t := range batch {

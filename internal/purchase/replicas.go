@@ -15,8 +15,8 @@ import (
 // saw the grant (a second holder may get the lock) or the deduct (the units
 // come back). With the WAIT, a write the batch acts on is on that many
 // replicas. It returns the 503 for the batch's buyers, or nil.
-func (s *sale) replicated(ctx context.Context, what string, wait func(context.Context) error) *seckill.Error {
-	if s.cfg.WaitReplicas == 0 {
+func (p *seller) replicated(ctx context.Context, what string, wait func(context.Context) error) *seckill.Error {
+	if p.cfg.WaitReplicas == 0 {
 		return nil
 	}
 	err := wait(ctx)
@@ -24,11 +24,11 @@ func (s *sale) replicated(ctx context.Context, what string, wait func(context.Co
 	case err == nil:
 		return nil
 	case errors.Is(err, stock.ErrNotReplicated):
-		s.m.batches.WithLabelValues("unreplicated").Inc()
-		s.log.Warn("Redis replicas did not acknowledge in time; nothing sold", "write", what, "replicas", s.cfg.WaitReplicas, "timeout", s.cfg.WaitTimeout, "err", err)
+		p.m.batches.WithLabelValues("unreplicated").Inc()
+		p.log.Warn("Redis replicas did not acknowledge in time; nothing sold", "write", what, "replicas", p.cfg.WaitReplicas, "timeout", p.cfg.WaitTimeout, "err", err)
 		return seckill.Unavailable("Redis replicas did not acknowledge the sale in time; nothing was sold", err)
 	default:
-		s.m.batches.WithLabelValues("unavailable").Inc()
+		p.m.batches.WithLabelValues("unavailable").Inc()
 		return seckill.Unavailable("Redis did not answer; nothing was sold", err)
 	}
 }

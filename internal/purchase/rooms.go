@@ -35,24 +35,24 @@ func (noRooms) Admitted(context.Context, int64, int64, time.Duration) (bool, boo
 func (noRooms) Finish(context.Context, int64, map[int64]string, map[int64]string) {}
 
 // hasRoom reports whether purchases of a may need an admission.
-func (s *Service) hasRoom(a seckill.Activity) bool {
-	return a.WaitingRoom != nil || s.rooms.On(a.ID)
+func hasRoom(rooms Rooms, a seckill.Activity) bool {
+	return a.WaitingRoom != nil || rooms.On(a.ID)
 }
 
 // refuseUnadmitted answers a buyer of an activity with a waiting room who
 // holds no open admission: not_admitted, or already_purchased for a holder.
 // ok is false when the buyer may go on.
 func (s *Service) refuseUnadmitted(ctx context.Context, a seckill.Activity, userID int64) (err error, ok bool) {
-	if !s.hasRoom(a) {
+	if !hasRoom(s.rooms, a) {
 		return nil, false
 	}
-	admitted, on, err := s.rooms.Admitted(ctx, a.ID, userID, s.flightLimit())
+	admitted, on, err := s.rooms.Admitted(ctx, a.ID, userID, s.cfg.flightLimit())
 	switch {
 	case errors.Is(err, stock.ErrPaused):
 		// Not marked: the admission's read sees a resume elsewhere at once.
-		return s.holderOr(ctx, a.ID, userID, seckill.SalePaused()), true
+		return s.holders.holderOr(ctx, a.ID, userID, seckill.SalePaused()), true
 	case errors.Is(err, stock.ErrEnded):
-		return s.holderOr(ctx, a.ID, userID, s.endedOf(a)), true
+		return s.holders.holderOr(ctx, a.ID, userID, endedOf(s.catalog, a)), true
 	case errors.Is(err, seckill.ErrRoomLost) && a.WaitingRoom == nil:
 		// Neither the database (as cached) nor Redis has a room.
 		return nil, false
@@ -67,12 +67,12 @@ func (s *Service) refuseUnadmitted(ctx context.Context, a seckill.Activity, user
 	case admitted:
 		// One admission, one unit: an earlier batch of the buyer's whose
 		// outcome was unknown is resolved first (unknown.go).
-		if err := s.resolveEarlier(ctx, a, userID); err != nil {
+		if err := s.sell.resolveEarlier(ctx, a, userID); err != nil {
 			return err, true
 		}
 		return nil, false
 	}
-	return s.holderOr(ctx, a.ID, userID, notAdmitted()), true
+	return s.holders.holderOr(ctx, a.ID, userID, notAdmitted()), true
 }
 
 // seenAfterRetry records an admitted buyer as seen again when their purchase
@@ -81,7 +81,7 @@ func (s *Service) refuseUnadmitted(ctx context.Context, a seckill.Activity, user
 // (SECKILL_ADMISSION_IDLE) must not take their admission for that wait.
 func (s *Service) seenAfterRetry(ctx context.Context, a seckill.Activity, userID int64, err error) {
 	var e *seckill.Error
-	if !s.hasRoom(a) || !errors.As(err, &e) || e.Code != seckill.EBusy && e.Code != seckill.EUnavailable && e.Code != seckill.EOutcomeUnknown {
+	if !hasRoom(s.rooms, a) || !errors.As(err, &e) || e.Code != seckill.EBusy && e.Code != seckill.EUnavailable && e.Code != seckill.EOutcomeUnknown {
 		return
 	}
 	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
@@ -92,8 +92,8 @@ func (s *Service) seenAfterRetry(ctx context.Context, a seckill.Activity, userID
 // flightLimit is the longest a purchase takes from its admission check to
 // its deduct: the queue's wait, the lock's, and a lease's worth of user
 // checks and Redis calls. The buyer is busy buying meanwhile, not gone.
-func (s *Service) flightLimit() time.Duration {
-	return 2*s.cfg.Lease.Wait + s.cfg.Lease.TTL
+func (cfg Config) flightLimit() time.Duration {
+	return 2*cfg.Lease.Wait + cfg.Lease.TTL
 }
 
 func notAdmitted() *seckill.Error {
@@ -103,9 +103,8 @@ func notAdmitted() *seckill.Error {
 // finishAdmissions uses up the admissions of a batch's buyers with a final
 // answer: an order (theirs, or the one they already hold), or the user
 // check's refusal.
-func (s *sale) finishAdmissions() {
-	b := s.b
-	if !s.hasRoom(b.activity) {
+func (p *seller) finishAdmissions(b *batch) {
+	if !hasRoom(p.rooms, b.activity) {
 		return
 	}
 	orders, refused := map[int64]string{}, map[int64]string{}
@@ -126,7 +125,7 @@ func (s *sale) finishAdmissions() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
 	defer cancel()
-	s.rooms.Finish(ctx, b.activity.ID, orders, refused)
+	p.rooms.Finish(ctx, b.activity.ID, orders, refused)
 }
 
 // HeldOrder returns the order the user holds in the activity, if any, for a
@@ -139,6 +138,6 @@ func (s *Service) HeldOrder(ctx context.Context, activityID, userID int64, inBuy
 	if _, seen := s.bought.orderOf(activityID, userID); !seen && !inBuyers {
 		return seckill.Order{}, false
 	}
-	o, ok := s.heldOrders(ctx, activityID, []int64{userID})[userID]
+	o, ok := s.holders.held(ctx, activityID, []int64{userID})[userID]
 	return o, ok
 }

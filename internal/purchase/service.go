@@ -19,12 +19,17 @@
 //   - buy.go: a buyer's side (cheap rejections, queueing, waiting);
 //   - inflight.go: one purchase in flight per buyer, its repeats waiting;
 //   - queue.go: the per-activity queues and their leaders;
-//   - batch.go: the batch type, and the sale: what one lock grant does
-//     (holders, window, lock, verification), its steps sharing one value;
+//   - batch.go: the batch, and seller.run, what one lock grant does: a
+//     pipeline of steps (holders, window, lock, verification, deduct,
+//     write, settle), each taking the buyers still in play and returning
+//     those that go on with the answers it gave;
+//   - hold.go: the grant (lock, lease, fence) and the hold kept across
+//     batches;
 //   - sell.go: the deduct, the orders' write and each buyer's answer;
-//   - settle.go: units that go back, and commits of unknown outcome;
-//   - holders.go, membership.go (the buyer sets' shared round trips):
-//     already_purchased before any final "no";
+//   - settle.go: units that go back, and the resolver of commits of unknown
+//     outcome; unknown.go: such a batch resolved again by a buyer's retry;
+//   - holders.go, writesinflight.go, membership.go (the buyer sets' shared
+//     round trips): already_purchased before any final "no";
 //   - replicas.go: the WAIT for Redis replicas; rejected.go: the verifier's
 //     reason shown to a rejected buyer.
 //
@@ -46,7 +51,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/catalog"
@@ -101,7 +105,6 @@ type Config struct {
 
 // Deps are the service's dependencies.
 type Deps struct {
-	Redis    redis.UniversalClient // for readiness
 	Locks    *lock.Client
 	Stock    *stock.Store
 	Orders   *order.Store
@@ -124,17 +127,14 @@ const soldOutRecheck = time.Second
 type Service struct {
 	cfg    Config
 	now    func() time.Time
-	redis  redis.UniversalClient
-	locks  *lock.Client
 	stock  *stock.Store
 	orders *order.Store
-	// writes writes the batches' orders, the batches of all activities
-	// waiting at once in one transaction (group commit).
-	writes *order.Committer
-	users  usercheck.Verifier
 	rooms  Rooms
 	log    *slog.Logger
 	m      metrics
+	// sell runs the batches; holders finds who holds an order.
+	sell    *seller
+	holders *holders
 
 	catalog *catalog.Catalog
 	// soldOut marks activities whose stock hit zero, with when, so the
@@ -153,9 +153,6 @@ type Service struct {
 	// (activity, user) at most.
 	inflight inflights
 	tickets  atomic.Int64 // buyers holding a ticket (queued or in a batch), for tests
-	// orderByKey is the look-up of a user's order by idempotency key
-	// (orders.OrderByIdempotencyKey); tests count its calls.
-	orderByKey func(ctx context.Context, userID int64, key string) (seckill.Order, error)
 
 	// queues holds one queue per activity with buyers waiting or a batch
 	// running; each has a leader goroutine, owned by the Service.
@@ -234,19 +231,15 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	s := &Service{
 		cfg:      cfg,
 		now:      cfg.Now,
-		redis:    deps.Redis,
-		locks:    deps.Locks,
 		stock:    deps.Stock,
 		orders:   deps.Orders,
 		catalog:  deps.Catalog,
 		rejected: newRejectedMemory(),
-		users:    deps.Users,
 		rooms:    deps.Rooms,
 		log:      deps.Logger,
 		queues:   make(map[int64]*queue),
 		stop:     make(chan struct{}),
 	}
-	s.orderByKey = deps.Orders.OrderByIdempotencyKey
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -254,11 +247,19 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.m = newMetrics(promreg.NewRegistrar(deps.Registry, s.log))
-	s.writes = deps.Orders.NewCommitter(func(n int, took time.Duration) {
-		s.m.groupSize.Observe(float64(n))
-		s.m.groupTime.Observe(took.Seconds())
-	})
 	s.buyers = newBuyerSet(deps.Stock, s.stop)
+	s.holders = &holders{orders: deps.Orders, buyers: s.buyers, bought: &s.bought, log: s.log,
+		orderByKey: deps.Orders.OrderByIdempotencyKey}
+	s.sell = &seller{
+		cfg: cfg, now: s.now, locks: deps.Locks, stock: deps.Stock, unknowns: deps.Stock.Unknowns(),
+		orders: deps.Orders, users: deps.Users, rooms: deps.Rooms, catalog: deps.Catalog,
+		holders: s.holders, soldOut: &s.soldOut, paused: &s.paused, bought: &s.bought, rejected: s.rejected,
+		log: s.log, m: s.m,
+		writes: deps.Orders.NewCommitter(func(n int, took time.Duration) {
+			s.m.groupSize.Observe(float64(n))
+			s.m.groupTime.Observe(took.Seconds())
+		}),
+	}
 	s.background.Go(s.buyers.run)
 	return s, nil
 }
@@ -276,16 +277,14 @@ func (s *Service) Close() error {
 	s.qmu.Unlock()
 	s.leaders.Wait()
 	s.background.Wait()
-	s.writes.Close()
+	s.sell.writes.Close()
 	return nil
 }
 
 // Ready reports whether Redis and the database answer.
 func (s *Service) Ready(ctx context.Context) error {
-	if s.redis != nil {
-		if err := s.redis.Ping(ctx).Err(); err != nil {
-			return seckill.Unavailable("Redis does not answer", err)
-		}
+	if err := s.stock.Ping(ctx); err != nil {
+		return seckill.Unavailable("Redis does not answer", err)
 	}
 	if err := s.orders.Ping(ctx); err != nil {
 		return seckill.Unavailable("the order database does not answer", err)

@@ -12,36 +12,48 @@ import (
 	"github.com/seckill-oss/seckill/internal/stock"
 )
 
-// afterFailedWrite decides, for a batch whose order write failed after the
-// units of the buyers at approved were deducted, what each of them is told
-// and which units go back.
-func (s *sale) afterFailedWrite(err error) {
-	a, n := s.b.activity.ID, unitsOf(s.placed)
+// settlement is what a batch's write leaves to settle: the units that stay
+// deducted (keep) and why the rest go back ("" when none does).
+type settlement struct {
+	keep int64
+	why  string
+	// unknown: the write's outcome could not be learned; nothing goes back,
+	// and the batch is written down for its buyers' retries.
+	unknown bool
+	// unknownIfKept: no order was written; should Redis not take the units
+	// back, the batch is written down as one of unknown outcome, so that its
+	// buyer's retry inside the same admission gives them back first
+	// (resolveEarlier) instead of holding a second deduct (or being refused
+	// as a purchase in flight).
+	unknownIfKept bool
+}
+
+// afterFailedWrite answers the buyers of a batch whose order write failed
+// after their units were deducted, one outcome per order of d, and says
+// which units go back.
+func (p *seller) afterFailedWrite(g grant, a seckill.Activity, d deducted, err error) ([]outcome, settlement) {
 	switch {
 	case errors.Is(err, order.ErrCommitUnknown):
-		s.resolveCommit(err)
+		return p.resolve(g.lease, a, g.stock, d, err)
 	case errors.Is(err, order.ErrStaleFence):
-		s.giveBackUnwritten(n, "stale_fence")
-		s.reseedFence()
-		s.b.fail(s.approved, seckill.Unavailable("the batch's lease expired before its orders were written; nothing was sold", err))
+		p.reseedFence(g.lease, a.ID)
+		return allOutcomes(len(d.orders), seckill.Unavailable("the batch's lease expired before its orders were written; nothing was sold", err)),
+			settlement{why: "stale_fence", unknownIfKept: true}
 	case errors.Is(err, order.ErrActivityNotFound):
-		s.giveBackUnwritten(n, "activity_missing")
-		s.b.fail(s.approved, seckill.NoActivity(a))
+		return allOutcomes(len(d.orders), seckill.NoActivity(a.ID)), settlement{why: "activity_missing", unknownIfKept: true}
 	default:
-		s.giveBackUnwritten(n, "write_failed")
-		s.b.fail(s.approved, seckill.Unavailable("the order database failed; nothing was sold", err))
+		return allOutcomes(len(d.orders), seckill.Unavailable("the order database failed; nothing was sold", err)),
+			settlement{why: "write_failed", unknownIfKept: true}
 	}
 }
 
-// giveBackUnwritten gives back the n units of a batch that wrote no order.
-// When Redis does not take them back, they stay deducted: the batch is
-// written down as one of unknown outcome, so that its buyer's retry inside
-// the same admission gives them back first (resolveEarlier) instead of
-// holding a second deduct (or being refused as a purchase in flight).
-func (s *sale) giveBackUnwritten(n int64, why string) {
-	if !s.settle(0, n, why) {
-		s.rememberUnknown()
+// allOutcomes is n outcomes of err.
+func allOutcomes(n int, err error) []outcome {
+	outs := make([]outcome, n)
+	for k := range outs {
+		outs[k].err = err
 	}
+	return outs
 }
 
 // reseedFence raises the activity's fence counter in Redis past the fence
@@ -53,126 +65,136 @@ func (s *sale) giveBackUnwritten(n int64, why string) {
 // database has seen: without this, every purchase of the activity would be
 // refused until an operator ran reconcile. The buyers of the refused batch
 // are still told 503; the next batch goes through.
-func (s *sale) reseedFence() {
-	activityID := s.b.activity.ID
-	dctx, cancel := lock.Detached(s.lease)
+func (p *seller) reseedFence(lease context.Context, activityID int64) {
+	dctx, cancel := lock.Detached(lease)
 	defer cancel()
-	dbFence, err := s.orders.Fence(dctx, activityID)
+	dbFence, err := p.orders.Fence(dctx, activityID)
 	if err == nil {
-		err = s.locks.SeedFence(dctx, s.stock.Keys().Lock(activityID), dbFence)
+		err = p.locks.SeedFence(dctx, p.stock.Keys().Lock(activityID), dbFence)
 	}
 	if err != nil {
-		s.log.Warn("fence not reseeded after a stale grant; the next one reseeds it", "activity_id", activityID, "err", err)
+		p.log.Warn("fence not reseeded after a stale grant; the next one reseeds it", "activity_id", activityID, "err", err)
 		return
 	}
-	s.m.reseeded.Inc()
+	p.m.reseeded.Inc()
 }
 
-// resolveCommit finds out which orders of a batch whose COMMIT failed exist,
-// with a locking read that waits for a commit still in flight. Units go back
-// only for orders known to be absent: returning one whose order did commit
-// would sell it twice. When nothing can be learned, the units stay deducted
-// for reconciliation.
-func (s *sale) resolveCommit(cause error) {
-	a, n := s.b.activity.ID, unitsOf(s.placed)
-	written, dbLeft, err := s.writtenOf()
+// resolve finds out which orders of a batch whose COMMIT had an unknown
+// outcome exist, with a locking read that waits for a commit still in
+// flight, and answers each order's buyer (one outcome per order of d). It
+// serves a COMMIT that just failed and an earlier batch written down as of
+// unknown outcome alike. Units go back only for orders known to be absent:
+// returning one whose order did commit would sell it twice. When nothing
+// can be learned, the units stay deducted for reconciliation.
+func (p *seller) resolve(lease context.Context, a seckill.Activity, g stock.Grant, d deducted, cause error) ([]outcome, settlement) {
+	n := unitsOf(d.orders)
+	written, dbLeft, err := p.writtenOf(lease, a.ID, d.orders)
 	if err != nil {
-		s.m.leaked.Add(float64(n))
-		s.log.Error("order commit outcome unknown; units held until the books are repaired",
-			"activity_id", a, "fence", s.g.Fence, "orders", len(s.placed), "units", n, "err", errors.Join(cause, err))
-		s.b.fail(s.approved, outcomeUnknown(errors.Join(cause, err)))
-		s.rememberUnknown() // for a retry inside the admission (unknown.go)
-		return
+		p.m.leaked.Add(float64(n))
+		p.log.Error("order commit outcome unknown; units held until the books are repaired",
+			"activity_id", a.ID, "fence", g.Fence, "orders", len(d.orders), "units", n, "err", errors.Join(cause, err))
+		return allOutcomes(len(d.orders), outcomeUnknown(errors.Join(cause, err))), settlement{unknown: true}
 	}
 	if len(written) == 0 {
 		// The transaction did not commit: nothing was sold.
-		s.b.fail(s.approved, seckill.Unavailable("the order database failed; nothing was sold", cause))
-		s.settle(0, n, "commit_failed")
-		return
+		return allOutcomes(len(d.orders), seckill.Unavailable("the order database failed; nothing was sold", cause)), settlement{why: "commit_failed"}
 	}
 	// It did commit: each order it left out was kept out by a unique key
 	// (the buyer holds an order, or used the key elsewhere) or had no unit
 	// left in the database, as in a batch whose COMMIT answered.
-	keep := s.answerCommitted(written, dbLeft, cause)
-	s.settle(keep, n-keep, "commit_failed")
+	outs, keep := p.answerCommitted(lease, a.ID, d, written, dbLeft, cause)
+	return outs, settlement{keep: keep, why: "commit_failed"}
 }
 
-// answerCommitted sets the outcomes of a batch whose COMMIT did land, from
-// the orders found written and the units the database had left then, and
-// returns how many of its units stay deducted (units, not orders): the
-// written orders', those of buyers whose reason was not learned, and of
-// those the database had too few units for, the excess Redis had over it.
-func (s *sale) answerCommitted(written map[string]seckill.Order, dbLeft int64, cause error) (keep int64) {
-	b, approved, orders := s.b, s.approved, s.placed
+// answerCommitted answers the buyers of a batch whose COMMIT did land, one
+// outcome per order of d, from the orders found written and the units the
+// database had left then, and returns how many of its units stay deducted
+// (units, not orders): the written orders', those of buyers whose reason
+// was not learned, and of those the database had too few units for, the
+// excess Redis had over it.
+func (p *seller) answerCommitted(lease context.Context, activityID int64, d deducted, written map[string]seckill.Order, dbLeft int64, cause error) (outs []outcome, keep int64) {
+	outs = make([]outcome, len(d.orders))
 	for _, o := range written {
 		keep += o.Units()
 	}
 	var (
-		left []int // indexes into orders
-		reqs []seckill.BuyRequest
+		left   []int // indexes into d.orders
+		absent []seckill.Order
 	)
-	for k, i := range approved {
-		if o, ok := written[orders[k].ID]; ok {
-			s.bought.remember(o)
-			b.outs[i].order = o
+	for k, o := range d.orders {
+		if w, ok := written[o.ID]; ok {
+			p.bought.remember(w)
+			outs[k].order = w
 			continue
 		}
 		left = append(left, k)
-		reqs = append(reqs, seckill.BuyRequest{ActivityID: b.activity.ID, UserID: orders[k].UserID, IdempotencyKey: orders[k].IdempotencyKey})
+		absent = append(absent, o)
 	}
-	explained, none, kerr := s.keptOutAfter(reqs)
+	explained, none, kerr := p.holders.keptOutAfter(lease, activityID, absent)
 	var over, keptOut int64
 	for n, k := range left {
-		i := approved[k]
 		switch {
 		case kerr != nil:
 			// Not sold by this request, for a reason not learned: its unit
 			// stays deducted until the books are repaired.
-			b.outs[i].err = seckill.Unavailable("the order database failed; nothing was sold", errors.Join(cause, kerr))
-			keep += orders[k].Units()
+			outs[k].err = seckill.Unavailable("the order database failed; nothing was sold", errors.Join(cause, kerr))
+			keep += d.orders[k].Units()
 		case none[n]:
 			// Over: the database had too few units for it.
-			b.outs[i].err = tooFew(dbLeft)
-			over += orders[k].Units()
+			outs[k].err = tooFew(dbLeft)
+			over += d.orders[k].Units()
 		default:
-			b.outs[i] = explained[n]
-			keptOut += orders[k].Units()
+			outs[k] = explained[n]
+			keptOut += d.orders[k].Units()
 		}
 	}
 	if over > 0 {
 		// dbLeft already counts the units of the orders a unique key kept
 		// out (the claim gave them back), which go back to Redis too.
-		keep += s.excessOver(over, dbLeft-keptOut)
+		keep += excessOver(d.remaining, over, dbLeft-keptOut)
 		if dbLeft == 0 {
-			s.markSoldOut(b.activity.ID, 0, s.epoch)
+			p.soldOut.markNone(activityID, 0, p.now(), d.epoch)
 		}
 	}
-	return keep
+	return outs, keep
 }
 
-// writtenOf reads which of the sale's orders exist, with the locking read
-// that waits for a commit still in flight, asking up to three times.
-func (s *sale) writtenOf() (written map[string]seckill.Order, dbLeft int64, err error) {
-	ids := make([]string, len(s.placed))
-	for k, o := range s.placed {
+// writtenOf reads which of the orders exist, with the locking read that
+// waits for a commit still in flight, asking up to three times.
+func (p *seller) writtenOf(lease context.Context, activityID int64, orders []seckill.Order) (written map[string]seckill.Order, dbLeft int64, err error) {
+	ids := make([]string, len(orders))
+	for k, o := range orders {
 		ids[k] = o.ID
 	}
-	err = lock.RetryDetached(s.lease, func(dctx context.Context) (err error) {
-		written, dbLeft, err = s.orders.Written(dctx, s.b.activity.ID, ids)
+	err = lock.RetryDetached(lease, func(dctx context.Context) (err error) {
+		written, dbLeft, err = p.orders.Written(dctx, activityID, ids)
 		return retry.RetryableError(err)
 	})
 	return written, dbLeft, err
 }
 
-// settle gives back what the grant deducted beyond keep units: the units of
-// orders not written. Settling is idempotent, so a Redis that does not answer
-// is asked again; only when it never answers are the units (at most atStake)
-// leaked to reconciliation, and settle reports false.
-func (s *sale) settle(keep, atStake int64, why string) bool {
-	activityID, g := s.b.activity.ID, s.g
+// settle carries out a batch's settlement: the units its orders do not
+// hold go back, or the batch is written down as one of unknown outcome.
+func (p *seller) settle(lease context.Context, a seckill.Activity, g stock.Grant, d deducted, st settlement) {
+	switch {
+	case st.unknown:
+		p.rememberUnknown(a, g, d)
+	case st.why != "":
+		n := unitsOf(d.orders)
+		if !p.giveBack(lease, a.ID, g, st.keep, n-st.keep, st.why) && st.unknownIfKept {
+			p.rememberUnknown(a, g, d)
+		}
+	}
+}
+
+// giveBack gives back what the grant deducted beyond keep units: the units
+// of orders not written. Settling is idempotent, so a Redis that does not
+// answer is asked again; only when it never answers are the units (at most
+// atStake) leaked to reconciliation, and giveBack reports false.
+func (p *seller) giveBack(lease context.Context, activityID int64, g stock.Grant, keep, atStake int64, why string) bool {
 	var remaining, returned int64
-	err := lock.RetryDetached(s.lease, func(dctx context.Context) (err error) {
-		remaining, returned, err = s.stock.Settle(dctx, activityID, g, keep)
+	err := lock.RetryDetached(lease, func(dctx context.Context) (err error) {
+		remaining, returned, err = p.stock.Settle(dctx, activityID, g, keep)
 		if err != nil && !errors.Is(err, stock.ErrNoDeduct) && !errors.Is(err, stock.ErrStale) && !errors.Is(err, stock.ErrNotLoaded) {
 			return retry.RetryableError(err)
 		}
@@ -181,18 +203,18 @@ func (s *sale) settle(keep, atStake int64, why string) bool {
 	switch {
 	case err == nil:
 		if returned > 0 {
-			s.m.returned.WithLabelValues(why).Add(float64(returned))
-			s.soldOut.clear(activityID)
-			s.m.remaining.WithLabelValues(itoa(activityID)).Set(float64(remaining))
+			p.m.returned.WithLabelValues(why).Add(float64(returned))
+			p.soldOut.clear(activityID)
+			p.m.remaining.WithLabelValues(itoa(activityID)).Set(float64(remaining))
 		}
 		return true
 	case errors.Is(err, stock.ErrNoDeduct):
 		return true
 	case errors.Is(err, stock.ErrStale), errors.Is(err, stock.ErrNotLoaded):
-		s.log.Info("units not returned: the stock was reloaded since the deduct", "activity_id", activityID, "reason", why)
+		p.log.Info("units not returned: the stock was reloaded since the deduct", "activity_id", activityID, "reason", why)
 		return true
 	}
-	s.m.leaked.Add(float64(atStake))
-	s.log.Error("units could not be returned; reconcile the activity", "activity_id", activityID, "fence", g.Fence, "keep", keep, "reason", why, "err", err)
+	p.m.leaked.Add(float64(atStake))
+	p.log.Error("units could not be returned; reconcile the activity", "activity_id", activityID, "fence", g.Fence, "keep", keep, "reason", why, "err", err)
 	return false
 }

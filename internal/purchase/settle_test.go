@@ -73,11 +73,12 @@ func instanceOn(t *testing.T, cfg *mysql.Config, space keys.Space, lockTTL time.
 	locks := lock.New(rdb, nil)
 	t.Cleanup(func() { _ = locks.Close() })
 	s, err := New(Config{Lease: lock.Policy{TTL: lockTTL, CallTimeout: 100 * time.Millisecond}},
-		Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, space), Orders: orders, Catalog: catalog.New(orders, nil), Users: usercheck.ApproveAll{}})
+		Deps{Locks: locks, Stock: stock.New(rdb, space), Orders: orders, Catalog: catalog.New(orders, nil), Users: usercheck.ApproveAll{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
+	serviceRedis.Store(s, rdb)
 	return s
 }
 
@@ -107,7 +108,7 @@ func TestUnknownCommitThatLandedAnswersEachBuyer(t *testing.T) {
 		t.Fatalf("the batch's write: %+v, %v", b, err)
 	}
 	rb := &batch{activity: a, outs: make([]outcome, 4)}
-	(&sale{Service: s, b: rb, lease: ctx, g: g, approved: []int{0, 1, 2, 3}, placed: ords}).resolveCommit(order.ErrCommitUnknown)
+	(&deductedBatch{s: s, b: rb, in: []int{0, 1, 2, 3}, g: grant{lease: ctx, stock: g}, d: deducted{orders: ords}}).resolveCommit(order.ErrCommitUnknown)
 	outs := rb.outs
 
 	for i, want := range []string{"", "", seckill.EAlreadyPurchased, seckill.ESoldOut} {
@@ -146,7 +147,7 @@ func TestUnknownCommitUnresolvedIsOutcomeUnknown(t *testing.T) {
 		t.Fatal(err)
 	}
 	rb := &batch{activity: a, outs: make([]outcome, 2)}
-	(&sale{Service: s, b: rb, lease: ctx, g: g, approved: []int{0, 1}, placed: ords}).resolveCommit(order.ErrCommitUnknown)
+	(&deductedBatch{s: s, b: rb, in: []int{0, 1}, g: grant{lease: ctx, stock: g}, d: deducted{orders: ords}}).resolveCommit(order.ErrCommitUnknown)
 	outs := rb.outs
 	if err := p.SetDown(false); err != nil {
 		t.Fatal(err)
@@ -189,7 +190,7 @@ func TestUnknownCommitLearnedLateAnswersEachBuyer(t *testing.T) {
 	}
 	testenv.HoldRow(t, dsn, a.ID, lock.DetachedTimeout+500*time.Millisecond)
 	rb := &batch{activity: a, outs: make([]outcome, 4)}
-	(&sale{Service: s, b: rb, lease: ctx, g: g, approved: []int{0, 1, 2, 3}, placed: ords}).resolveCommit(order.ErrCommitUnknown)
+	(&deductedBatch{s: s, b: rb, in: []int{0, 1, 2, 3}, g: grant{lease: ctx, stock: g}, d: deducted{orders: ords}}).resolveCommit(order.ErrCommitUnknown)
 	for i, want := range []string{"", "", seckill.EAlreadyPurchased, seckill.ESoldOut} {
 		var e *seckill.Error
 		out := rb.outs[i]
@@ -221,7 +222,7 @@ func TestCommitAtTheLeasesEndExplainsTheKeptOut(t *testing.T) {
 	b := newBatch(a, []*ticket{newTicket(seckill.BuyRequest{ActivityID: a.ID, UserID: 3})})
 	lease, cancel := context.WithCancel(ctx)
 	cancel() // the lease is over when the answer is looked up
-	(&sale{Service: s, b: b, lease: lease, approved: []int{0}, placed: []seckill.Order{kept}}).answerWritten(order.Batch{Taken: []seckill.Order{kept}})
+	b.record(nil, s.sell.answerWritten(lease, a.ID, []int{0}, deducted{orders: []seckill.Order{kept}}, order.Batch{Taken: []seckill.Order{kept}}))
 	var e *seckill.Error
 	if !errors.As(b.outs[0].err, &e) || e.Code != seckill.EAlreadyPurchased || e.OrderID != held.ID {
 		t.Errorf("kept-out buyer: %+v, want already_purchased of %s", b.outs[0], held.ID)

@@ -47,7 +47,7 @@ func TestFailedSettleAfterAFailedWriteTakesNoSecondHold(t *testing.T) {
 	s, _, a := roomFixture(t, 2)
 	ctx := context.Background()
 	var cut atomic.Bool
-	s.redis.AddHook(failSettles{on: &cut})
+	redisOf(s).AddHook(failSettles{on: &cut})
 	admitUser(t, s, a.ID, 1)
 	admitUser(t, s, a.ID, 2)
 
@@ -56,7 +56,7 @@ func TestFailedSettleAfterAFailedWriteTakesNoSecondHold(t *testing.T) {
 	sl.afterFailedWrite(errors.New("the order database failed"))
 	cut.Store(false)
 	sl.finishAdmissions()
-	s.dropHold(q)
+	s.sell.dropHold(q)
 	if c := codeOf(sl.b.outs[0].err); c != seckill.EUnavailable {
 		t.Fatalf("user 1's first attempt: %v, want unavailable", sl.b.outs[0].err)
 	}

@@ -39,6 +39,14 @@ func (m *soldOutMarks) mark(activityID int64, t time.Time, epoch uint64) {
 	}
 }
 
+// markNone marks the activity sold out at now when remaining is none,
+// unless it was cleared since epoch was read.
+func (m *soldOutMarks) markNone(activityID, remaining int64, now time.Time, epoch uint64) {
+	if remaining <= 0 {
+		m.mark(activityID, now, epoch)
+	}
+}
+
 // clear forgets the activity's mark, and stops any look-up begun before it
 // from marking it again.
 func (m *soldOutMarks) clear(activityID int64) {
@@ -78,7 +86,7 @@ func (s *Service) StockLoaded(activityID, remaining int64, epoch uint64) {
 	if remaining > 0 {
 		s.soldOut.clear(activityID)
 	} else {
-		s.markSoldOut(activityID, 0, epoch)
+		s.soldOut.markNone(activityID, 0, s.now(), epoch)
 	}
 	s.m.remaining.WithLabelValues(itoa(activityID)).Set(float64(remaining))
 }
@@ -87,36 +95,29 @@ func (s *Service) StockLoaded(activityID, remaining int64, epoch uint64) {
 // stock outside the purchase path (an expired order), so it sells at once.
 func (s *Service) ClearSoldOut(activityID int64) { s.soldOut.clear(activityID) }
 
-// markSoldOut marks the activity sold out when remaining is none, unless a
-// unit went back since epoch (soldOutMarks.epoch) was read.
-func (s *Service) markSoldOut(activityID, remaining int64, epoch uint64) {
-	if remaining <= 0 {
-		s.soldOut.mark(activityID, s.now(), epoch)
-	}
-}
-
 // stillSoldOut reports whether the activity is sold out, for everyone queued,
 // without the lock: from the sold-out mark while it is fresh, then from Redis
 // (which the atomic deduct would consult anyway), refreshing the mark. A
 // failed look-up says no; the deduct then reports what is wrong.
-func (s *sale) stillSoldOut(activityID int64) bool {
-	if _, marked := s.soldOut.seen(activityID); !marked {
+func (p *seller) stillSoldOut(activityID int64) bool {
+	if _, marked := p.soldOut.seen(activityID); !marked {
 		return false
 	}
-	if s.soldOut.fresh(activityID, s.now()) {
+	if p.soldOut.fresh(activityID, p.now()) {
 		return true
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
 	defer cancel()
-	epoch := s.soldOut.epoch(activityID)
-	left, err := s.stock.Remaining(ctx, activityID)
+	epoch := p.soldOut.epoch(activityID)
+	left, err := p.stock.Remaining(ctx, activityID)
 	switch {
 	case err != nil:
+		p.log.Warn("stock not read to recheck a sold-out mark; the batch goes on to the deduct", "activity_id", activityID, "err", err)
 		return false
 	case left <= 0:
-		s.markSoldOut(activityID, 0, epoch)
+		p.soldOut.mark(activityID, p.now(), epoch)
 		return true
 	}
-	s.soldOut.clear(activityID)
+	p.soldOut.clear(activityID)
 	return false
 }

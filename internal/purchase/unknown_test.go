@@ -58,7 +58,7 @@ func TestOutcomeUnknownRetryTakesNoSecondUnit(t *testing.T) {
 	if err := p.SetDown(false); err != nil {
 		t.Fatal(err)
 	}
-	s.dropHold(q)
+	s.sell.dropHold(q)
 	if c := codeOf(sl.b.outs[0].err); c != seckill.EOutcomeUnknown {
 		t.Fatalf("user 1's first attempt: %v, want outcome_unknown", sl.b.outs[0].err)
 	}
@@ -78,21 +78,50 @@ func TestOutcomeUnknownRetryTakesNoSecondUnit(t *testing.T) {
 	}
 }
 
-// deductedSale is the sale of one batch of the user alone, granted and
-// deducted, its orders not yet written.
-func deductedSale(t *testing.T, s *Service, a seckill.Activity, userID int64) (*queue, *sale) {
+// deductedSale is one batch of the user alone, granted and deducted, its
+// orders not yet written.
+func deductedSale(t *testing.T, s *Service, a seckill.Activity, userID int64) (*queue, *deductedBatch) {
 	t.Helper()
 	q := &queue{activity: a}
-	sl := &sale{Service: s, q: q, b: newBatch(a, []*ticket{newTicket(seckill.BuyRequest{ActivityID: a.ID, UserID: userID})})}
-	if !sl.grant([]int{0}) {
-		t.Fatalf("user %d's batch: no grant: %v", userID, sl.b.outs[0].err)
+	b := newBatch(a, []*ticket{newTicket(seckill.BuyRequest{ActivityID: a.ID, UserID: userID})})
+	g, in, said := s.sell.lock(q, b, b.all())
+	if in = b.record(in, said); len(in) == 0 {
+		t.Fatalf("user %d's batch: no grant: %v", userID, b.outs[0].err)
 	}
-	sl.approved = []int{0}
-	if !sl.deductApproved() || len(sl.placed) != 1 {
-		t.Fatalf("user %d's deduct: %v", userID, sl.b.outs[0].err)
+	d, in, said := s.sell.deduct(g, b, in)
+	if in = b.record(in, said); len(in) == 0 || len(d.orders) != 1 {
+		t.Fatalf("user %d's deduct: %v", userID, b.outs[0].err)
 	}
-	return q, sl
+	return q, &deductedBatch{s: s, b: b, in: in, g: g, d: d}
 }
+
+// deductedBatch is a batch past its deduct, whose write a test fails by
+// hand: each method runs what the pipeline runs after such a write.
+type deductedBatch struct {
+	s  *Service
+	b  *batch
+	in []int // the deducted buyers, one per order of d
+	g  grant
+	d  deducted
+}
+
+// resolveCommit resolves the batch as after a COMMIT of unknown outcome,
+// records the answers and settles.
+func (x *deductedBatch) resolveCommit(cause error) {
+	outs, st := x.s.sell.resolve(x.g.lease, x.b.activity, x.g.stock, x.d, cause)
+	x.b.record(nil, answersAt(x.in, outs))
+	x.s.sell.settle(x.g.lease, x.b.activity, x.g.stock, x.d, st)
+}
+
+// afterFailedWrite answers the batch as after a failed write, and settles.
+func (x *deductedBatch) afterFailedWrite(err error) {
+	outs, st := x.s.sell.afterFailedWrite(x.g, x.b.activity, x.d, err)
+	x.b.record(nil, answersAt(x.in, outs))
+	x.s.sell.settle(x.g.lease, x.b.activity, x.g.stock, x.d, st)
+}
+
+// finishAdmissions uses up the admissions of the batch's final answers.
+func (x *deductedBatch) finishAdmissions() { x.s.sell.finishAdmissions(x.b) }
 
 // roomFixture is a service with waiting rooms on the real Redis and on
 // MariaDB reached through a fault proxy, and an activity of total units
@@ -135,11 +164,12 @@ func roomInstanceOn(t *testing.T, cfg *mysql.Config, prefix string, lockTTL time
 		t.Fatal(err)
 	}
 	s, err := New(Config{Lease: lock.Policy{TTL: lockTTL, CallTimeout: lockTTL / 2}},
-		Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, keys.NewSpace(prefix)), Orders: orders, Catalog: catalog.New(orders, nil), Users: users, Rooms: rooms})
+		Deps{Locks: locks, Stock: stock.New(rdb, keys.NewSpace(prefix)), Orders: orders, Catalog: catalog.New(orders, nil), Users: users, Rooms: rooms})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
+	serviceRedis.Store(s, rdb)
 	return s
 }
 
@@ -155,7 +185,7 @@ func openRoom(t *testing.T, s *Service, total int64) seckill.Activity {
 		t.Fatal(err)
 	}
 	w := waitingroom.Window{OpensAt: a.WaitingRoom.OpensAt, StartsAt: a.StartsAt, EndsAt: a.EndsAt, Seed: a.WaitingRoom.Seed}
-	if err := waitingroom.NewStore(s.redis, s.stock.Keys(), 0, 0).Open(ctx, a.ID, w); err != nil {
+	if err := waitingroom.NewStore(redisOf(s), s.stock.Keys(), 0, 0).Open(ctx, a.ID, w); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.stock.Load(ctx, a.ID, total, 1); err != nil {
@@ -178,7 +208,7 @@ func admitUser(t *testing.T, s *Service, activityID, userID int64) {
 	t.Helper()
 	until := float64(time.Now().Add(time.Minute).UnixMilli())
 	z := redis.Z{Score: until, Member: strconv.FormatInt(userID, 10)}
-	if err := s.redis.ZAdd(context.Background(), s.stock.Keys().WaitingAdmitted(activityID), z).Err(); err != nil {
+	if err := redisOf(s).ZAdd(context.Background(), s.stock.Keys().WaitingAdmitted(activityID), z).Err(); err != nil {
 		t.Fatal(err)
 	}
 }

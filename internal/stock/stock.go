@@ -192,6 +192,11 @@ func (s *Store) LoadIfHeld(ctx context.Context, activityID, remaining, epoch int
 	return nil
 }
 
+// Ping reports whether Redis answers.
+func (s *Store) Ping(ctx context.Context) error {
+	return s.rdb.Ping(ctx).Err()
+}
+
 // Settle settles the deduct of grant fence: the grant keeps keep units (the
 // orders it wrote) and the rest go back. It returns how many are left and
 // how many went back. It is safe to call whether or not the deduct landed,
