@@ -144,7 +144,7 @@ func (s *stack) start() {
 	s.users = usercheck.New(usercheck.Config{BaseURL: s.stubURL, Timeout: opt.userCheckTimeout, Breaker: opt.breaker})
 	s.locks = lock.New(svcRedis, nil)
 	t.Cleanup(func() { _ = s.locks.Close() })
-	s.svc, err = wiring.New(app.Config{Keys: keys.NewSpace(s.prefix), Lease: lock.Policy{TTL: opt.lockTTL, CallTimeout: opt.userCheckTimeout, Wait: opt.lockWait}}, app.Deps{Locks: s.locks, Orders: orders, Users: s.users, Registry: prometheus.NewRegistry()})
+	s.svc, err = wiring.New(app.Config{Keys: keys.NewSpace(s.prefix), Lease: lock.Policy{TTL: opt.lockTTL, CallTimeout: opt.userCheckTimeout, Wait: opt.lockWait}}, app.Deps{Redis: svcRedis, Locks: s.locks, Orders: orders, Users: s.users, Registry: prometheus.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}

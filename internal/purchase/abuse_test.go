@@ -130,7 +130,7 @@ func TestBoughtBuyerWithFreshKeysCostsNoKeyLookup(t *testing.T) {
 func TestRejectedBuyerIsRememberedBriefly(t *testing.T) {
 	f := newFixture(t)
 	var calls atomic.Int64
-	svc, err := wiring.New(app.Config{Lease: lock.Policy{TTL: time.Second, CallTimeout: 200 * time.Millisecond}, Purchase: purchase.Config{Now: f.clock.Now}}, app.Deps{Locks: lock.New(f.rdb, nil), Orders: f.orders, Users: verifierFunc(func(context.Context, int64, int64) error {
+	svc, err := wiring.New(app.Config{Lease: lock.Policy{TTL: time.Second, CallTimeout: 200 * time.Millisecond}, Purchase: purchase.Config{Now: f.clock.Now}}, app.Deps{Redis: f.rdb, Locks: lock.New(f.rdb, nil), Orders: f.orders, Users: verifierFunc(func(context.Context, int64, int64) error {
 		calls.Add(1)
 		return &usercheck.RejectedError{Reason: "account under review"}
 	})})

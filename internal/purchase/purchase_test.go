@@ -64,7 +64,7 @@ func newFixtureOn(t *testing.T, orders *order.Store) fixture {
 	locks := lock.New(rdb, nil)
 	t.Cleanup(func() { _ = locks.Close() })
 	c := &clock{now: time.Now()}
-	svc, err := wiring.New(app.Config{Lease: lock.Policy{TTL: time.Second, CallTimeout: 200 * time.Millisecond}, Purchase: purchase.Config{Now: c.Now}}, app.Deps{Locks: locks, Orders: orders, Users: usercheck.ApproveAll{}})
+	svc, err := wiring.New(app.Config{Lease: lock.Policy{TTL: time.Second, CallTimeout: 200 * time.Millisecond}, Purchase: purchase.Config{Now: c.Now}}, app.Deps{Redis: rdb, Locks: locks, Orders: orders, Users: usercheck.ApproveAll{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +359,7 @@ func (f verifierFunc) Verify(ctx context.Context, userID, activityID int64) erro
 // next buyer of the same activity is served.
 func TestPanickingVerifierFailsOnlyItsBuyer(t *testing.T) {
 	f := newFixture(t)
-	svc, err := wiring.New(app.Config{Lease: lock.Policy{TTL: time.Second, CallTimeout: 200 * time.Millisecond}}, app.Deps{Locks: lock.New(f.rdb, nil), Orders: f.orders, Users: verifierFunc(func(_ context.Context, userID, _ int64) error {
+	svc, err := wiring.New(app.Config{Lease: lock.Policy{TTL: time.Second, CallTimeout: 200 * time.Millisecond}}, app.Deps{Redis: f.rdb, Locks: lock.New(f.rdb, nil), Orders: f.orders, Users: verifierFunc(func(_ context.Context, userID, _ int64) error {
 		if userID == 13 {
 			panic("verifier bug")
 		}
@@ -492,7 +492,7 @@ func TestStrictRequiresAPrice(t *testing.T) {
 	t.Cleanup(func() { _ = rdb.Close() })
 	locks := lock.New(rdb, nil)
 	t.Cleanup(func() { _ = locks.Close() })
-	svc, err := wiring.New(app.Config{Lease: lock.Policy{TTL: time.Second, CallTimeout: 200 * time.Millisecond}, Books: books.Config{RequirePrice: true}}, app.Deps{Locks: locks, Orders: orders, Users: usercheck.ApproveAll{}})
+	svc, err := wiring.New(app.Config{Lease: lock.Policy{TTL: time.Second, CallTimeout: 200 * time.Millisecond}, Books: books.Config{RequirePrice: true}}, app.Deps{Redis: rdb, Locks: locks, Orders: orders, Users: usercheck.ApproveAll{}})
 	if err != nil {
 		t.Fatal(err)
 	}

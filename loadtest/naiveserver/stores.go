@@ -61,7 +61,7 @@ func openStores(ctx context.Context, cfg config, users usercheck.Verifier, log *
 	s.closers = append(s.closers, s.db.Close)
 	locks := lock.New(s.rdb, &lock.Options{Logger: log})
 	s.closers = append(s.closers, locks.Close)
-	s.service, err = wiring.New(app.Config{Keys: keys.NewSpace(cfg.keyPrefix), Lease: lock.Policy{TTL: cfg.lockTTL, CallTimeout: cfg.userCheckTimeout}}, app.Deps{Locks: locks, Orders: orders, Users: users, Logger: log, Registry: reg})
+	s.service, err = wiring.New(app.Config{Keys: keys.NewSpace(cfg.keyPrefix), Lease: lock.Policy{TTL: cfg.lockTTL, CallTimeout: cfg.userCheckTimeout}}, app.Deps{Redis: s.rdb, Locks: locks, Orders: orders, Users: users, Logger: log, Registry: reg})
 	if err != nil {
 		return nil, fmt.Errorf("purchase service: %w", err)
 	}
