@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	"unicode/utf8"
 )
 
 // Activity is one flash sale: a fixed number of units on sale in a time window.
@@ -144,12 +143,12 @@ func validCurrency(c string) bool {
 }
 
 // Validate reports, as an EInvalid *Error, what makes the activity one the
-// contract does not allow: a name of 0 or more than MaxActivityName
-// characters, a stock outside 1..MaxTotalStock, a window that ends
-// before it starts, or a price ValidPrice refuses.
+// contract does not allow: a name ValidateName refuses, a stock outside
+// 1..MaxTotalStock, a window that ends before it starts, or a price
+// ValidPrice refuses.
 func (a Activity) Validate() error {
-	if n := utf8.RuneCountInString(a.Name); n < 1 || n > MaxActivityName || !utf8.ValidString(a.Name) {
-		return Errorf(EInvalid, "name must be 1 to %d characters", MaxActivityName)
+	if err := ValidateName(a.Name); err != nil {
+		return err
 	}
 	if a.TotalStock < 1 || a.TotalStock > MaxTotalStock {
 		return Errorf(EInvalid, "total_stock must be between 1 and %d", MaxTotalStock)

@@ -87,3 +87,39 @@ func TestUnannouncedRoomIsRefusedAtOrBeforeTheStart(t *testing.T) {
 		t.Errorf("announced, room opening at the start: %v", err)
 	}
 }
+
+// An activity's name is checked by the domain, not only over HTTP: blank,
+// control characters and lengths outside 1..MaxActivityName are refused.
+// Can fail: a rule kept in the HTTP layer lets a blank name in through Go.
+func TestValidateRefusesBlankAndControlNames(t *testing.T) {
+	starts := time.Date(2030, 1, 1, 10, 0, 0, 0, time.UTC)
+	for name, ok := range map[string]bool{
+		"Moutai 53%": true, "": false, "   ": false, "\t": false, "a\x00b": false, "a\nb": false, "a\u0085b": false,
+		strings.Repeat("é", seckill.MaxActivityName): true, strings.Repeat("é", seckill.MaxActivityName+1): false, "\xff": false,
+	} {
+		err := seckill.Activity{Name: name, TotalStock: 1, StartsAt: starts, EndsAt: starts.Add(time.Hour)}.Validate()
+		var e *seckill.Error
+		if got := err == nil; got != ok || (!ok && (!errors.As(err, &e) || e.Code != seckill.EInvalid)) {
+			t.Errorf("Validate with name %q: %v, want accepted %v", name, err, ok)
+		}
+	}
+}
+
+// Final and Retryable group the codes as the contract does.
+// Can fail: a code moved between groups, or a nil *Error that panics.
+func TestFinalAndRetryable(t *testing.T) {
+	for code, want := range map[string][2]bool{
+		seckill.ESoldOut: {true, false}, seckill.EEnded: {true, false}, seckill.ENotStarted: {true, false},
+		seckill.EBusy: {false, true}, seckill.EUnavailable: {false, true}, seckill.EOutcomeUnknown: {false, true},
+		seckill.EPaused: {}, seckill.ENotAdmitted: {}, seckill.EAlreadyPurchased: {}, seckill.EInvalid: {},
+	} {
+		e := &seckill.Error{Code: code}
+		if e.Final() != want[0] || e.Retryable() != want[1] {
+			t.Errorf("%s: Final %v, Retryable %v; want %v, %v", code, e.Final(), e.Retryable(), want[0], want[1])
+		}
+	}
+	var none *seckill.Error
+	if none.Final() || none.Retryable() {
+		t.Error("a nil *Error is neither final nor retryable")
+	}
+}

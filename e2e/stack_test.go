@@ -378,7 +378,7 @@ func (s *stack) ordersInDB(activity int64) map[int64]int {
 }
 
 // books reads the activity's books straight from MariaDB and Redis, as
-// `seckill books` does (order.Store.Books, stock.Store.FillBooks). A read
+// `seckill books` does (order.Activities.Books, stock.Store.FillBooks). A read
 // that fails is tried again for up to readAgainWithin: after a failover a
 // pooled connection to the dead node answers "invalid connection" once,
 // and a loaded box takes a while to let a new one in. Only reads are tried
@@ -390,7 +390,7 @@ func (s *stack) books(activity int64) seckill.Books {
 		func(ctx context.Context) error {
 			db, err := s.bookStore(ctx)
 			if err == nil {
-				got, err = db.Books(ctx, activity)
+				got, err = db.Activities.Books(ctx, activity)
 			}
 			if err == nil {
 				err = stock.New(s.rdb, keys.NewSpace(s.prefix)).FillBooks(ctx, got)

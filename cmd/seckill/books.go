@@ -36,7 +36,7 @@ func readBooks(ctx context.Context, getenv func(string) string, stderr io.Writer
 	if b.orders, err = order.Open(ctx, cfg.MySQLDSN, order.Options{SkipMigrations: true}); err != nil {
 		return nil, fmt.Errorf("open database: %w", explainDBError(cfg.MySQLDSN, err))
 	}
-	all, err := b.orders.Books(ctx, ids...)
+	all, err := b.orders.Activities.Books(ctx, ids...)
 	if err != nil {
 		return nil, fmt.Errorf("the order database did not answer: %w", explainDBError(cfg.MySQLDSN, err))
 	}

@@ -58,14 +58,12 @@ func TestBooksCommand(t *testing.T) {
 	now := time.Now().UTC()
 	var ids []int64
 	for range 2 {
-		a, err := orders.CreateActivity(ctx, seckill.Activity{Name: "books", TotalStock: 5, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
+		a, err := orders.Activities.CreateActivity(ctx, seckill.Activity{Name: "books", TotalStock: 5, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for u := range int64(2) {
-			if _, err := orders.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: u + 1, Fence: u + 1}); err != nil {
-				t.Fatal(err)
-			}
+		if b, err := orders.Orders.CreateOrders(ctx, a.ID, 1, []seckill.Order{{UserID: 1}, {UserID: 2}}); err != nil || len(b.Written) != 2 {
+			t.Fatalf("two orders: %+v, %v", b, err)
 		}
 		if err := stocks.Load(ctx, a.ID, 3, 1); err != nil {
 			t.Fatal(err)

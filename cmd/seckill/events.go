@@ -131,17 +131,17 @@ func startRelay(cfg config, b *backend, log *slog.Logger, reg prometheus.Registe
 		attrs = append(attrs, "kafka_tls", cfg.Events.Kafka.TLS, "kafka_sasl", cfg.Events.Kafka.Mechanism)
 	}
 	log.Info("order events", attrs...)
-	relay := outbox.Start(b.orders, sink, outbox.Config{
+	relay := outbox.Start(b.orders.Outbox, sink, outbox.Config{
 		Retention: cfg.EventsRetention, Log: log.With("component", "events"), Metrics: outbox.NewMetrics(reg, log),
 	})
-	b.orders.HandOffEvents(relay.Handoff())
+	b.orders.Outbox.HandOffEvents(relay.Handoff())
 	return relay, nil
 }
 
 // closeRelay stops the relay; groups committed from then on leave their
 // events to a claim.
 func closeRelay(b *backend, relay *outbox.Relay) {
-	b.orders.HandOffEvents(nil)
+	b.orders.Outbox.HandOffEvents(nil)
 	_ = relay.Close()
 }
 

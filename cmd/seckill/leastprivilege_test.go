@@ -112,9 +112,9 @@ func TestLeastPrivilegeRuntimeUser(t *testing.T) {
 			// The runtime user can do the service's work: write and read.
 			now := time.Now()
 			var a seckill.Activity
-			a, err = b.orders.CreateActivity(context.Background(), seckill.Activity{Name: "lp", TotalStock: 1, StartsAt: now, EndsAt: now.Add(time.Hour)})
+			a, err = b.orders.Activities.CreateActivity(context.Background(), seckill.Activity{Name: "lp", TotalStock: 1, StartsAt: now, EndsAt: now.Add(time.Hour)})
 			if err == nil {
-				_, err = b.orders.CountOrders(context.Background(), a.ID)
+				_, err = b.orders.Orders.CountOrders(context.Background(), a.ID)
 			}
 			_ = b.Close()
 		}

@@ -146,7 +146,7 @@ func checkStockPrefix(ctx context.Context, b *backend, prefix string, id int64) 
 	if n > 0 {
 		return nil
 	}
-	counts, err := b.orders.CountByStatus(ctx, id)
+	counts, err := b.orders.Orders.CountByStatus(ctx, id)
 	if err != nil {
 		return fmt.Errorf("reconcile activity %d: the order database did not answer: %w", id, explainDBError(b.dsn, err))
 	}

@@ -54,7 +54,7 @@ func openPayments(cfg config, embedded bool, b *backend, log *slog.Logger, reg p
 		}
 		cfg.PaymentURL = p.stubURL
 	}
-	b.orders.SetPaymentWindow(cfg.PaymentWindow)
+	b.orders.Orders.SetPaymentWindow(cfg.PaymentWindow)
 	p.svc, err = payment.New(payment.Config{
 		ProviderURL: cfg.PaymentURL,
 		Secret:      []byte(cfg.PaymentSecret),
@@ -175,7 +175,7 @@ func (p *payments) Close() {
 // app started with the order's amount.
 func orderPrices(orders *order.Store) payment.PriceLookup {
 	return func(ctx context.Context, orderID string) (int64, string, bool, error) {
-		o, err := orders.OrderByID(ctx, orderID)
+		o, err := orders.Orders.OrderByID(ctx, orderID)
 		switch {
 		case errors.Is(err, order.ErrNotFound):
 			return 0, "", false, nil
@@ -205,7 +205,7 @@ func payUsersOrder(orders *order.Store, stub http.Handler) http.Handler {
 			stubhttp.WriteError(w, http.StatusBadRequest, "invalid_request", "activity and user must be numbers")
 			return
 		}
-		o, err := orders.OrderByUser(r.Context(), activityID, userID)
+		o, err := orders.Orders.OrderByUser(r.Context(), activityID, userID)
 		switch {
 		case errors.Is(err, order.ErrNotFound):
 			stubhttp.WriteError(w, http.StatusNotFound, "not_found",

@@ -38,7 +38,7 @@ func (s *Service) view(ctx context.Context, a seckill.Activity) (seckill.Activit
 	paused := stop.Paused
 	if err != nil {
 		paused = paused || !a.PausedAt.IsZero()
-		_, units, cerr := s.orders.CountHeld(ctx, a.ID)
+		_, units, cerr := s.orders.Orders.CountHeld(ctx, a.ID)
 		if cerr != nil {
 			return seckill.ActivityView{}, seckill.Unavailable("neither Redis nor the database answered", errors.Join(err, cerr))
 		}
@@ -70,7 +70,7 @@ func (s *Service) CreateActivity(ctx context.Context, a seckill.Activity) (secki
 		}
 		a.WaitingRoom = w
 	}
-	created, err := s.orders.CreateActivity(ctx, a)
+	created, err := s.orders.Activities.CreateActivity(ctx, a)
 	if err != nil {
 		return seckill.ActivityView{}, seckill.Unavailable("the order database failed; the activity was not created", err)
 	}
@@ -95,7 +95,7 @@ func (s *Service) Audit(ctx context.Context, id int64) (seckill.Audit, error) {
 	if err != nil {
 		return seckill.Audit{}, err
 	}
-	n, units, err := s.orders.CountHeld(ctx, id)
+	n, units, err := s.orders.Orders.CountHeld(ctx, id)
 	if err != nil {
 		return seckill.Audit{}, seckill.DatabaseDown(err)
 	}
@@ -116,7 +116,7 @@ func (s *Service) Audit(ctx context.Context, id int64) (seckill.Audit, error) {
 		Oversold:       b.Oversold() > 0,
 		Consistent:     b.Imbalance() == 0,
 	}
-	if out.EventsPending, err = s.orders.PendingEventsOf(ctx, id); err != nil {
+	if out.EventsPending, err = s.orders.Outbox.PendingEventsOf(ctx, id); err != nil {
 		return seckill.Audit{}, seckill.DatabaseDown(err)
 	}
 	if a.WaitingRoom != nil {

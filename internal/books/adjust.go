@@ -30,16 +30,16 @@ func (s *Service) AdjustStock(ctx context.Context, id, total int64) (seckill.Sto
 	}
 	defer release()
 	lease := lk.Context()
-	if _, err := s.orders.ClaimFence(lease, id, lk.Fence()); err != nil {
+	if _, err := s.orders.Activities.ClaimFence(lease, id, lk.Fence()); err != nil {
 		return seckill.StockAdjustment{}, seckill.Unavailable("could not claim the activity in the database", err)
 	}
 	epoch := s.sales.SoldOutEpoch(id)
 	// Read under the claim: no other adjustment can change it until we are done.
-	a, err := s.orders.Activity(lease, id)
+	a, err := s.orders.Activities.Activity(lease, id)
 	if err != nil {
 		return seckill.StockAdjustment{}, seckill.DatabaseDown(err)
 	}
-	sold, err := s.orders.SetTotalStock(lease, id, lk.Fence(), total)
+	sold, err := s.orders.Activities.SetTotalStock(lease, id, lk.Fence(), total)
 	switch {
 	case errors.Is(err, order.ErrBelowSold):
 		return seckill.StockAdjustment{}, &seckill.Error{Code: seckill.EInvalid,

@@ -13,7 +13,7 @@ import (
 // its live stock (from Redis, or total - sold from the database when Redis
 // has none loaded).
 func (s *Service) ListActivities(ctx context.Context, afterID int64, limit int) ([]seckill.ActivityView, error) {
-	rows, err := s.orders.ListActivities(ctx, afterID, limit)
+	rows, err := s.orders.Activities.ListActivities(ctx, afterID, limit)
 	if err != nil {
 		return nil, seckill.DatabaseDown(err)
 	}
@@ -35,7 +35,7 @@ func (s *Service) ListOrders(ctx context.Context, activityID int64, status, afte
 	if _, err := s.catalog.Activity(ctx, activityID); err != nil {
 		return nil, err
 	}
-	os, err := s.orders.ListOrders(ctx, activityID, status, afterID, limit)
+	os, err := s.orders.Orders.ListOrders(ctx, activityID, status, afterID, limit)
 	if err != nil {
 		return nil, seckill.DatabaseDown(err)
 	}
@@ -45,7 +45,7 @@ func (s *Service) ListOrders(ctx context.Context, activityID int64, status, afte
 // MarkRefunded records that an operator (who) refunded the order:
 // refund_required becomes refunded, once.
 func (s *Service) MarkRefunded(ctx context.Context, orderID, who string) (seckill.AdminOrder, error) {
-	o, err := s.orders.MarkRefunded(ctx, orderID, who, time.Now())
+	o, err := s.orders.Orders.MarkRefunded(ctx, orderID, who, time.Now())
 	switch {
 	case errors.Is(err, order.ErrNotFound):
 		return seckill.AdminOrder{}, seckill.Errorf(seckill.EOrderNotFound, "no order %q", orderID)

@@ -21,7 +21,7 @@ func (s *Service) SetPrice(ctx context.Context, id, priceMinor int64, currency s
 	if err := s.priceRequired(priceMinor); err != nil {
 		return seckill.ActivityView{}, err
 	}
-	a, err := s.orders.SetPrice(ctx, id, priceMinor, currency)
+	a, err := s.orders.Activities.SetPrice(ctx, id, priceMinor, currency)
 	switch {
 	case errors.Is(err, order.ErrActivityNotFound):
 		return seckill.ActivityView{}, seckill.NoActivity(id)

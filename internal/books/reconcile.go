@@ -27,7 +27,7 @@ func (s *Service) Reconcile(ctx context.Context, id int64) (seckill.Reconciliati
 	}
 	defer release()
 	lease := lk.Context()
-	n, err := s.orders.ClaimFence(lease, id, lk.Fence())
+	n, err := s.orders.Activities.ClaimFence(lease, id, lk.Fence())
 	if err != nil {
 		return seckill.Reconciliation{}, seckill.Unavailable("could not claim the activity in the database", err)
 	}
@@ -64,7 +64,7 @@ func (s *Service) Reconcile(ctx context.Context, id int64) (seckill.Reconciliati
 // written. release gives the lock back.
 func (s *Service) hold(ctx context.Context, id int64) (lk *lock.Lock, release func(), err error) {
 	key := s.stock.Keys().Lock(id)
-	dbFence, err := s.orders.Fence(ctx, id)
+	dbFence, err := s.orders.Activities.Fence(ctx, id)
 	if err != nil {
 		return nil, nil, seckill.DatabaseDown(err)
 	}

@@ -144,7 +144,7 @@ func TestReconcileLoadLandingAfterItsLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer newer.Release(ctx)
-	if _, _, err := directStock.Deduct(ctx, a.ID, stock.Grant{Fence: newer.Fence(), Token: newer.Value()}, 1); err != nil {
+	if _, _, _, err := directStock.DeductEach(ctx, a.ID, stock.Grant{Fence: newer.Fence(), Token: newer.Value()}, []int64{1}, []int64{1}); err != nil {
 		t.Fatal(err)
 	}
 	close(hold.release) // the load lands now, after the newer holder's deduct

@@ -61,7 +61,7 @@ func (s *Service) RemoveWaitingRoom(ctx context.Context, id int64) (seckill.Acti
 
 // storeRoom writes the room to the database, then to Redis.
 func (s *Service) storeRoom(ctx context.Context, id int64, w *seckill.WaitingRoom) (seckill.ActivityView, error) {
-	a, err := s.orders.SetWaitingRoom(ctx, id, w)
+	a, err := s.orders.Activities.SetWaitingRoom(ctx, id, w)
 	switch {
 	case errors.Is(err, order.ErrActivityNotFound):
 		return seckill.ActivityView{}, seckill.NoActivity(id)
@@ -108,7 +108,7 @@ func (s *Service) Sold(ctx context.Context, activityID int64) (held, unpaid, tot
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	counts, err := s.orders.CountByStatus(ctx, activityID)
+	counts, err := s.orders.Orders.CountByStatus(ctx, activityID)
 	if err != nil {
 		return 0, 0, 0, err
 	}

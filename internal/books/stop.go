@@ -41,7 +41,7 @@ func (s *Service) Pause(ctx context.Context, id int64) (seckill.ActivityView, er
 	if err := s.stock.Pause(lease, id, at); err != nil {
 		return seckill.ActivityView{}, seckill.RedisDown(err)
 	}
-	if a, err = s.orders.SetPaused(lease, id, at); err != nil {
+	if a, err = s.orders.Activities.SetPaused(lease, id, at); err != nil {
 		return seckill.ActivityView{}, stopErr(id, err)
 	}
 	s.catalog.Put(a)
@@ -63,7 +63,7 @@ func (s *Service) Resume(ctx context.Context, id int64) (seckill.ActivityView, e
 	}
 	defer release()
 	lease := lk.Context()
-	a, err := s.orders.SetPaused(lease, id, time.Time{})
+	a, err := s.orders.Activities.SetPaused(lease, id, time.Time{})
 	if err != nil {
 		return seckill.ActivityView{}, stopErr(id, err)
 	}
@@ -117,7 +117,7 @@ func (s *Service) endInDatabase(ctx context.Context, a seckill.Activity, now tim
 	if starts.After(now) {
 		starts = now
 	}
-	if a, err = s.orders.EndActivity(lease, id, starts, now); err != nil {
+	if a, err = s.orders.Activities.EndActivity(lease, id, starts, now); err != nil {
 		if errors.Is(err, order.ErrActivityNotFound) {
 			return seckill.Activity{}, seckill.NoActivity(id)
 		}

@@ -126,7 +126,7 @@ func TestEndBeforeTheStartStaysEnded(t *testing.T) {
 		t.Errorf("c, which read the activity before the end, reads status %q, window %s..%s, %v; want ended, an empty window", v.Status, v.StartsAt, v.EndsAt, err)
 	}
 	stillEnded(t, "after the end", rdb, prefix, act.ID, 100, a, b)
-	row, err := orders.Activity(ctx, act.ID)
+	row, err := orders.Activities.Activity(ctx, act.ID)
 	if err != nil || !row.StartsAt.Equal(row.EndsAt) || row.EndsAt.After(time.Now()) {
 		t.Errorf("the row after the end: starts %s, ends %s, %v; want both at the end", row.StartsAt, row.EndsAt, err)
 	}
@@ -184,7 +184,7 @@ func TestAFailedEndLeavesRedisAsTheDatabase(t *testing.T) {
 	if ended, err := rdb.HExists(ctx, keys.NewSpace(prefix).Stock(act.ID), "ended").Result(); err != nil || ended {
 		t.Errorf("after the refused end: Redis says ended (%v, %v), the database does not", ended, err)
 	}
-	row, err := orders.Activity(ctx, act.ID)
+	row, err := orders.Activities.Activity(ctx, act.ID)
 	if err != nil || !row.StartsAt.Equal(act.StartsAt) || !row.EndsAt.Equal(act.EndsAt) {
 		t.Errorf("the row after the refused end: %+v, %v; want as before", row, err)
 	}

@@ -55,7 +55,7 @@ func (s *Service) sweepBooks() {
 func (s *Service) sweepOnce(suspects map[int64]bool) map[int64]bool {
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.BooksSweep+s.cfg.Lease.Wait+2*s.cfg.Lease.TTL)
 	defer cancel()
-	books, err := s.orders.OpenBooks(ctx, s.now().Add(-s.cfg.BooksAfterEnd))
+	books, err := s.orders.Activities.OpenBooks(ctx, s.now().Add(-s.cfg.BooksAfterEnd))
 	if err != nil {
 		s.log.Warn("books sweep: activities not read", "err", err)
 		return suspects

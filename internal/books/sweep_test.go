@@ -38,7 +38,7 @@ func TestBooksSweepReturnsWhatACrashLeftDeducted(t *testing.T) {
 		}
 	}
 	// The dead batch: a deduct under a grant that never wrote its orders.
-	if _, _, err := st.Deduct(ctx, a.ID, stock.Grant{Fence: 1_000, Token: "dead"}, 3); err != nil {
+	if _, _, _, err := st.DeductEach(ctx, a.ID, stock.Grant{Fence: 1_000, Token: "dead"}, []int64{3, 4, 5}, []int64{1, 1, 1}); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)

@@ -45,10 +45,10 @@ func (c *Catalog) Activity(ctx context.Context, id int64) (seckill.Activity, err
 // Fresh reads the activity from the database, not memory, and remembers
 // it: its total stock may have been adjusted by another instance.
 func (c *Catalog) Fresh(ctx context.Context, id int64) (seckill.Activity, error) {
-	a, err := c.orders.Activity(ctx, id)
+	a, err := c.orders.Activities.Activity(ctx, id)
 	switch {
 	case errors.Is(err, order.ErrActivityNotFound):
-		if highest, herr := c.orders.HighestActivityID(ctx); herr == nil {
+		if highest, herr := c.orders.Activities.HighestActivityID(ctx); herr == nil {
 			c.cache.markUnknown(id, highest, c.now())
 		}
 		return seckill.Activity{}, seckill.NoActivity(id)

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-
 	"github.com/seckill-oss/seckill/internal/testkit/apispec"
 )
 

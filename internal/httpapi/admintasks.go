@@ -186,7 +186,7 @@ func handleMarkRefunded(tasks AdminTasks) gin.HandlerFunc {
 			err = decodeObject(body, map[string]func(json.RawMessage) error{
 				"by": func(raw json.RawMessage) error {
 					s, ok := jsonString(raw)
-					if !ok || !validName(s) || len([]rune(s)) > maxRefundBy {
+					if !ok || !seckill.ValidText(s, maxRefundBy) {
 						return invalid("by must name who made the refund: 1 to %d characters, no control characters", maxRefundBy)
 					}
 					by = s

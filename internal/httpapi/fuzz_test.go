@@ -154,7 +154,7 @@ func FuzzDecodeCreateActivity(f *testing.F) {
 		if !acceptedJSON(t, body, err) {
 			return
 		}
-		if n := utf8.RuneCountInString(a.Name); n < 1 || n > seckill.MaxActivityName || !validName(a.Name) {
+		if n := utf8.RuneCountInString(a.Name); n < 1 || n > seckill.MaxActivityName || seckill.ValidateName(a.Name) != nil {
 			t.Fatalf("accepted name %q", a.Name)
 		}
 		if a.TotalStock < 1 || a.TotalStock > seckill.MaxTotalStock {

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/docs"
 	"github.com/seckill-oss/seckill/internal/testkit/apispec"

@@ -7,9 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/seckill-oss/seckill"
@@ -134,9 +132,9 @@ func decodeCreateActivity(body []byte) (seckill.Activity, error) {
 		"announced":      func(raw json.RawMessage) error { return decodeAnnounced(raw, &a.Unannounced) },
 		"per_user_limit": func(raw json.RawMessage) error { return decodePerUserLimit(raw, &a.PerUserLimit) },
 		"name": func(raw json.RawMessage) error {
-			s, ok := jsonString(raw)
-			if !ok || !validName(s) {
-				return invalid("name must be a string of 1 to %d characters, not blank, without control characters", seckill.MaxActivityName)
+			s, _ := jsonString(raw) // not a string: "", which the rule refuses
+			if err := seckill.ValidateName(s); err != nil {
+				return err
 			}
 			a.Name, hasName = s, true
 			return nil
@@ -268,14 +266,6 @@ func decodeCurrency(raw json.RawMessage, dst *string) error {
 	}
 	*dst = s
 	return nil
-}
-
-func validName(s string) bool {
-	n := utf8.RuneCountInString(s)
-	if n < 1 || n > seckill.MaxActivityName || strings.TrimSpace(s) == "" {
-		return false
-	}
-	return strings.IndexFunc(s, unicode.IsControl) < 0
 }
 
 // jsonString decodes raw as a JSON string; null is not a string.

@@ -16,7 +16,7 @@ const ReadyCacheTTL = time.Second
 
 // readyCheck runs Service.Ready at most once per ReadyCacheTTL: callers
 // within the TTL get the last result, and callers while a check runs share
-// it (singleflight, as order.Store.StatusCounts shares its count). Unlike
+// it (singleflight, as order.Orders.StatusCounts shares its count). Unlike
 // that count, a failure is kept too: a probe must see it.
 type readyCheck struct {
 	svc    Service

@@ -100,7 +100,7 @@ func respondError(c *gin.Context, err error) {
 	if status >= http.StatusInternalServerError {
 		_ = c.Error(err)
 	}
-	if e.Code == seckill.EBusy || e.Code == codeTooManyRequests || e.Code == seckill.EUnavailable || e.Code == seckill.EOutcomeUnknown {
+	if e.Retryable() || e.Code == codeTooManyRequests {
 		c.Header("Retry-After", retryAfterSeconds(e.RetryAfter))
 	}
 	body := errorBody{Error: errorDetail{Code: e.Code, Message: e.Message}}

@@ -27,7 +27,7 @@ func (s Space) Activity(activityID int64, name string) string {
 	return s.Namespace() + "{act:" + strconv.FormatInt(activityID, 10) + "}:" + name
 }
 
-// Stock is the activity's stock hash (fields "remaining", "epoch" and "loaded"):
+// Stock is the activity's stock hash (its fields: StockFields):
 // <prefix>seckill:{act:N}:stock.
 func (s Space) Stock(activityID int64) string { return s.Activity(activityID, "stock") }
 

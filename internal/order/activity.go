@@ -16,7 +16,7 @@ import (
 
 // CreateActivity stores a and returns it with its new ID and CreatedAt set.
 // Times are stored in UTC with microsecond precision, and returned as stored.
-func (s *Store) CreateActivity(ctx context.Context, a seckill.Activity) (seckill.Activity, error) {
+func (s *Activities) CreateActivity(ctx context.Context, a seckill.Activity) (seckill.Activity, error) {
 	row := activityRow{
 		Name:       a.Name,
 		TotalStock: a.TotalStock,
@@ -35,7 +35,7 @@ func (s *Store) CreateActivity(ctx context.Context, a seckill.Activity) (seckill
 }
 
 // Activity returns the activity with the id, or ErrActivityNotFound.
-func (s *Store) Activity(ctx context.Context, id int64) (seckill.Activity, error) {
+func (s *Activities) Activity(ctx context.Context, id int64) (seckill.Activity, error) {
 	var row activityRow
 	if err := s.db.WithContext(ctx).Take(&row, id).Error; err != nil {
 		return seckill.Activity{}, activityErr(id, err)
@@ -46,7 +46,7 @@ func (s *Store) Activity(ctx context.Context, id int64) (seckill.Activity, error
 // HighestActivityID returns the highest activity id the database holds, 0
 // when it holds none. Ids are handed out in increasing order, so an id above
 // it names no activity yet.
-func (s *Store) HighestActivityID(ctx context.Context) (int64, error) {
+func (s *Activities) HighestActivityID(ctx context.Context) (int64, error) {
 	var highest int64
 	if err := s.db.WithContext(ctx).Raw("SELECT COALESCE(MAX(id), 0) FROM activities").Scan(&highest).Error; err != nil {
 		return 0, fmt.Errorf("order: highest activity id: %w", err)
@@ -57,7 +57,7 @@ func (s *Store) HighestActivityID(ctx context.Context) (int64, error) {
 // Fence returns the highest lock fence that has written an order for the
 // activity (0 before the first), or ErrActivityNotFound. A lock's fence
 // counter must be seeded above it after Redis lost its data.
-func (s *Store) Fence(ctx context.Context, activityID int64) (int64, error) {
+func (s *Activities) Fence(ctx context.Context, activityID int64) (int64, error) {
 	var row activityRow
 	if err := s.db.WithContext(ctx).Select("fence").Take(&row, activityID).Error; err != nil {
 		return 0, activityErr(activityID, err)
@@ -74,14 +74,14 @@ func (s *Store) Fence(ctx context.Context, activityID int64) (int64, error) {
 // land behind it, and it costs one row, not a count of millions of orders.
 // It returns ErrStaleFence when an order or claim under fence or a newer one
 // came first, or ErrActivityNotFound.
-func (s *Store) ClaimFence(ctx context.Context, activityID, fence int64) (sold int64, err error) {
+func (s *Activities) ClaimFence(ctx context.Context, activityID, fence int64) (sold int64, err error) {
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Exec(claimFence, fence, activityID, fence)
 		if res.Error != nil {
 			return fmt.Errorf("order: claim fence %d of activity %d: %w", fence, activityID, res.Error)
 		}
 		var a activityRow
-		if err := lockActivity(tx, activityID, "fence, sold", &a); err != nil {
+		if err := lockActivity(tx, s.dialect, activityID, "fence, sold", &a); err != nil {
 			return err
 		}
 		if res.RowsAffected != 1 {
@@ -104,7 +104,7 @@ type Books struct {
 
 // OpenBooks returns the books of the activities that end after since: those
 // whose units can still move (a sale, an expiry, a unit coming back).
-func (s *Store) OpenBooks(ctx context.Context, since time.Time) ([]Books, error) {
+func (s *Activities) OpenBooks(ctx context.Context, since time.Time) ([]Books, error) {
 	var rows []activityRow
 	err := s.db.WithContext(ctx).Select("id", "total_stock", "sold").Where("ends_at > ?", storedTime(since)).Order("id").Find(&rows).Error
 	if err != nil {

@@ -30,7 +30,7 @@ type ActivityStock struct {
 }
 
 // ListActivities returns up to limit activities with ids above afterID, by id.
-func (s *Store) ListActivities(ctx context.Context, afterID int64, limit int) ([]ActivityStock, error) {
+func (s *Activities) ListActivities(ctx context.Context, afterID int64, limit int) ([]ActivityStock, error) {
 	var rows []activityRow
 	err := s.db.WithContext(ctx).Where("id > ?", afterID).Order("id").Limit(pageSize(limit)).Find(&rows).Error
 	if err != nil {
@@ -65,7 +65,7 @@ func (r adminOrderRow) adminOrder() seckill.AdminOrder {
 // ListOrders returns up to limit of the activity's orders in status (all
 // statuses when empty) with ids above afterID, by id. Order ids are UUIDv7,
 // so this is also roughly the order they were created in.
-func (s *Store) ListOrders(ctx context.Context, activityID int64, status, afterID string, limit int) ([]seckill.AdminOrder, error) {
+func (s *Orders) ListOrders(ctx context.Context, activityID int64, status, afterID string, limit int) ([]seckill.AdminOrder, error) {
 	q := s.db.WithContext(ctx).Where("activity_id = ? AND id > ?", activityID, afterID)
 	if status != "" {
 		q = q.Where("status = ?", status)
@@ -82,7 +82,7 @@ func (s *Store) ListOrders(ctx context.Context, activityID int64, status, afterI
 }
 
 // AdminOrderByID is OrderByID with the refund's details.
-func (s *Store) AdminOrderByID(ctx context.Context, id string) (seckill.AdminOrder, error) {
+func (s *Orders) AdminOrderByID(ctx context.Context, id string) (seckill.AdminOrder, error) {
 	var row adminOrderRow
 	if err := s.db.WithContext(ctx).Where("id = ?", id).Take(&row).Error; err != nil {
 		return seckill.AdminOrder{}, orderErr(id, err)
@@ -99,7 +99,7 @@ WHERE id = ? AND status = ?`
 // refund_required becomes refunded, with its event in the same transaction.
 // ErrNotFound, or ErrNotRefundRequired (with the order as it is) when its
 // status is another.
-func (s *Store) MarkRefunded(ctx context.Context, orderID, who string, at time.Time) (seckill.AdminOrder, error) {
+func (s *Orders) MarkRefunded(ctx context.Context, orderID, who string, at time.Time) (seckill.AdminOrder, error) {
 	var changed bool
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Exec(markRefunded, seckill.OrderStatusRefunded, who, storedTime(at), orderID, seckill.OrderStatusRefundRequired)
@@ -107,7 +107,7 @@ func (s *Store) MarkRefunded(ctx context.Context, orderID, who string, at time.T
 			return res.Error
 		}
 		changed = true
-		_, err := insertChangeEvent(tx, orderID)
+		_, err := insertChangeEvent(tx, s.dialect, orderID)
 		return err
 	})
 	if err != nil {
@@ -132,14 +132,14 @@ const setTotalStock = `UPDATE activities SET total_stock = ? WHERE id = ? AND fe
 // an older grant cannot write past it, and a newer grant makes it refuse
 // (ErrStaleFence). It refuses a total below the units sold (ErrBelowSold)
 // and returns the units sold, read in the same transaction.
-func (s *Store) SetTotalStock(ctx context.Context, activityID, fence, total int64) (sold int64, err error) {
+func (s *Activities) SetTotalStock(ctx context.Context, activityID, fence, total int64) (sold int64, err error) {
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Exec(setTotalStock, total, activityID, fence, total)
 		if res.Error != nil {
 			return fmt.Errorf("order: set total stock of activity %d: %w", activityID, res.Error)
 		}
 		var a activityRow
-		if err := tx.Clauses(lockingRead(tx)...).Select("fence", "sold", "total_stock").Take(&a, activityID).Error; err != nil {
+		if err := tx.Clauses(s.dialect.locking...).Select("fence", "sold", "total_stock").Take(&a, activityID).Error; err != nil {
 			return activityErr(activityID, err)
 		}
 		sold = a.Sold

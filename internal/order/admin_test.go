@@ -21,20 +21,20 @@ func TestSetTotalStockGuards(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, err := s.ClaimFence(ctx, a.ID, 10); err != nil {
+		if _, err := s.Activities.ClaimFence(ctx, a.ID, 10); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.SetTotalStock(ctx, a.ID, 10, 2); !errors.Is(err, ErrBelowSold) {
+		if _, err := s.Activities.SetTotalStock(ctx, a.ID, 10, 2); !errors.Is(err, ErrBelowSold) {
 			t.Fatalf("total 2 with 3 sold: %v, want ErrBelowSold", err)
 		}
-		if _, err := s.SetTotalStock(ctx, a.ID, 9, 8); !errors.Is(err, ErrStaleFence) {
+		if _, err := s.Activities.SetTotalStock(ctx, a.ID, 9, 8); !errors.Is(err, ErrStaleFence) {
 			t.Fatalf("total under an older fence: %v, want ErrStaleFence", err)
 		}
-		sold, err := s.SetTotalStock(ctx, a.ID, 10, 3)
+		sold, err := s.Activities.SetTotalStock(ctx, a.ID, 10, 3)
 		if err != nil || sold != 3 {
 			t.Fatalf("total 3 with 3 sold: %d, %v", sold, err)
 		}
-		got, err := s.Activity(ctx, a.ID)
+		got, err := s.Activities.Activity(ctx, a.ID)
 		if err != nil || got.TotalStock != 3 {
 			t.Fatalf("total after reduce: %v, %v", got.TotalStock, err)
 		}
@@ -42,10 +42,10 @@ func TestSetTotalStockGuards(t *testing.T) {
 		if err := buy(s, a.ID, 4, 11, ""); err == nil || count(t, s, a.ID) > 3 {
 			t.Fatalf("a fourth order for a total of 3 was written (err %v)", err)
 		}
-		if _, err := s.ClaimFence(ctx, a.ID, 11); err != nil {
+		if _, err := s.Activities.ClaimFence(ctx, a.ID, 11); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.SetTotalStock(ctx, a.ID, 11, 6); err != nil {
+		if _, err := s.Activities.SetTotalStock(ctx, a.ID, 11, 6); err != nil {
 			t.Fatalf("top up under the newest fence: %v", err)
 		}
 		if err := buy(s, a.ID, 5, 12, ""); err != nil {
@@ -58,33 +58,33 @@ func TestMarkRefundedOnce(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		a := newActivity(t, s, 5)
-		o, err := s.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: 1, Fence: 1})
+		o, err := createOrder(ctx, s.Orders, seckill.Order{ActivityID: a.ID, UserID: 1, Fence: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.MarkRefunded(ctx, o.ID, "alice", time.Now()); !errors.Is(err, ErrNotRefundRequired) {
+		if _, err := s.Orders.MarkRefunded(ctx, o.ID, "alice", time.Now()); !errors.Is(err, ErrNotRefundRequired) {
 			t.Fatalf("refund of a created order: %v, want ErrNotRefundRequired", err)
 		}
 		for _, c := range []StatusChange{
 			{OrderID: o.ID, ActivityID: a.ID, From: seckill.OrderStatusCreated, To: seckill.OrderStatusExpired, Fence: 1},
 			{OrderID: o.ID, ActivityID: a.ID, From: seckill.OrderStatusExpired, To: seckill.OrderStatusRefundRequired, Fence: 2, PaidAt: time.Now()},
 		} {
-			if err := s.ChangeStatus(ctx, c); err != nil {
+			if err := s.Orders.ChangeStatus(ctx, c); err != nil {
 				t.Fatal(err)
 			}
 		}
 		at := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-		got, err := s.MarkRefunded(ctx, o.ID, "alice", at)
+		got, err := s.Orders.MarkRefunded(ctx, o.ID, "alice", at)
 		if err != nil || got.Status != seckill.OrderStatusRefunded || got.RefundedBy != "alice" || !got.RefundedAt.Equal(at) {
 			t.Fatalf("MarkRefunded = %+v, %v", got, err)
 		}
-		if _, err := s.MarkRefunded(ctx, o.ID, "bob", time.Now()); !errors.Is(err, ErrNotRefundRequired) {
+		if _, err := s.Orders.MarkRefunded(ctx, o.ID, "bob", time.Now()); !errors.Is(err, ErrNotRefundRequired) {
 			t.Fatalf("second refund: %v, want ErrNotRefundRequired", err)
 		}
-		if again, _ := s.AdminOrderByID(ctx, o.ID); again.RefundedBy != "alice" {
+		if again, _ := s.Orders.AdminOrderByID(ctx, o.ID); again.RefundedBy != "alice" {
 			t.Fatalf("the second call changed who refunded: %+v", again)
 		}
-		if _, err := s.MarkRefunded(ctx, "no-such-order", "alice", time.Now()); !errors.Is(err, ErrNotFound) {
+		if _, err := s.Orders.MarkRefunded(ctx, "no-such-order", "alice", time.Now()); !errors.Is(err, ErrNotFound) {
 			t.Fatalf("unknown order: %v, want ErrNotFound", err)
 		}
 	})
@@ -95,14 +95,14 @@ func TestListPages(t *testing.T) {
 		ctx := context.Background()
 		a := newActivity(t, s, 10)
 		for u := int64(1); u <= 5; u++ {
-			if _, err := s.CreateOrder(ctx, seckill.Order{ID: fmt.Sprintf("o-%02d", u), ActivityID: a.ID, UserID: u, Fence: u}); err != nil {
+			if _, err := createOrder(ctx, s.Orders, seckill.Order{ID: fmt.Sprintf("o-%02d", u), ActivityID: a.ID, UserID: u, Fence: u}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		var seen []string
 		cursor := ""
 		for range 5 {
-			page, err := s.ListOrders(ctx, a.ID, seckill.OrderStatusCreated, cursor, 2)
+			page, err := s.Orders.ListOrders(ctx, a.ID, seckill.OrderStatusCreated, cursor, 2)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,11 +117,11 @@ func TestListPages(t *testing.T) {
 		if fmt.Sprint(seen) != "[o-01 o-02 o-03 o-04 o-05]" {
 			t.Fatalf("pages gave %v", seen)
 		}
-		if page, _ := s.ListOrders(ctx, a.ID, seckill.OrderStatusPaid, "", 10); len(page) != 0 {
+		if page, _ := s.Orders.ListOrders(ctx, a.ID, seckill.OrderStatusPaid, "", 10); len(page) != 0 {
 			t.Fatalf("paid orders: %v", page)
 		}
 		b := newActivity(t, s, 1)
-		acts, err := s.ListActivities(ctx, a.ID, 10)
+		acts, err := s.Activities.ListActivities(ctx, a.ID, 10)
 		if err != nil || len(acts) != 1 || acts[0].ID != b.ID {
 			t.Fatalf("activities after %d: %+v, %v", a.ID, acts, err)
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/seckill-oss/seckill"
 )
@@ -31,9 +30,10 @@ type Batch struct {
 // transaction, as a group of one (CreateOrderGroup) that waits for its
 // activity's row within ctx: the grant's fence must
 // be newer than every grant that wrote before, the units must not exceed the
-// total, and orders a unique key keeps out take no unit. Orders are filled
-// in as by CreateOrder, and all carry fence and the activity's price as the
-// claim found it.
+// total, and orders a unique key keeps out take no unit. An order's empty
+// ID gets a new UUIDv7, a zero CreatedAt the current time, an empty Status
+// seckill.OrderStatusCreated; an empty IdempotencyKey is stored as none. All
+// carry fence and the activity's price as the claim found it.
 //
 // Units, not orders, are claimed: an order takes all its units or none.
 // With fewer units left than the orders hold, each order in turn gets its
@@ -42,7 +42,7 @@ type Batch struct {
 // newer one); with these or any other error nothing was written, except
 // ErrCommitUnknown: COMMIT failed, and the orders may exist; Written (with a
 // locking read) tells.
-func (s *Store) CreateOrders(ctx context.Context, activityID, fence int64, orders []seckill.Order) (Batch, error) {
+func (s *Orders) CreateOrders(ctx context.Context, activityID, fence int64, orders []seckill.Order) (Batch, error) {
 	r := s.createGroup(ctx, []Write{{ActivityID: activityID, Fence: fence, Orders: orders}}, false)
 	return r[0].Batch, r[0].Err
 }
@@ -59,8 +59,8 @@ func (s *Store) CreateOrders(ctx context.Context, activityID, fence int64, order
 //
 // A COMMIT the cluster refused (a certification conflict on Galera, 1213) is
 // a rollback, not an unknown outcome: it returns ErrConflict.
-func commit(tx *gorm.DB) error {
-	if tx.Dialector.Name() != "sqlite" {
+func commit(tx *gorm.DB, d dialect) error {
+	if d.commitStatement {
 		if err := tx.Exec("COMMIT").Error; err != nil {
 			if rolledBack(err) {
 				return fmt.Errorf("%w: %w", ErrConflict, err)
@@ -83,16 +83,16 @@ func commit(tx *gorm.DB) error {
 // also writes the row (fenceOut), so that a COMMIT in flight on another node
 // cannot land after it. left is the units the database has left for the
 // activity, under the same lock.
-func (s *Store) Written(ctx context.Context, activityID int64, ids []string) (got map[string]seckill.Order, left int64, err error) {
+func (s *Orders) Written(ctx context.Context, activityID int64, ids []string) (got map[string]seckill.Order, left int64, err error) {
 	got = make(map[string]seckill.Order, len(ids))
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var a activityRow
-		if err := lockActivity(tx, activityID, "id, total_stock, sold", &a); err != nil {
+		if err := lockActivity(tx, s.dialect, activityID, "id, total_stock, sold", &a); err != nil {
 			return err
 		}
 		left = max(a.TotalStock-a.Sold, 0)
 		// Every batch writes the activity's row (its claim).
-		if err := fenceOut(tx, "activities", "fence", activityID); err != nil {
+		if err := fenceOut(tx, s.dialect, "activities", "fence", activityID); err != nil {
 			return err
 		}
 		var rows []orderRow
@@ -108,14 +108,4 @@ func (s *Store) Written(ctx context.Context, activityID int64, ids []string) (go
 		return nil, 0, err
 	}
 	return got, left, nil
-}
-
-// lockingRead is FOR UPDATE where the dialect has it. SQLite has one writer
-// at a time: a transaction that began (IMMEDIATE) holds the write lock, so
-// its plain reads already wait for any other writer.
-func lockingRead(tx *gorm.DB) []clause.Expression {
-	if tx.Dialector.Name() == "sqlite" {
-		return nil
-	}
-	return []clause.Expression{clause.Locking{Strength: clause.LockingStrengthUpdate}}
 }

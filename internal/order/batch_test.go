@@ -34,7 +34,7 @@ func TestCreateOrdersBatchIsPerOrderExact(t *testing.T) {
 		}
 		batch := batchOf(1, 2, 3, 4, 5, 6)
 		batch[1].IdempotencyKey = "k2"
-		b, err := s.CreateOrders(ctx, a.ID, 2, batch)
+		b, err := s.Orders.CreateOrders(ctx, a.ID, 2, batch)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,14 +64,14 @@ func TestCreateOrdersBatchIsPerOrderExact(t *testing.T) {
 			t.Errorf("%d orders, sold %d; want 3 and 3", n, sd)
 		}
 		// The next grant gets the 2 units the kept-out orders left.
-		b, err = s.CreateOrders(ctx, a.ID, 3, batchOf(5, 6, 7))
+		b, err = s.Orders.CreateOrders(ctx, a.ID, 3, batchOf(5, 6, 7))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(b.Written) != 2 || len(b.Over) != 1 {
 			t.Errorf("second batch: %d written, %d over; want 2 and 1", len(b.Written), len(b.Over))
 		}
-		b, err = s.CreateOrders(ctx, a.ID, 4, batchOf(8))
+		b, err = s.Orders.CreateOrders(ctx, a.ID, 4, batchOf(8))
 		if err != nil || len(b.Over) != 1 || len(b.Written) != 0 {
 			t.Errorf("batch after sold out: %+v, %v; want all over", b, err)
 		}
@@ -87,15 +87,15 @@ func TestCreateOrdersRefusesAStaleFence(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		a := newActivity(t, s, 10)
-		if _, err := s.CreateOrders(ctx, a.ID, 5, batchOf(1, 2)); err != nil {
+		if _, err := s.Orders.CreateOrders(ctx, a.ID, 5, batchOf(1, 2)); err != nil {
 			t.Fatal(err)
 		}
 		for _, fence := range []int64{5, 4} {
-			if _, err := s.CreateOrders(ctx, a.ID, fence, batchOf(3, 4)); !errors.Is(err, ErrStaleFence) {
+			if _, err := s.Orders.CreateOrders(ctx, a.ID, fence, batchOf(3, 4)); !errors.Is(err, ErrStaleFence) {
 				t.Errorf("batch under fence %d after fence 5 wrote: %v, want ErrStaleFence", fence, err)
 			}
 		}
-		if _, err := s.CreateOrders(ctx, 999999, 9, batchOf(3)); !errors.Is(err, ErrActivityNotFound) {
+		if _, err := s.Orders.CreateOrders(ctx, 999999, 9, batchOf(3)); !errors.Is(err, ErrActivityNotFound) {
 			t.Errorf("batch for a missing activity: %v, want ErrActivityNotFound", err)
 		}
 		if n, sd := count(t, s, a.ID), sold(t, s, a.ID); n != 2 || sd != 2 {
@@ -125,11 +125,11 @@ func TestWrittenWaitsForACommitInFlight(t *testing.T) {
 	}
 	tx := s.db.Begin()
 	defer tx.Rollback() // a no-op after the Commit below
-	parts := []*part{{activityID: a.ID, fence: 1, rows: []orderRow{s.newOrderRow(o)}}}
-	if err := claimGroup(tx, parts, false); err != nil {
+	parts := []*part{{activityID: a.ID, fence: 1, rows: []orderRow{s.Orders.newOrderRow(o)}}}
+	if err := claimGroup(tx, s.dialect, parts, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := insertGroup(tx, parts); err != nil {
+	if _, err := insertGroup(tx, s.dialect, parts); err != nil {
 		t.Fatal(err)
 	}
 
@@ -141,7 +141,7 @@ func TestWrittenWaitsForACommitInFlight(t *testing.T) {
 	go func() {
 		lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		got, _, err := s.Written(lctx, a.ID, []string{o.ID})
+		got, _, err := s.Orders.Written(lctx, a.ID, []string{o.ID})
 		done <- result{got, err}
 	}()
 	select {
@@ -181,7 +181,7 @@ func TestCreateOrdersExactUnderClientFoundRows(t *testing.T) {
 	if err := buy(s, a.ID, 1, 1, ""); err != nil {
 		t.Fatal(err)
 	}
-	b, err := s.CreateOrders(context.Background(), a.ID, 2, batchOf(1, 2))
+	b, err := s.Orders.CreateOrders(context.Background(), a.ID, 2, batchOf(1, 2))
 	if err != nil {
 		t.Fatal(err)
 	}

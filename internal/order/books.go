@@ -30,7 +30,7 @@ var heldStatuses = []string{seckill.OrderStatusCreated, seckill.OrderStatusPaid}
 // id that names no activity has no entry. Redis's side (RedisRemaining,
 // RedisLoaded) is left for the stock store to fill in. It is a causal read
 // (causal.go): the books are judged on it.
-func (s *Store) Books(ctx context.Context, ids ...int64) ([]seckill.Books, error) {
+func (s *Activities) Books(ctx context.Context, ids ...int64) ([]seckill.Books, error) {
 	args := []any{heldStatuses, seckill.OrderStatusPaid, seckill.OrderStatusExpired}
 	q := fmt.Sprintf(booksQuery, "", "")
 	if len(ids) > 0 {
@@ -40,7 +40,7 @@ func (s *Store) Books(ctx context.Context, ids ...int64) ([]seckill.Books, error
 	var rows []struct {
 		ActivityID, TotalStock, Sold, OrderRows, Held, Paid, Expired, DuplicateUsers int64
 	}
-	if err := s.db.WithContext(ctx).Raw(causal(s.db, q), args...).Scan(&rows).Error; err != nil {
+	if err := s.db.WithContext(ctx).Raw(s.dialect.causal(q), args...).Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("order: books of activities %v: %w", ids, err)
 	}
 	books := make([]seckill.Books, len(rows))

@@ -25,7 +25,7 @@ import (
 func TestBusyRowDelaysOnlyItsActivity(t *testing.T) {
 	ctx := context.Background()
 	s, dsn := openMariaDB(t)
-	c := s.NewCommitter(nil)
+	c := s.Orders.NewCommitter(nil)
 	defer c.Close()
 	a, b := newActivity(t, s, 10), newActivity(t, s, 10)
 	release := testenv.HoldRow(t, dsn, b.ID, 0)
@@ -97,7 +97,7 @@ func TestEndedLeaseDoesNotCancelTheGroup(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := s.NewCommitter(nil)
+		c := s.Orders.NewCommitter(nil)
 		defer c.Close()
 		var wg sync.WaitGroup
 		var dErr, aErr, cErr error
@@ -156,7 +156,7 @@ func TestUnknownCommitLeavesMembersThatWroteNothingExact(t *testing.T) {
 	keyed := func(user int64, key string) []seckill.Order {
 		return []seckill.Order{{UserID: user, IdempotencyKey: key}}
 	}
-	res := s.CreateOrderGroup(ctx, []Write{
+	res := s.Orders.CreateOrderGroup(ctx, []Write{
 		{ActivityID: fine.ID, Fence: 2, Orders: batchOf(1)},
 		{ActivityID: over.ID, Fence: 2, Orders: batchOf(2)},
 		{ActivityID: kept.ID, Fence: 2, Orders: batchOf(3)},

@@ -19,19 +19,14 @@ import (
 // trip, waits only on Galera (a plain server has nothing to wait for), and
 // leaves the connection as it was. Only there: on Galera each wait takes as
 // long as the cluster's apply lag.
-func causal(db *gorm.DB, query string) string {
-	if db.Dialector.Name() == "sqlite" {
-		return query
-	}
-	return "SET STATEMENT wsrep_sync_wait = 1 FOR " + query
-}
+func (d dialect) causal(query string) string { return d.causalPrefix + query }
 
 // lockActivity reads cols of the activity's row into dest with a causal,
 // locking read (FOR UPDATE where the dialect has it; SQLite's transactions
 // hold its one writer lock already). ErrActivityNotFound when there is none.
-func lockActivity(tx *gorm.DB, activityID int64, cols string, dest *activityRow) error {
-	q := "SELECT " + cols + " FROM activities WHERE id = ?" + forUpdate(tx)
-	res := tx.Raw(causal(tx, q), activityID).Scan(dest)
+func lockActivity(tx *gorm.DB, d dialect, activityID int64, cols string, dest *activityRow) error {
+	q := "SELECT " + cols + " FROM activities WHERE id = ?" + d.forUpdate
+	res := tx.Raw(d.causal(q), activityID).Scan(dest)
 	switch {
 	case res.Error != nil:
 		return fmt.Errorf("order: lock activity %d: %w", activityID, res.Error)
@@ -39,15 +34,6 @@ func lockActivity(tx *gorm.DB, activityID int64, cols string, dest *activityRow)
 		return activityErr(activityID, gorm.ErrRecordNotFound)
 	}
 	return nil
-}
-
-// forUpdate is the suffix of a raw locking read: " FOR UPDATE", or nothing
-// on SQLite (as lockingRead).
-func forUpdate(tx *gorm.DB) string {
-	if tx.Dialector.Name() == "sqlite" {
-		return ""
-	}
-	return " FOR UPDATE"
 }
 
 // ErrConflict: the cluster refused the transaction's write set (a
@@ -75,12 +61,12 @@ func rolledBack(err error) bool {
 // other commits first, this one gets 1213 and its retry sees what it wrote.
 // A no-op update changes no row, hence the round trip. SQLite has one
 // writer and no nodes.
-func fenceOut(tx *gorm.DB, table, column string, id any) error {
-	if tx.Dialector.Name() == "sqlite" {
+func fenceOut(tx *gorm.DB, d dialect, table, column string, id any) error {
+	if !d.fenceOut {
 		return nil
 	}
 	for _, step := range []string{"+ 1", "- 1"} {
-		q := "UPDATE " + table + primaryKeyOnly(tx) + " SET " + column + " = " + column + " " + step + " WHERE id = ?"
+		q := "UPDATE " + table + d.primaryKeyOnly + " SET " + column + " = " + column + " " + step + " WHERE id = ?"
 		if err := tx.Exec(q, id).Error; err != nil {
 			return fmt.Errorf("order: fence out a COMMIT in flight on %s %v: %w", table, id, err)
 		}

@@ -69,14 +69,14 @@ func TestGBKInterpolationInjects(t *testing.T) {
 	start := time.Now().UTC().Add(time.Hour).Truncate(time.Second)
 	a := seckill.Activity{Name: "x", TotalStock: 10, StartsAt: start, EndsAt: start.Add(time.Hour)}
 	a.Name = injectedName(t, s, a, 999999)
-	if _, err := s.CreateActivity(ctx, a); err != nil {
+	if _, err := s.Activities.CreateActivity(ctx, a); err != nil {
 		t.Fatalf("the injected statement did not run: %v", err)
 	}
-	id, err := safe.HighestActivityID(ctx) // the comment also cut RETURNING id
+	id, err := safe.Activities.HighestActivityID(ctx) // the comment also cut RETURNING id
 	if err != nil {
 		t.Fatal(err)
 	}
-	stored, err := safe.Activity(ctx, id)
+	stored, err := safe.Activities.Activity(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func TestCountErrors(t *testing.T) {
 		if err := buy(s, a.ID, 1, 2, ""); err == nil {
 			t.Fatal("a second order of user 1 was written")
 		}
-		if _, err := s.OrderByUser(context.Background(), a.ID, 99); err == nil {
+		if _, err := s.Orders.OrderByUser(context.Background(), a.ID, 99); err == nil {
 			t.Fatal("found an order of user 99")
 		}
 		if got := testenv.Metric(t, reg, "seckill_db_errors_total", nil); got != 0 {
@@ -37,14 +37,14 @@ func TestCountErrors(t *testing.T) {
 
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		_, _ = s.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: 3, Fence: 3})
+		_, _ = createOrder(ctx, s.Orders, seckill.Order{ActivityID: a.ID, UserID: 3, Fence: 3})
 		if got := testenv.Metric(t, reg, "seckill_db_errors_total", nil); got != 0 {
 			t.Fatalf("%v errors counted for a caller that gave up", got)
 		}
 
 		db, _ := s.db.DB()
 		_ = db.Close()
-		_, _ = s.Activity(context.Background(), a.ID)
+		_, _ = s.Activities.Activity(context.Background(), a.ID)
 		if got := testenv.Metric(t, reg, "seckill_db_errors_total", nil); got != 1 {
 			t.Fatalf("%v errors counted for a read on a closed pool, want 1", got)
 		}

@@ -40,12 +40,12 @@ func (batchRow) TableName() string { return "order_event_batches" }
 const inUnsentBatch = `(p.sent_at = ? AND EXISTS (SELECT 1 FROM order_event_batches b WHERE b.id = p.batch AND b.sent_at = ?))`
 
 // MarkBatchesSent records that the sink acknowledged the batches' events.
-func (s *Store) MarkBatchesSent(ctx context.Context, ids []int64, at time.Time) error {
+func (s *Outbox) MarkBatchesSent(ctx context.Context, ids []int64, at time.Time) error {
 	if len(ids) == 0 {
 		return nil
 	}
 	db := s.db.WithContext(ctx)
-	if err := db.Exec(fmt.Sprintf(markBatchesSent, byID(db)), storedTime(at), ids, unsent).Error; err != nil {
+	if err := db.Exec(fmt.Sprintf(markBatchesSent, s.byID()), storedTime(at), ids, unsent).Error; err != nil {
 		return fmt.Errorf("order: mark %d event batches sent: %w", len(ids), err)
 	}
 	return nil
@@ -58,7 +58,7 @@ const markBatchesSent = `UPDATE order_event_batches%s SET sent_at = ? WHERE id I
 // ReleaseBatches gives back the events of owner's batches ids, not sent, as
 // unsent rows, so that any relay claims them at once rather than after the
 // lease.
-func (s *Store) ReleaseBatches(ctx context.Context, owner string, ids []int64) error {
+func (s *Outbox) ReleaseBatches(ctx context.Context, owner string, ids []int64) error {
 	for _, id := range ids {
 		if err := s.giveBack(ctx, id, "lease_owner = ?", owner); err != nil {
 			return err
@@ -69,7 +69,7 @@ func (s *Store) ReleaseBatches(ctx context.Context, owner string, ids []int64) e
 
 // giveBackLapsed gives back the events of up to limit batches whose lease
 // ended before now: their relay died, or did not get them sent in time.
-func (s *Store) giveBackLapsed(ctx context.Context, now time.Time, limit int) error {
+func (s *Outbox) giveBackLapsed(ctx context.Context, now time.Time, limit int) error {
 	var ids []int64
 	err := s.db.WithContext(ctx).Model(&batchRow{}).Where("sent_at = ? AND (lease_until IS NULL OR lease_until < ?)", unsent, now).
 		Order("created_at").Limit(limit).Pluck("id", &ids).Error
@@ -87,7 +87,7 @@ func (s *Store) giveBackLapsed(ctx context.Context, now time.Time, limit int) er
 // giveBack deletes batch id, when guard (on its row) holds, and makes its
 // events unsent rows, in one transaction: the batch is either still a batch
 // or all its events are claimable.
-func (s *Store) giveBack(ctx context.Context, id int64, guard string, args ...any) error {
+func (s *Outbox) giveBack(ctx context.Context, id int64, guard string, args ...any) error {
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Where("id = ? AND sent_at = ? AND ("+guard+")", append([]any{id, unsent}, args...)...).Delete(&batchRow{})
 		if res.Error != nil || res.RowsAffected == 0 {
@@ -102,7 +102,7 @@ func (s *Store) giveBack(ctx context.Context, id int64, guard string, args ...an
 		if len(events) == 0 {
 			return nil
 		}
-		return tx.Exec(fmt.Sprintf(unbatch, byID(tx)), unsent, events, batched, id).Error
+		return tx.Exec(fmt.Sprintf(unbatch, s.byID()), unsent, events, batched, id).Error
 	})
 	if err != nil {
 		return fmt.Errorf("order: give back the events of batch %d: %w", id, err)
@@ -115,7 +115,7 @@ const unbatch = `UPDATE order_events%s SET sent_at = ?, batch = NULL WHERE id IN
 
 // pendingBatches returns how many events the batches not sent yet hold,
 // and when the oldest of them was written (zero when none).
-func (s *Store) pendingBatches(ctx context.Context) (n int64, oldest time.Time, err error) {
+func (s *Outbox) pendingBatches(ctx context.Context) (n int64, oldest time.Time, err error) {
 	var row struct {
 		N      int64
 		Oldest *time.Time
@@ -133,7 +133,7 @@ func (s *Store) pendingBatches(ctx context.Context) (n int64, oldest time.Time, 
 // deleteSentBatches deletes the batches sent before before (with unrelayed,
 // written before it) and their events, until it deleted at least limit
 // events or found no more, and returns how many events it deleted.
-func (s *Store) deleteSentBatches(ctx context.Context, before time.Time, unrelayed bool, limit int) (int64, error) {
+func (s *Outbox) deleteSentBatches(ctx context.Context, before time.Time, unrelayed bool, limit int) (int64, error) {
 	db := s.db.WithContext(ctx)
 	q := db.Model(&batchRow{}).Where("sent_at > ? AND sent_at < ?", unsent, before)
 	if unrelayed {

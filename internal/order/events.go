@@ -89,18 +89,18 @@ func newEventRow(o seckill.Order, sequence int64, at time.Time) eventRow {
 // multi-row statement of tx, the group's transaction, as one batch leased to
 // the handoff's relay when there is one (eventbatch.go), and returns their
 // rows and the batch's id (0: none).
-func insertCreatedEvents(tx *gorm.DB, orders []seckill.Order, h *Handoff) ([]eventRow, int64, error) {
+func insertCreatedEvents(tx *gorm.DB, d dialect, orders []seckill.Order, h *Handoff) ([]eventRow, int64, error) {
 	rows := make([]eventRow, len(orders))
 	for i, o := range orders {
 		rows[i] = newEventRow(o, 1, o.CreatedAt)
 	}
 	// One time for the whole batch: in id order, the rows append (EventID).
 	slices.SortFunc(rows, func(a, b eventRow) int { return strings.Compare(a.ID, b.ID) })
-	batch, err := h.batch(tx, rows, storedTime(time.Now()))
+	batch, err := h.batch(tx, d, rows, storedTime(time.Now()))
 	if err != nil {
 		return nil, 0, err
 	}
-	if _, err := insertRows(tx, eventInsert, rows); err != nil {
+	if _, err := insertRows(tx, d, eventInsert, rows); err != nil {
 		return nil, 0, fmt.Errorf("insert the events of %d orders: %w", len(rows), err)
 	}
 	return rows, batch, nil
@@ -108,7 +108,7 @@ func insertCreatedEvents(tx *gorm.DB, orders []seckill.Order, h *Handoff) ([]eve
 
 // insertChangeEvent reads the order id back in tx, after the change that
 // moved its event_sequence on, and inserts the event of that change.
-func insertChangeEvent(tx *gorm.DB, orderID string) (orderRow, error) {
+func insertChangeEvent(tx *gorm.DB, d dialect, orderID string) (orderRow, error) {
 	var row orderRow
 	res := tx.Raw("SELECT * FROM orders WHERE id = ?", orderID).Scan(&row)
 	switch {
@@ -118,7 +118,7 @@ func insertChangeEvent(tx *gorm.DB, orderID string) (orderRow, error) {
 		return orderRow{}, fmt.Errorf("read the changed order back: %w", ErrNotFound)
 	}
 	ev := newEventRow(row.order(), row.EventSequence, now())
-	if _, err := insertRows(tx, eventInsert, []eventRow{ev}); err != nil {
+	if _, err := insertRows(tx, d, eventInsert, []eventRow{ev}); err != nil {
 		return orderRow{}, fmt.Errorf("insert event %d of order %s: %w", row.EventSequence, orderID, err)
 	}
 	return row, nil

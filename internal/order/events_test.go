@@ -26,7 +26,7 @@ func TestEventsFollowTheStatusHistory(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		a, b := newActivity(t, s, 10), newActivity(t, s, 10)
-		res := s.CreateOrderGroup(ctx, []Write{
+		res := s.Orders.CreateOrderGroup(ctx, []Write{
 			{ActivityID: a.ID, Fence: 1, Orders: batchOf(1, 2)},
 			{ActivityID: b.ID, Fence: 1, Orders: batchOf(3)},
 		})
@@ -37,7 +37,7 @@ func TestEventsFollowTheStatusHistory(t *testing.T) {
 		}
 		paid, late, mismatch := res[0].Batch.Written[0], res[0].Batch.Written[1], res[1].Batch.Written[0]
 		change := func(o seckill.Order, from, to, reason string, fence int64) error {
-			return s.ChangeStatus(ctx, StatusChange{OrderID: o.ID, ActivityID: o.ActivityID, From: from, To: to,
+			return s.Orders.ChangeStatus(ctx, StatusChange{OrderID: o.ID, ActivityID: o.ActivityID, From: from, To: to,
 				PaidAt: time.Now(), RefundReason: reason, Fence: fence})
 		}
 		steps := []error{
@@ -55,10 +55,10 @@ func TestEventsFollowTheStatusHistory(t *testing.T) {
 		if err := change(paid, seckill.OrderStatusCreated, seckill.OrderStatusExpired, "", 5); !errors.Is(err, ErrStatusChanged) {
 			t.Fatalf("a change from a status the order left: %v", err)
 		}
-		if _, err := s.MarkRefunded(ctx, late.ID, "ops", time.Now()); err != nil {
+		if _, err := s.Orders.MarkRefunded(ctx, late.ID, "ops", time.Now()); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.MarkRefunded(ctx, paid.ID, "ops", time.Now()); !errors.Is(err, ErrNotRefundRequired) {
+		if _, err := s.Orders.MarkRefunded(ctx, paid.ID, "ops", time.Now()); !errors.Is(err, ErrNotRefundRequired) {
 			t.Fatalf("refund of a paid order: %v", err)
 		}
 		want := map[string][]string{
@@ -68,7 +68,7 @@ func TestEventsFollowTheStatusHistory(t *testing.T) {
 		}
 		got := map[string][]string{}
 		for _, id := range []int64{a.ID, b.ID} {
-			evs, err := s.EventsOf(ctx, id)
+			evs, err := s.Outbox.EventsOf(ctx, id)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,11 +112,11 @@ func TestEventDataIsTheOrderBody(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, "sqlite::memory:")
 	a := newActivity(t, s, 10)
-	o, err := s.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: 7, Fence: 1})
+	o, err := createOrder(ctx, s.Orders, seckill.Order{ActivityID: a.ID, UserID: 7, Fence: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	evs, err := s.EventsOf(ctx, a.ID)
+	evs, err := s.Outbox.EventsOf(ctx, a.ID)
 	if err != nil || len(evs) != 1 {
 		t.Fatalf("events %v, %v", evs, err)
 	}
@@ -124,7 +124,7 @@ func TestEventDataIsTheOrderBody(t *testing.T) {
 	if err := json.Unmarshal(evs[0].Payload, &ev); err != nil {
 		t.Fatal(err)
 	}
-	stored, err := s.OrderByID(ctx, o.ID)
+	stored, err := s.Orders.OrderByID(ctx, o.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

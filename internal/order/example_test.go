@@ -21,32 +21,29 @@ func Example() {
 	defer s.Close()
 
 	start := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
-	a, err := s.CreateActivity(ctx, seckill.Activity{Name: "Moutai 53%", TotalStock: 2, StartsAt: start, EndsAt: start.Add(time.Hour)})
+	a, err := s.Activities.CreateActivity(ctx, seckill.Activity{Name: "Moutai 53%", TotalStock: 2, StartsAt: start, EndsAt: start.Add(time.Hour)})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	// Each write carries the fence of the lock grant it was made under.
-	o, err := s.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: 42, Fence: 1})
-	fmt.Println(o.UserID, o.Status, err)
+	// A lock grant writes its batch of orders under its fence.
+	b, err := s.Orders.CreateOrders(ctx, a.ID, 1, []seckill.Order{{UserID: 42}})
+	fmt.Println(len(b.Written), b.Written[0].UserID, b.Written[0].Status, err)
 	// A holder whose grant is older than one that wrote is refused.
-	_, err = s.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: 43, Fence: 1})
+	_, err = s.Orders.CreateOrders(ctx, a.ID, 1, []seckill.Order{{UserID: 43}})
 	fmt.Println("stale fence:", errors.Is(err, order.ErrStaleFence))
-	// One order per buyer and activity.
-	_, err = s.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: 42, Fence: 2})
-	fmt.Println("duplicate:", errors.Is(err, order.ErrDuplicate))
-	_, err = s.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: 43, Fence: 2})
-	fmt.Println(err)
+	// One order per buyer and activity: a unique key keeps a second out.
+	b, err = s.Orders.CreateOrders(ctx, a.ID, 2, []seckill.Order{{UserID: 42}})
+	fmt.Println("kept out:", len(b.Taken), err)
 	// Never more orders than units, whatever the caller believes.
-	_, err = s.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: 44, Fence: 3})
-	fmt.Println("sold out:", errors.Is(err, order.ErrSoldOut))
-	n, _ := s.CountOrders(ctx, a.ID)
+	b, err = s.Orders.CreateOrders(ctx, a.ID, 3, []seckill.Order{{UserID: 43}, {UserID: 44}})
+	fmt.Println("written:", len(b.Written), "over:", len(b.Over), err)
+	n, _ := s.Orders.CountOrders(ctx, a.ID)
 	fmt.Println(n, "orders")
 	// Output:
-	// 42 created <nil>
+	// 1 42 created <nil>
 	// stale fence: true
-	// duplicate: true
-	// <nil>
-	// sold out: true
+	// kept out: 1 <nil>
+	// written: 1 over: 1 <nil>
 	// 2 orders
 }

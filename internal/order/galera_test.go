@@ -60,7 +60,7 @@ func TestCertificationConflictIsARollback(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = s.CreateOrders(ctx, a.ID, 1, batchOf(1, 2))
+		_, err = s.Orders.CreateOrders(ctx, a.ID, 1, batchOf(1, 2))
 		if rerr := s.db.Callback().Raw().Remove("test:conflict"); rerr != nil {
 			t.Fatal(rerr)
 		}
@@ -103,9 +103,9 @@ func TestWrittenFencesOutACommitInFlightOnAnotherNode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		row := writer.newOrderRow(o)
+		row := writer.Orders.newOrderRow(o)
 		batch := writer.db.Begin()
-		if err := lockActivity(batch, a.ID, "id", &activityRow{}); err != nil {
+		if err := lockActivity(batch, writer.dialect, a.ID, "id", &activityRow{}); err != nil {
 			t.Fatal(err)
 		}
 		if err := batch.Exec("UPDATE activities SET sold = sold + 1, fence = 1 WHERE id = ?", a.ID).Error; err != nil {
@@ -114,7 +114,7 @@ func TestWrittenFencesOutACommitInFlightOnAnotherNode(t *testing.T) {
 		if err := batch.Create(&row).Error; err != nil {
 			t.Fatal(err)
 		}
-		found, _, err := reader.Written(ctx, a.ID, []string{row.ID})
+		found, _, err := reader.Orders.Written(ctx, a.ID, []string{row.ID})
 		if err != nil {
 			_ = batch.Rollback()
 			t.Fatalf("Written on node 3: %v", err)
@@ -155,7 +155,7 @@ func TestOrderLockedFencesOutAChangeInFlightOnAnotherNode(t *testing.T) {
 	for attempt := 1; ; attempt++ {
 		conf := g.WaitSynced(t, 1, 2)
 		a := newActivity(t, writer, 10)
-		b, err := writer.CreateOrders(ctx, a.ID, 1, batchOf(1))
+		b, err := writer.Orders.CreateOrders(ctx, a.ID, 1, batchOf(1))
 		if err != nil || len(b.Written) != 1 {
 			t.Fatalf("CreateOrders: %+v, %v", b, err)
 		}
@@ -165,7 +165,7 @@ func TestOrderLockedFencesOutAChangeInFlightOnAnotherNode(t *testing.T) {
 		if res.Error != nil || res.RowsAffected != 1 {
 			t.Fatalf("the payment's UPDATE on node 2: %d rows, %v", res.RowsAffected, res.Error)
 		}
-		found, err := reader.OrderLocked(ctx, a.ID, o.ID)
+		found, err := reader.Orders.OrderLocked(ctx, a.ID, o.ID)
 		if err != nil {
 			_ = payment.Rollback()
 			t.Fatalf("OrderLocked on node 3: %v", err)
@@ -181,7 +181,7 @@ func TestOrderLockedFencesOutAChangeInFlightOnAnotherNode(t *testing.T) {
 		if commitErr == nil {
 			t.Fatalf("the payment's COMMIT landed after OrderLocked found the order created")
 		}
-		got, err := reader.OrderByID(ctx, o.ID)
+		got, err := reader.Orders.OrderByID(ctx, o.ID)
 		if err != nil || got.Status != seckill.OrderStatusCreated || got.StatusFence != o.StatusFence {
 			t.Fatalf("after the payment was refused: %+v, %v; want created, fence %d", got, err, o.StatusFence)
 		}

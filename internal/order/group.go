@@ -61,13 +61,13 @@ const maxGroupRows = 2048
 // malformed order) changes nothing; a failure of the transaction is every
 // write's that wrote something, and only ErrCommitUnknown leaves their orders
 // possibly written.
-func (s *Store) CreateOrderGroup(ctx context.Context, writes []Write) []WriteResult {
+func (s *Orders) CreateOrderGroup(ctx context.Context, writes []Write) []WriteResult {
 	return s.createGroup(ctx, writes, true)
 }
 
 // createGroup is CreateOrderGroup; a write whose row is busy waits for it
 // when skipBusy is false (a write alone).
-func (s *Store) createGroup(ctx context.Context, writes []Write, skipBusy bool) []WriteResult {
+func (s *Orders) createGroup(ctx context.Context, writes []Write, skipBusy bool) []WriteResult {
 	res := make([]WriteResult, len(writes))
 	parts := make([]*part, 0, len(writes))
 	seen := make(map[int64]bool, len(writes))
@@ -88,7 +88,7 @@ func (s *Store) createGroup(ctx context.Context, writes []Write, skipBusy bool) 
 	if len(parts) == 0 {
 		return res
 	}
-	err := writeGroup(s.db.WithContext(ctx), parts, skipBusy, s.handoff.Load())
+	err := writeGroup(s.db.WithContext(ctx), s.dialect, parts, skipBusy, s.handoff.Load())
 	for _, p := range parts {
 		n := len(writes[p.index].Orders)
 		switch {
@@ -152,7 +152,7 @@ type part struct {
 	err      error // the write's own refusal
 }
 
-func (s *Store) newPart(index int, w Write) (*part, error) {
+func (s *Orders) newPart(index int, w Write) (*part, error) {
 	p := &part{index: index, activityID: w.ActivityID, fence: w.Fence, lease: w.Lease, rows: make([]orderRow, len(w.Orders))}
 	for i, o := range w.Orders {
 		o.ActivityID, o.Fence = w.ActivityID, w.Fence
@@ -168,7 +168,7 @@ func (s *Store) newPart(index int, w Write) (*part, error) {
 // writeGroup claims, inserts and commits the parts' orders in one
 // transaction. A group that writes no order changes nothing, not even a
 // fence (the deferred Rollback).
-func writeGroup(db *gorm.DB, parts []*part, skipBusy bool, h *Handoff) error {
+func writeGroup(db *gorm.DB, d dialect, parts []*part, skipBusy bool, h *Handoff) error {
 	tx := db.Begin()
 	if tx.Error != nil {
 		return fmt.Errorf("begin: %w", tx.Error)
@@ -177,14 +177,14 @@ func writeGroup(db *gorm.DB, parts []*part, skipBusy bool, h *Handoff) error {
 	// the claimed units, also if something below panics.
 	defer tx.Rollback()
 
-	if err := claimGroup(tx, parts, skipBusy); err != nil {
+	if err := claimGroup(tx, d, parts, skipBusy); err != nil {
 		return err
 	}
 	claimed := slices.DeleteFunc(slices.Clone(parts), func(p *part) bool { return p.claimed == 0 })
 	if len(claimed) == 0 {
 		return nil
 	}
-	written, err := insertGroup(tx, claimed)
+	written, err := insertGroup(tx, d, claimed)
 	if err != nil {
 		return err
 	}
@@ -197,11 +197,11 @@ func writeGroup(db *gorm.DB, parts []*part, skipBusy bool, h *Handoff) error {
 	for _, p := range claimed {
 		orders = append(orders, p.batch.Written...)
 	}
-	events, batch, err := insertCreatedEvents(tx, orders, h)
+	events, batch, err := insertCreatedEvents(tx, d, orders, h)
 	if err != nil {
 		return err
 	}
-	if err := commit(tx); err != nil {
+	if err := commit(tx, d); err != nil {
 		return err
 	}
 	h.give(batch, events)
@@ -214,8 +214,8 @@ func writeGroup(db *gorm.DB, parts []*part, skipBusy bool, h *Handoff) error {
 // statement, and prices the rows that got a unit. Parts whose grant the
 // database refuses, whose row is busy (with skipBusy) or whose lease has
 // ended get their err and claim nothing.
-func claimGroup(tx *gorm.DB, parts []*part, skipBusy bool) error {
-	byID, err := lockActivities(tx, parts, skipBusy)
+func claimGroup(tx *gorm.DB, d dialect, parts []*part, skipBusy bool) error {
+	byID, err := lockActivities(tx, d, parts, skipBusy)
 	if err != nil {
 		return err
 	}
@@ -244,7 +244,7 @@ func claimGroup(tx *gorm.DB, parts []*part, skipBusy bool) error {
 	// One statement claims for every part; its guards repeat what the locking
 	// read decided, so it can only fail to match a row under a bug.
 	cases := set.String()
-	q := "UPDATE activities" + primaryKeyOnly(tx) + " SET sold = sold + CASE id" + cases + " END, fence = CASE id" + cases +
+	q := "UPDATE activities" + d.primaryKeyOnly + " SET sold = sold + CASE id" + cases + " END, fence = CASE id" + cases +
 		" END WHERE id IN ? AND (" + where.String() + ")"
 	res := tx.Exec(q, slices.Concat(soldArgs, fenceArgs, []any{claiming}, whereArgs)...)
 	switch {
@@ -310,18 +310,18 @@ type lockedActivity struct {
 // skipBusy, rows another transaction holds are skipped, not waited for; the
 // ids missing then are told apart (busy, or no such activity) by a plain
 // read, which waits for no lock.
-func lockActivities(tx *gorm.DB, parts []*part, skipBusy bool) (map[int64]lockedActivity, error) {
+func lockActivities(tx *gorm.DB, d dialect, parts []*part, skipBusy bool) (map[int64]lockedActivity, error) {
 	ids := make([]int64, len(parts))
 	for i, p := range parts {
 		ids[i] = p.activityID
 	}
 	slices.Sort(ids)
-	lockClause := forUpdate(tx)
+	lockClause := d.forUpdate
 	if skipBusy && lockClause != "" {
 		lockClause += " SKIP LOCKED"
 	}
 	var rows []activityRow
-	q := "SELECT id, fence, sold, total_stock, price_minor, currency FROM activities" + primaryKeyOnly(tx) +
+	q := "SELECT id, fence, sold, total_stock, price_minor, currency FROM activities" + d.primaryKeyOnly +
 		" WHERE id IN ? ORDER BY id" + lockClause
 	if err := tx.Raw(q, ids).Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("lock the activities: %w", err)
@@ -335,7 +335,7 @@ func lockActivities(tx *gorm.DB, parts []*part, skipBusy bool) (map[int64]locked
 	}
 	missing := slices.DeleteFunc(ids, func(id int64) bool { _, ok := byID[id]; return ok })
 	var exist []int64
-	if err := tx.Raw("SELECT id FROM activities"+primaryKeyOnly(tx)+" WHERE id IN ?", missing).Scan(&exist).Error; err != nil {
+	if err := tx.Raw("SELECT id FROM activities"+d.primaryKeyOnly+" WHERE id IN ?", missing).Scan(&exist).Error; err != nil {
 		return nil, fmt.Errorf("tell busy activities from missing ones: %w", err)
 	}
 	for _, id := range exist {
@@ -348,12 +348,12 @@ func lockActivities(tx *gorm.DB, parts []*part, skipBusy bool) (map[int64]locked
 // those a unique key (user per activity, idempotency key per user) keeps
 // out, gives each part's kept-out units back, fills in each part's Written
 // and Taken, and returns how many orders were written.
-func insertGroup(tx *gorm.DB, parts []*part) (int, error) {
+func insertGroup(tx *gorm.DB, d dialect, parts []*part) (int, error) {
 	var all []orderRow
 	for _, p := range parts {
 		all = append(all, p.rows...)
 	}
-	inserted, err := insertRows(tx, orderInsert, all)
+	inserted, err := insertRows(tx, d, orderInsert, all)
 	if err != nil {
 		return 0, fmt.Errorf("insert %d orders: %w", len(all), err)
 	}
@@ -390,20 +390,6 @@ func insertGroup(tx *gorm.DB, parts []*part) (int, error) {
 		}
 	}
 	return len(found), nil
-}
-
-// primaryKeyOnly is the index hint that keeps a statement on a group's
-// activities to primary-key look-ups. Without it InnoDB may read a small
-// table, or one whose statistics predate its rows (activities created just
-// before a sale), with a full scan, and a locking read or UPDATE locks every
-// row it reads: other activities' rows too, which other groups, expiries
-// and payments then wait for, and two groups deadlock on. SQLite has one
-// writer and no row locks.
-func primaryKeyOnly(tx *gorm.DB) string {
-	if tx.Dialector.Name() == "sqlite" {
-		return ""
-	}
-	return " FORCE INDEX (PRIMARY)"
 }
 
 // unclaim gives back the units of p's orders a unique key kept out; when it

@@ -29,7 +29,7 @@ func BenchmarkGroupCommit(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = s.Close() })
-	s.HandOffEvents(&Handoff{Owner: "bench", Lease: time.Minute, Take: func(EventBatch) bool { return true }})
+	s.Outbox.HandOffEvents(&Handoff{Owner: "bench", Lease: time.Minute, Take: func(EventBatch) bool { return true }})
 	a := benchActivity(b, s)
 	orders := make([]seckill.Order, perBatch)
 	var fence, user int64
@@ -42,7 +42,7 @@ func BenchmarkGroupCommit(b *testing.B) {
 			user++
 			orders[i] = seckill.Order{UserID: user}
 		}
-		res := s.CreateOrderGroup(ctx, []Write{{ActivityID: a.ID, Fence: fence, Orders: orders}})
+		res := s.Orders.CreateOrderGroup(ctx, []Write{{ActivityID: a.ID, Fence: fence, Orders: orders}})
 		if err := res[0].Err; err != nil {
 			b.Fatal(err)
 		}

@@ -21,19 +21,19 @@ func TestRefusedGroupsLeaveNoRowLocked(t *testing.T) {
 	s, _ := openMariaDB(t)
 	ctx := context.Background()
 	a := newActivity(t, s, 10)
-	if _, err := s.CreateOrders(ctx, a.ID, 5, batchOf(1)); err != nil {
+	if _, err := s.Orders.CreateOrders(ctx, a.ID, 5, batchOf(1)); err != nil {
 		t.Fatal(err)
 	}
 	ended, cancel := context.WithCancel(ctx)
 	cancel()
 	refusals := []func() error{
-		func() error { _, err := s.CreateOrders(ctx, a.ID, 4, batchOf(2)); return err },
+		func() error { _, err := s.Orders.CreateOrders(ctx, a.ID, 4, batchOf(2)); return err },
 		func() error {
-			r := s.CreateOrderGroup(ctx, []Write{{ActivityID: a.ID, Fence: 6, Orders: batchOf(2), Lease: ended}})
+			r := s.Orders.CreateOrderGroup(ctx, []Write{{ActivityID: a.ID, Fence: 6, Orders: batchOf(2), Lease: ended}})
 			return r[0].Err
 		},
 		func() error {
-			b, err := s.CreateOrders(ctx, a.ID, 7, batchOf(1))
+			b, err := s.Orders.CreateOrders(ctx, a.ID, 7, batchOf(1))
 			if err == nil && len(b.Taken) != 1 {
 				return errors.New("user 1's second order was not kept out")
 			}
@@ -51,7 +51,7 @@ func TestRefusedGroupsLeaveNoRowLocked(t *testing.T) {
 			t.Fatalf("after refusal %d the activity's row is still locked: %v", i, err)
 		}
 	}
-	if _, err := s.CreateOrders(ctx, a.ID, 8, batchOf(3)); err != nil {
+	if _, err := s.Orders.CreateOrders(ctx, a.ID, 8, batchOf(3)); err != nil {
 		t.Fatalf("the next write: %v", err)
 	}
 	if n, sd := count(t, s, a.ID), sold(t, s, a.ID); n != 2 || sd != 2 {

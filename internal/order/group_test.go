@@ -26,7 +26,7 @@ func TestGroupRefusedFenceNeitherLosesNorBlocksOthers(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		res := s.CreateOrderGroup(ctx, []Write{
+		res := s.Orders.CreateOrderGroup(ctx, []Write{
 			{ActivityID: stale.ID, Fence: 5, Orders: batchOf(2, 3)},
 			{ActivityID: 999999, Fence: 5, Orders: batchOf(4)},
 			{ActivityID: kept.ID, Fence: 6, Orders: batchOf(7)},
@@ -53,7 +53,7 @@ func TestGroupRefusedFenceNeitherLosesNorBlocksOthers(t *testing.T) {
 			a                  seckill.Activity
 			orders, sold, fenc int64
 		}{{stale, 1, 1, 10}, {kept, 1, 1, 2}, {fine, 2, 2, 3}} {
-			f, err := s.Fence(ctx, c.a.ID)
+			f, err := s.Activities.Fence(ctx, c.a.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -71,7 +71,7 @@ func TestCommitterRefusesOnlyTheStaleGrant(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		var groups []int
 		var mu sync.Mutex
-		c := s.NewCommitter(func(n int, _ time.Duration) { mu.Lock(); groups = append(groups, n); mu.Unlock() })
+		c := s.Orders.NewCommitter(func(n int, _ time.Duration) { mu.Lock(); groups = append(groups, n); mu.Unlock() })
 		defer c.Close()
 		const n = 12
 		acts := make([]seckill.Activity, n)
@@ -154,7 +154,7 @@ func TestGroupLocksOnlyItsActivities(t *testing.T) {
 	}
 	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	for i, r := range s.CreateOrderGroup(wctx, writes) {
+	for i, r := range s.Orders.CreateOrderGroup(wctx, writes) {
 		if r.Err != nil || len(r.Batch.Written) != 1 {
 			t.Errorf("activity %d: %+v; want its order written without waiting for another activity's row lock", writes[i].ActivityID, r)
 		}
@@ -171,7 +171,7 @@ func TestCommitterSurvivesAPanic(t *testing.T) {
 	}
 	defer s.Close()
 	var once sync.Once
-	c := s.NewCommitter(func(int, time.Duration) { once.Do(func() { panic("boom") }) })
+	c := s.Orders.NewCommitter(func(int, time.Duration) { once.Do(func() { panic("boom") }) })
 	defer c.Close()
 	a := newActivity(t, s, 10)
 	if _, err := c.CreateOrders(context.Background(), a.ID, 1, batchOf(1)); !errors.Is(err, ErrCommitUnknown) {

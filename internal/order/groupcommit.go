@@ -18,7 +18,7 @@ import (
 // its own result. A caller alone is written alone, at once; a crowd spread
 // over many activities shares one transaction instead of paying one each.
 type Committer struct {
-	store *Store
+	orders *Orders
 	// writes is unbuffered: a write is either taken by the committer, or its
 	// caller still holds it and can write it alone once the committer stops.
 	writes  chan *pendingWrite
@@ -38,8 +38,8 @@ type pendingWrite struct {
 // NewCommitter starts a Committer on s; observe, when not nil, is told of
 // each group written: how many activities it carried and how long its
 // transaction took. Close stops it.
-func (s *Store) NewCommitter(observe func(activities int, took time.Duration)) *Committer {
-	c := &Committer{store: s, observe: observe, writes: make(chan *pendingWrite), stop: make(chan struct{}), done: make(chan struct{})}
+func (s *Orders) NewCommitter(observe func(activities int, took time.Duration)) *Committer {
+	c := &Committer{orders: s, observe: observe, writes: make(chan *pendingWrite), stop: make(chan struct{}), done: make(chan struct{})}
 	go c.run()
 	return c
 }
@@ -51,7 +51,7 @@ func (c *Committer) Close() {
 	<-c.done
 }
 
-// CreateOrders is Store.CreateOrders, written in a group with the writes of
+// CreateOrders is Orders.CreateOrders, written in a group with the writes of
 // other callers waiting at the same time. A write claims nothing once ctx
 // (its lock grant's lease) has ended, but one member's lease ending after
 // the claim does not end the others': the group's transaction ends only
@@ -64,13 +64,13 @@ func (c *Committer) CreateOrders(ctx context.Context, activityID, fence int64, o
 	case c.writes <- p:
 		<-p.done
 		if errors.Is(p.res.Err, ErrRowBusy) {
-			return c.store.CreateOrders(ctx, activityID, fence, orders)
+			return c.orders.CreateOrders(ctx, activityID, fence, orders)
 		}
 		return p.res.Batch, p.res.Err
 	case <-ctx.Done():
 		return Batch{}, createErr(len(orders), activityID, context.Cause(ctx))
 	case <-c.stop:
-		return c.store.CreateOrders(ctx, activityID, fence, orders)
+		return c.orders.CreateOrders(ctx, activityID, fence, orders)
 	}
 }
 
@@ -158,7 +158,7 @@ func (c *Committer) write(group []*pendingWrite) {
 		}
 	}()
 	start := time.Now()
-	results := c.store.CreateOrderGroup(ctx, writes)
+	results := c.orders.CreateOrderGroup(ctx, writes)
 	if c.observe != nil {
 		c.observe(len(live), time.Since(start))
 	}

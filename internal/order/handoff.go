@@ -38,12 +38,12 @@ type EventBatch struct {
 
 // HandOffEvents sets (nil: removes) the relay that takes the created events of
 // the groups this Store commits.
-func (s *Store) HandOffEvents(h *Handoff) { s.handoff.Store(h) }
+func (s *Outbox) HandOffEvents(h *Handoff) { s.handoff.Store(h) }
 
 // batch inserts, in tx, the batch of rows leased to the handoff's owner from
 // at, and makes rows its events; it returns the batch's id. Without a
 // handoff the rows stay unsent, each claimed on its own.
-func (h *Handoff) batch(tx *gorm.DB, rows []eventRow, at time.Time) (int64, error) {
+func (h *Handoff) batch(tx *gorm.DB, d dialect, rows []eventRow, at time.Time) (int64, error) {
 	if h == nil || len(rows) == 0 {
 		return 0, nil
 	}
@@ -55,7 +55,7 @@ func (h *Handoff) batch(tx *gorm.DB, rows []eventRow, at time.Time) (int64, erro
 	id := int64(binary.BigEndian.Uint64(random[:])>>1) | 1
 	until := at.Add(h.Lease)
 	b := batchRow{ID: id, Events: len(rows), CreatedAt: at, LeaseOwner: &h.Owner, LeaseUntil: &until, SentAt: unsent}
-	if _, err := insertRows(tx, batchInsert, []batchRow{b}); err != nil {
+	if _, err := insertRows(tx, d, batchInsert, []batchRow{b}); err != nil {
 		return 0, fmt.Errorf("insert the batch of %d events: %w", len(rows), err)
 	}
 	for i := range rows {

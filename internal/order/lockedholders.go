@@ -14,14 +14,14 @@ import (
 // claim to its end, so an order whose COMMIT is still in flight (held past
 // its lease, say) is waited for (until ctx ends) rather than missed by a
 // plain read that would let its buyer take a second unit meanwhile.
-func (s *Store) OrdersByUsersLocked(ctx context.Context, activityID int64, userIDs []int64) (map[int64]seckill.Order, error) {
+func (s *Orders) OrdersByUsersLocked(ctx context.Context, activityID int64, userIDs []int64) (map[int64]seckill.Order, error) {
 	got := make(map[int64]seckill.Order, len(userIDs))
 	if len(userIDs) == 0 {
 		return got, nil
 	}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var a activityRow
-		if err := lockActivity(tx, activityID, "id", &a); err != nil {
+		if err := lockActivity(tx, s.dialect, activityID, "id", &a); err != nil {
 			return err
 		}
 		var rows []orderRow

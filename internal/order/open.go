@@ -93,7 +93,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		// Every error is returned to the caller, who decides whether it is worth
 		// a log line: a duplicate order is business as usual, not an SQL error.
 		Logger:                 logger.Discard,
-		SkipDefaultTransaction: true, // CreateOrder runs its own transaction
+		SkipDefaultTransaction: true, // every write runs its own transaction
 		NowFunc:                now,
 	})
 	if err != nil {

@@ -32,82 +32,50 @@ import (
 	"github.com/seckill-oss/seckill"
 )
 
-// Errors callers branch on. CreateOrder returns them wrapped; any CreateOrder
-// error other than ErrCommitUnknown means nothing was written.
+// Errors callers branch on. With any of them nothing was written, except
+// ErrCommitUnknown.
 var (
 	// ErrActivityNotFound: no activity has the id.
 	ErrActivityNotFound = errors.New("order: activity not found")
 	// ErrNotFound: no order matches.
 	ErrNotFound = errors.New("order: not found")
-	// ErrDuplicate: the user already holds an order for the activity.
-	ErrDuplicate = errors.New("order: user already holds an order for this activity")
-	// ErrIdempotencyKeyUsed: the user's idempotency key belongs to another order.
-	ErrIdempotencyKeyUsed = errors.New("order: idempotency key already used")
 	// ErrStaleFence: an order was written under a newer lock grant than the
 	// caller's, so the caller's lease is gone.
 	ErrStaleFence = errors.New("order: stale fence")
-	// ErrSoldOut: the activity already has total_stock orders.
-	ErrSoldOut = errors.New("order: sold out")
 	// ErrCommitUnknown: COMMIT failed, and the order may or may not exist;
-	// look it up (OrderByUser) before answering.
+	// look it up (Written, OrderLocked) before answering.
 	ErrCommitUnknown = errors.New("order: commit outcome unknown")
 )
 
 // claimFence moves the activity's fence up without claiming a unit.
 const claimFence = `UPDATE activities SET fence = ? WHERE id = ? AND fence < ?`
 
-// Store reads and writes activities and orders. It is safe for concurrent use.
-type Store struct {
-	db *gorm.DB
+// Orders reads and writes orders and their statuses, and writes new orders
+// in groups (group.go, groupcommit.go). It is safe for concurrent use.
+type Orders struct {
+	conn
 	// payWindow is how long a new order may stay unpaid; 0: payments are off
 	// and orders get no pay_by.
 	payWindow time.Duration
 	// statuses is StatusCounts' snapshot.
 	statuses statusSnapshot
-	// handoff is the relay that takes committed created events (handoff.go).
-	handoff atomic.Pointer[Handoff]
+	// handoff is the relay that takes committed created events (handoff.go),
+	// set through Outbox.HandOffEvents.
+	handoff *atomic.Pointer[Handoff]
 }
-
-// New returns a Store on db, whose schema must be migrated already (Open does
-// both). Store times are UTC at microsecond precision.
-func New(db *gorm.DB) *Store { return &Store{db: db} }
 
 // SetPaymentWindow turns payments on: every order written from then on gets
 // pay_by = created_at + window (unless it carries a PayBy of its own). 0
 // turns them off. Call it before the Store is used.
-func (s *Store) SetPaymentWindow(window time.Duration) { s.payWindow = max(window, 0) }
-
-// Close closes the database connections.
-func (s *Store) Close() error {
-	db, err := s.db.DB()
-	if err != nil {
-		return fmt.Errorf("order: close: %w", err)
-	}
-	if err := db.Close(); err != nil {
-		return fmt.Errorf("order: close: %w", err)
-	}
-	return nil
-}
-
-// Ping reports whether the database answers.
-func (s *Store) Ping(ctx context.Context) error {
-	db, err := s.db.DB()
-	if err != nil {
-		return fmt.Errorf("order: ping: %w", err)
-	}
-	if err := db.PingContext(ctx); err != nil {
-		return fmt.Errorf("order: ping: %w", err)
-	}
-	return nil
-}
+func (s *Orders) SetPaymentWindow(window time.Duration) { s.payWindow = max(window, 0) }
 
 // CountOrders returns the number of the activity's orders that hold a unit
 // (created and paid; expired and refund_required orders gave theirs back):
 // the truth the Redis stock is reconciled against.
-func (s *Store) CountOrders(ctx context.Context, activityID int64) (int64, error) {
+func (s *Orders) CountOrders(ctx context.Context, activityID int64) (int64, error) {
 	// A causal read (causal.go): the audit and the preload decide on it.
 	var n int64
-	err := s.db.WithContext(ctx).Raw(causal(s.db, "SELECT COUNT(*) FROM orders WHERE activity_id = ? AND status IN ?"),
+	err := s.db.WithContext(ctx).Raw(s.dialect.causal("SELECT COUNT(*) FROM orders WHERE activity_id = ? AND status IN ?"),
 		activityID, []string{seckill.OrderStatusCreated, seckill.OrderStatusPaid}).Scan(&n).Error
 	if err != nil {
 		return 0, fmt.Errorf("order: count orders of activity %d: %w", activityID, err)
@@ -119,9 +87,9 @@ func (s *Store) CountOrders(ctx context.Context, activityID int64) (int64, error
 // and paid) and how many units they hold: with quantities (docs/API.md
 // "Quantity per buyer") units, not orders, are what the stock is checked
 // against. A causal read, as CountOrders.
-func (s *Store) CountHeld(ctx context.Context, activityID int64) (orders, units int64, err error) {
+func (s *Orders) CountHeld(ctx context.Context, activityID int64) (orders, units int64, err error) {
 	var row struct{ Orders, Units int64 }
-	err = s.db.WithContext(ctx).Raw(causal(s.db, "SELECT COUNT(*) AS orders, COALESCE(SUM(quantity), 0) AS units FROM orders WHERE activity_id = ? AND status IN ?"),
+	err = s.db.WithContext(ctx).Raw(s.dialect.causal("SELECT COUNT(*) AS orders, COALESCE(SUM(quantity), 0) AS units FROM orders WHERE activity_id = ? AND status IN ?"),
 		activityID, heldStatuses).Scan(&row).Error
 	if err != nil {
 		return 0, 0, fmt.Errorf("order: count the units of activity %d: %w", activityID, err)
@@ -130,7 +98,7 @@ func (s *Store) CountHeld(ctx context.Context, activityID int64) (orders, units 
 }
 
 // OrderByUser returns the user's order for the activity, or ErrNotFound.
-func (s *Store) OrderByUser(ctx context.Context, activityID, userID int64) (seckill.Order, error) {
+func (s *Orders) OrderByUser(ctx context.Context, activityID, userID int64) (seckill.Order, error) {
 	var row orderRow
 	err := s.db.WithContext(ctx).Where("activity_id = ? AND user_id = ?", activityID, userID).Take(&row).Error
 	if err != nil {
@@ -142,7 +110,7 @@ func (s *Store) OrderByUser(ctx context.Context, activityID, userID int64) (seck
 // HeldOrder is OrderByUser answered in the contract's words, for a buyer
 // asking after their own order: seckill.NoOrder when they hold none,
 // seckill.DatabaseDown when the database did not answer.
-func (s *Store) HeldOrder(ctx context.Context, activityID, userID int64) (seckill.Order, error) {
+func (s *Orders) HeldOrder(ctx context.Context, activityID, userID int64) (seckill.Order, error) {
 	o, err := s.OrderByUser(ctx, activityID, userID)
 	switch {
 	case errors.Is(err, ErrNotFound):
@@ -155,7 +123,7 @@ func (s *Store) HeldOrder(ctx context.Context, activityID, userID int64) (seckil
 
 // OrdersByUsers returns, of the users given, those who hold an order of the
 // activity, with that order, in one query.
-func (s *Store) OrdersByUsers(ctx context.Context, activityID int64, userIDs []int64) (map[int64]seckill.Order, error) {
+func (s *Orders) OrdersByUsers(ctx context.Context, activityID int64, userIDs []int64) (map[int64]seckill.Order, error) {
 	got := make(map[int64]seckill.Order, len(userIDs))
 	if len(userIDs) == 0 {
 		return got, nil
@@ -172,7 +140,7 @@ func (s *Store) OrdersByUsers(ctx context.Context, activityID int64, userIDs []i
 
 // OrderByIdempotencyKey returns the user's order created with the key, or
 // ErrNotFound.
-func (s *Store) OrderByIdempotencyKey(ctx context.Context, userID int64, key string) (seckill.Order, error) {
+func (s *Orders) OrderByIdempotencyKey(ctx context.Context, userID int64, key string) (seckill.Order, error) {
 	var row orderRow
 	err := s.db.WithContext(ctx).Where("user_id = ? AND idempotency_key = ?", userID, key).Take(&row).Error
 	if err != nil {
@@ -182,36 +150,7 @@ func (s *Store) OrderByIdempotencyKey(ctx context.Context, userID int64, key str
 	return row.order(), nil
 }
 
-// CreateOrder writes one order as a batch of one (CreateOrders), and returns
-// it as stored. An empty ID gets a new UUIDv7, a zero CreatedAt the current
-// time, an empty Status seckill.OrderStatusCreated; an empty IdempotencyKey
-// is stored as none.
-//
-// Errors: ErrActivityNotFound, ErrStaleFence (an order was written under
-// fence o.Fence or a newer one), ErrSoldOut (the activity has total_stock
-// orders), ErrDuplicate, ErrIdempotencyKeyUsed; with any of these or any
-// other error nothing was written, except ErrCommitUnknown: COMMIT failed,
-// and the order may exist.
-func (s *Store) CreateOrder(ctx context.Context, o seckill.Order) (seckill.Order, error) {
-	b, err := s.CreateOrders(ctx, o.ActivityID, o.Fence, []seckill.Order{o})
-	switch {
-	case err != nil:
-		return seckill.Order{}, err
-	case len(b.Written) == 1:
-		return b.Written[0], nil
-	case len(b.Over) == 1:
-		return seckill.Order{}, fmt.Errorf("order: create for user %d in activity %d: %w", o.UserID, o.ActivityID, ErrSoldOut)
-	}
-	// A unique key kept it out: the user's order for the activity, or else
-	// the idempotency key.
-	which := ErrIdempotencyKeyUsed
-	if _, err := s.OrderByUser(ctx, o.ActivityID, o.UserID); err == nil || o.IdempotencyKey == "" {
-		which = ErrDuplicate
-	}
-	return seckill.Order{}, fmt.Errorf("order: create for user %d in activity %d: %w", o.UserID, o.ActivityID, which)
-}
-
-// fill gives o what CreateOrder promises for an empty ID, Status and
+// fill gives o what CreateOrders promises for an empty ID, Status and
 // CreatedAt.
 func fill(o seckill.Order) (seckill.Order, error) {
 	if o.ID == "" {
@@ -282,7 +221,7 @@ type orderRow struct {
 func (orderRow) TableName() string { return "orders" }
 
 // newOrderRow is the row of a new order; with payments on it carries pay_by.
-func (s *Store) newOrderRow(o seckill.Order) orderRow {
+func (s *Orders) newOrderRow(o seckill.Order) orderRow {
 	r := orderRow{
 		ID:         o.ID,
 		ActivityID: o.ActivityID,

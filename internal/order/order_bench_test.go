@@ -35,7 +35,7 @@ func BenchmarkCreateOrder(b *testing.B) {
 			var user int64
 			for b.Loop() {
 				user++
-				if _, err := s.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: user, Fence: user}); err != nil {
+				if _, err := createOrder(ctx, s.Orders, seckill.Order{ActivityID: a.ID, UserID: user, Fence: user}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -50,7 +50,7 @@ func BenchmarkCreateOrder(b *testing.B) {
 				var user int64
 				for pb.Next() {
 					user++
-					if _, err := s.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: user, Fence: user}); err != nil {
+					if _, err := createOrder(ctx, s.Orders, seckill.Order{ActivityID: a.ID, UserID: user, Fence: user}); err != nil {
 						b.Error(err)
 						return
 					}
@@ -64,7 +64,7 @@ func BenchmarkCreateOrder(b *testing.B) {
 
 func benchActivity(b *testing.B, s *Store) seckill.Activity {
 	start := time.Now().UTC()
-	a, err := s.CreateActivity(context.Background(), seckill.Activity{
+	a, err := s.Activities.CreateActivity(context.Background(), seckill.Activity{
 		Name: "bench", TotalStock: 10_000_000, StartsAt: start, EndsAt: start.Add(time.Hour),
 	})
 	if err != nil {

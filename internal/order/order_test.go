@@ -52,7 +52,7 @@ func openStore(t *testing.T, dsn string) *Store {
 func newActivity(t *testing.T, s *Store, total int64) seckill.Activity {
 	t.Helper()
 	start := time.Now().UTC().Truncate(time.Second)
-	a, err := s.CreateActivity(context.Background(), seckill.Activity{
+	a, err := s.Activities.CreateActivity(context.Background(), seckill.Activity{
 		Name: "Moutai 53%", TotalStock: total, StartsAt: start, EndsAt: start.Add(time.Hour),
 	})
 	if err != nil {
@@ -62,7 +62,7 @@ func newActivity(t *testing.T, s *Store, total int64) seckill.Activity {
 }
 
 func buy(s *Store, activityID, userID, fence int64, key string) error {
-	_, err := s.CreateOrder(context.Background(), seckill.Order{
+	_, err := createOrder(context.Background(), s.Orders, seckill.Order{
 		ActivityID: activityID, UserID: userID, Fence: fence, IdempotencyKey: key,
 	})
 	return err
@@ -70,7 +70,7 @@ func buy(s *Store, activityID, userID, fence int64, key string) error {
 
 func count(t *testing.T, s *Store, activityID int64) int64 {
 	t.Helper()
-	n, err := s.CountOrders(context.Background(), activityID)
+	n, err := s.Orders.CountOrders(context.Background(), activityID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestActivityRoundTrip(t *testing.T) {
 			StartsAt:   time.Date(2030, 1, 2, 20, 0, 0, 123456789, shanghai),
 			EndsAt:     time.Date(2030, 1, 2, 21, 0, 0, 0, shanghai),
 		}
-		created, err := s.CreateActivity(ctx, in)
+		created, err := s.Activities.CreateActivity(ctx, in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,7 +102,7 @@ func TestActivityRoundTrip(t *testing.T) {
 		if created != want {
 			t.Errorf("CreateActivity returned\n%+v, want\n%+v", created, want)
 		}
-		got, err := s.Activity(ctx, created.ID)
+		got, err := s.Activities.Activity(ctx, created.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,10 +110,10 @@ func TestActivityRoundTrip(t *testing.T) {
 		if got != want {
 			t.Errorf("Activity returned\n%+v, want\n%+v", got, want)
 		}
-		if _, err := s.Activity(ctx, created.ID+1000); !errors.Is(err, ErrActivityNotFound) {
+		if _, err := s.Activities.Activity(ctx, created.ID+1000); !errors.Is(err, ErrActivityNotFound) {
 			t.Errorf("Activity(missing): %v, want ErrActivityNotFound", err)
 		}
-		if _, err := s.Fence(ctx, created.ID+1000); !errors.Is(err, ErrActivityNotFound) {
+		if _, err := s.Activities.Fence(ctx, created.ID+1000); !errors.Is(err, ErrActivityNotFound) {
 			t.Errorf("Fence(missing): %v, want ErrActivityNotFound", err)
 		}
 		if err := s.Ping(ctx); err != nil {
@@ -127,7 +127,7 @@ func TestCreateOrderAndLookups(t *testing.T) {
 		ctx := context.Background()
 		a := newActivity(t, s, 10)
 		before := time.Now().UTC().Add(-time.Second)
-		o, err := s.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: 42, Fence: 1, IdempotencyKey: "req-1"})
+		o, err := createOrder(ctx, s.Orders, seckill.Order{ActivityID: a.ID, UserID: 42, Fence: 1, IdempotencyKey: "req-1"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,34 +138,34 @@ func TestCreateOrderAndLookups(t *testing.T) {
 			t.Errorf("order defaults: status %q, created at %v", o.Status, o.CreatedAt)
 		}
 
-		byUser, err := s.OrderByUser(ctx, a.ID, 42)
+		byUser, err := s.Orders.OrderByUser(ctx, a.ID, 42)
 		if err != nil || byUser != o {
 			t.Errorf("OrderByUser = %+v, %v; want %+v", byUser, err, o)
 		}
-		byKey, err := s.OrderByIdempotencyKey(ctx, 42, "req-1")
+		byKey, err := s.Orders.OrderByIdempotencyKey(ctx, 42, "req-1")
 		if err != nil || byKey != o {
 			t.Errorf("OrderByIdempotencyKey = %+v, %v; want %+v", byKey, err, o)
 		}
-		if _, err := s.OrderByUser(ctx, a.ID, 43); !errors.Is(err, ErrNotFound) {
+		if _, err := s.Orders.OrderByUser(ctx, a.ID, 43); !errors.Is(err, ErrNotFound) {
 			t.Errorf("OrderByUser(other user): %v, want ErrNotFound", err)
 		}
-		if _, err := s.OrderByIdempotencyKey(ctx, 42, "req-2"); !errors.Is(err, ErrNotFound) {
+		if _, err := s.Orders.OrderByIdempotencyKey(ctx, 42, "req-2"); !errors.Is(err, ErrNotFound) {
 			t.Errorf("OrderByIdempotencyKey(other key): %v, want ErrNotFound", err)
 		}
 		if n := count(t, s, a.ID); n != 1 {
 			t.Errorf("CountOrders = %d, want 1", n)
 		}
-		if f, err := s.Fence(ctx, a.ID); err != nil || f != 1 {
+		if f, err := s.Activities.Fence(ctx, a.ID); err != nil || f != 1 {
 			t.Errorf("Fence = %d, %v; want 1", f, err)
 		}
 
 		// A caller-chosen id and time are kept, the time as stored.
 		at := time.Date(2030, 5, 6, 7, 8, 9, 999_999_999, time.FixedZone("X", -3600))
-		given, err := s.CreateOrder(ctx, seckill.Order{ID: "order-2", ActivityID: a.ID, UserID: 7, Fence: 2, CreatedAt: at})
+		given, err := createOrder(ctx, s.Orders, seckill.Order{ID: "order-2", ActivityID: a.ID, UserID: 7, Fence: 2, CreatedAt: at})
 		if err != nil {
 			t.Fatal(err)
 		}
-		stored, err := s.OrderByUser(ctx, a.ID, 7)
+		stored, err := s.Orders.OrderByUser(ctx, a.ID, 7)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,15 +188,15 @@ func TestOneOrderPerUser(t *testing.T) {
 		if err := buy(s, a.ID, 1, 1, ""); err != nil {
 			t.Fatal(err)
 		}
-		if err := buy(s, a.ID, 1, 2, ""); !errors.Is(err, ErrDuplicate) {
-			t.Fatalf("second order of user 1: %v, want ErrDuplicate", err)
+		if err := buy(s, a.ID, 1, 2, ""); !errors.Is(err, errDuplicate) {
+			t.Fatalf("second order of user 1: %v, want errDuplicate", err)
 		}
 		// Fence 2 is still free and the second unit still unsold.
 		if err := buy(s, a.ID, 2, 2, ""); err != nil {
 			t.Fatalf("user 2 after the refused duplicate: %v", err)
 		}
-		if err := buy(s, a.ID, 3, 3, ""); !errors.Is(err, ErrSoldOut) {
-			t.Errorf("third unit of two: %v, want ErrSoldOut", err)
+		if err := buy(s, a.ID, 3, 3, ""); !errors.Is(err, errSoldOut) {
+			t.Errorf("third unit of two: %v, want errSoldOut", err)
 		}
 		if n := count(t, s, a.ID); n != 2 {
 			t.Errorf("CountOrders = %d, want 2", n)
@@ -213,10 +213,10 @@ func TestIdempotencyKeyUniquePerUser(t *testing.T) {
 			want                  error
 		}{
 			{a.ID, 1, 1, "k", nil},
-			{b.ID, 1, 1, "k", ErrIdempotencyKeyUsed}, // same user, same key, other order
-			{a.ID, 2, 2, "k", nil},                   // keys are per user
-			{b.ID, 1, 1, "K", nil},                   // keys are case-sensitive
-			{a.ID, 3, 3, "", nil},                    // no key, twice: NULLs do not collide
+			{b.ID, 1, 1, "k", errKeyUsed}, // same user, same key, other order
+			{a.ID, 2, 2, "k", nil},        // keys are per user
+			{b.ID, 1, 1, "K", nil},        // keys are case-sensitive
+			{a.ID, 3, 3, "", nil},         // no key, twice: NULLs do not collide
 			{a.ID, 4, 4, "", nil},
 		}
 		for i, st := range steps {
@@ -247,7 +247,7 @@ func TestStaleFenceCannotWrite(t *testing.T) {
 		if err := buy(s, a.ID, 2, 6, ""); err != nil {
 			t.Errorf("fence 6: %v", err)
 		}
-		if f, err := s.Fence(ctx, a.ID); err != nil || f != 6 {
+		if f, err := s.Activities.Fence(ctx, a.ID); err != nil || f != 6 {
 			t.Errorf("Fence = %d, %v; want 6", f, err)
 		}
 		if n := count(t, s, a.ID); n != 2 {
@@ -262,19 +262,19 @@ func TestClaimFenceShutsOutOlderGrants(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		a := newActivity(t, s, 10)
-		if _, err := s.ClaimFence(ctx, a.ID, 7); err != nil {
+		if _, err := s.Activities.ClaimFence(ctx, a.ID, 7); err != nil {
 			t.Fatal(err)
 		}
 		if err := buy(s, a.ID, 1, 6, ""); !errors.Is(err, ErrStaleFence) {
 			t.Errorf("order under fence 6 after claim 7: %v, want ErrStaleFence", err)
 		}
-		if _, err := s.ClaimFence(ctx, a.ID, 7); !errors.Is(err, ErrStaleFence) {
+		if _, err := s.Activities.ClaimFence(ctx, a.ID, 7); !errors.Is(err, ErrStaleFence) {
 			t.Errorf("second claim of fence 7: %v, want ErrStaleFence", err)
 		}
 		if err := buy(s, a.ID, 1, 8, ""); err != nil {
 			t.Errorf("order under fence 8: %v", err)
 		}
-		if _, err := s.ClaimFence(ctx, a.ID+1000, 9); !errors.Is(err, ErrActivityNotFound) {
+		if _, err := s.Activities.ClaimFence(ctx, a.ID+1000, 9); !errors.Is(err, ErrActivityNotFound) {
 			t.Errorf("claim on a missing activity: %v, want ErrActivityNotFound", err)
 		}
 		if n := count(t, s, a.ID); n != 1 {
@@ -302,7 +302,7 @@ func TestSQLGuardRefusesOversell(t *testing.T) {
 		var soldOut int
 		for u := int64(1); u <= buyers; u++ {
 			switch err := buy(s, guarded.ID, u, u, ""); {
-			case errors.Is(err, ErrSoldOut):
+			case errors.Is(err, errSoldOut):
 				soldOut++
 			case err != nil:
 				t.Fatalf("buyer %d: %v", u, err)
@@ -317,7 +317,7 @@ func TestSQLGuardRefusesOversell(t *testing.T) {
 
 		unguarded := newActivity(t, s, total)
 		for u := int64(1); u <= buyers; u++ {
-			row := s.newOrderRow(seckill.Order{ID: uuid.NewString(), ActivityID: unguarded.ID, UserID: u, Status: "created", Fence: u, CreatedAt: now()})
+			row := s.Orders.newOrderRow(seckill.Order{ID: uuid.NewString(), ActivityID: unguarded.ID, UserID: u, Status: "created", Fence: u, CreatedAt: now()})
 			if err := s.db.Create(&row).Error; err != nil {
 				t.Fatal(err)
 			}
@@ -352,12 +352,12 @@ func TestConcurrentBuyersNeverExceedStock(t *testing.T) {
 				<-start
 				for {
 					fence := fences.Add(1)
-					o, err := s.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: u, Fence: fence})
+					o, err := createOrder(ctx, s.Orders, seckill.Order{ActivityID: a.ID, UserID: u, Fence: fence})
 					switch {
 					case errors.Is(err, ErrStaleFence):
 						stale.Add(1)
 						continue
-					case errors.Is(err, ErrSoldOut):
+					case errors.Is(err, errSoldOut):
 						soldOut.Add(1)
 					case err != nil:
 						t.Errorf("buyer %d: %v", u, err)
@@ -386,7 +386,7 @@ func TestConcurrentBuyersNeverExceedStock(t *testing.T) {
 		if n := count(t, s, a.ID); n != sold.Load() {
 			t.Errorf("CountOrders = %d, but %d buyers were told they bought", n, sold.Load())
 		}
-		if f, err := s.Fence(ctx, a.ID); err != nil || f != highestSoldFence.Load() {
+		if f, err := s.Activities.Fence(ctx, a.ID); err != nil || f != highestSoldFence.Load() {
 			t.Errorf("Fence = %d, %v; want the highest fence that sold, %d", f, err, highestSoldFence.Load())
 		}
 		t.Logf("%d buyers, %d units: sold %d, sold out %d, %d stale-fence retries", buyers, total, sold.Load(), soldOut.Load(), stale.Load())
@@ -444,11 +444,11 @@ func TestCommitFailureIsUnknown(t *testing.T) {
 	}
 	t.Logf("as expected: %v", err)
 	// Here the server rolled back; the caller learns it by looking.
-	if _, err := killer.OrderByUser(ctx, a.ID, 1); !errors.Is(err, ErrNotFound) {
+	if _, err := killer.Orders.OrderByUser(ctx, a.ID, 1); !errors.Is(err, ErrNotFound) {
 		t.Errorf("OrderByUser after the killed commit: %v, want ErrNotFound", err)
 	}
 	// Nor is its event there: it was in the transaction.
-	if evs, err := killer.EventsOf(ctx, a.ID); err != nil || len(evs) != 0 {
+	if evs, err := killer.Outbox.EventsOf(ctx, a.ID); err != nil || len(evs) != 0 {
 		t.Errorf("events after the killed commit: %v, %v; want none", evs, err)
 	}
 }
@@ -531,7 +531,7 @@ func TestCommitEndsWithTheLease(t *testing.T) {
 	lease, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err = s.CreateOrders(lease, a.ID, 1, batchOf(1))
+	_, err = s.Orders.CreateOrders(lease, a.ID, 1, batchOf(1))
 	took := time.Since(start)
 	p.SetReplyDelay(0)
 	if took > 2*time.Second {

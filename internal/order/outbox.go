@@ -62,14 +62,14 @@ const markSent = `UPDATE order_events%s SET sent_at = ? WHERE id IN ? AND ` + is
 // on their events' insert (buyers told 503), and a mark found none of the
 // rows of a group committed a moment before, which then waited out their
 // 30-s lease unsent.
-func byID(db *gorm.DB) string { return primaryKeyOnly(db) }
+func (s *Outbox) byID() string { return s.dialect.primaryKeyOnly }
 
 // ClaimEvents leases up to limit sendable events to claim (a token unique to
 // this claim) until now+lease and returns them, oldest first; first it gives
 // back the batches whose lease lapsed. No row is locked beyond the
 // statements themselves, so a claim never holds up the transactions that
 // insert events.
-func (s *Store) ClaimEvents(ctx context.Context, claim string, now time.Time, lease time.Duration, limit int) ([]Event, error) {
+func (s *Outbox) ClaimEvents(ctx context.Context, claim string, now time.Time, lease time.Duration, limit int) ([]Event, error) {
 	now = storedTime(now)
 	if err := s.giveBackLapsed(ctx, now, limit); err != nil {
 		return nil, err
@@ -82,7 +82,7 @@ func (s *Store) ClaimEvents(ctx context.Context, claim string, now time.Time, le
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	res := db.Exec(fmt.Sprintf(takeLease, byID(db)), claim, now.Add(lease), ids, unsent, now)
+	res := db.Exec(fmt.Sprintf(takeLease, s.byID()), claim, now.Add(lease), ids, unsent, now)
 	if res.Error != nil {
 		return nil, fmt.Errorf("order: lease %d events: %w", len(ids), res.Error)
 	}
@@ -90,7 +90,7 @@ func (s *Store) ClaimEvents(ctx context.Context, claim string, now time.Time, le
 		return nil, nil
 	}
 	var rows []eventRow
-	if err := db.Table("order_events"+byID(db)).Where("id IN ? AND lease_owner = ? AND "+isUnsent, ids, claim, unsent).Order("created_at").Find(&rows).Error; err != nil {
+	if err := db.Table("order_events"+s.byID()).Where("id IN ? AND lease_owner = ? AND "+isUnsent, ids, claim, unsent).Order("created_at").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("order: read the events leased: %w", err)
 	}
 	out := make([]Event, len(rows))
@@ -102,9 +102,9 @@ func (s *Store) ClaimEvents(ctx context.Context, claim string, now time.Time, le
 
 // ReleaseEvents gives up claim's lease on the rows ids it did not get sent, so
 // that the next attempt, by any relay, need not wait for it to lapse.
-func (s *Store) ReleaseEvents(ctx context.Context, claim string, ids []string) error {
+func (s *Outbox) ReleaseEvents(ctx context.Context, claim string, ids []string) error {
 	db := s.db.WithContext(ctx)
-	err := db.Exec(fmt.Sprintf(releaseLease, byID(db)), ids, claim, unsent).Error
+	err := db.Exec(fmt.Sprintf(releaseLease, s.byID()), ids, claim, unsent).Error
 	if err != nil {
 		return fmt.Errorf("order: release the events of claim %s: %w", claim, err)
 	}
@@ -112,12 +112,12 @@ func (s *Store) ReleaseEvents(ctx context.Context, claim string, ids []string) e
 }
 
 // MarkEventsSent records that the sink acknowledged the events.
-func (s *Store) MarkEventsSent(ctx context.Context, ids []string, at time.Time) error {
+func (s *Outbox) MarkEventsSent(ctx context.Context, ids []string, at time.Time) error {
 	if len(ids) == 0 {
 		return nil
 	}
 	db := s.db.WithContext(ctx)
-	err := db.Exec(fmt.Sprintf(markSent, byID(db)), storedTime(at), ids, unsent).Error
+	err := db.Exec(fmt.Sprintf(markSent, s.byID()), storedTime(at), ids, unsent).Error
 	if err != nil {
 		return fmt.Errorf("order: mark %d events sent: %w", len(ids), err)
 	}
@@ -128,7 +128,7 @@ func (s *Store) MarkEventsSent(ctx context.Context, ids []string, at time.Time) 
 // are not relayed: a shop reads them by change data capture) those written
 // before it; it deletes at least limit when there are as many, a sent
 // batch's events all at once, and returns how many it deleted.
-func (s *Store) DeleteEvents(ctx context.Context, before time.Time, unrelayed bool, limit int) (int64, error) {
+func (s *Outbox) DeleteEvents(ctx context.Context, before time.Time, unrelayed bool, limit int) (int64, error) {
 	db := s.db.WithContext(ctx)
 	before = storedTime(before)
 	q := db.Model(&eventRow{}).Where("sent_at > ? AND sent_at < ?", batched, before)
@@ -160,7 +160,7 @@ func deleteEventsByID(db *gorm.DB, ids []string) (int64, error) {
 
 // PendingEvents returns how many events no sink has acknowledged yet, and
 // when the oldest of them was written (zero when none).
-func (s *Store) PendingEvents(ctx context.Context) (n int64, oldest time.Time, err error) {
+func (s *Outbox) PendingEvents(ctx context.Context) (n int64, oldest time.Time, err error) {
 	var row struct {
 		N      int64
 		Oldest *time.Time
@@ -184,7 +184,7 @@ func (s *Store) PendingEvents(ctx context.Context) (n int64, oldest time.Time, e
 
 // PendingEventsOf returns how many of the activity's events no sink has
 // acknowledged yet.
-func (s *Store) PendingEventsOf(ctx context.Context, activityID int64) (int64, error) {
+func (s *Outbox) PendingEventsOf(ctx context.Context, activityID int64) (int64, error) {
 	var n, inBatches int64
 	// Through the unsent rows' index: they are few, and an index on the
 	// activity would cost every purchase's transaction a write per event.
@@ -202,7 +202,7 @@ func (s *Store) PendingEventsOf(ctx context.Context, activityID int64) (int64, e
 // EventsOf returns the outbox rows of the activity's orders, by order and
 // sequence: the record of every committed change that sent rows' retention
 // has not deleted yet.
-func (s *Store) EventsOf(ctx context.Context, activityID int64) ([]Event, error) {
+func (s *Outbox) EventsOf(ctx context.Context, activityID int64) ([]Event, error) {
 	var rows []eventRow
 	if err := s.db.WithContext(ctx).Where("activity_id = ?", activityID).Order("aggregateid, sequence").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("order: events of activity %d: %w", activityID, err)

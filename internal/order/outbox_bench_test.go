@@ -54,7 +54,7 @@ func BenchmarkOutboxInsert(b *testing.B) {
 				if ids.sorted {
 					slices.SortFunc(rows, func(a, b eventRow) int { return strings.Compare(a.ID, b.ID) })
 				}
-				if _, err := insertRows(s.db.WithContext(ctx), eventInsert, rows); err != nil {
+				if _, err := insertRows(s.db.WithContext(ctx), s.dialect, eventInsert, rows); err != nil {
 					b.Fatal(err)
 				}
 			}

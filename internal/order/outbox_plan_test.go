@@ -36,11 +36,11 @@ SELECT UUID(), 'order', UUID(), 'seckill.order.created', REPEAT('x', 600), 1, ?,
 	batches := fakeBatches(t, s)
 	now := time.Now()
 	for name, q := range map[string][]any{
-		"takeLease":       {fmt.Sprintf(takeLease, byID(s.db)), "c", now, ids, unsent, now},
-		"releaseLease":    {fmt.Sprintf(releaseLease, byID(s.db)), ids, "c", unsent},
-		"markSent":        {fmt.Sprintf(markSent, byID(s.db)), now, ids, unsent},
-		"unbatch":         {fmt.Sprintf(unbatch, byID(s.db)), unsent, ids, batched, 7},
-		"markBatchesSent": {fmt.Sprintf(markBatchesSent, byID(s.db)), now, batches, unsent},
+		"takeLease":       {fmt.Sprintf(takeLease, s.Outbox.byID()), "c", now, ids, unsent, now},
+		"releaseLease":    {fmt.Sprintf(releaseLease, s.Outbox.byID()), ids, "c", unsent},
+		"markSent":        {fmt.Sprintf(markSent, s.Outbox.byID()), now, ids, unsent},
+		"unbatch":         {fmt.Sprintf(unbatch, s.Outbox.byID()), unsent, ids, batched, 7},
+		"markBatchesSent": {fmt.Sprintf(markBatchesSent, s.Outbox.byID()), now, batches, unsent},
 	} {
 		var plan []struct {
 			Key *string

@@ -25,7 +25,7 @@ func (s *Store) SetMaxConns(n int) error {
 	if n < 1 || n > MaxPoolConns {
 		return fmt.Errorf("%w: %d, want 1..%d", ErrPoolSize, n, MaxPoolConns)
 	}
-	if s.db.Dialector.Name() == "sqlite" {
+	if !s.dialect.resizablePool {
 		return nil
 	}
 	db, err := s.db.DB()

@@ -14,7 +14,7 @@ func TestSetMaxConns(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := 40
-		if s.db.Dialector.Name() == "sqlite" {
+		if !s.dialect.resizablePool {
 			want = 1 // the embedded database keeps its one connection
 		}
 		if got := s.MaxConns(); got != want {

@@ -15,7 +15,7 @@ import (
 // (orders keep theirs); 0 and "" remove it. The price must pass
 // seckill.ValidPrice. It returns the activity as stored, or
 // ErrActivityNotFound.
-func (s *Store) SetPrice(ctx context.Context, activityID, priceMinor int64, currency string) (seckill.Activity, error) {
+func (s *Activities) SetPrice(ctx context.Context, activityID, priceMinor int64, currency string) (seckill.Activity, error) {
 	if err := seckill.ValidPrice(priceMinor, currency); err != nil {
 		return seckill.Activity{}, fmt.Errorf("order: price of activity %d: %w", activityID, err)
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/seckill-oss/seckill"
 )
@@ -29,16 +28,14 @@ import (
 // ClaimDue claims up to limit created orders whose pay_by is at or before now
 // and that nobody has claimed, or whose claim lapsed, until now+claimFor, and
 // returns them, the longest overdue first.
-func (s *Store) ClaimDue(ctx context.Context, now time.Time, limit int, claimFor time.Duration) ([]seckill.Order, error) {
+func (s *DelayQueue) ClaimDue(ctx context.Context, now time.Time, limit int, claimFor time.Duration) ([]seckill.Order, error) {
 	now = storedTime(now)
 	var rows []orderRow
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		q := tx.Where("status = ? AND pay_by <= ? AND (queue_claim_until IS NULL OR queue_claim_until <= ?)",
 			seckill.OrderStatusCreated, now, now).
 			Order("pay_by").Limit(limit)
-		if tx.Dialector.Name() != "sqlite" {
-			q = q.Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate, Options: clause.LockingOptionsSkipLocked})
-		}
+		q = q.Clauses(s.dialect.skipLocked...)
 		if err := q.Find(&rows).Error; err != nil {
 			return err
 		}
@@ -63,7 +60,7 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, limit int, claimFor
 
 // OldestDue returns the earliest pay_by among created orders due at now, or
 // the zero time when none is due: the delay queue's lag is now minus it.
-func (s *Store) OldestDue(ctx context.Context, now time.Time) (time.Time, error) {
+func (s *DelayQueue) OldestDue(ctx context.Context, now time.Time) (time.Time, error) {
 	var row orderRow
 	err := s.db.WithContext(ctx).Select("pay_by").
 		Where("status = ? AND pay_by <= ?", seckill.OrderStatusCreated, storedTime(now)).

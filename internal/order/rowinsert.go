@@ -64,7 +64,7 @@ type valuer interface{ values(dst []any) []any }
 func insertRows[R any, P interface {
 	*R
 	valuer
-}](tx *gorm.DB, in rowInsert, rows []R) (int64, error) {
+}](tx *gorm.DB, d dialect, in rowInsert, rows []R) (int64, error) {
 	if len(rows) == 0 {
 		return 0, nil
 	}
@@ -72,7 +72,7 @@ func insertRows[R any, P interface {
 	for i := range rows {
 		args = P(&rows[i]).values(args)
 	}
-	res, err := tx.Statement.ConnPool.ExecContext(tx.Statement.Context, in.sql(tx.Dialector.Name(), len(rows)), args...)
+	res, err := tx.Statement.ConnPool.ExecContext(tx.Statement.Context, in.sql(d, len(rows)), args...)
 	if err != nil {
 		return 0, err
 	}
@@ -83,8 +83,8 @@ func insertRows[R any, P interface {
 	return n, nil
 }
 
-// sql is the statement for n rows in dialect ("sqlite", or MySQL's).
-func (in rowInsert) sql(dialect string, n int) string {
+// sql is the statement for n rows in dialect d.
+func (in rowInsert) sql(d dialect, n int) string {
 	var b strings.Builder
 	row := "(?" + strings.Repeat(",?", len(in.columns)-1) + ")"
 	b.Grow(64 + 16*len(in.columns) + n*(len(row)+1))
@@ -100,14 +100,7 @@ func (in rowInsert) sql(dialect string, n int) string {
 		b.WriteString(row)
 	}
 	if in.skipDuplicates {
-		// MySQL's no-op update leaves a duplicate unchanged and uncounted
-		// (the connection never sets clientFoundRows: open.go); INSERT
-		// IGNORE would also turn other errors into warnings.
-		if dialect == "sqlite" {
-			b.WriteString(" ON CONFLICT DO NOTHING")
-		} else {
-			b.WriteString(" ON DUPLICATE KEY UPDATE `id` = `id`")
-		}
+		b.WriteString(d.skipDuplicates)
 	}
 	return b.String()
 }

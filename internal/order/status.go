@@ -62,7 +62,7 @@ var allowedChanges = map[[2]string]bool{
 // ErrStaleFence (a grant as new as c.Fence changed the status already); with
 // these or any other error nothing was written, except ErrCommitUnknown:
 // COMMIT failed and the change may have landed (read the order back).
-func (s *Store) ChangeStatus(ctx context.Context, c StatusChange) error {
+func (s *Orders) ChangeStatus(ctx context.Context, c StatusChange) error {
 	if !allowedChanges[[2]string{c.From, c.To}] {
 		return fmt.Errorf("order: no status change from %q to %q", c.From, c.To)
 	}
@@ -79,7 +79,7 @@ func (s *Store) ChangeStatus(ctx context.Context, c StatusChange) error {
 		// batch takes them (its claim, then its insert, whose unique-key check
 		// locks a held order): the other way round, an expiry and a batch
 		// with the same buyer deadlock.
-		if err := tx.Clauses(lockingRead(tx)...).Select("id").Take(&activityRow{}, c.ActivityID).Error; err != nil {
+		if err := tx.Clauses(s.dialect.locking...).Select("id").Take(&activityRow{}, c.ActivityID).Error; err != nil {
 			return fmt.Errorf("%s: %w", what, activityErr(c.ActivityID, err))
 		}
 	}
@@ -102,10 +102,10 @@ func (s *Store) ChangeStatus(ctx context.Context, c StatusChange) error {
 		}
 	}
 	// The change's event, in its transaction (events.go).
-	if _, err := insertChangeEvent(tx, c.OrderID); err != nil {
+	if _, err := insertChangeEvent(tx, s.dialect, c.OrderID); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	if err := commit(tx); err != nil {
+	if err := commit(tx, s.dialect); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
@@ -131,9 +131,9 @@ func whyNoChange(tx *gorm.DB, c StatusChange) error {
 
 // OrderByID returns the order with the id, or ErrNotFound.
 // It is a causal read (causal.go): the payment verification decides on it.
-func (s *Store) OrderByID(ctx context.Context, id string) (seckill.Order, error) {
+func (s *Orders) OrderByID(ctx context.Context, id string) (seckill.Order, error) {
 	var row orderRow
-	res := s.db.WithContext(ctx).Raw(causal(s.db, "SELECT * FROM orders WHERE id = ?"), id).Scan(&row)
+	res := s.db.WithContext(ctx).Raw(s.dialect.causal("SELECT * FROM orders WHERE id = ?"), id).Scan(&row)
 	switch {
 	case res.Error != nil:
 		return seckill.Order{}, orderErr(id, res.Error)
@@ -151,16 +151,16 @@ func (s *Store) OrderByID(ctx context.Context, id string) (seckill.Order, error)
 // On Galera it also writes the order's row (fenceOut), which every status
 // change writes, so that a change in flight on another node cannot land
 // after it.
-func (s *Store) OrderLocked(ctx context.Context, activityID int64, id string) (seckill.Order, error) {
+func (s *Orders) OrderLocked(ctx context.Context, activityID int64, id string) (seckill.Order, error) {
 	var row orderRow
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := lockActivity(tx, activityID, "id", &activityRow{}); err != nil {
+		if err := lockActivity(tx, s.dialect, activityID, "id", &activityRow{}); err != nil {
 			return err
 		}
-		if err := tx.Clauses(lockingRead(tx)...).Where("id = ? AND activity_id = ?", id, activityID).Take(&row).Error; err != nil {
+		if err := tx.Clauses(s.dialect.locking...).Where("id = ? AND activity_id = ?", id, activityID).Take(&row).Error; err != nil {
 			return orderErr(id, err)
 		}
-		return fenceOut(tx, "orders", "status_fence", id)
+		return fenceOut(tx, s.dialect, "orders", "status_fence", id)
 	})
 	if err != nil {
 		return seckill.Order{}, err
@@ -170,7 +170,7 @@ func (s *Store) OrderLocked(ctx context.Context, activityID int64, id string) (s
 
 // CountByStatus returns how many orders of the activity are in each status
 // (statuses without orders are absent); activityID 0 counts all activities.
-func (s *Store) CountByStatus(ctx context.Context, activityID int64) (map[string]int64, error) {
+func (s *Orders) CountByStatus(ctx context.Context, activityID int64) (map[string]int64, error) {
 	var rows []struct {
 		Status string
 		N      int64

@@ -17,7 +17,7 @@ import (
 // payOrder writes an order of user under a fresh activity grant and returns it.
 func payOrder(t *testing.T, s *Store, a seckill.Activity, user int64) seckill.Order {
 	t.Helper()
-	o, err := s.CreateOrder(context.Background(), seckill.Order{ActivityID: a.ID, UserID: user, Fence: user})
+	o, err := createOrder(context.Background(), s.Orders, seckill.Order{ActivityID: a.ID, UserID: user, Fence: user})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,12 +42,12 @@ func TestPaymentWindowSetsPayBy(t *testing.T) {
 		if !off.PayBy.IsZero() {
 			t.Errorf("payments off: PayBy = %v, want none", off.PayBy)
 		}
-		s.SetPaymentWindow(90 * time.Second)
+		s.Orders.SetPaymentWindow(90 * time.Second)
 		on := payOrder(t, s, a, 2)
 		if want := on.CreatedAt.Add(90 * time.Second); !on.PayBy.Equal(want) {
 			t.Errorf("PayBy = %v, want created_at + 90s = %v", on.PayBy, want)
 		}
-		got, err := s.OrderByID(context.Background(), on.ID)
+		got, err := s.Orders.OrderByID(context.Background(), on.ID)
 		if err != nil || !got.PayBy.Equal(on.PayBy) || got.Status != seckill.OrderStatusCreated {
 			t.Errorf("OrderByID = %+v, %v; want it as written", got, err)
 		}
@@ -66,7 +66,7 @@ func TestStatusChangesOnlyFromItsStatusUnderANewerFence(t *testing.T) {
 		payOrder(t, s, a, 2)
 		expire := StatusChange{OrderID: o.ID, ActivityID: a.ID, From: seckill.OrderStatusCreated, To: seckill.OrderStatusExpired, Fence: 5}
 
-		if err := s.ChangeStatus(ctx, expire); err != nil {
+		if err := s.Orders.ChangeStatus(ctx, expire); err != nil {
 			t.Fatal(err)
 		}
 		if n := sold(t, s, a.ID); n != 1 {
@@ -77,34 +77,34 @@ func TestStatusChangesOnlyFromItsStatusUnderANewerFence(t *testing.T) {
 		}
 		// The same expiry again, by a newer grant: the status is no longer created.
 		expire.Fence = 6
-		if err := s.ChangeStatus(ctx, expire); !errors.Is(err, ErrStatusChanged) {
+		if err := s.Orders.ChangeStatus(ctx, expire); !errors.Is(err, ErrStatusChanged) {
 			t.Errorf("second expiry: %v, want ErrStatusChanged", err)
 		}
 		// A late payment under an older grant than the expiry's.
 		late := StatusChange{OrderID: o.ID, ActivityID: a.ID, From: seckill.OrderStatusExpired, To: seckill.OrderStatusRefundRequired,
 			PaidAt: time.Now(), Fence: 5}
-		if err := s.ChangeStatus(ctx, late); !errors.Is(err, ErrStaleFence) {
+		if err := s.Orders.ChangeStatus(ctx, late); !errors.Is(err, ErrStaleFence) {
 			t.Errorf("change under fence 5 after fence 5 wrote: %v, want ErrStaleFence", err)
 		}
 		late.Fence = 7
-		if err := s.ChangeStatus(ctx, late); err != nil {
+		if err := s.Orders.ChangeStatus(ctx, late); err != nil {
 			t.Fatal(err)
 		}
 		if n := sold(t, s, a.ID); n != 1 {
 			t.Errorf("sold = %d after refund_required, want 1: the unit is not taken back", n)
 		}
-		got, err := s.OrderByID(ctx, o.ID)
+		got, err := s.Orders.OrderByID(ctx, o.ID)
 		if err != nil || got.Status != seckill.OrderStatusRefundRequired || got.PaidAt.IsZero() || got.StatusFence != 7 {
 			t.Errorf("order = %+v, %v; want refund_required, paid_at set, status fence 7", got, err)
 		}
-		counts, err := s.CountByStatus(ctx, a.ID)
+		counts, err := s.Orders.CountByStatus(ctx, a.ID)
 		if err != nil || counts[seckill.OrderStatusCreated] != 1 || counts[seckill.OrderStatusRefundRequired] != 1 || len(counts) != 2 {
 			t.Errorf("CountByStatus = %v, %v", counts, err)
 		}
-		if err := s.ChangeStatus(ctx, StatusChange{OrderID: "nope", ActivityID: a.ID, From: seckill.OrderStatusCreated, To: seckill.OrderStatusPaid, Fence: 9}); !errors.Is(err, ErrNotFound) {
+		if err := s.Orders.ChangeStatus(ctx, StatusChange{OrderID: "nope", ActivityID: a.ID, From: seckill.OrderStatusCreated, To: seckill.OrderStatusPaid, Fence: 9}); !errors.Is(err, ErrNotFound) {
 			t.Errorf("unknown order: %v, want ErrNotFound", err)
 		}
-		if err := s.ChangeStatus(ctx, StatusChange{OrderID: o.ID, ActivityID: a.ID, From: seckill.OrderStatusPaid, To: seckill.OrderStatusExpired, Fence: 9}); err == nil {
+		if err := s.Orders.ChangeStatus(ctx, StatusChange{OrderID: o.ID, ActivityID: a.ID, From: seckill.OrderStatusPaid, To: seckill.OrderStatusExpired, Fence: 9}); err == nil {
 			t.Error("paid -> expired was accepted")
 		}
 	})
@@ -122,7 +122,7 @@ func TestConcurrentExpiriesGiveOneUnitBack(t *testing.T) {
 		errs := make([]error, 8)
 		for i := range errs {
 			wg.Go(func() {
-				errs[i] = s.ChangeStatus(context.Background(), StatusChange{OrderID: o.ID, ActivityID: a.ID,
+				errs[i] = s.Orders.ChangeStatus(context.Background(), StatusChange{OrderID: o.ID, ActivityID: a.ID,
 					From: seckill.OrderStatusCreated, To: seckill.OrderStatusExpired, Fence: int64(10 + i)})
 			})
 		}
@@ -149,16 +149,16 @@ func TestClaimDueSharesTheQueue(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		a := newActivity(t, s, 100)
-		s.SetPaymentWindow(time.Second)
+		s.Orders.SetPaymentWindow(time.Second)
 		const due = 40
 		for u := int64(1); u <= due; u++ {
 			payOrder(t, s, a, u)
 		}
-		s.SetPaymentWindow(time.Hour)
+		s.Orders.SetPaymentWindow(time.Hour)
 		payOrder(t, s, a, 1000) // not due
 		now := time.Now().Add(2 * time.Second)
 
-		oldest, err := s.OldestDue(ctx, now)
+		oldest, err := s.DelayQueue.OldestDue(ctx, now)
 		if err != nil || oldest.IsZero() || !oldest.Before(now) {
 			t.Errorf("OldestDue = %v, %v", oldest, err)
 		}
@@ -170,7 +170,7 @@ func TestClaimDueSharesTheQueue(t *testing.T) {
 		for range 4 {
 			wg.Go(func() {
 				for {
-					got, err := s.ClaimDue(ctx, now, 3, time.Minute)
+					got, err := s.DelayQueue.ClaimDue(ctx, now, 3, time.Minute)
 					if err != nil {
 						t.Error(err)
 						return
@@ -195,7 +195,7 @@ func TestClaimDueSharesTheQueue(t *testing.T) {
 				t.Errorf("order %s claimed %d times while its claim held", id, n)
 			}
 		}
-		again, err := s.ClaimDue(ctx, now.Add(2*time.Minute), 100, time.Minute)
+		again, err := s.DelayQueue.ClaimDue(ctx, now.Add(2*time.Minute), 100, time.Minute)
 		if err != nil || len(again) != due {
 			t.Errorf("after the claims lapsed: %d claimed, %v; want %d", len(again), err, due)
 		}
@@ -215,7 +215,7 @@ func TestOrderLockedWaitsForAnExpiryInFlight(t *testing.T) {
 
 	tx := s.db.Begin()
 	defer tx.Rollback() // a no-op after the Commit below
-	if err := tx.Clauses(lockingRead(tx)...).Select("id").Take(&activityRow{}, a.ID).Error; err != nil {
+	if err := tx.Clauses(s.dialect.locking...).Select("id").Take(&activityRow{}, a.ID).Error; err != nil {
 		t.Fatal(err)
 	}
 	if err := tx.Exec(changeStatus, seckill.OrderStatusExpired, nil, nil, 5, o.ID, a.ID, seckill.OrderStatusCreated, 5).Error; err != nil {
@@ -232,7 +232,7 @@ func TestOrderLockedWaitsForAnExpiryInFlight(t *testing.T) {
 	go func() {
 		lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		got, err := s.OrderLocked(lctx, a.ID, o.ID)
+		got, err := s.Orders.OrderLocked(lctx, a.ID, o.ID)
 		done <- result{got, err}
 	}()
 	select {
@@ -256,13 +256,13 @@ func TestOrderLockedWaitsForAnExpiryInFlight(t *testing.T) {
 func TestExpiryAndRepurchaseDoNotDeadlock(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, testenv.MySQLDSN(t))
-	s.SetPaymentWindow(time.Hour)
+	s.Orders.SetPaymentWindow(time.Hour)
 	a := newActivity(t, s, 1000)
 	var fence int64 = 1
 	for round := range 60 {
 		user := int64(round + 1)
 		fence++
-		b, err := s.CreateOrders(ctx, a.ID, fence, batchOf(user))
+		b, err := s.Orders.CreateOrders(ctx, a.ID, fence, batchOf(user))
 		if err != nil || len(b.Written) != 1 {
 			t.Fatalf("round %d: buy: %+v, %v", round, b, err)
 		}
@@ -272,10 +272,10 @@ func TestExpiryAndRepurchaseDoNotDeadlock(t *testing.T) {
 		var wg sync.WaitGroup
 		var expErr, buyErr error
 		wg.Go(func() {
-			expErr = s.ChangeStatus(ctx, StatusChange{OrderID: o.ID, ActivityID: a.ID, From: seckill.OrderStatusCreated, To: seckill.OrderStatusExpired, Fence: 1})
+			expErr = s.Orders.ChangeStatus(ctx, StatusChange{OrderID: o.ID, ActivityID: a.ID, From: seckill.OrderStatusCreated, To: seckill.OrderStatusExpired, Fence: 1})
 		})
 		wg.Go(func() {
-			_, buyErr = s.CreateOrders(ctx, a.ID, repurchase, batchOf(user, user+10_000))
+			_, buyErr = s.Orders.CreateOrders(ctx, a.ID, repurchase, batchOf(user, user+10_000))
 		})
 		wg.Wait()
 		for _, err := range []error{expErr, buyErr} {
@@ -306,12 +306,12 @@ func TestBooks(t *testing.T) {
 			{OrderID: gone.ID, From: seckill.OrderStatusCreated, To: seckill.OrderStatusExpired},
 		} {
 			c.ActivityID, c.Fence = a.ID, int64(10+i)
-			if err := s.ChangeStatus(ctx, c); err != nil {
+			if err := s.Orders.ChangeStatus(ctx, c); err != nil {
 				t.Fatal(err)
 			}
 		}
 
-		got, err := s.Books(ctx, a.ID, empty.ID, 999999)
+		got, err := s.Activities.Books(ctx, a.ID, empty.ID, 999999)
 		want := []seckill.Books{
 			{ActivityID: a.ID, TotalStock: 10, Sold: 2, Held: 2, Rows: 3, Paid: 1, Expired: 1},
 			{ActivityID: empty.ID, TotalStock: 3},
@@ -319,7 +319,7 @@ func TestBooks(t *testing.T) {
 		if err != nil || !slices.Equal(got, want) {
 			t.Fatalf("Books(a, empty, unknown) = %+v, %v; want %+v", got, err, want)
 		}
-		all, err := s.Books(ctx)
+		all, err := s.Activities.Books(ctx)
 		if err != nil || len(all) != 3 || all[2].ActivityID != other.ID || all[2].Held != 1 {
 			t.Fatalf("Books() = %+v, %v; want the three activities", all, err)
 		}
@@ -337,7 +337,7 @@ func TestBooks(t *testing.T) {
 			"twice", a.ID, seckill.OrderStatusCreated, time.Now().UTC()).Error; err != nil {
 			t.Fatal(err)
 		}
-		got, err = s.Books(ctx, a.ID)
+		got, err = s.Activities.Books(ctx, a.ID)
 		if err != nil || len(got) != 1 || got[0].DuplicateUsers != 1 || got[0].Held != 3 || got[0].Rows != 4 {
 			t.Fatalf("Books with user 3 twice = %+v, %v; want 1 duplicate user, 3 held of 4 rows", got, err)
 		}

@@ -64,7 +64,7 @@ func (s *statusSnapshot) store(counts map[string]int64, at time.Time) {
 // query, and calls that find the snapshot too old at the same time share one
 // query. It is for metrics; CountByStatus is exact (the audit reads it). A
 // failed count is not kept: the next call counts again.
-func (s *Store) StatusCounts(ctx context.Context) (map[string]int64, error) {
+func (s *Orders) StatusCounts(ctx context.Context) (map[string]int64, error) {
 	if counts, ok := s.statuses.fresh(); ok {
 		return maps.Clone(counts), nil
 	}

@@ -37,7 +37,7 @@ func TestStatusCountsAreASnapshot(t *testing.T) {
 		ctx := context.Background()
 		var clockMu sync.Mutex
 		clock := time.Now()
-		s.statuses.now = func() time.Time {
+		s.Orders.statuses.now = func() time.Time {
 			clockMu.Lock()
 			defer clockMu.Unlock()
 			return clock
@@ -54,7 +54,7 @@ func TestStatusCountsAreASnapshot(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				if counts, err := s.StatusCounts(ctx); err != nil || counts[seckill.OrderStatusCreated] != 2 {
+				if counts, err := s.Orders.StatusCounts(ctx); err != nil || counts[seckill.OrderStatusCreated] != 2 {
 					t.Errorf("concurrent StatusCounts = %v, %v; want 2 created", counts, err)
 				}
 			}()
@@ -62,7 +62,7 @@ func TestStatusCountsAreASnapshot(t *testing.T) {
 		close(start)
 		wg.Wait()
 		for range 10 {
-			if counts, err := s.StatusCounts(ctx); err != nil || counts[seckill.OrderStatusCreated] != 2 {
+			if counts, err := s.Orders.StatusCounts(ctx); err != nil || counts[seckill.OrderStatusCreated] != 2 {
 				t.Fatalf("StatusCounts = %v, %v; want 2 created", counts, err)
 			}
 		}
@@ -71,14 +71,14 @@ func TestStatusCountsAreASnapshot(t *testing.T) {
 		}
 
 		// A caller cannot change the snapshot through the map it got.
-		got, _ := s.StatusCounts(ctx)
+		got, _ := s.Orders.StatusCounts(ctx)
 		got[seckill.OrderStatusCreated] = 99
 
 		payOrder(t, s, a, 3)
-		if counts, err := s.CountByStatus(ctx, 0); err != nil || counts[seckill.OrderStatusCreated] != 3 {
+		if counts, err := s.Orders.CountByStatus(ctx, 0); err != nil || counts[seckill.OrderStatusCreated] != 3 {
 			t.Errorf("CountByStatus after a third order = %v, %v; want the exact 3 created", counts, err)
 		}
-		if counts, err := s.StatusCounts(ctx); err != nil || counts[seckill.OrderStatusCreated] != 2 {
+		if counts, err := s.Orders.StatusCounts(ctx); err != nil || counts[seckill.OrderStatusCreated] != 2 {
 			t.Errorf("StatusCounts within the age = %v, %v; want the snapshot's 2 created", counts, err)
 		}
 
@@ -86,7 +86,7 @@ func TestStatusCountsAreASnapshot(t *testing.T) {
 		clock = clock.Add(DefaultStatusCountMaxAge)
 		clockMu.Unlock()
 		before := queries.Load()
-		if counts, err := s.StatusCounts(ctx); err != nil || counts[seckill.OrderStatusCreated] != 3 {
+		if counts, err := s.Orders.StatusCounts(ctx); err != nil || counts[seckill.OrderStatusCreated] != 3 {
 			t.Errorf("StatusCounts after %v = %v, %v; want 3 created", DefaultStatusCountMaxAge, counts, err)
 		}
 		if n := queries.Load() - before; n != 1 {
@@ -106,10 +106,10 @@ func TestStatusCountsOutliveTheCallerWhoStartedThem(t *testing.T) {
 		cancel()
 		// A fast count (SQLite in memory) may answer before the select sees
 		// the context's end.
-		if _, err := s.StatusCounts(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		if _, err := s.Orders.StatusCounts(ctx); err != nil && !errors.Is(err, context.Canceled) {
 			t.Errorf("StatusCounts with a cancelled context: %v, want context.Canceled", err)
 		}
-		counts, err := s.StatusCounts(context.Background())
+		counts, err := s.Orders.StatusCounts(context.Background())
 		if err != nil || counts[seckill.OrderStatusCreated] != 1 {
 			t.Fatalf("StatusCounts = %v, %v; want 1 created", counts, err)
 		}

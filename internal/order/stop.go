@@ -15,7 +15,7 @@ import (
 // SetPaused marks the activity paused since at, keeping the first time when
 // it is paused already; with at zero it clears the mark (resume). It
 // returns the activity as stored, or ErrActivityNotFound.
-func (s *Store) SetPaused(ctx context.Context, activityID int64, at time.Time) (seckill.Activity, error) {
+func (s *Activities) SetPaused(ctx context.Context, activityID int64, at time.Time) (seckill.Activity, error) {
 	var v any = gorm.Expr("NULL")
 	if !at.IsZero() {
 		v = gorm.Expr("COALESCE(paused_at, ?)", storedTime(at))
@@ -26,7 +26,7 @@ func (s *Store) SetPaused(ctx context.Context, activityID int64, at time.Time) (
 // EndActivity moves the activity's window to [startsAt, endsAt): an end
 // now, before or during the sale. It returns the activity as stored, or
 // ErrActivityNotFound.
-func (s *Store) EndActivity(ctx context.Context, activityID int64, startsAt, endsAt time.Time) (seckill.Activity, error) {
+func (s *Activities) EndActivity(ctx context.Context, activityID int64, startsAt, endsAt time.Time) (seckill.Activity, error) {
 	return s.updateActivity(ctx, activityID, "end", map[string]any{"starts_at": storedTime(startsAt), "ends_at": storedTime(endsAt)})
 }
 

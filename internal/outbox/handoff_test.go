@@ -18,23 +18,23 @@ import (
 // an hour away.
 func TestHandedOffEventsGoWithoutAClaim(t *testing.T) {
 	w := newWorld(t)
-	r := outbox.Start(w.store, w.sink, outbox.Config{Poll: time.Hour})
+	r := outbox.Start(w.store.Outbox, w.sink, outbox.Config{Poll: time.Hour})
 	defer r.Close()
-	w.store.HandOffEvents(r.Handoff())
-	defer w.store.HandOffEvents(nil)
+	w.store.Outbox.HandOffEvents(r.Handoff())
+	defer w.store.Outbox.HandOffEvents(nil)
 	for first := int64(1); first <= 40; first += 10 {
 		orders := make([]seckill.Order, 10)
 		for i := range orders {
 			orders[i] = seckill.Order{UserID: first + int64(i)}
 		}
-		if _, err := w.store.CreateOrders(context.Background(), w.act.ID, first, orders); err != nil {
+		if _, err := w.store.Orders.CreateOrders(context.Background(), w.act.ID, first, orders); err != nil {
 			t.Fatal(err)
 		}
 	}
 	waitPending(t, w.store, 0)
 	w.check(t)
 	// Sent in batches, they go with their batches at the retention.
-	if n, err := w.store.DeleteEvents(context.Background(), time.Now().Add(time.Hour), false, 1000); err != nil || n != 40 {
+	if n, err := w.store.Outbox.DeleteEvents(context.Background(), time.Now().Add(time.Hour), false, 1000); err != nil || n != 40 {
 		t.Fatalf("the retention deleted %d of 40 sent events (%v)", n, err)
 	}
 }
@@ -51,19 +51,19 @@ func TestHandedOffEventsGoWithoutAClaim(t *testing.T) {
 // for a send deletes them (the first check).
 func TestEventsNotTakenWaitForTheirLease(t *testing.T) {
 	w := newWorld(t)
-	w.store.HandOffEvents(&order.Handoff{Owner: "dead-relay-h", Lease: 1500 * time.Millisecond,
+	w.store.Outbox.HandOffEvents(&order.Handoff{Owner: "dead-relay-h", Lease: 1500 * time.Millisecond,
 		Take: func(order.EventBatch) bool { return false }})
-	defer w.store.HandOffEvents(nil)
+	defer w.store.Outbox.HandOffEvents(nil)
 	w.sell(t, 9) // created events leased to the dead relay; the changes' events not
 	ctx := context.Background()
-	if n, err := w.store.DeleteEvents(ctx, time.Now().Add(time.Hour), false, 1000); err != nil || n != 0 {
+	if n, err := w.store.Outbox.DeleteEvents(ctx, time.Now().Add(time.Hour), false, 1000); err != nil || n != 0 {
 		t.Fatalf("the retention deleted %d unsent events (%v), want 0", n, err)
 	}
-	if n, _, err := w.store.PendingEvents(ctx); err != nil || n < 18 {
+	if n, _, err := w.store.Outbox.PendingEvents(ctx); err != nil || n < 18 {
 		t.Fatalf("pending events: %d (%v), want the 9 created and their changes'", n, err)
 	}
 	start := time.Now()
-	other := outbox.Start(w.store, w.sink, outbox.Config{Poll: 10 * time.Millisecond})
+	other := outbox.Start(w.store.Outbox, w.sink, outbox.Config{Poll: 10 * time.Millisecond})
 	defer other.Close()
 	time.Sleep(500 * time.Millisecond)
 	if n, _ := w.rdb.XLen(ctx, w.stream).Result(); n != 0 && time.Since(start) < 1500*time.Millisecond {

@@ -30,11 +30,11 @@ func TestKafkaSinkKeysByOrderInOrder(t *testing.T) {
 	}
 	w := newWorld(t)
 	w.sell(t, 9)
-	r := outbox.Start(w.store, sink, outbox.Config{Poll: 10 * time.Millisecond})
+	r := outbox.Start(w.store.Outbox, sink, outbox.Config{Poll: 10 * time.Millisecond})
 	waitPending(t, w.store, 0)
 	_ = r.Close() // closes the sink
 
-	rows, err := w.store.EventsOf(context.Background(), w.act.ID)
+	rows, err := w.store.Outbox.EventsOf(context.Background(), w.act.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

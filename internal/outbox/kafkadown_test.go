@@ -60,7 +60,7 @@ func TestKafkaBrokerDownThenBack(t *testing.T) {
 	// A send to a stopped broker gives up after a second and is tried again
 	// (the relay backs off up to 2 s): the outage is what is measured, not
 	// the client's patience.
-	r := outbox.Start(w.store, sink, outbox.Config{Poll: 10 * time.Millisecond, SendTimeout: time.Second})
+	r := outbox.Start(w.store.Outbox, sink, outbox.Config{Poll: 10 * time.Millisecond, SendTimeout: time.Second})
 	relayOpen := true
 	defer func() {
 		if relayOpen {
@@ -77,7 +77,7 @@ func TestKafkaBrokerDownThenBack(t *testing.T) {
 		down()
 		w.sellTo(t, first, 9)
 		time.Sleep(kafkaDown)
-		n, _, err := w.store.PendingEvents(context.Background())
+		n, _, err := w.store.Outbox.PendingEvents(context.Background())
 		if err != nil || n < 9 {
 			up()
 			t.Fatalf("pending with %s: %d (%v), want at least the 9 orders' events", what, n, err)
@@ -94,7 +94,7 @@ func TestKafkaBrokerDownThenBack(t *testing.T) {
 	_ = r.Close() // closes the sink
 	relayOpen = false
 
-	rows, err := w.store.EventsOf(context.Background(), w.act.ID)
+	rows, err := w.store.Outbox.EventsOf(context.Background(), w.act.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func waitPendingWithin(t *testing.T, s *order.Store, want int64, within time.Dur
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
-		n, _, err := s.PendingEvents(context.Background())
+		n, _, err := s.Outbox.PendingEvents(context.Background())
 		if err == nil && n == want {
 			return
 		}

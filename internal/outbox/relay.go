@@ -21,7 +21,7 @@ import (
 	"github.com/seckill-oss/seckill/internal/order"
 )
 
-// Store is the outbox table as the relay uses it (*order.Store).
+// Store is the outbox table as the relay uses it (*order.Outbox).
 type Store interface {
 	ClaimEvents(ctx context.Context, claim string, now time.Time, lease time.Duration, limit int) ([]order.Event, error)
 	MarkEventsSent(ctx context.Context, ids []string, at time.Time) error

@@ -39,7 +39,7 @@ func newWorld(t *testing.T) *world {
 	stream := testenv.Prefix(t) + "events"
 	t.Cleanup(func() { rdb.Del(context.Background(), stream) })
 	start := time.Now().UTC().Truncate(time.Second)
-	a, err := s.CreateActivity(context.Background(), seckill.Activity{Name: "events", TotalStock: 100, StartsAt: start, EndsAt: start.Add(time.Hour)})
+	a, err := s.Activities.CreateActivity(context.Background(), seckill.Activity{Name: "events", TotalStock: 100, StartsAt: start, EndsAt: start.Add(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,13 +64,13 @@ func (w *world) sellTo(t *testing.T, first int64, n int) {
 	for i := range orders {
 		orders[i] = seckill.Order{UserID: first + int64(i)}
 	}
-	b, err := w.store.CreateOrders(ctx, w.act.ID, first, orders)
+	b, err := w.store.Orders.CreateOrders(ctx, w.act.ID, first, orders)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, o := range b.Written {
 		change := func(from, to, reason string, fence int64) {
-			err := w.store.ChangeStatus(ctx, order.StatusChange{OrderID: o.ID, ActivityID: o.ActivityID, From: from, To: to,
+			err := w.store.Orders.ChangeStatus(ctx, order.StatusChange{OrderID: o.ID, ActivityID: o.ActivityID, From: from, To: to,
 				PaidAt: time.Now(), RefundReason: reason, Fence: fence})
 			if err != nil {
 				t.Fatal(err)
@@ -128,7 +128,7 @@ func (w *world) checkEvents(t *testing.T, evs []seckill.OrderEvent) {
 		}
 		got[ev.Subject] = append(got[ev.Subject], ev.ID)
 	}
-	rows, err := w.store.EventsOf(ctx, w.act.ID)
+	rows, err := w.store.Outbox.EventsOf(ctx, w.act.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func (w *world) checkEvents(t *testing.T, evs []seckill.OrderEvent) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("events in the stream, by order:\n got %v\nwant %v", got, want)
 	}
-	if n, _, err := w.store.PendingEvents(ctx); err != nil || n != 0 {
+	if n, _, err := w.store.Outbox.PendingEvents(ctx); err != nil || n != 0 {
 		t.Errorf("pending after the drain: %d, %v", n, err)
 	}
 }
@@ -149,7 +149,7 @@ func (w *world) checkEvents(t *testing.T, evs []seckill.OrderEvent) {
 func TestTwoRelaysDeliverEveryEventInOrder(t *testing.T) {
 	w := newWorld(t)
 	cfg := outbox.Config{Poll: 10 * time.Millisecond, Batch: 7}
-	r1, r2 := outbox.Start(w.store, w.sink, cfg), outbox.Start(w.store, w.sink, cfg)
+	r1, r2 := outbox.Start(w.store.Outbox, w.sink, cfg), outbox.Start(w.store.Outbox, w.sink, cfg)
 	w.sell(t, 30)
 	waitPending(t, w.store, 0)
 	_ = r1.Close()
@@ -161,7 +161,7 @@ func waitPending(t *testing.T, s *order.Store, want int64) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		n, _, err := s.PendingEvents(context.Background())
+		n, _, err := s.Outbox.PendingEvents(context.Background())
 		if err == nil && n == want {
 			return
 		}
@@ -183,11 +183,11 @@ func TestRelayDeadMidSendLosesNothing(t *testing.T) {
 	w := newWorld(t)
 	w.sell(t, 12)
 	ctx := context.Background()
-	dead, err := w.store.ClaimEvents(ctx, "dead-relay", time.Now(), time.Second, 5)
+	dead, err := w.store.Outbox.ClaimEvents(ctx, "dead-relay", time.Now(), time.Second, 5)
 	if err != nil || len(dead) != 5 {
 		t.Fatalf("the dead relay's claim: %d events, %v", len(dead), err)
 	}
-	live := outbox.Start(w.store, w.sink, outbox.Config{Poll: 10 * time.Millisecond, Lease: time.Second})
+	live := outbox.Start(w.store.Outbox, w.sink, outbox.Config{Poll: 10 * time.Millisecond, Lease: time.Second})
 	defer live.Close()
 	waitPending(t, w.store, 0)
 	w.check(t)
@@ -217,13 +217,13 @@ func TestSinkDownThenBackLosesNothing(t *testing.T) {
 	w := newWorld(t)
 	sink := &flakySink{Sink: w.sink}
 	sink.down.Store(true)
-	r := outbox.Start(w.store, sink, outbox.Config{Poll: 10 * time.Millisecond})
+	r := outbox.Start(w.store.Outbox, sink, outbox.Config{Poll: 10 * time.Millisecond})
 	defer r.Close()
 	w.sell(t, 15)
 	for sink.tried.Load() < 3 {
 		time.Sleep(10 * time.Millisecond)
 	}
-	n, oldest, err := w.store.PendingEvents(context.Background())
+	n, oldest, err := w.store.Outbox.PendingEvents(context.Background())
 	if err != nil || n < 15 || oldest.IsZero() {
 		t.Fatalf("pending with the sink down: %d since %v (%v); want every event", n, oldest, err)
 	}

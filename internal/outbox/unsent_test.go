@@ -36,18 +36,18 @@ func TestUnsentEventsAreKeptAndSentWhateverTheirMark(t *testing.T) {
 	if n, _ := res.RowsAffected(); n == 0 {
 		t.Fatal("no row written NULL")
 	}
-	total, _, err := w.store.PendingEvents(ctx)
+	total, _, err := w.store.Outbox.PendingEvents(ctx)
 	if err != nil || total < 9 {
 		t.Fatalf("pending before the relay: %d, %v", total, err)
 	}
-	if n, err := w.store.DeleteEvents(ctx, time.Now().Add(time.Hour), false, 1000); err != nil || n != 0 {
+	if n, err := w.store.Outbox.DeleteEvents(ctx, time.Now().Add(time.Hour), false, 1000); err != nil || n != 0 {
 		t.Fatalf("the retention deleted %d unsent events (%v), want 0", n, err)
 	}
-	r := outbox.Start(w.store, w.sink, outbox.Config{Poll: 10 * time.Millisecond})
+	r := outbox.Start(w.store.Outbox, w.sink, outbox.Config{Poll: 10 * time.Millisecond})
 	waitPending(t, w.store, 0)
 	_ = r.Close()
 	w.check(t)
-	if n, err := w.store.DeleteEvents(ctx, time.Now().Add(time.Hour), false, 1000); err != nil || n != total {
+	if n, err := w.store.Outbox.DeleteEvents(ctx, time.Now().Add(time.Hour), false, 1000); err != nil || n != total {
 		t.Fatalf("the retention deleted %d of %d sent events (%v)", n, total, err)
 	}
 }

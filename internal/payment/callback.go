@@ -2,16 +2,12 @@ package payment
 
 import (
 	"context"
-	"embed"
 	"errors"
 	"fmt"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/lock"
-	"github.com/seckill-oss/seckill/internal/luascript"
 	"github.com/seckill-oss/seckill/internal/order"
 )
 
@@ -31,18 +27,13 @@ import (
 // a day; an older callback is a replay, or the operator's to reconcile.
 const expiredLongAgo = 24 * time.Hour
 
-// queriesTTL keeps an order's query counts while callbacks may wait for
-// them; counts that expired read 0, which only makes a callback ask again.
-// A variable for the test of that expiry.
-var queriesTTL = time.Minute
-
 // Callback runs the verification of the order a provider's callback names
 // and returns the order after it. The callback is only a hint: the provider
 // is asked (see above for when it is not). Errors: EOrderNotFound,
 // EUnavailable (the provider or a store did not answer, or another
 // verification kept the order busy).
 func (s *Service) Callback(ctx context.Context, orderID string) (seckill.Order, error) {
-	o, err := s.orders.OrderByID(ctx, orderID)
+	o, err := s.orders.Orders.OrderByID(ctx, orderID)
 	switch {
 	case errors.Is(err, order.ErrNotFound):
 		return seckill.Order{}, seckill.Errorf(seckill.EOrderNotFound, "no order %q", orderID)
@@ -74,7 +65,7 @@ func (s *Service) verifyCallback(ctx context.Context, o seckill.Order) (seckill.
 		s.m.verified(triggerCallback, outcomeSettled)
 		return o, nil
 	}
-	arrived, err := s.queries(ctx, o)
+	arrived, err := s.counts.started(ctx, o)
 	if err != nil {
 		s.m.verified(triggerCallback, outcomeUnknown)
 		return o, err
@@ -119,12 +110,12 @@ func (s *Service) callbackOnce(ctx context.Context, o seckill.Order, arrived int
 		}
 	}()
 	lease := lk.Context()
-	n, err := s.answered(lease, o)
+	n, err := s.counts.answered(lease, o)
 	if err != nil {
 		return o, outcomeUnknown, 0, err
 	}
 	if n > arrived {
-		cur, err := s.orders.OrderByID(lease, o.ID)
+		cur, err := s.orders.Orders.OrderByID(lease, o.ID)
 		if err != nil {
 			return o, outcomeUnknown, 0, fmt.Errorf("payment: read order %s: %w", o.ID, err)
 		}
@@ -145,64 +136,3 @@ func (s *Service) callbackOnce(ctx context.Context, o seckill.Order, arrived int
 	v, outcome, err := s.verifyHolding(lk, o.ID, triggerCallback)
 	return v, outcome, 0, err
 }
-
-// queries returns how many provider queries of o's payment have started
-// (within queriesTTL of the last count or answer).
-func (s *Service) queries(ctx context.Context, o seckill.Order) (int64, error) {
-	return s.readCount(ctx, o, "started", "query count")
-}
-
-// answered returns the number of the last query of o's payment whose
-// answer was written (0: none within queriesTTL).
-func (s *Service) answered(ctx context.Context, o seckill.Order) (int64, error) {
-	return s.readCount(ctx, o, "answered", "answered query")
-}
-
-func (s *Service) readCount(ctx context.Context, o seckill.Order, field, what string) (int64, error) {
-	n, err := s.redis.HGet(ctx, s.countsKey(o), field).Int64()
-	if errors.Is(err, redis.Nil) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("payment: order %s: %s: %w", o.ID, what, err)
-	}
-	return n, nil
-}
-
-// countQuery counts a provider query of o's payment about to start and
-// returns its number, 0 when it could not be counted. A failure is logged
-// only: the callbacks waiting for it then ask again.
-func (s *Service) countQuery(ctx context.Context, o seckill.Order) int64 {
-	pipe := s.redis.TxPipeline()
-	n := pipe.HIncrBy(ctx, s.countsKey(o), "started", 1)
-	pipe.PExpire(ctx, s.countsKey(o), queriesTTL)
-	if _, err := pipe.Exec(ctx); err != nil {
-		s.log.InfoContext(ctx, "payment: provider query not counted", "order_id", o.ID, "err", err)
-		return 0
-	}
-	return n.Val()
-}
-
-// markAnswered records that query n of o's payment was answered and its
-// answer written (answered.lua). A failure is logged only: the callbacks
-// waiting for it then ask again.
-func (s *Service) markAnswered(ctx context.Context, o seckill.Order, n int64) {
-	if n == 0 {
-		return
-	}
-	if err := answeredScript.Run(ctx, s.redis, []string{s.countsKey(o)}, n, queriesTTL.Milliseconds()).Err(); err != nil {
-		s.log.InfoContext(ctx, "payment: provider answer not marked", "order_id", o.ID, "err", err)
-	}
-}
-
-func (s *Service) countsKey(o seckill.Order) string {
-	return s.stock.Keys().PaymentQueryCounts(o.ActivityID, o.ID)
-}
-
-// luaFiles holds the payment's scripts, one job and one .lua file each.
-//
-//go:embed *.lua
-var luaFiles embed.FS
-
-// answeredScript marks a query answered while its count lives.
-var answeredScript = luascript.Load(luaFiles, "answered.lua")

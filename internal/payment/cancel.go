@@ -21,7 +21,7 @@ const triggerCancel = "cancel"
 // exactly once. Errors: EOrderNotFound, seckill.ENotCancellable (with the order's
 // status in the message), EUnavailable (provider, lock or store).
 func (s *Service) Cancel(ctx context.Context, activityID, userID int64) (seckill.Order, error) {
-	o, err := s.orders.HeldOrder(ctx, activityID, userID)
+	o, err := s.orders.Orders.HeldOrder(ctx, activityID, userID)
 	if err != nil {
 		return seckill.Order{}, err
 	}
@@ -61,7 +61,7 @@ func (s *Service) Cancel(ctx context.Context, activityID, userID int64) (seckill
 // cancelHolding is Cancel's part under the order's lock.
 func (s *Service) cancelHolding(lk *lock.Lock, orderID string) (seckill.Order, string, error) {
 	lease := lk.Context()
-	o, err := s.orders.OrderByID(lease, orderID)
+	o, err := s.orders.Orders.OrderByID(lease, orderID)
 	if err != nil {
 		return seckill.Order{}, outcomeUnknown, fmt.Errorf("payment: read order %s: %w", orderID, err)
 	}

@@ -18,12 +18,12 @@ func pricedWorld(t *testing.T, total int64) *world {
 	t.Helper()
 	w := newWorld(t, time.Hour, total)
 	var err error
-	if w.activity, err = w.orders.SetPrice(context.Background(), w.activity.ID, 1999, "EUR"); err != nil {
+	if w.activity, err = w.orders.Activities.SetPrice(context.Background(), w.activity.ID, 1999, "EUR"); err != nil {
 		t.Fatal(err)
 	}
 	w.stub.SetMerchantID(merchant)
 	w.stub.SetPriceLookup(func(ctx context.Context, id string) (int64, string, bool, error) {
-		o, err := w.orders.OrderByID(ctx, id)
+		o, err := w.orders.Orders.OrderByID(ctx, id)
 		return o.PriceMinor, o.Currency, o.PriceMinor > 0, err
 	})
 	return w
@@ -66,7 +66,7 @@ func TestPaymentMustMatchTheOrder(t *testing.T) {
 			if err != nil || got.Status != tt.want || got.RefundReason != tt.reason {
 				t.Fatalf("callback: %q (%q), %v; want %q (%q)", got.Status, got.RefundReason, err, tt.want, tt.reason)
 			}
-			stored, err := w.orders.OrderByID(context.Background(), o.ID)
+			stored, err := w.orders.Orders.OrderByID(context.Background(), o.ID)
 			if err != nil || stored.Status != tt.want || stored.RefundReason != tt.reason || stored.PaidAt.IsZero() {
 				t.Errorf("stored: %+v, %v; want %q (%q) with paid_at", stored, err, tt.want, tt.reason)
 			}

@@ -85,7 +85,7 @@ func (m *metrics) verified(trigger, outcome string) {
 }
 
 // ordersByStatus is the gauge seckill_orders{status}, read from the order
-// store's snapshot (order.Store.StatusCounts): a scrape counts the orders
+// store's snapshot (order.Orders.StatusCounts): a scrape counts the orders
 // table only when the last count is older than
 // order.DefaultStatusCountMaxAge, and concurrent scrapes share one count.
 type ordersByStatus struct {

@@ -23,7 +23,7 @@ func TestOrdersMetricIsASnapshotAuditIsExact(t *testing.T) {
 		t.Fatalf("seckill_orders{created} = %v, want 1", n)
 	}
 
-	if err := w.orders.ChangeStatus(ctx, order.StatusChange{OrderID: o.ID, ActivityID: o.ActivityID,
+	if err := w.orders.Orders.ChangeStatus(ctx, order.StatusChange{OrderID: o.ID, ActivityID: o.ActivityID,
 		From: seckill.OrderStatusCreated, To: seckill.OrderStatusExpired, Fence: 50}); err != nil {
 		t.Fatal(err)
 	}

@@ -203,7 +203,7 @@ func TestThreeTriggersRace(t *testing.T) {
 	for u := int64(0); u < left; u++ {
 		w.buy(1_000_000 + u)
 	}
-	if _, _, err := w.stock.Deduct(ctx, w.activity.ID, stock.Grant{Fence: w.fence.Add(1)}, 1); err == nil {
+	if _, _, _, err := w.stock.DeductEach(ctx, w.activity.ID, stock.Grant{Fence: w.fence.Add(1)}, []int64{2_000_000}, []int64{1}); err == nil {
 		t.Error("a unit more than the returned ones could be deducted")
 	}
 	w.checkBooks()
@@ -248,9 +248,9 @@ func TestTwoInstancesExpireTheSameOrders(t *testing.T) {
 	}
 	w.checkBooks()
 	// A buyer whose order expired keeps it as their one order.
-	_, err := w.orders.CreateOrder(context.Background(), seckill.Order{ActivityID: w.activity.ID, UserID: 1, Fence: w.fence.Add(1)})
-	if !errors.Is(err, order.ErrDuplicate) {
-		t.Errorf("second order of a buyer whose order expired: %v, want ErrDuplicate (409 already_purchased)", err)
+	second, err := w.orders.Orders.CreateOrders(context.Background(), w.activity.ID, w.fence.Add(1), []seckill.Order{{UserID: 1}})
+	if err != nil || len(second.Taken) != 1 {
+		t.Errorf("second order of a buyer whose order expired: %+v, %v; want it kept out (409 already_purchased)", second, err)
 	}
 }
 
@@ -376,7 +376,7 @@ func TestDelayQueueAfterEveryInstanceRestarted(t *testing.T) {
 	for u := int64(1); u <= n; u++ {
 		w.buy(u)
 	}
-	w.orders.SetPaymentWindow(0)
+	w.orders.Orders.SetPaymentWindow(0)
 	unpaidForever := w.buy(1000)
 	if err := first.svc.Close(); err != nil { // every instance down
 		t.Fatal(err)
@@ -384,7 +384,7 @@ func TestDelayQueueAfterEveryInstanceRestarted(t *testing.T) {
 	time.Sleep(1500 * time.Millisecond) // pay_by passes while nobody runs
 
 	// Due after the restart: pending while the new instance starts.
-	w.orders.SetPaymentWindow(2 * time.Second)
+	w.orders.Orders.SetPaymentWindow(2 * time.Second)
 	var later []seckill.Order
 	for u := int64(n + 1); u <= 2*n; u++ {
 		later = append(later, w.buy(u))
@@ -479,7 +479,7 @@ func TestPaidAnswerMeetingAnExpiryBecomesRefundRequired(t *testing.T) {
 		done <- result{got, err}
 	}()
 	time.Sleep(200 * time.Millisecond) // the verification now waits on the provider
-	if err := w.orders.ChangeStatus(ctx, order.StatusChange{OrderID: o.ID, ActivityID: o.ActivityID,
+	if err := w.orders.Orders.ChangeStatus(ctx, order.StatusChange{OrderID: o.ID, ActivityID: o.ActivityID,
 		From: seckill.OrderStatusCreated, To: seckill.OrderStatusExpired, Fence: 50}); err != nil {
 		t.Fatal(err)
 	}

@@ -71,13 +71,13 @@ func (s *Service) runQueue(ctx context.Context) {
 // drainDue verifies due orders until none is left unclaimed, or ctx ends.
 func (s *Service) drainDue(ctx context.Context) {
 	now := s.now()
-	if oldest, err := s.orders.OldestDue(ctx, now); err == nil && !oldest.IsZero() {
+	if oldest, err := s.orders.DelayQueue.OldestDue(ctx, now); err == nil && !oldest.IsZero() {
 		s.m.lag.Set(now.Sub(oldest).Seconds())
 	} else if err == nil {
 		s.m.lag.Set(0)
 	}
 	for ctx.Err() == nil {
-		due, err := s.orders.ClaimDue(ctx, s.now(), claimBatch, s.claimFor())
+		due, err := s.orders.DelayQueue.ClaimDue(ctx, s.now(), claimBatch, s.claimFor())
 		if err != nil {
 			if ctx.Err() == nil {
 				s.log.Warn("payment: delay queue could not claim due orders", "err", err)

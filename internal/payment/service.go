@@ -117,6 +117,7 @@ type Service struct {
 	returned     func(activityID int64)
 	log          *slog.Logger
 	m            *metrics
+	counts       queryCounts
 
 	startOnce sync.Once
 	stop      context.CancelFunc
@@ -152,7 +153,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		stock:        deps.Stock,
 		orders:       deps.Orders,
 		provider:     deps.Provider,
-		changeStatus: deps.Orders.ChangeStatus,
+		changeStatus: deps.Orders.Orders.ChangeStatus,
 		returned:     deps.OnUnitReturned,
 		log:          deps.Logger,
 	}
@@ -165,8 +166,9 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if s.returned == nil {
 		s.returned = func(int64) {}
 	}
+	s.counts = queryCounts{redis: s.redis, keys: deps.Stock.Keys(), log: s.log}
 	s.m = newMetrics(deps.Registry, s.log)
-	s.m.r.Collector(newOrdersByStatus(s.orders.StatusCounts, s.log))
+	s.m.r.Collector(newOrdersByStatus(s.orders.Orders.StatusCounts, s.log))
 	if s.provider == nil {
 		s.client = NewClient(cfg.ProviderURL, cfg.ProviderTimeout, s.log, s.m)
 		s.client.apiKey = cfg.APIKey
@@ -198,7 +200,7 @@ func (s *Service) Refresh(ctx context.Context, o seckill.Order) seckill.Order {
 // Counts returns how many of the activity's orders are expired and how many
 // refund_required.
 func (s *Service) Counts(ctx context.Context, activityID int64) (expired, refundRequired int64, err error) {
-	counts, err := s.orders.CountByStatus(ctx, activityID)
+	counts, err := s.orders.Orders.CountByStatus(ctx, activityID)
 	if err != nil {
 		return 0, 0, seckill.DatabaseDown(err)
 	}

@@ -84,7 +84,7 @@ func (s *Service) verifyHolding(lk *lock.Lock, orderID, trigger string) (seckill
 	lease := lk.Context()
 	// Read again under the lock: another trigger may have settled the order
 	// while this one waited, and then the provider need not be asked.
-	o, err := s.orders.OrderByID(lease, orderID)
+	o, err := s.orders.Orders.OrderByID(lease, orderID)
 	if err != nil {
 		return seckill.Order{}, outcomeUnknown, fmt.Errorf("payment: read order %s: %w", orderID, err)
 	}
@@ -101,7 +101,7 @@ func (s *Service) verifyHolding(lk *lock.Lock, orderID, trigger string) (seckill
 	// arrived knows, once it holds the lock and finds a higher number
 	// answered, that a query begun after it came has decided the order
 	// (callback.go). A query that failed decides nothing.
-	n := s.countQuery(lease, o)
+	n := s.counts.count(lease, o)
 	pctx, cancel := context.WithTimeout(lease, budget)
 	p, err := s.provider.Check(pctx, o.ID)
 	cancel()
@@ -110,7 +110,7 @@ func (s *Service) verifyHolding(lk *lock.Lock, orderID, trigger string) (seckill
 	}
 	v, outcome, err := s.apply(lk, o, p)
 	if err == nil {
-		s.markAnswered(lease, o, n)
+		s.counts.markAnswered(lease, o, n)
 	}
 	return v, outcome, err
 }
@@ -230,7 +230,7 @@ func (s *Service) write(lease context.Context, o seckill.Order, change order.Sta
 		// for an expiry, given back.
 		var got seckill.Order
 		rerr := lock.RetryDetached(lease, func(dctx context.Context) (err error) {
-			got, err = s.orders.OrderLocked(dctx, o.ActivityID, o.ID)
+			got, err = s.orders.Orders.OrderLocked(dctx, o.ActivityID, o.ID)
 			return retry.RetryableError(err)
 		})
 		switch {
@@ -244,7 +244,7 @@ func (s *Service) write(lease context.Context, o seckill.Order, change order.Sta
 	case errors.Is(err, order.ErrStatusChanged):
 		dctx, cancel := lock.Detached(lease)
 		defer cancel()
-		got, rerr := s.orders.OrderByID(dctx, o.ID)
+		got, rerr := s.orders.Orders.OrderByID(dctx, o.ID)
 		if rerr != nil {
 			return o, outcomeUnknown, errors.Join(err, rerr)
 		}

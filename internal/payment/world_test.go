@@ -48,7 +48,7 @@ func newWorld(t *testing.T, window time.Duration, total int64) *world {
 	ctx := context.Background()
 	start := time.Now().UTC().Add(-time.Minute)
 	var err error
-	w.activity, err = w.orders.CreateActivity(ctx, seckill.Activity{Name: "Moutai 53%", TotalStock: total, StartsAt: start, EndsAt: start.Add(time.Hour)})
+	w.activity, err = w.orders.Activities.CreateActivity(ctx, seckill.Activity{Name: "Moutai 53%", TotalStock: total, StartsAt: start, EndsAt: start.Add(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func (w *world) openOrders(dsn string) *order.Store {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	s.SetPaymentWindow(w.window)
+	s.Orders.SetPaymentWindow(w.window)
 	w.t.Cleanup(func() { _ = s.Close() })
 	return s
 }
@@ -86,14 +86,14 @@ func (w *world) buy(user int64) seckill.Order {
 	w.t.Helper()
 	ctx := context.Background()
 	fence := w.fence.Add(1)
-	if _, _, err := w.stock.Deduct(ctx, w.activity.ID, stock.Grant{Fence: fence}, 1); err != nil {
+	if _, _, _, err := w.stock.DeductEach(ctx, w.activity.ID, stock.Grant{Fence: fence}, []int64{user}, []int64{1}); err != nil {
 		w.t.Fatalf("deduct for user %d: %v", user, err)
 	}
-	o, err := w.orders.CreateOrder(ctx, seckill.Order{ActivityID: w.activity.ID, UserID: user, Fence: fence})
-	if err != nil {
-		w.t.Fatalf("order for user %d: %v", user, err)
+	b, err := w.orders.Orders.CreateOrders(ctx, w.activity.ID, fence, []seckill.Order{{UserID: user}})
+	if err != nil || len(b.Written) != 1 {
+		w.t.Fatalf("order for user %d: %+v, %v", user, b, err)
 	}
-	return o
+	return b.Written[0]
 }
 
 // buyBatch sells one unit to each user as one batch of the purchase path
@@ -102,14 +102,16 @@ func (w *world) buyBatch(users []int64) []seckill.Order {
 	w.t.Helper()
 	ctx := context.Background()
 	fence := w.fence.Add(1)
-	if taken, _, err := w.stock.Deduct(ctx, w.activity.ID, stock.Grant{Fence: fence}, int64(len(users))); err != nil || taken != int64(len(users)) {
-		w.t.Fatalf("deduct %d units: took %d, %v", len(users), taken, err)
-	}
+	units := make([]int64, len(users))
 	orders := make([]seckill.Order, len(users))
 	for i, u := range users {
+		units[i] = 1
 		orders[i] = seckill.Order{UserID: u}
 	}
-	b, err := w.orders.CreateOrders(ctx, w.activity.ID, fence, orders)
+	if _, taken, _, err := w.stock.DeductEach(ctx, w.activity.ID, stock.Grant{Fence: fence}, users, units); err != nil || taken != int64(len(users)) {
+		w.t.Fatalf("deduct %d units: took %d, %v", len(users), taken, err)
+	}
+	b, err := w.orders.Orders.CreateOrders(ctx, w.activity.ID, fence, orders)
 	if err != nil || len(b.Written) != len(users) {
 		w.t.Fatalf("orders of %d users: %d written, %v", len(users), len(b.Written), err)
 	}
@@ -189,7 +191,7 @@ func (in *instance) counter(t testing.TB, name string, want map[string]string) f
 func (w *world) books() (map[string]int64, int64) {
 	w.t.Helper()
 	ctx := context.Background()
-	counts, err := w.orders.CountByStatus(ctx, w.activity.ID)
+	counts, err := w.orders.Orders.CountByStatus(ctx, w.activity.ID)
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -213,7 +215,7 @@ func (w *world) checkBooks() {
 	// lost or returned twice never balances.
 	var b seckill.Books
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		got, err := w.orders.Books(ctx, w.activity.ID)
+		got, err := w.orders.Activities.Books(ctx, w.activity.ID)
 		if err == nil {
 			err = w.stock.FillBooks(ctx, got)
 		}
@@ -228,7 +230,7 @@ func (w *world) checkBooks() {
 	for _, v := range b.Violations() {
 		w.t.Errorf("books: %s", v)
 	}
-	n, err := w.orders.CountOrders(ctx, w.activity.ID)
+	n, err := w.orders.Orders.CountOrders(ctx, w.activity.ID)
 	if err != nil || n != b.Held {
 		w.t.Errorf("CountOrders = %d, %v; want created + paid = %d", n, err, b.Held)
 	}
@@ -236,7 +238,7 @@ func (w *world) checkBooks() {
 
 func statusOf(t *testing.T, s *order.Store, id string) string {
 	t.Helper()
-	o, err := s.OrderByID(context.Background(), id)
+	o, err := s.Orders.OrderByID(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,7 +98,7 @@ func TestUnknownActivityIDsCostTwoQueriesASecond(t *testing.T) {
 	}
 	// One created elsewhere (not through this service's cache) is found
 	// within a second.
-	other, err := orders.CreateActivity(ctx, seckill.Activity{Name: "Moutai 53%", TotalStock: 3, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
+	other, err := orders.Activities.CreateActivity(ctx, seckill.Activity{Name: "Moutai 53%", TotalStock: 3, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -145,7 +145,7 @@ func TestBatchWithMixedOutcomes(t *testing.T) {
 
 	// Rows: the holder's, the blocker's, approved, approved2 and the
 	// repeater's one. Redis: exactly the other units.
-	n, err := orders.CountOrders(ctx, a.ID)
+	n, err := orders.Orders.CountOrders(ctx, a.ID)
 	if err != nil || n != 5 {
 		t.Errorf("%d orders (%v), want 5", n, err)
 	}
@@ -157,7 +157,7 @@ func TestBatchWithMixedOutcomes(t *testing.T) {
 		t.Errorf("audit %+v: want 5 orders and %d left in Redis", au, total-5)
 	}
 	for _, user := range []int64{rejected, slow} {
-		if _, err := orders.OrderByUser(ctx, a.ID, user); !errors.Is(err, order.ErrNotFound) {
+		if _, err := orders.Orders.OrderByUser(ctx, a.ID, user); !errors.Is(err, order.ErrNotFound) {
 			t.Errorf("user %d has an order row (%v), want none", user, err)
 		}
 	}

@@ -2,12 +2,10 @@ package purchase
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/tracing"
 )
 
@@ -58,64 +56,13 @@ func (s *Service) Buy(ctx context.Context, req seckill.BuyRequest) (seckill.Orde
 	}
 }
 
-// answerUnqueued answers, when it can, without a queue slot: outside the
-// window, for a buyer this process saw buy or the user check rejected a
-// moment ago, for a repeat of an idempotency key, for a buyer the
-// activity's waiting room has not admitted, while this instance saw the sale
-// paused a moment ago, and while the activity is fresh sold out. done is false when the buyer must queue.
-func (s *Service) answerUnqueued(ctx context.Context, a seckill.Activity, req seckill.BuyRequest) (o seckill.Order, err error, done bool) {
-	now := s.now()
-	if now.Before(a.StartsAt) {
-		return seckill.Order{}, s.notStarted(ctx, a), true
-	}
-	if !now.Before(a.EndsAt) {
-		return seckill.Order{}, s.holders.holderOr(ctx, a.ID, req.UserID, seckill.Ended(a)), true
-	}
-	// Before the key's look-up: a buyer who spams fresh keys after buying
-	// costs no key look-up each.
-	if _, ok := s.bought.orderOf(a.ID, req.UserID); ok {
-		if o, err, ok := s.answerBought(ctx, a.ID, req); ok {
-			return o, err, true
-		}
-	}
-	if err, refused := s.refusePaused(ctx, a, req, now); refused {
-		return seckill.Order{}, err, true
-	}
-	if req.IdempotencyKey != "" {
-		o, err := s.holders.orderByKey(ctx, req.UserID, req.IdempotencyKey)
-		switch {
-		case err == nil:
-			o, err := replay(o, req)
-			return o, err, true
-		case !errors.Is(err, order.ErrNotFound):
-			return seckill.Order{}, seckill.DatabaseDown(err), true
-		}
-	}
-	if err, refused := s.refuseUnadmitted(ctx, a, req.UserID); refused {
-		return seckill.Order{}, err, true
-	}
-	// After the room's answer, as the contract orders them: a rejected
-	// buyer without an admission is told to join first.
-	if e, ok := s.rejected.recent(buyer{a.ID, req.UserID}, now); ok {
-		return seckill.Order{}, e, true
-	}
-	// An activity with a room is never answered from the mark: a unit can
-	// come back on another instance (a stock change, an expiry, a settle)
-	// and be admitted to a buyer before this mark is a second old; the
-	// deduct, which counts admissions, answers them.
-	if !hasRoom(s.rooms, a) && s.soldOut.fresh(a.ID, s.now()) {
-		return seckill.Order{}, s.holders.holderOr(ctx, a.ID, req.UserID, soldOut()), true
-	}
-	return seckill.Order{}, nil, false
-}
-
 // answerBought answers a buyer this process saw buy in the activity from
 // the order it holds, read by user (its status is the answer's): the order
 // again for a repeat of its idempotency key, already_purchased otherwise. It
 // makes no look-up by key. ok is false when the database holds no order of
 // the user after all; the buyer then goes the usual way.
 func (s *Service) answerBought(ctx context.Context, activityID int64, req seckill.BuyRequest) (o seckill.Order, err error, ok bool) {
-	held, err := s.orders.OrdersByUsers(ctx, activityID, []int64{req.UserID})
+	held, err := s.orders.Orders.OrdersByUsers(ctx, activityID, []int64{req.UserID})
 	if err != nil {
 		if req.IdempotencyKey != "" {
 			// The key's order cannot be replayed without the database.
@@ -229,5 +176,5 @@ func (s *Service) MyOrder(ctx context.Context, activityID, userID int64) (seckil
 	if _, err := s.catalog.Visible(ctx, activityID); err != nil {
 		return seckill.Order{}, err
 	}
-	return s.orders.HeldOrder(ctx, activityID, userID)
+	return s.orders.Orders.HeldOrder(ctx, activityID, userID)
 }

@@ -46,7 +46,7 @@ func TestFailoverNeverGivesTwoBatchesOneReceipt(t *testing.T) {
 	if err != nil || n.stock.Fence <= first.stock.Fence {
 		t.Fatalf("batch N: fence %d after %d (%v)", n.stock.Fence, first.stock.Fence, err)
 	}
-	if taken, _, err := s.stock.Deduct(ctx, a.ID, n.stock, 1); err != nil || taken != 1 {
+	if _, taken, _, err := s.stock.DeductEach(ctx, a.ID, n.stock, []int64{1}, []int64{1}); err != nil || taken != 1 {
 		t.Fatalf("batch N's deduct: %d, %v", taken, err)
 	}
 
@@ -77,7 +77,7 @@ func TestFailoverNeverGivesTwoBatchesOneReceipt(t *testing.T) {
 	if next.stock == n.stock {
 		t.Errorf("batch N+1 has batch N's grant %+v after the failover: one receipt for both", n.stock)
 	}
-	if taken, _, err := s.stock.Deduct(ctx, a.ID, next.stock, 1); err != nil || taken != 1 {
+	if _, taken, _, err := s.stock.DeductEach(ctx, a.ID, next.stock, []int64{2}, []int64{1}); err != nil || taken != 1 {
 		t.Fatalf("batch N+1's deduct: %d, %v", taken, err)
 	}
 	s.sell.giveBack(n.lease, a.ID, n.stock, 0, 1, "write_failed") // N's write failed: nothing of N's is sold

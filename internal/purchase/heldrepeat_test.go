@@ -78,7 +78,7 @@ func TestRepeatBehindAHeldCommitLeavesTheOtherAdmittedBuyersTheirUnits(t *testin
 			t.Errorf("user %d, admitted, told sold_out on B behind A's held COMMIT", u)
 		}
 	}
-	held, err := instA.orders.OrdersByUsers(ctx, a.ID, []int64{1})
+	held, err := instA.orders.Orders.OrdersByUsers(ctx, a.ID, []int64{1})
 	if err != nil || held[1].ID == "" {
 		t.Errorf("user 1 holds no order (%v): the held COMMIT did not land, nothing shown", err)
 	}

@@ -141,7 +141,7 @@ func (h *holders) held(ctx context.Context, activityID int64, users []int64) map
 	if len(maybe) == 0 {
 		return held
 	}
-	orders, err := h.orders.OrdersByUsers(ctx, activityID, maybe)
+	orders, err := h.orders.Orders.OrdersByUsers(ctx, activityID, maybe)
 	if err != nil {
 		h.log.Warn("orders of buyers not read; only this process's own buyers are told they hold one", "activity_id", activityID, "users", len(maybe), "err", err)
 		for _, u := range maybe {
@@ -205,7 +205,7 @@ func (h *holders) keptOut(ctx context.Context, activityID int64, orders []seckil
 	for k, o := range orders {
 		users[k] = o.UserID
 	}
-	held, err := h.orders.OrdersByUsers(ctx, activityID, users)
+	held, err := h.orders.Orders.OrdersByUsers(ctx, activityID, users)
 	if err != nil {
 		return outs, none, err
 	}

@@ -123,7 +123,7 @@ func TestRepeatOnAnotherInstanceBehindAHeldCommitGivesItsUnitBack(t *testing.T) 
 	time.Sleep(1500 * time.Millisecond) // the first lease's key has expired; 2 s of the hold are left
 	_, againErr := second.Buy(ctx, seckill.BuyRequest{ActivityID: a.ID, UserID: 1})
 	got := <-firstAnswer
-	rows, err := first.orders.OrdersByUsers(ctx, a.ID, []int64{1})
+	rows, err := first.orders.Orders.OrdersByUsers(ctx, a.ID, []int64{1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestRepeatOnAnotherInstanceBehindAHeldCommitGivesItsUnitBack(t *testing.T) 
 	if !errors.As(againErr, &e) || e.Code != seckill.EAlreadyPurchased || e.OrderID != rows[1].ID {
 		t.Errorf("the purchase on the other instance: %v, want already_purchased with order %s", againErr, rows[1].ID)
 	}
-	n, err := first.orders.CountOrders(ctx, a.ID)
+	n, err := first.orders.Orders.CountOrders(ctx, a.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func checkExact(t *testing.T, s *Service, a seckill.Activity, total int64, answe
 		users = append(users, b.user)
 		got[b.user] = b
 	}
-	rows, err := s.orders.OrdersByUsers(ctx, a.ID, users)
+	rows, err := s.orders.Orders.OrdersByUsers(ctx, a.ID, users)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,16 +24,16 @@ func TestUnknownCommitOverTheDatabaseGivesBackWhatItStillHas(t *testing.T) {
 	if err := s.stock.Load(ctx, a.ID, 6, 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.orders.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: 1, Quantity: 2, Fence: 1}); err != nil {
-		t.Fatal(err)
+	if b, err := s.orders.Orders.CreateOrders(ctx, a.ID, 1, []seckill.Order{{UserID: 1, Quantity: 2}}); err != nil || len(b.Written) != 1 {
+		t.Fatalf("user 1's order: %+v, %v", b, err)
 	}
 	g := stock.Grant{Fence: 2, Token: "t"}
-	taken, remaining, err := s.stock.Deduct(ctx, a.ID, g, 6)
+	_, taken, remaining, err := s.stock.DeductEach(ctx, a.ID, g, []int64{2, 3}, []int64{3, 3})
 	if err != nil || taken != 6 {
 		t.Fatalf("deduct: %d, %v", taken, err)
 	}
 	ords := []seckill.Order{{ID: newOrderID(), UserID: 2, Quantity: 3}, {ID: newOrderID(), UserID: 3, Quantity: 3}}
-	if b, err := s.orders.CreateOrders(ctx, a.ID, g.Fence, ords); err != nil || len(b.Written) != 1 || len(b.Over) != 1 {
+	if b, err := s.orders.Orders.CreateOrders(ctx, a.ID, g.Fence, ords); err != nil || len(b.Written) != 1 || len(b.Over) != 1 {
 		t.Fatalf("the batch's write: %+v, %v", b, err)
 	}
 	rb := &batch{activity: a, outs: make([]outcome, 2)}

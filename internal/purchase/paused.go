@@ -38,14 +38,13 @@ func (s *Service) SaleStopped(activityID int64, paused bool) {
 }
 
 // refusePaused answers a buyer of an activity this instance saw paused a
-// moment ago: paused, or already_purchased for a holder. A repeat with an
-// Idempotency-Key goes on, to get its order again if it has one (the
-// deduct refuses it otherwise).
-func (s *Service) refusePaused(ctx context.Context, a seckill.Activity, req seckill.BuyRequest, now time.Time) (error, bool) {
+// moment ago: paused. A repeat with an Idempotency-Key goes on, to get its
+// order again if it has one (the deduct refuses it otherwise).
+func (s *Service) refusePaused(a seckill.Activity, req seckill.BuyRequest, now time.Time) (error, bool) {
 	if req.IdempotencyKey != "" || !s.paused.fresh(a.ID, now) {
 		return nil, false
 	}
-	return s.holders.holderOr(ctx, a.ID, req.UserID, seckill.SalePaused()), true
+	return seckill.SalePaused(), true
 }
 
 // stoppedByOps is the answer to a batch whose deduct met a stopped sale:

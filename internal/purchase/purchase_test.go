@@ -310,7 +310,7 @@ func TestBusyOnlyWhenTheQueueIsFullOrTheWaitIsOver(t *testing.T) {
 	if b := <-first; b.err != nil {
 		t.Fatalf("first buyer: %v", b.err)
 	}
-	n, err := h.orders.CountOrders(context.Background(), h.act)
+	n, err := h.orders.Orders.CountOrders(context.Background(), h.act)
 	if err != nil || n != 1 {
 		t.Errorf("%d orders (%v), want only the first buyer's", n, err)
 	}
@@ -400,7 +400,7 @@ func TestQueuedPastTheEndIsNotSold(t *testing.T) {
 	if b := <-second; code(b.err) != seckill.EEnded {
 		t.Fatalf("the buyer served after the end: %+v, want ended", b)
 	}
-	if n, err := h.orders.CountOrders(context.Background(), h.act); err != nil || n != 1 {
+	if n, err := h.orders.Orders.CountOrders(context.Background(), h.act); err != nil || n != 1 {
 		t.Fatalf("%d orders, %v; want 1", n, err)
 	}
 }

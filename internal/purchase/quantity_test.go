@@ -36,7 +36,7 @@ func quantityActivity(t *testing.T, svc wiring.Service, c *clock, total, limit i
 // sold count is those units.
 func checkUnits(t *testing.T, svc wiring.Service, orders *order.Store, id, wantUnits, wantOrders int64) {
 	t.Helper()
-	bs, err := orders.Books(context.Background(), id)
+	bs, err := orders.Activities.Books(context.Background(), id)
 	if err != nil || len(bs) != 1 {
 		t.Fatalf("books: %v, %v", bs, err)
 	}
@@ -176,7 +176,7 @@ func TestOneUserOnTwoInstancesGetsOneOrder(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		held, err := orders.OrdersByUsers(ctx, id, []int64{7})
+		held, err := orders.Orders.OrdersByUsers(ctx, id, []int64{7})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -242,10 +242,10 @@ func TestAnExpiredOrderGivesBackAllItsUnitsAndStillCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := orders.ChangeStatus(ctx, order.StatusChange{OrderID: o.ID, ActivityID: id, From: seckill.OrderStatusCreated, To: seckill.OrderStatusExpired, Fence: 1}); err != nil {
+	if err := orders.Orders.ChangeStatus(ctx, order.StatusChange{OrderID: o.ID, ActivityID: id, From: seckill.OrderStatusCreated, To: seckill.OrderStatusExpired, Fence: 1}); err != nil {
 		t.Fatal(err)
 	}
-	expired, err := orders.OrderByID(ctx, o.ID)
+	expired, err := orders.Orders.OrderByID(ctx, o.ID)
 	if err != nil || expired.Units() != 3 {
 		t.Fatalf("the expired order read back: %+v, %v; want 3 units", expired, err)
 	}

@@ -40,8 +40,9 @@ func hasRoom(rooms Rooms, a seckill.Activity) bool {
 }
 
 // refuseUnadmitted answers a buyer of an activity with a waiting room who
-// holds no open admission: not_admitted, or already_purchased for a holder.
-// ok is false when the buyer may go on.
+// holds no open admission: not_admitted, or paused or ended when the
+// admission's read sees ops' stop (on every instance, from the stop's
+// answer on). ok is false when the buyer may go on.
 func (s *Service) refuseUnadmitted(ctx context.Context, a seckill.Activity, userID int64) (err error, ok bool) {
 	if !hasRoom(s.rooms, a) {
 		return nil, false
@@ -50,9 +51,9 @@ func (s *Service) refuseUnadmitted(ctx context.Context, a seckill.Activity, user
 	switch {
 	case errors.Is(err, stock.ErrPaused):
 		// Not marked: the admission's read sees a resume elsewhere at once.
-		return s.holders.holderOr(ctx, a.ID, userID, seckill.SalePaused()), true
+		return seckill.SalePaused(), true
 	case errors.Is(err, stock.ErrEnded):
-		return s.holders.holderOr(ctx, a.ID, userID, endedOf(s.catalog, a)), true
+		return endedOf(s.catalog, a), true
 	case errors.Is(err, seckill.ErrRoomLost) && a.WaitingRoom == nil:
 		// Neither the database (as cached) nor Redis has a room.
 		return nil, false
@@ -72,7 +73,7 @@ func (s *Service) refuseUnadmitted(ctx context.Context, a seckill.Activity, user
 		}
 		return nil, false
 	}
-	return s.holders.holderOr(ctx, a.ID, userID, notAdmitted()), true
+	return notAdmitted(), true
 }
 
 // seenAfterRetry records an admitted buyer as seen again when their purchase
@@ -80,8 +81,7 @@ func (s *Service) refuseUnadmitted(ctx context.Context, a seckill.Activity, user
 // queue's wait, without polling, and are present; the idle lapse
 // (SECKILL_ADMISSION_IDLE) must not take their admission for that wait.
 func (s *Service) seenAfterRetry(ctx context.Context, a seckill.Activity, userID int64, err error) {
-	var e *seckill.Error
-	if !hasRoom(s.rooms, a) || !errors.As(err, &e) || e.Code != seckill.EBusy && e.Code != seckill.EUnavailable && e.Code != seckill.EOutcomeUnknown {
+	if e, ok := errors.AsType[*seckill.Error](err); !hasRoom(s.rooms, a) || !ok || !e.Retryable() {
 		return
 	}
 	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)

@@ -16,7 +16,9 @@
 // to exist.
 //
 // Files, in the order a purchase meets them:
-//   - buy.go: a buyer's side (cheap rejections, queueing, waiting);
+//   - buy.go: a buyer's side (queueing, waiting);
+//   - precedence.go: the refusals before the queue, walked in the order of
+//     seckill.Precedence (rooms.go: the admission; paused.go: the pause);
 //   - inflight.go: one purchase in flight per buyer, its repeats waiting;
 //   - queue.go: the per-activity queues and their leaders;
 //   - batch.go: the batch, and seller.run, what one lock grant does: a
@@ -249,13 +251,13 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	s.m = newMetrics(promreg.NewRegistrar(deps.Registry, s.log))
 	s.buyers = newBuyerSet(deps.Stock, s.stop)
 	s.holders = &holders{orders: deps.Orders, buyers: s.buyers, bought: &s.bought, log: s.log,
-		orderByKey: deps.Orders.OrderByIdempotencyKey}
+		orderByKey: deps.Orders.Orders.OrderByIdempotencyKey}
 	s.sell = &seller{
 		cfg: cfg, now: s.now, locks: deps.Locks, stock: deps.Stock, unknowns: deps.Stock.Unknowns(),
 		orders: deps.Orders, users: deps.Users, rooms: deps.Rooms, catalog: deps.Catalog,
 		holders: s.holders, soldOut: &s.soldOut, paused: &s.paused, bought: &s.bought, rejected: s.rejected,
 		log: s.log, m: s.m,
-		writes: deps.Orders.NewCommitter(func(n int, took time.Duration) {
+		writes: deps.Orders.Orders.NewCommitter(func(n int, took time.Duration) {
 			s.m.groupSize.Observe(float64(n))
 			s.m.groupTime.Observe(took.Seconds())
 		}),

@@ -68,7 +68,7 @@ func allOutcomes(n int, err error) []outcome {
 func (p *seller) reseedFence(lease context.Context, activityID int64) {
 	dctx, cancel := lock.Detached(lease)
 	defer cancel()
-	dbFence, err := p.orders.Fence(dctx, activityID)
+	dbFence, err := p.orders.Activities.Fence(dctx, activityID)
 	if err == nil {
 		err = p.locks.SeedFence(dctx, p.stock.Keys().Lock(activityID), dbFence)
 	}
@@ -167,7 +167,7 @@ func (p *seller) writtenOf(lease context.Context, activityID int64, orders []sec
 		ids[k] = o.ID
 	}
 	err = lock.RetryDetached(lease, func(dctx context.Context) (err error) {
-		written, dbLeft, err = p.orders.Written(dctx, activityID, ids)
+		written, dbLeft, err = p.orders.Orders.Written(dctx, activityID, ids)
 		return retry.RetryableError(err)
 	})
 	return written, dbLeft, err

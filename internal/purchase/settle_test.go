@@ -53,7 +53,7 @@ func serviceOn(t *testing.T, cfg *mysql.Config, total int64) (*Service, seckill.
 	t.Helper()
 	s := instanceOn(t, cfg, keys.NewSpace(testenv.Prefix(t)), time.Second)
 	now := time.Now()
-	a, err := s.orders.CreateActivity(context.Background(), seckill.Activity{Name: "x", TotalStock: total, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
+	a, err := s.orders.Activities.CreateActivity(context.Background(), seckill.Activity{Name: "x", TotalStock: total, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,16 +94,17 @@ func TestUnknownCommitThatLandedAnswersEachBuyer(t *testing.T) {
 	if err := s.stock.Load(ctx, a.ID, 5, 1); err != nil { // one unit more than the truth, for user 4
 		t.Fatal(err)
 	}
-	held, err := s.orders.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: 3, Fence: 1})
-	if err != nil {
-		t.Fatal(err)
+	heldBatch, err := s.orders.Orders.CreateOrders(ctx, a.ID, 1, []seckill.Order{{UserID: 3}})
+	if err != nil || len(heldBatch.Written) != 1 {
+		t.Fatalf("user 3's order: %+v, %v", heldBatch, err)
 	}
+	held := heldBatch.Written[0]
 	g := stock.Grant{Fence: 2, Token: "t"}
-	if taken, _, err := s.stock.Deduct(ctx, a.ID, g, 4); err != nil || taken != 4 {
+	if _, taken, _, err := s.stock.DeductEach(ctx, a.ID, g, []int64{1, 2, 3, 4}, []int64{1, 1, 1, 1}); err != nil || taken != 4 {
 		t.Fatalf("deduct: %d, %v", taken, err)
 	}
 	ords := []seckill.Order{{ID: newOrderID(), UserID: 1}, {ID: newOrderID(), UserID: 2}, {ID: newOrderID(), UserID: 3}, {ID: newOrderID(), UserID: 4}}
-	b, err := s.orders.CreateOrders(ctx, a.ID, g.Fence, ords)
+	b, err := s.orders.Orders.CreateOrders(ctx, a.ID, g.Fence, ords)
 	if err != nil || len(b.Written) != 2 {
 		t.Fatalf("the batch's write: %+v, %v", b, err)
 	}
@@ -139,7 +140,7 @@ func TestUnknownCommitUnresolvedIsOutcomeUnknown(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := stock.Grant{Fence: 2, Token: "t"}
-	if _, _, err := s.stock.Deduct(ctx, a.ID, g, 2); err != nil {
+	if _, _, _, err := s.stock.DeductEach(ctx, a.ID, g, []int64{1, 2}, []int64{1, 1}); err != nil {
 		t.Fatal(err)
 	}
 	ords := []seckill.Order{{ID: newOrderID(), UserID: 1}, {ID: newOrderID(), UserID: 2}}
@@ -177,15 +178,15 @@ func TestUnknownCommitLearnedLateAnswersEachBuyer(t *testing.T) {
 	if err := s.stock.Load(ctx, a.ID, 5, 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.orders.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: 3, Fence: 1}); err != nil {
-		t.Fatal(err)
+	if b, err := s.orders.Orders.CreateOrders(ctx, a.ID, 1, []seckill.Order{{UserID: 3}}); err != nil || len(b.Written) != 1 {
+		t.Fatalf("user 3's order: %+v, %v", b, err)
 	}
 	g := stock.Grant{Fence: 2, Token: "t"}
-	if taken, _, err := s.stock.Deduct(ctx, a.ID, g, 4); err != nil || taken != 4 {
+	if _, taken, _, err := s.stock.DeductEach(ctx, a.ID, g, []int64{1, 2, 3, 4}, []int64{1, 1, 1, 1}); err != nil || taken != 4 {
 		t.Fatalf("deduct: %d, %v", taken, err)
 	}
 	ords := []seckill.Order{{ID: newOrderID(), UserID: 1}, {ID: newOrderID(), UserID: 2}, {ID: newOrderID(), UserID: 3}, {ID: newOrderID(), UserID: 4}}
-	if b, err := s.orders.CreateOrders(ctx, a.ID, g.Fence, ords); err != nil || len(b.Written) != 2 {
+	if b, err := s.orders.Orders.CreateOrders(ctx, a.ID, g.Fence, ords); err != nil || len(b.Written) != 2 {
 		t.Fatalf("the batch's write: %+v, %v", b, err)
 	}
 	testenv.HoldRow(t, dsn, a.ID, lock.DetachedTimeout+500*time.Millisecond)
@@ -214,10 +215,11 @@ func TestUnknownCommitLearnedLateAnswersEachBuyer(t *testing.T) {
 func TestCommitAtTheLeasesEndExplainsTheKeptOut(t *testing.T) {
 	s, _, a := resolveFixture(t, 3)
 	ctx := context.Background()
-	held, err := s.orders.CreateOrder(ctx, seckill.Order{ActivityID: a.ID, UserID: 3, Fence: 1})
-	if err != nil {
-		t.Fatal(err)
+	heldBatch, err := s.orders.Orders.CreateOrders(ctx, a.ID, 1, []seckill.Order{{UserID: 3}})
+	if err != nil || len(heldBatch.Written) != 1 {
+		t.Fatalf("user 3's order: %+v, %v", heldBatch, err)
 	}
+	held := heldBatch.Written[0]
 	kept := seckill.Order{ID: newOrderID(), ActivityID: a.ID, UserID: 3}
 	b := newBatch(a, []*ticket{newTicket(seckill.BuyRequest{ActivityID: a.ID, UserID: 3})})
 	lease, cancel := context.WithCancel(ctx)

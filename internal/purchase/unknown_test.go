@@ -73,7 +73,7 @@ func TestOutcomeUnknownRetryTakesNoSecondUnit(t *testing.T) {
 	if err != nil || left != 0 {
 		t.Errorf("remaining %d, %v: want 0, one unit for each of the two orders", left, err)
 	}
-	if n, err := s.orders.CountOrders(ctx, a.ID); err != nil || n != 2 {
+	if n, err := s.orders.Orders.CountOrders(ctx, a.ID); err != nil || n != 2 {
 		t.Errorf("%d orders, %v: want 2", n, err)
 	}
 }
@@ -179,7 +179,7 @@ func openRoom(t *testing.T, s *Service, total int64) seckill.Activity {
 	t.Helper()
 	ctx := context.Background()
 	now := time.Now()
-	a, err := s.orders.CreateActivity(ctx, seckill.Activity{Name: "room", TotalStock: total, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour),
+	a, err := s.orders.Activities.CreateActivity(ctx, seckill.Activity{Name: "room", TotalStock: total, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour),
 		WaitingRoom: &seckill.WaitingRoom{OpensAt: now.Add(-time.Hour)}})
 	if err != nil {
 		t.Fatal(err)

@@ -38,7 +38,7 @@ func (h *holders) writesInFlight(b *batch, in []int) ([]int, []answer) {
 	if len(users) == 0 {
 		return in, nil
 	}
-	held, err := h.orders.OrdersByUsersLocked(ctx, b.activity.ID, users)
+	held, err := h.orders.Orders.OrdersByUsersLocked(ctx, b.activity.ID, users)
 	left := in[:0:0]
 	var said []answer
 	for _, i := range in {

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/keys"
 )
 
 // FillBooks sets Redis's side of each activity's books: the stock it has
@@ -18,7 +19,7 @@ func (s *Store) FillBooks(ctx context.Context, books []seckill.Books) error {
 	cmds := make([]*redis.StringCmd, len(books))
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i := range books {
-			cmds[i] = p.HGet(ctx, s.key(books[i].ActivityID), field)
+			cmds[i] = p.HGet(ctx, s.key(books[i].ActivityID), keys.StockRemaining)
 		}
 		return nil
 	})

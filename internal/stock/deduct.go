@@ -8,45 +8,21 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Deduct takes up to n units for the lock grant fence and returns how many
-// it took (fewer than n when fewer were left) and how many are left. With
-// none left it returns ErrSoldOut; with the stock not loaded, ErrNotLoaded;
-// in both cases nothing changed. On any other error the deduct may or may
-// not have happened: Settle(fence, 0) puts its units back if it did.
-// A grant deducts once: a repeated Deduct for the same fence (a retry after a
-// lost reply) takes nothing more and reports what the grant holds.
-//
-// buyers, when given, are the n users the units are for, one each, in the
-// order units go to them: the first taken join the activity's buyer set
-// (Holders) in the same atomic step. DeductEach is the same for buyers who
-// ask for several units each.
-func (s *Store) Deduct(ctx context.Context, activityID int64, g Grant, n int64, buyers ...int64) (taken, remaining int64, err error) {
-	if n < 1 {
-		return 0, 0, fmt.Errorf("stock: deduct %d units of activity %d: want at least 1", n, activityID)
-	}
-	if len(buyers) == 0 {
-		taken, remaining, _, err = s.deduct(ctx, activityID, g, n, nil, nil)
-		return taken, remaining, err
-	}
-	if int64(len(buyers)) != n {
-		return 0, 0, fmt.Errorf("stock: deduct %d units of activity %d for %d buyers: want one buyer a unit", n, activityID, len(buyers))
-	}
-	units := make([]int64, len(buyers))
-	for i := range units {
-		units[i] = 1
-	}
-	taken, remaining, _, err = s.deduct(ctx, activityID, g, n, buyers, units)
-	return taken, remaining, err
-}
-
 // DeductEach takes, for the lock grant, each buyer's units in one atomic
 // step: buyers[i] gets all of units[i] (at least 1) or none. In turn, a
 // buyer whose units are all still left takes them; one who asks for more
 // than is left takes nothing and leaves them to a smaller ask behind it.
 // served are the indexes of the buyers who got their units, in order, and
-// taken their units. Errors and a repeat for the same grant are Deduct's;
-// ErrSoldOut comes with remaining, which may be above 0 when every buyer
-// asked for more than was left.
+// taken their units; remaining is how many are left. The buyers served join
+// the activity's buyer set (Holders) in the same atomic step.
+//
+// With no unit taken it returns ErrSoldOut, with remaining, which may be
+// above 0 when every buyer asked for more than was left; with the stock not
+// loaded, ErrNotLoaded; in both cases nothing changed. On any other error
+// the deduct may or may not have happened: Settle(fence, 0) puts its units
+// back if it did. A grant deducts once: a repeated DeductEach for the same
+// grant (a retry after a lost reply) takes nothing more and reports what the
+// grant holds.
 func (s *Store) DeductEach(ctx context.Context, activityID int64, g Grant, buyers, units []int64) (served []int, taken, remaining int64, err error) {
 	if len(buyers) == 0 || len(units) != len(buyers) {
 		return nil, 0, 0, fmt.Errorf("stock: deduct activity %d for %d buyers with %d quantities: want one quantity a buyer", activityID, len(buyers), len(units))
@@ -62,8 +38,8 @@ func (s *Store) DeductEach(ctx context.Context, activityID int64, g Grant, buyer
 	return served, taken, remaining, err
 }
 
-// deduct runs deduct.lua for n units, for the buyers with their units
-// (none: n units for nobody in particular), and reads its reply.
+// deduct runs deduct.lua for the buyers with their units, n in all, and
+// reads its reply.
 func (s *Store) deduct(ctx context.Context, activityID int64, g Grant, n int64, buyers, units []int64) (taken, remaining int64, served []int, err error) {
 	fence := g.Fence
 	args := make([]any, 0, 3+2*len(buyers))
@@ -123,7 +99,7 @@ func servedReply(reply any, buyers int, units []int64) (taken, left int64, serve
 	if !ok1 || !ok2 {
 		return 0, 0, nil, false
 	}
-	if buyers == 0 || taken <= 0 {
+	if taken <= 0 {
 		return taken, left, nil, len(r) == 2
 	}
 	var sum int64
@@ -185,11 +161,11 @@ func inFlight(reply any) (*InFlightError, bool) {
 	return &InFlightError{Buyers: buyers}, true
 }
 
-// InFlightError is Deduct's refusal, in an activity with a waiting room,
+// InFlightError is DeductEach's refusal, in an activity with a waiting room,
 // of buyers whose units another grant still holds: the same admitted buyer
 // buying on another instance at the same time. Nothing was taken.
 type InFlightError struct {
-	Buyers []int // 0-based indexes into Deduct's buyers
+	Buyers []int // 0-based indexes into DeductEach's buyers
 }
 
 func (e *InFlightError) Error() string {
@@ -212,10 +188,10 @@ func pair(reply any) (a, b int64, ok bool) {
 	return a, b, ok1 && ok2
 }
 
-// NotAdmittedError is Deduct's refusal of buyers the activity's waiting
+// NotAdmittedError is DeductEach's refusal of buyers the activity's waiting
 // room has not admitted (their admission lapsed, or they never had one).
 type NotAdmittedError struct {
-	Buyers []int // 0-based indexes into Deduct's buyers
+	Buyers []int // 0-based indexes into DeductEach's buyers
 }
 
 func (e *NotAdmittedError) Error() string {

@@ -10,7 +10,7 @@
 -- KEYS[6]: the room's deducts (hash: user -> the receipt key of the last
 -- grant that took units for them).
 -- ARGV[1]: units wanted (at least 1); ARGV[2]: receipt lifetime in ms;
--- ARGV[3]: n, the number of buyers (0: none, take up to ARGV[1] units);
+-- ARGV[3]: n, the number of buyers (at least 1);
 -- ARGV[4..3+n]: the buyers, in the order units go to them;
 -- ARGV[4+n..3+2n]: the units each buyer asks for (docs/API.md "Quantity per
 -- buyer"), summing to ARGV[1].
@@ -22,7 +22,7 @@
 -- went back), and a sold-out answer can tell holders apart without the
 -- database.
 -- Returns {taken, remaining} when the buyers served are the first <taken>
--- (each asking for one unit: the common case, and always without buyers),
+-- (each asking for one unit: the common case),
 -- else {taken, remaining, i, ...}, the 1-based places of the buyers
 -- served; taken is 0 when none was; -3 when the grant already settled
 -- everything back (see below); -5 paused, -6 ended (below); nil (false)
@@ -40,24 +40,20 @@
 -- places of the buyers not admitted. The room counts each open
 -- admission against the units left, so this check is what keeps an admitted
 -- buyer from hearing sold_out (internal/waitingroom/admit.lua).
-local left = tonumber(redis.call('HGET', KEYS[1], 'remaining'))
+local stock = fields(KEYS[1], STOCK.remaining, STOCK.epoch, STOCK.paused, STOCK.ended)
+local left = tonumber(stock.remaining)
 if not left then
   return false
 end
-local receipt = redis.call('GET', KEYS[2])
-if receipt then
-  local sep = string.find(receipt, ':', 1, true)
-  local rest = string.sub(receipt, sep + 1)
-  local sep2 = string.find(rest, ':', 1, true)
-  local held = tonumber(sep2 and string.sub(rest, 1, sep2 - 1) or rest)
+local grantReceipt = redis.call('GET', KEYS[2])
+if grantReceipt then
+  local _, held, listed = receipt(grantReceipt)
   if held == 0 then
     return -3
   end
   local reply = {held, left}
-  if sep2 then
-    for i in string.gmatch(string.sub(rest, sep2 + 1), '%d+') do
-      reply[#reply + 1] = tonumber(i)
-    end
+  for i in string.gmatch(listed, '%d+') do
+    reply[#reply + 1] = tonumber(i)
   end
   return reply
 end
@@ -65,17 +61,17 @@ end
 -- whatever an instance's cached copy of the activity says: -6 ended, -5
 -- paused (the window's answer first). Fields "ended" and "paused" of the
 -- stock hash (stop.go); a reload writes them from the database.
-if redis.call('HEXISTS', KEYS[1], 'ended') == 1 then
+if stock.ended then
   return -6
 end
-if redis.call('HEXISTS', KEYS[1], 'paused') == 1 then
+if stock.paused then
   return -5
 end
+local epoch = stock.epoch or '0'
 local n = tonumber(ARGV[3])
 local room = false
-if n > 0 and redis.call('HGET', KEYS[4], 'on') == '1' then
-  local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if n > 0 and redis.call('HGET', KEYS[4], ROOM.on) == '1' then
+  local now = clock()
   local refused = {-4}
   for i = 1, n do
     local until_ = redis.call('ZSCORE', KEYS[5], ARGV[3 + i])
@@ -92,14 +88,13 @@ if n > 0 and redis.call('HGET', KEYS[4], 'on') == '1' then
   -- room counts one hold an open admission; a second deduct would take
   -- units promised to another admitted buyer. A grant settled back to 0,
   -- or a receipt of an earlier load (another epoch), holds nothing.
-  local epoch = redis.call('HGET', KEYS[1], 'epoch') or '0'
   local inflight = {-7}
   for i = 1, n do
     local at = redis.call('HGET', KEYS[6], ARGV[3 + i])
     local rec = at and at ~= KEYS[2] and redis.call('GET', at)
     if rec then
-      local ep, units = string.match(rec, '^(%d+):(%d+)')
-      if ep == epoch and tonumber(units) > 0 then
+      local ep, units = receipt(rec)
+      if ep == epoch and units > 0 then
         inflight[#inflight + 1] = i
       end
     end
@@ -112,26 +107,22 @@ end
 local take = 0
 local served, users = {}, {}
 local first = true -- the buyers served are the first <take>, one unit each
-if n == 0 then
-  take = math.min(tonumber(ARGV[1]), left)
-else
-  for i = 1, n do
-    local q = tonumber(ARGV[3 + n + i])
-    if q <= left - take then
-      take = take + q
-      served[#served + 1] = i
-      users[#users + 1] = ARGV[3 + i]
-      first = first and q == 1 and #served == i
-    end
-    if take == left then
-      break
-    end
+for i = 1, n do
+  local q = tonumber(ARGV[3 + n + i])
+  if q <= left - take then
+    take = take + q
+    served[#served + 1] = i
+    users[#users + 1] = ARGV[3 + i]
+    first = first and q == 1 and #served == i
+  end
+  if take == left then
+    break
   end
 end
 if take <= 0 then
   return {0, left}
 end
-left = redis.call('HINCRBY', KEYS[1], 'remaining', -take)
+left = redis.call('HINCRBY', KEYS[1], STOCK.remaining, -take)
 if #users > 0 then
   redis.call('SADD', KEYS[3], unpack(users))
 end
@@ -141,7 +132,6 @@ if room then
   end
   redis.call('PEXPIRE', KEYS[6], ARGV[2])
 end
-local epoch = redis.call('HGET', KEYS[1], 'epoch') or '0'
 if first then
   redis.call('SET', KEYS[2], epoch .. ':' .. take, 'PX', ARGV[2])
   return {take, left}

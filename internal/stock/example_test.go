@@ -32,7 +32,8 @@ func Example() {
 	}
 	// Each lock grant deducts once for its batch of buyers: fences 10 and 11.
 	for fence := int64(10); fence <= 11; fence++ {
-		taken, left, err := s.Deduct(ctx, 1, stock.Grant{Fence: fence}, 3)
+		buyers := []int64{fence*10 + 1, fence*10 + 2, fence*10 + 3}
+		_, taken, left, err := s.DeductEach(ctx, 1, stock.Grant{Fence: fence}, buyers, []int64{1, 1, 1})
 		switch {
 		case errors.Is(err, stock.ErrSoldOut):
 			fmt.Println("sold out")

@@ -17,7 +17,7 @@ import (
 // what they put in: its ledger cannot be read.
 var ErrNoLedger = errors.New("stock: loaded without its ledger")
 
-var ledgerScript = luascript.Load(luaFiles, "ledger.lua")
+var ledgerScript = luascript.LoadWithPrelude(luaFiles, "ledger.lua")
 
 // Ledger is an activity's stock and every receipt it has, read in one step:
 // what the ledger (package doc) is checked on.

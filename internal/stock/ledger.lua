@@ -9,8 +9,8 @@
 -- loaded ("" for a stock loaded before loads kept it), deducts, returns}:
 -- deducts a flat list of key, value, milliseconds to live; returns a flat
 -- list of key, value.
-local h = redis.call('HMGET', KEYS[1], 'remaining', 'epoch', 'loaded')
-if not h[1] then
+local stock = fields(KEYS[1], STOCK.remaining, STOCK.epoch, STOCK.loaded)
+if not stock.remaining then
   return false
 end
 local function receipts(pattern, ttl)
@@ -31,4 +31,4 @@ local function receipts(pattern, ttl)
   until cursor == '0'
   return out
 end
-return {h[1], h[2] or '0', h[3] or '', receipts(ARGV[1], true), receipts(ARGV[2], false)}
+return {stock.remaining, stock.epoch or '0', stock.loaded or '', receipts(ARGV[1], true), receipts(ARGV[2], false)}

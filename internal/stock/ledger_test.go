@@ -31,8 +31,8 @@ func TestLedgerHoldsThroughEveryScript(t *testing.T) {
 		name string
 		do   func() error
 	}{
-		{"grant 10 takes 3", func() error { _, _, err := s.Deduct(ctx, 1, g(10), 3, 1, 2, 3); return err }},
-		{"grant 10's deduct resent", func() error { _, _, err := s.Deduct(ctx, 1, g(10), 3, 1, 2, 3); return err }},
+		{"grant 10 takes 3", func() error { _, _, err := deduct(ctx, s, 1, g(10), 3, 1, 2, 3); return err }},
+		{"grant 10's deduct resent", func() error { _, _, err := deduct(ctx, s, 1, g(10), 3, 1, 2, 3); return err }},
 		{"grant 10 keeps 1", func() error { _, _, err := s.Settle(ctx, 1, g(10), 1); return err }},
 		{"grant 11 settled before its deduct landed", func() error {
 			if _, _, err := s.Settle(ctx, 1, g(11), 0); !errors.Is(err, stock.ErrNoDeduct) {
@@ -41,12 +41,12 @@ func TestLedgerHoldsThroughEveryScript(t *testing.T) {
 			return nil
 		}},
 		{"grant 11's deduct lands late", func() error {
-			if _, _, err := s.Deduct(ctx, 1, g(11), 2, 4, 5); !errors.Is(err, stock.ErrReturned) {
+			if _, _, err := deduct(ctx, s, 1, g(11), 2, 4, 5); !errors.Is(err, stock.ErrReturned) {
 				return err
 			}
 			return nil
 		}},
-		{"grant 12 takes 2", func() error { _, _, err := s.Deduct(ctx, 1, g(12), 2, 6, 7); return err }},
+		{"grant 12 takes 2", func() error { _, _, err := deduct(ctx, s, 1, g(12), 2, 6, 7); return err }},
 		{"an order of grant 12 expires", func() error { _, err := s.ReturnOrder(ctx, 1, "o-1", 1, 3); return err }},
 		{"its return repeated", func() error {
 			if _, err := s.ReturnOrder(ctx, 1, "o-1", 1, 3); !errors.Is(err, stock.ErrOrderReturned) {
@@ -61,7 +61,7 @@ func TestLedgerHoldsThroughEveryScript(t *testing.T) {
 			}
 			return nil
 		}},
-		{"grant 21 takes 4", func() error { _, _, err := s.Deduct(ctx, 1, g(21), 4, 8, 9, 10, 11); return err }},
+		{"grant 21 takes 4", func() error { _, _, err := deduct(ctx, s, 1, g(21), 4, 8, 9, 10, 11); return err }},
 	}
 	for _, st := range steps {
 		if err := st.do(); err != nil {

@@ -15,15 +15,15 @@
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then
   return 0
 end
-redis.call('HSET', KEYS[1], 'remaining', ARGV[2], 'epoch', ARGV[3], 'loaded', ARGV[2])
+redis.call('HSET', KEYS[1], STOCK.remaining, ARGV[2], STOCK.epoch, ARGV[3], STOCK.loaded, ARGV[2])
 if ARGV[4] ~= '' then
-  redis.call('HSETNX', KEYS[1], 'paused', ARGV[4])
+  redis.call('HSETNX', KEYS[1], STOCK.paused, ARGV[4])
 else
-  redis.call('HDEL', KEYS[1], 'paused')
+  redis.call('HDEL', KEYS[1], STOCK.paused)
 end
 if ARGV[5] ~= '' then
-  redis.call('HSET', KEYS[1], 'ended', '1')
+  redis.call('HSET', KEYS[1], STOCK.ended, '1')
 else
-  redis.call('HDEL', KEYS[1], 'ended')
+  redis.call('HDEL', KEYS[1], STOCK.ended)
 end
 return 1

@@ -22,7 +22,7 @@ func TestWaitForReplicas(t *testing.T) {
 	if err := s.WaitDeduct(ctx, id, stock.Grant{Fence: fence}, 0, 10*time.Millisecond); !errors.Is(err, stock.ErrWriteGone) {
 		t.Errorf("WaitDeduct before any deduct: %v, want ErrWriteGone", err)
 	}
-	if _, _, err := s.Deduct(ctx, id, stock.Grant{Fence: fence}, 2); err != nil {
+	if _, _, err := deduct(ctx, s, id, stock.Grant{Fence: fence}, 2); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.WaitDeduct(ctx, id, stock.Grant{Fence: fence}, 0, 10*time.Millisecond); err != nil {

@@ -9,14 +9,12 @@
 -- internal/waitingroom/seen.lua).
 -- Returns the pause's length in ms, or -1 when the sale was not paused
 -- (a resume again, or on another instance first: nothing moves twice).
-local since = tonumber(redis.call('HGET', KEYS[1], 'paused'))
+local since = tonumber(redis.call('HGET', KEYS[1], STOCK.paused))
 if not since then
   return -1
 end
-redis.call('HDEL', KEYS[1], 'paused')
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local shift = math.max(now - since, 0)
+redis.call('HDEL', KEYS[1], STOCK.paused)
+local shift = math.max(clock() - since, 0)
 if shift > 0 then
   local open = redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. since, '+inf')
   for _, user in ipairs(open) do

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/luascript"
 )
 
@@ -23,12 +24,12 @@ const OrderReceiptTTL = 24 * time.Hour
 // alreadyReturned is return_order.lua's answer when the receipt exists.
 const alreadyReturned = -2
 
-var returnOrderScript = luascript.Load(luaFiles, "return_order.lua")
+var returnOrderScript = luascript.LoadWithPrelude(luaFiles, "return_order.lua")
 
 // Epoch returns the epoch of the activity's stock (the fence of the grant
 // its last load ran under), or ErrNotLoaded.
 func (s *Store) Epoch(ctx context.Context, activityID int64) (int64, error) {
-	epoch, err := s.rdb.HGet(ctx, s.key(activityID), epochField).Int64()
+	epoch, err := s.rdb.HGet(ctx, s.key(activityID), keys.StockEpoch).Int64()
 	switch {
 	case errors.Is(err, redis.Nil):
 		return 0, fmt.Errorf("stock: epoch of activity %d: %w", activityID, ErrNotLoaded)
@@ -50,8 +51,8 @@ func (s *Store) ReturnOrder(ctx context.Context, activityID int64, orderID strin
 	if units < 1 {
 		return 0, fmt.Errorf("stock: return order %s to activity %d: %d units, want at least 1", orderID, activityID, units)
 	}
-	keys := []string{s.key(activityID), s.orderReceipt(activityID, orderID)}
-	left, err := returnOrderScript.Run(ctx, s.rdb, keys, epoch, OrderReceiptTTL.Milliseconds(), units).Int64()
+	ks := []string{s.key(activityID), s.orderReceipt(activityID, orderID)}
+	left, err := returnOrderScript.Run(ctx, s.rdb, ks, epoch, OrderReceiptTTL.Milliseconds(), units).Int64()
 	switch {
 	case errors.Is(err, redis.Nil):
 		return 0, fmt.Errorf("stock: return order %s to activity %d: %w", orderID, activityID, ErrNotLoaded)

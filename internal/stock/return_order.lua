@@ -14,11 +14,12 @@
 if redis.call('EXISTS', KEYS[2]) == 1 then
   return -2
 end
-if redis.call('HEXISTS', KEYS[1], 'remaining') == 0 then
+local stock = fields(KEYS[1], STOCK.remaining, STOCK.epoch)
+if not stock.remaining then
   return false
 end
-if (redis.call('HGET', KEYS[1], 'epoch') or '0') ~= ARGV[1] then
+if (stock.epoch or '0') ~= ARGV[1] then
   return -1
 end
 redis.call('SET', KEYS[2], ARGV[1] .. ':' .. ARGV[3], 'PX', ARGV[2])
-return redis.call('HINCRBY', KEYS[1], 'remaining', ARGV[3])
+return redis.call('HINCRBY', KEYS[1], STOCK.remaining, ARGV[3])

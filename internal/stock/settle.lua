@@ -15,28 +15,27 @@
 -- units as unsold; adding them would count them twice); nil (false) when
 -- the stock is not loaded (HINCRBY would resurrect a deleted stock). In
 -- every refusal the stock is unchanged.
-local receipt = redis.call('GET', KEYS[2])
-if not receipt then
-  local epoch = redis.call('HGET', KEYS[1], 'epoch') or '0'
+local grantReceipt = redis.call('GET', KEYS[2])
+if not grantReceipt then
+  local epoch = redis.call('HGET', KEYS[1], STOCK.epoch) or '0'
   redis.call('SET', KEYS[2], epoch .. ':0', 'PX', ARGV[2])
   return -2
 end
-local sep = string.find(receipt, ':', 1, true)
-local epoch = string.sub(receipt, 1, sep - 1)
-local held = tonumber(string.match(receipt, '^[^:]*:(%d+)'))
-local keep = tonumber(ARGV[1])
-local left = tonumber(redis.call('HGET', KEYS[1], 'remaining'))
-if held <= keep then
+local epoch, held = receipt(grantReceipt)
+local kept = tonumber(ARGV[1])
+local stock = fields(KEYS[1], STOCK.remaining, STOCK.epoch)
+local left = tonumber(stock.remaining)
+if held <= kept then
   if not left then
     return false
   end
   return {left, 0}
 end
-redis.call('SET', KEYS[2], epoch .. ':' .. keep, 'KEEPTTL')
+redis.call('SET', KEYS[2], epoch .. ':' .. kept, 'KEEPTTL')
 if not left then
   return false
 end
-if (redis.call('HGET', KEYS[1], 'epoch') or '0') ~= epoch then
+if (stock.epoch or '0') ~= epoch then
   return -1
 end
-return {redis.call('HINCRBY', KEYS[1], 'remaining', held - keep), held - keep}
+return {redis.call('HINCRBY', KEYS[1], STOCK.remaining, held - kept), held - kept}

@@ -54,7 +54,7 @@
 // throughout.
 //
 // A missing stock key means "not loaded" (never loaded, or Redis lost its
-// data), which is not the same as sold out: Deduct and Settle then change
+// data), which is not the same as sold out: DeductEach and Settle then change
 // nothing and report ErrNotLoaded, and the operator reloads the stock from the
 // database (total minus orders).
 package stock
@@ -75,7 +75,7 @@ import (
 )
 
 var (
-	// ErrSoldOut is returned by Deduct when no unit is left; nothing changed.
+	// ErrSoldOut is returned by DeductEach when no unit is left; nothing changed.
 	ErrSoldOut = errors.New("stock: sold out")
 	// ErrNotLoaded is returned when the activity's stock is not in Redis;
 	// nothing changed.
@@ -86,18 +86,18 @@ var (
 	// ErrNoDeduct is returned by Settle when the grant's deduct never
 	// landed; a tombstone now keeps a late one from taking anything.
 	ErrNoDeduct = errors.New("stock: no deduct to return")
-	// ErrReturned is returned by Deduct when the grant already settled
+	// ErrReturned is returned by DeductEach when the grant already settled
 	// everything back (or settled before this deduct landed: it arrived after
 	// its caller gave up on it); nothing changed.
 	ErrReturned = errors.New("stock: deduct arrived after its grant settled")
 	// ErrLockLost is returned by LoadIfHeld when the activity's lock is no
 	// longer the given grant's; nothing changed.
 	ErrLockLost = errors.New("stock: lock no longer held")
-	// ErrBadReceipt is returned by Deduct when Redis reports more units taken
+	// ErrBadReceipt is returned by DeductEach when Redis reports more units taken
 	// than were asked for: the count is not this grant's, and the outcome is
 	// unknown (Settle of the grant returns what it does hold).
 	ErrBadReceipt = errors.New("stock: receipt does not match the deduct")
-	// ErrNotAdmitted is returned by Deduct, inside a *NotAdmittedError, when
+	// ErrNotAdmitted is returned by DeductEach, inside a *NotAdmittedError, when
 	// the activity has a waiting room and some buyers hold no open
 	// admission: nothing was taken.
 	ErrNotAdmitted = errors.New("stock: buyers not admitted by the waiting room")
@@ -107,13 +107,6 @@ var (
 // units can be put back. Past it, only a reload (reconciliation) recovers them.
 const ReceiptTTL = 5 * time.Minute
 
-// Fields of the stock hash.
-const (
-	field       = "remaining"
-	epochField  = "epoch"
-	loadedField = "loaded" // what the epoch's load put in: the ledger's start
-)
-
 // luaFiles holds the package's scripts, one .lua file each.
 //
 //go:embed *.lua
@@ -121,11 +114,11 @@ var luaFiles embed.FS
 
 var (
 	// deductScript takes a grant's units atomically and leaves its receipt.
-	deductScript = luascript.Load(luaFiles, "deduct.lua")
+	deductScript = luascript.LoadWithPrelude(luaFiles, "deduct.lua")
 	// settleScript settles a grant's deduct: what it keeps, and the rest back.
-	settleScript = luascript.Load(luaFiles, "settle.lua")
+	settleScript = luascript.LoadWithPrelude(luaFiles, "settle.lua")
 	// loadIfHeldScript loads the stock only while the grant's lock is held.
-	loadIfHeldScript = luascript.Load(luaFiles, "loadifheld.lua")
+	loadIfHeldScript = luascript.LoadWithPrelude(luaFiles, "loadifheld.lua")
 )
 
 // Answers of the scripts that are not counts.
@@ -163,7 +156,7 @@ func (s *Store) Load(ctx context.Context, activityID, remaining, epoch int64) er
 	if remaining < 0 {
 		return fmt.Errorf("stock: load activity %d: negative stock %d", activityID, remaining)
 	}
-	if err := s.rdb.HSet(ctx, s.key(activityID), field, remaining, epochField, epoch, loadedField, remaining).Err(); err != nil {
+	if err := s.rdb.HSet(ctx, s.key(activityID), keys.StockRemaining, remaining, keys.StockEpoch, epoch, keys.StockLoaded, remaining).Err(); err != nil {
 		return fmt.Errorf("stock: load activity %d: %w", activityID, err)
 	}
 	return nil
@@ -289,7 +282,7 @@ func (s *Store) buyers(activityID int64) string { return s.space.Buyers(activity
 
 // Remaining returns the units left, or ErrNotLoaded.
 func (s *Store) Remaining(ctx context.Context, activityID int64) (int64, error) {
-	left, err := s.rdb.HGet(ctx, s.key(activityID), field).Int64()
+	left, err := s.rdb.HGet(ctx, s.key(activityID), keys.StockRemaining).Int64()
 	switch {
 	case errors.Is(err, redis.Nil):
 		return 0, fmt.Errorf("stock: remaining of activity %d: %w", activityID, ErrNotLoaded)

@@ -85,7 +85,7 @@ func TestDeductConcurrentSellsExactlyTheStock(t *testing.T) {
 	sold := sellOut(t, func(ctx context.Context) (int64, error) {
 		// Grants of one to three units, as a busy sale's batches are.
 		f := fence.Add(1)
-		taken, left, err := s.Deduct(ctx, 1, stock.Grant{Fence: f}, 1+f%3)
+		taken, left, err := deduct(ctx, s, 1, stock.Grant{Fence: f}, 1+f%3)
 		if errors.Is(err, stock.ErrSoldOut) {
 			return 0, nil
 		}
@@ -144,7 +144,7 @@ func TestNotLoaded(t *testing.T) {
 	s := stock.New(rdb, keys.NewSpace(prefix))
 	ctx := context.Background()
 
-	if _, _, err := s.Deduct(ctx, 1, stock.Grant{Fence: 1}, 1); !errors.Is(err, stock.ErrNotLoaded) {
+	if _, _, err := deduct(ctx, s, 1, stock.Grant{Fence: 1}, 1); !errors.Is(err, stock.ErrNotLoaded) {
 		t.Errorf("Deduct: %v, want ErrNotLoaded", err)
 	}
 	if _, _, err := s.Settle(ctx, 1, stock.Grant{Fence: 1}, 0); !errors.Is(err, stock.ErrNoDeduct) {
@@ -162,7 +162,7 @@ func TestNotLoaded(t *testing.T) {
 func TestSettleNeverResurrectsLostStock(t *testing.T) {
 	s, rdb, prefix := loadedStock(t, 5)
 	ctx := context.Background()
-	if _, _, err := s.Deduct(ctx, 1, stock.Grant{Fence: 7}, 3); err != nil {
+	if _, _, err := deduct(ctx, s, 1, stock.Grant{Fence: 7}, 3); err != nil {
 		t.Fatal(err)
 	}
 	// The stock is lost, its receipt not (yet): the worst case for Settle.
@@ -185,7 +185,7 @@ func TestSettleAfterReloadIsStale(t *testing.T) {
 	if err := s.Load(ctx, 1, 5, 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Deduct(ctx, 1, stock.Grant{Fence: 7}, 2); err != nil {
+	if _, _, err := deduct(ctx, s, 1, stock.Grant{Fence: 7}, 2); err != nil {
 		t.Fatalf("Deduct: %v", err)
 	}
 	if err := s.Load(ctx, 1, 5, 2); err != nil { // total 5, no orders: all 5 unsold
@@ -209,9 +209,9 @@ func TestBatchDeductAndSettle(t *testing.T) {
 		t.Fatal(err)
 	}
 	type got struct{ a, b int64 }
-	deduct := func(fence, n int64) func() (got, error) {
+	take := func(fence, n int64) func() (got, error) {
 		return func() (got, error) {
-			a, b, err := s.Deduct(ctx, 1, stock.Grant{Fence: fence}, n)
+			a, b, err := deduct(ctx, s, 1, stock.Grant{Fence: fence}, n)
 			return got{a, b}, err
 		}
 	}
@@ -227,16 +227,16 @@ func TestBatchDeductAndSettle(t *testing.T) {
 		want got
 		err  error
 	}{
-		{"grant 10 takes 3 of 5", deduct(10, 3), got{3, 2}, nil},
-		{"grant 10 resent takes nothing more", deduct(10, 3), got{3, 2}, nil},
-		{"grant 11 wants 4, takes the 2 left", deduct(11, 4), got{2, 0}, nil},
-		{"grant 12 finds none", deduct(12, 1), got{0, 0}, stock.ErrSoldOut},
+		{"grant 10 takes 3 of 5", take(10, 3), got{3, 2}, nil},
+		{"grant 10 resent takes nothing more", take(10, 3), got{3, 2}, nil},
+		{"grant 11 wants 4, takes the 2 left", take(11, 4), got{2, 0}, nil},
+		{"grant 12 finds none", take(12, 1), got{0, 0}, stock.ErrSoldOut},
 		{"grant 12 settles: it took nothing", settle(12, 0), got{}, stock.ErrNoDeduct},
 		{"grant 10 keeps 1 of 3 (2 orders not written)", settle(10, 1), got{2, 2}, nil},
 		{"grant 10 settles again: nothing more", settle(10, 1), got{2, 0}, nil},
 		{"grant 10 cannot raise what it keeps", settle(10, 3), got{2, 0}, nil},
 		{"grant 11 keeps none", settle(11, 0), got{4, 2}, nil},
-		{"grant 13 takes the 4 returned", deduct(13, 9), got{4, 0}, nil},
+		{"grant 13 takes the 4 returned", take(13, 9), got{4, 0}, nil},
 	}
 	for _, st := range steps {
 		g, err := st.op()
@@ -244,8 +244,8 @@ func TestBatchDeductAndSettle(t *testing.T) {
 			t.Errorf("%s: (%d, %d, %v), want (%d, %d, %v)", st.name, g.a, g.b, err, st.want.a, st.want.b, st.err)
 		}
 	}
-	if _, _, err := s.Deduct(ctx, 1, stock.Grant{Fence: 14}, 0); err == nil {
-		t.Error("Deduct of 0 units accepted")
+	if _, _, err := deduct(ctx, s, 1, stock.Grant{Fence: 14}, 0); err == nil {
+		t.Error("a deduct of 0 units accepted")
 	}
 	if _, _, err := s.Settle(ctx, 1, stock.Grant{Fence: 13}, -1); err == nil {
 		t.Error("Settle keeping -1 units accepted")
@@ -265,7 +265,7 @@ func TestLateDeductAfterSettleTakesNothing(t *testing.T) {
 	if _, _, err := s.Settle(ctx, 1, stock.Grant{Fence: 7}, 0); !errors.Is(err, stock.ErrNoDeduct) {
 		t.Fatalf("Settle before the deduct landed: %v, want ErrNoDeduct", err)
 	}
-	if taken, _, err := s.Deduct(ctx, 1, stock.Grant{Fence: 7}, 3); !errors.Is(err, stock.ErrReturned) || taken != 0 {
+	if taken, _, err := deduct(ctx, s, 1, stock.Grant{Fence: 7}, 3); !errors.Is(err, stock.ErrReturned) || taken != 0 {
 		t.Errorf("late Deduct: (%d, %v), want (0, ErrReturned): it must take nothing", taken, err)
 	}
 	if left, err := s.Remaining(ctx, 1); err != nil || left != 5 {
@@ -320,8 +320,8 @@ func TestSettleAfterLostReply(t *testing.T) {
 	ctx := context.Background()
 	// Fence 1's deduct landed, and was resent by a retrying client (its
 	// replies are ignored); fence 2's never ran.
-	_, _, _ = s.Deduct(ctx, 1, stock.Grant{Fence: 1}, 2)
-	_, _, _ = s.Deduct(ctx, 1, stock.Grant{Fence: 1}, 2)
+	_, _, _ = deduct(ctx, s, 1, stock.Grant{Fence: 1}, 2)
+	_, _, _ = deduct(ctx, s, 1, stock.Grant{Fence: 1}, 2)
 	for range 3 {
 		_, _, _ = s.Settle(ctx, 1, stock.Grant{Fence: 1}, 0)
 		_, _, _ = s.Settle(ctx, 1, stock.Grant{Fence: 2}, 0)
@@ -348,7 +348,7 @@ func TestDeductLandingAfterItsSettleTakesNothing(t *testing.T) {
 	if err := s.Load(ctx, 2, 1, 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Deduct(ctx, 2, stock.Grant{Fence: 1}, 1); err != nil {
+	if _, _, err := deduct(ctx, s, 2, stock.Grant{Fence: 1}, 1); err != nil {
 		t.Fatal(err)
 	}
 
@@ -356,7 +356,7 @@ func TestDeductLandingAfterItsSettleTakesNothing(t *testing.T) {
 	const late = 500 * time.Millisecond
 	proxy.SetRequestDelay(late)
 	dctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
-	_, _, err := stock.New(slow, keys.NewSpace(prefix)).Deduct(dctx, 1, stock.Grant{Fence: 7}, 2)
+	_, _, err := deduct(dctx, stock.New(slow, keys.NewSpace(prefix)), 1, stock.Grant{Fence: 7}, 2)
 	cancel()
 	if err == nil {
 		t.Fatal("a deduct held back past its deadline succeeded")
@@ -370,7 +370,7 @@ func TestDeductLandingAfterItsSettleTakesNothing(t *testing.T) {
 	if left, err := s.Remaining(ctx, 1); err != nil || left != 5 {
 		t.Errorf("Remaining = %d, %v; want 5: the deduct that landed after its settle took units", left, err)
 	}
-	if _, _, err := s.Deduct(ctx, 1, stock.Grant{Fence: 7}, 2); !errors.Is(err, stock.ErrReturned) {
+	if _, _, err := deduct(ctx, s, 1, stock.Grant{Fence: 7}, 2); !errors.Is(err, stock.ErrReturned) {
 		t.Errorf("Deduct after its Settle: %v, want ErrReturned", err)
 	}
 	if _, back, err := s.Settle(ctx, 1, stock.Grant{Fence: 7}, 0); err != nil || back != 0 {
@@ -424,7 +424,7 @@ func TestLoadIfHeldOnlyUnderTheGrant(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer newer.Release(ctx)
-	if _, _, err := s.Deduct(ctx, 1, stock.Grant{Fence: newer.Fence()}, 1); err != nil {
+	if _, _, err := deduct(ctx, s, 1, stock.Grant{Fence: newer.Fence()}, 1); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.LoadIfHeld(ctx, 1, 10, l.Fence(), l.Value(), stock.Halt{}); !errors.Is(err, stock.ErrLockLost) {
@@ -461,10 +461,10 @@ func TestTwoGrantsWithOneFenceKeepTheirOwnReceipts(t *testing.T) {
 		t.Fatal(err)
 	}
 	old, reused := stock.Grant{Fence: 5, Token: "old-holder"}, stock.Grant{Fence: 5, Token: "new-holder"}
-	if taken, _, err := s.Deduct(ctx, 1, old, 2); err != nil || taken != 2 {
+	if taken, _, err := deduct(ctx, s, 1, old, 2); err != nil || taken != 2 {
 		t.Fatalf("old grant's deduct: %d, %v; want 2", taken, err)
 	}
-	taken, left, err := s.Deduct(ctx, 1, reused, 3)
+	taken, left, err := deduct(ctx, s, 1, reused, 3)
 	if err != nil || taken != 3 || left != 5 {
 		t.Fatalf("new grant with the same fence: took %d, %d left, %v; want 3 and 5 left", taken, left, err)
 	}
@@ -489,7 +489,24 @@ func TestDeductRefusesACountLargerThanAsked(t *testing.T) {
 	if err := rdb.Set(ctx, prefix+"seckill:{act:1}:deduct:9:tok", "1:8", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if taken, _, err := s.Deduct(ctx, 1, stock.Grant{Fence: 9, Token: "tok"}, 3); !errors.Is(err, stock.ErrBadReceipt) || taken != 0 {
-		t.Fatalf("Deduct = %d, %v; want 0 and ErrBadReceipt", taken, err)
+	if taken, _, err := deduct(ctx, s, 1, stock.Grant{Fence: 9, Token: "tok"}, 3); err == nil || taken != 0 {
+		t.Fatalf("deduct = %d, %v; want 0 and an error (the reply does not add up for 3 buyers)", taken, err)
 	}
+}
+
+// deduct takes n units for the grant as the purchase path does, one unit
+// for each buyer (DeductEach): the buyers given, or else n made up for the
+// grant, the same for a repeat of its deduct.
+func deduct(ctx context.Context, s *stock.Store, activityID int64, g stock.Grant, n int64, buyers ...int64) (taken, remaining int64, err error) {
+	if len(buyers) == 0 {
+		for i := range n {
+			buyers = append(buyers, g.Fence*1000+i+1)
+		}
+	}
+	units := make([]int64, len(buyers))
+	for i := range units {
+		units[i] = 1
+	}
+	_, taken, remaining, err = s.DeductEach(ctx, activityID, g, buyers, units)
+	return taken, remaining, err
 }

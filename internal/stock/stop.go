@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/luascript"
 )
 
@@ -22,24 +23,17 @@ import (
 // (LoadIfHeld's Halt) in the same step.
 
 var (
-	// ErrPaused is returned by Deduct when ops paused the sale: nothing
+	// ErrPaused is returned by DeductEach when ops paused the sale: nothing
 	// was taken.
 	ErrPaused = errors.New("stock: the sale is paused")
-	// ErrEnded is returned by Deduct when ops ended the sale: nothing was
+	// ErrEnded is returned by DeductEach when ops ended the sale: nothing was
 	// taken.
 	ErrEnded = errors.New("stock: the sale was ended")
 )
 
-// Fields of the stock hash that stop a sale; the waiting room reads them
-// with an admission, so a buyer of a stopped sale hears the stop first.
-const (
-	PausedField = "paused"
-	EndedField  = "ended"
-)
-
 // resumeScript clears the pause and moves the room's open admissions later
 // by its length.
-var resumeScript = luascript.Load(luaFiles, "resume.lua")
+var resumeScript = luascript.LoadWithPrelude(luaFiles, "resume.lua")
 
 // Halt is a sale's stop as the database keeps it, for a load.
 type Halt struct {
@@ -78,7 +72,7 @@ func stoppedErr(reply any) error {
 // the same: nothing sells until a load, which writes the flag as the
 // database has it.
 func (s *Store) Pause(ctx context.Context, activityID int64, at time.Time) error {
-	if err := s.rdb.HSetNX(ctx, s.key(activityID), PausedField, at.UnixMilli()).Err(); err != nil {
+	if err := s.rdb.HSetNX(ctx, s.key(activityID), keys.StockPaused, at.UnixMilli()).Err(); err != nil {
 		return fmt.Errorf("stock: pause activity %d: %w", activityID, err)
 	}
 	return nil
@@ -98,7 +92,7 @@ func (s *Store) Resume(ctx context.Context, activityID int64) (time.Duration, er
 
 // End stops the activity's deducts for good: ops ended the sale.
 func (s *Store) End(ctx context.Context, activityID int64) error {
-	if err := s.rdb.HSet(ctx, s.key(activityID), EndedField, 1).Err(); err != nil {
+	if err := s.rdb.HSet(ctx, s.key(activityID), keys.StockEnded, 1).Err(); err != nil {
 		return fmt.Errorf("stock: end activity %d: %w", activityID, err)
 	}
 	return nil
@@ -108,7 +102,7 @@ func (s *Store) End(ctx context.Context, activityID int64) error {
 // every deduct checks: fresh, for answers that must not lag another
 // instance's pause (a join, the activity's body).
 func (s *Store) Paused(ctx context.Context, activityID int64) (bool, error) {
-	n, err := s.rdb.HExists(ctx, s.key(activityID), PausedField).Result()
+	n, err := s.rdb.HExists(ctx, s.key(activityID), keys.StockPaused).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return false, fmt.Errorf("stock: paused of activity %d: %w", activityID, err)
 	}
@@ -119,7 +113,7 @@ func (s *Store) Paused(ctx context.Context, activityID int64) (bool, error) {
 // says: fresh, for the answers before the start, which no deduct checks,
 // and which must not lag another instance's end.
 func (s *Store) Ended(ctx context.Context, activityID int64) (bool, error) {
-	n, err := s.rdb.HExists(ctx, s.key(activityID), EndedField).Result()
+	n, err := s.rdb.HExists(ctx, s.key(activityID), keys.StockEnded).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return false, fmt.Errorf("stock: ended of activity %d: %w", activityID, err)
 	}
@@ -135,7 +129,7 @@ type Stop struct {
 // activity's body: ErrNotLoaded when no stock is loaded (the stop is then
 // still read).
 func (s *Store) RemainingStop(ctx context.Context, activityID int64) (remaining int64, stop Stop, err error) {
-	v, err := s.rdb.HMGet(ctx, s.key(activityID), field, PausedField, EndedField).Result()
+	v, err := s.rdb.HMGet(ctx, s.key(activityID), keys.StockRemaining, keys.StockPaused, keys.StockEnded).Result()
 	if err != nil {
 		return 0, Stop{}, fmt.Errorf("stock: remaining of activity %d: %w", activityID, err)
 	}

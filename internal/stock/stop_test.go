@@ -23,7 +23,7 @@ func TestDeductRefusesAStoppedSale(t *testing.T) {
 	if err := s.Pause(ctx, 1, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Deduct(ctx, 1, stock.Grant{Fence: 1}, 2, 7, 8); !errors.Is(err, stock.ErrPaused) {
+	if _, _, err := deduct(ctx, s, 1, stock.Grant{Fence: 1}, 2, 7, 8); !errors.Is(err, stock.ErrPaused) {
 		t.Fatalf("Deduct while paused: %v, want ErrPaused", err)
 	}
 	if left, _ := s.Remaining(ctx, 1); left != 10 {
@@ -38,14 +38,14 @@ func TestDeductRefusesAStoppedSale(t *testing.T) {
 	if _, err := s.Resume(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	if taken, _, err := s.Deduct(ctx, 1, stock.Grant{Fence: 1}, 1); err != nil || taken != 1 {
+	if taken, _, err := deduct(ctx, s, 1, stock.Grant{Fence: 1}, 1); err != nil || taken != 1 {
 		t.Fatalf("Deduct after resume: %d, %v", taken, err)
 	}
 	_ = s.Pause(ctx, 1, time.Now())
 	if err := s.End(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Deduct(ctx, 1, stock.Grant{Fence: 2}, 1); !errors.Is(err, stock.ErrEnded) {
+	if _, _, err := deduct(ctx, s, 1, stock.Grant{Fence: 2}, 1); !errors.Is(err, stock.ErrEnded) {
 		t.Errorf("Deduct after the end: %v, want ErrEnded (before paused)", err)
 	}
 }
@@ -66,19 +66,19 @@ func TestLoadRestoresTheStop(t *testing.T) {
 	if err := s.LoadIfHeld(ctx, 1, 5, l.Fence(), l.Value(), stock.Halt{PausedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Deduct(ctx, 1, stock.Grant{Fence: l.Fence()}, 1); !errors.Is(err, stock.ErrPaused) {
+	if _, _, err := deduct(ctx, s, 1, stock.Grant{Fence: l.Fence()}, 1); !errors.Is(err, stock.ErrPaused) {
 		t.Errorf("Deduct after a load of a paused sale: %v, want ErrPaused", err)
 	}
 	if err := s.LoadIfHeld(ctx, 1, 5, l.Fence(), l.Value(), stock.Halt{Ended: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Deduct(ctx, 1, stock.Grant{Fence: l.Fence()}, 1); !errors.Is(err, stock.ErrEnded) {
+	if _, _, err := deduct(ctx, s, 1, stock.Grant{Fence: l.Fence()}, 1); !errors.Is(err, stock.ErrEnded) {
 		t.Errorf("Deduct after a load of an ended sale: %v, want ErrEnded", err)
 	}
 	if err := s.LoadIfHeld(ctx, 1, 5, l.Fence(), l.Value(), stock.Halt{}); err != nil {
 		t.Fatal(err)
 	}
-	if taken, _, err := s.Deduct(ctx, 1, stock.Grant{Fence: l.Fence()}, 1); err != nil || taken != 1 {
+	if taken, _, err := deduct(ctx, s, 1, stock.Grant{Fence: l.Fence()}, 1); err != nil || taken != 1 {
 		t.Errorf("Deduct after a load of a running sale: %d, %v", taken, err)
 	}
 }

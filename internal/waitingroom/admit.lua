@@ -4,7 +4,9 @@
 -- KEYS: as join.lua, and KEYS[5]: the activity's stock hash ("remaining").
 -- ARGV[1]: the least admissions per second; ARGV[2]: the most;
 -- ARGV[3]: the admission's lifetime in ms; ARGV[4]: the most admitted or
--- lapsed in one step; ARGV[5]: the idle lapse in ms (0: off).
+-- lapsed in one step; ARGV[5]: the idle lapse in ms (0: off); ARGV[6]: how
+-- long the room's keys live after the sale ends, in ms
+-- (waitingroom.Retention).
 -- KEYS[6]: when each admitted buyer was last seen (sorted set: user -> ms).
 -- An admission whose buyer was not seen (a poll, a purchase) for ARGV[5]
 -- lapses early, so buyers who left do not hold units a whole admission.
@@ -25,27 +27,20 @@
 -- deduct takes units only for buyers whose admission is open (deduct.lua),
 -- so until an admission is used up or lapses its unit can only go to its
 -- own buyer. The step and the deduct read one clock, Redis's, atomically.
--- The room's keys live until 24 hours after the sale ends (docs/API.md
+-- The room's keys live until the retention after the sale ends (docs/API.md
 -- "Waiting room limits"), so an abandoned room does not stay in Redis.
-local function keep(ends)
-  if ends then
-    local at = tonumber(ends) + 86400000
-    for i = 1, 4 do
-      redis.call('PEXPIREAT', KEYS[i], at)
-    end
-  end
-end
-if redis.call('HGET', KEYS[1], 'on') ~= '1' then
+if redis.call('HGET', KEYS[1], ROOM.on) ~= '1' then
   return {0, 0, -1, 0, 0, '', 0, '0'}
 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = clock()
 local most = tonumber(ARGV[4])
-local room = redis.call('HMGET', KEYS[1], 'starts', 'ends', 'closed', 'tokens', 'last', 'rate', 'used', 'used_seen', 'used_rate', 'admitted', 'hold')
+local retention = ARGV[6]
+local room = fields(KEYS[1], ROOM.starts, ROOM.ends, ROOM.closed, ROOM.tokens, ROOM.last, ROOM.rate,
+  ROOM.used, ROOM.used_seen, ROOM.used_rate, ROOM.admitted, ROOM.hold)
 -- A sale ops paused admits no one and lapses nothing: its admissions move
 -- later by the pause's length when it resumes (internal/stock/resume.lua).
-if redis.call('HEXISTS', KEYS[5], 'paused') == 1 and now < tonumber(room[2]) then
-  return {0, 0, -1, 0, 0, '', 0, room[6] or '0'}
+if redis.call('HEXISTS', KEYS[5], STOCK.paused) == 1 and now < tonumber(room.ends) then
+  return {0, 0, -1, 0, 0, '', 0, room.rate or '0'}
 end
 
 local lapsed = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, most)
@@ -69,45 +64,45 @@ if idle > 0 then
   end
 end
 if #lapsed > 0 then
-  redis.call('HINCRBY', KEYS[1], 'lapsed', #lapsed)
-  keep(room[2])
+  redis.call('HINCRBY', KEYS[1], ROOM.lapsed, #lapsed)
+  keep(room.ends, retention, unpack(KEYS, 1, 4))
 end
 
 local waiting = redis.call('ZCARD', KEYS[2])
 local open = redis.call('ZCARD', KEYS[3])
-local closed = room[3] or ''
-if closed == '' and now >= tonumber(room[2]) then
+local closed = room.closed or ''
+if closed == '' and now >= tonumber(room.ends) then
   closed = 'ended'
-  redis.call('HSET', KEYS[1], 'closed', closed)
-  note('c', closed, room[2])
+  redis.call('HSET', KEYS[1], ROOM.closed, closed)
+  note('c', closed, room.ends, retention)
 end
-local left = tonumber(redis.call('HGET', KEYS[5], 'remaining'))
-local total = tonumber(room[10]) or 0
+local left = tonumber(redis.call('HGET', KEYS[5], STOCK.remaining))
+local total = tonumber(room.admitted) or 0
 -- Each open admission holds <hold> units, the activity's per-user limit
 -- (docs/API.md "Quantity per buyer"): free is what none of them holds.
-local hold = tonumber(room[11]) or 1
+local hold = tonumber(room.hold) or 1
 local free = (left or 0) - open * hold
 if closed == 'sold_out' and left and free > 0 then
   closed = ''
-  redis.call('HDEL', KEYS[1], 'closed')
+  redis.call('HDEL', KEYS[1], ROOM.closed)
 end
-if closed ~= '' or now < tonumber(room[1]) or not left then
-  return {0, #lapsed, left or -1, open, waiting, closed, total, room[6] or '0'}
+if closed ~= '' or now < tonumber(room.starts) or not left then
+  return {0, #lapsed, left or -1, open, waiting, closed, total, room.rate or '0'}
 end
 
 -- The pace: a token bucket refilled at twice the rate admissions are used
 -- up (purchases), within the bounds, holding one second's worth.
 -- The first step counts its admissions over a second.
-local last = tonumber(room[5]) or (now - 1000)
+local last = tonumber(room.last) or (now - 1000)
 local dt = math.max(now - last, 0)
-local used = tonumber(room[7]) or 0
-local usedRate = tonumber(room[9]) or 0
+local used = tonumber(room.used) or 0
+local usedRate = tonumber(room.used_rate) or 0
 local decay = 1 - math.exp(-dt / 5000)
 if dt > 0 then
-  usedRate = usedRate + decay * ((used - (tonumber(room[8]) or 0)) * 1000 / dt - usedRate)
+  usedRate = usedRate + decay * ((used - (tonumber(room.used_seen) or 0)) * 1000 / dt - usedRate)
 end
 local pace = math.min(math.max(2 * usedRate, tonumber(ARGV[1])), tonumber(ARGV[2]))
-local tokens = math.min((tonumber(room[4]) or pace) + pace * dt / 1000, pace)
+local tokens = math.min((tonumber(room.tokens) or pace) + pace * dt / 1000, pace)
 
 -- Admit as many as there are free holds; when fewer units are left than
 -- one hold and no admission is open, the last of them go to one admission
@@ -136,17 +131,17 @@ if k > 0 then
     admitted = admitted + 1
   end
   if idle > 0 then
-    redis.call('PEXPIREAT', KEYS[6], tonumber(room[2]) + 86400000)
+    keep(room.ends, retention, KEYS[6])
   end
-  note('a', table.concat(users, ','), room[2])
+  note('a', table.concat(users, ','), room.ends, retention)
   tokens = tokens - admitted
-  total = redis.call('HINCRBY', KEYS[1], 'admitted', admitted)
-  keep(room[2])
+  total = redis.call('HINCRBY', KEYS[1], ROOM.admitted, admitted)
+  keep(room.ends, retention, unpack(KEYS, 1, 4))
 end
-local rate = tonumber(room[6]) or 0
+local rate = tonumber(room.rate) or 0
 if dt > 0 then
   rate = rate + decay * (admitted * 1000 / dt - rate)
 end
-redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'last', now, 'rate', tostring(rate),
-  'used_seen', used, 'used_rate', tostring(usedRate), 'pace', tostring(pace))
+redis.call('HSET', KEYS[1], ROOM.tokens, tostring(tokens), ROOM.last, now, ROOM.rate, tostring(rate),
+  ROOM.used_seen, used, ROOM.used_rate, tostring(usedRate), ROOM.pace, tostring(pace))
 return {admitted, #lapsed, left, open + admitted, waiting - admitted, '', total, tostring(rate)}

@@ -3,14 +3,10 @@
 -- admission's idle clock starts no earlier than that, so a buyer who polls
 -- as told is never lapsed as gone before their next poll was due.
 -- KEYS[1]: the room's hash; KEYS[2]: the due times (sorted set: user -> ms).
--- ARGV[1]: the user; ARGV[2]: the refresh told, in ms.
+-- ARGV[1]: the user; ARGV[2]: the refresh told, in ms; ARGV[3]: how long
+-- the room's keys live after the sale ends, in ms (waitingroom.Retention).
 -- The key lives as long as the room's others (docs/API.md "Waiting room
 -- limits").
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[1])
-local ends = redis.call('HGET', KEYS[1], 'ends')
-if ends then
-  redis.call('PEXPIREAT', KEYS[2], tonumber(ends) + 86400000)
-end
+redis.call('ZADD', KEYS[2], clock() + tonumber(ARGV[2]), ARGV[1])
+keep(redis.call('HGET', KEYS[1], ROOM.ends), ARGV[3], KEYS[2])
 return 1

@@ -130,7 +130,7 @@ func TestHeldRequestLearnsTheCloseOnAnotherInstance(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); in.a.Run(ctx) }()
 	defer func() { cancel(); <-done }()
-	if _, _, err := in.sk.Deduct(ctx, 1, stock.Grant{Fence: 1, Token: "a"}, 1, 1); err != nil {
+	if _, _, _, err := in.sk.DeductEach(ctx, 1, stock.Grant{Fence: 1, Token: "a"}, []int64{1}, []int64{1}); err != nil {
 		t.Fatal(err)
 	}
 	sold := time.Now()

@@ -6,7 +6,9 @@
 -- KEYS[4]: the users' ends (hash: user -> "d:<order id>", "c:<reason>" or
 --          "l" for a lapsed admission); KEYS[5], KEYS[6]: the activity's
 --          buyer set and stock hash (read only).
--- ARGV: triples of a user, the most places not yet admitted for them, and
+-- ARGV[1]: how long the room's keys live after the sale ends, in ms
+-- (waitingroom.Retention); then triples of a user, the most places not yet
+-- admitted for them, and
 -- 1 when the caller asked whether the user holds an order (0: a user in
 -- the buyer set gets no place, the answer "buyer": the caller asks and
 -- joins again), in the order the joins arrived: the joins of one room that
@@ -26,17 +28,9 @@
 -- order at starts is then a uniformly random permutation of the pre-queue,
 -- which anyone holding the seed can recompute. A later join is placed at
 -- 2^52 + its arrival number: behind every pre-queue place, in arrival order.
--- The room's keys live until 24 hours after the sale ends (docs/API.md
+-- The room's keys live until the retention after the sale ends (docs/API.md
 -- "Waiting room limits"), so an abandoned room does not stay in Redis: set
 -- once a call that gave a place.
-local function keep(ends)
-  if ends then
-    local at = tonumber(ends) + 86400000
-    for i = 1, 4 do
-      redis.call('PEXPIREAT', KEYS[i], at)
-    end
-  end
-end
 
 local function join(user, most, asked, now, room)
   if redis.call('ZSCORE', KEYS[2], user) or redis.call('ZSCORE', KEYS[3], user) then
@@ -46,34 +40,34 @@ local function join(user, most, asked, now, room)
   if ended and ended ~= 'l' then
     return 'have'
   end
-  if room[1] ~= '1' then
+  if room.on ~= '1' then
     return 'none'
   end
-  if now < tonumber(room[2]) then
+  if now < tonumber(room.opens) then
     return 'not_open'
   end
   -- The stock's flag as well as the room's end: ops' end before the start
   -- is refused even where the room's end was not rewritten.
-  if now >= tonumber(room[4]) or redis.call('HEXISTS', KEYS[6], 'ended') == 1 then
+  if now >= tonumber(room.ends) or redis.call('HEXISTS', KEYS[6], STOCK.ended) == 1 then
     return 'ended'
   end
   if asked ~= '1' and redis.call('SISMEMBER', KEYS[5], user) == 1 then
     return 'buyer'
   end
-  if redis.call('HEXISTS', KEYS[6], 'paused') == 1 then
+  if redis.call('HEXISTS', KEYS[6], STOCK.paused) == 1 then
     return 'paused'
   end
-  if room[6] then
+  if room.closed then
     return 'closed'
   end
   if redis.call('ZCARD', KEYS[2]) >= most then
     return 'full'
   end
   local place
-  if now < tonumber(room[3]) then
-    place = tonumber(string.sub(redis.sha1hex(room[5] .. ':' .. user), 1, 13), 16)
+  if now < tonumber(room.starts) then
+    place = tonumber(string.sub(redis.sha1hex(room.seed .. ':' .. user), 1, 13), 16)
   else
-    place = 4503599627370496 + redis.call('HINCRBY', KEYS[1], 'seq', 1)
+    place = 4503599627370496 + redis.call('HINCRBY', KEYS[1], ROOM.seq, 1)
   end
   if ended then
     redis.call('HDEL', KEYS[4], user) -- a lapsed user joins again, at the back
@@ -83,15 +77,15 @@ local function join(user, most, asked, now, room)
 end
 
 local now = clock()
-local room = redis.call('HMGET', KEYS[1], 'on', 'opens', 'starts', 'ends', 'seed', 'closed')
+local room = fields(KEYS[1], ROOM.on, ROOM.opens, ROOM.starts, ROOM.ends, ROOM.seed, ROOM.closed)
 local shared = roomShared(now)
 local out, placed = {}, false
-for i = 1, #ARGV, 3 do
+for i = 2, #ARGV, 3 do
   local answer = join(ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], now, room)
   placed = placed or answer == 'joined'
   out[#out + 1] = answer .. ',' .. standing(ARGV[i], shared)
 end
 if placed then
-  keep(room[4])
+  keep(room.ends, ARGV[1], unpack(KEYS, 1, 4))
 end
 return out

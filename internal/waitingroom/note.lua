@@ -1,4 +1,4 @@
--- note(field, value, ends): tells every instance holding a queue/mine
+-- note(field, value, ends, retention): tells every instance holding a queue/mine
 -- request (hold.go) that some users' state changed: one entry in the room's
 -- notes (a stream, KEYS[8]) carrying the room's note number n (the room's
 -- field "notes", counted up by one a note) and the change: "a", the users
@@ -7,12 +7,11 @@
 -- change it tells of: a failover that loses one loses the other. The number
 -- lets a reader see a note it missed (trimmed, or lost with its change) and
 -- wake every holder of the room instead. The stream keeps the last 256
--- notes, and lives as long as the room's other keys.
-local function note(field, value, ends)
-  local n = redis.call('HINCRBY', KEYS[1], 'notes', 1)
+-- notes, and lives as long as the room's other keys (keep's ends and
+-- retention).
+local function note(field, value, ends, retention)
+  local n = redis.call('HINCRBY', KEYS[1], ROOM.notes, 1)
   redis.call('XADD', KEYS[8], 'MAXLEN', '~', 256, '*', 'n', n, field, value)
-  if ends then
-    redis.call('PEXPIREAT', KEYS[8], tonumber(ends) + 86400000)
-  end
+  keep(ends, retention, KEYS[8])
   return n
 end

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill-oss/seckill/internal/keys"
 )
 
 // A room's notes (note.lua) as the instances holding requests read them.
@@ -42,7 +44,7 @@ const noNote = "0-0"
 func (s *Store) readNotes(ctx context.Context, activityID int64, cursor string) (notesRead, error) {
 	stream := s.space.WaitingNotes(activityID)
 	pipe := s.rdb.TxPipeline()
-	count := pipe.HGet(ctx, s.room(activityID), "notes")
+	count := pipe.HGet(ctx, s.room(activityID), keys.RoomNotes)
 	var msgs *redis.XMessageSliceCmd
 	if cursor == "" {
 		msgs = pipe.XRevRangeN(ctx, stream, "+", "-", 1)

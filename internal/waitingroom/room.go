@@ -31,7 +31,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/usercheck"
 )
 
 // Defaults of Config's zero values.
@@ -254,18 +253,8 @@ func (r *Room) Join(ctx context.Context, activityID, userID int64) (seckill.Queu
 	if err != nil {
 		return seckill.QueueStatus{}, unavailable(err)
 	}
-	if err := failClosed(a, st); err != nil {
-		return seckill.QueueStatus{}, err
-	}
-	// A lapsed user joins again, at the back; any other place is kept.
-	if st.hasPlace() && !st.lapsedOnly() {
-		if st.pausedPlace() {
-			return seckill.QueueStatus{}, seckill.SalePaused()
-		}
-		return r.status(ctx, a.ID, userID, st)
-	}
-	if err := r.admissible(ctx, a, userID, st); err != nil {
-		return seckill.QueueStatus{}, err
+	if q, err, done := r.walk(ctx, joinChecks, &queueAsk{a: a, userID: userID, st: st}); done {
+		return q, err
 	}
 	answer, after, err := r.st.join(ctx, a.ID, userID, r.cfg.MaxPlaces, true)
 	return r.joined(ctx, a, userID, answer, after, err)
@@ -273,7 +262,7 @@ func (r *Room) Join(ctx context.Context, activityID, userID int64) (seckill.Queu
 
 // holdsSeen reports whether this process saw the user buy in the activity
 // and the order is still held: the holder's answer then goes through the
-// checks in their order (admissible). Asked with inBuyers false, the
+// checks in their order (joinChecks). Asked with inBuyers false, the
 // holder reads nothing for a user it never saw buy.
 func (r *Room) holdsSeen(ctx context.Context, activityID, userID int64) bool {
 	if r.deps.Holder == nil {
@@ -314,48 +303,6 @@ func (r *Room) joined(ctx context.Context, a seckill.Activity, userID int64, ans
 		return seckill.QueueStatus{}, e
 	}
 	return r.status(ctx, a.ID, userID, after)
-}
-
-// admissible checks, for a user without a place, what join.lua cannot: the
-// window's answers first, then the order they hold, then the user check.
-func (r *Room) admissible(ctx context.Context, a seckill.Activity, userID int64, st standing) error {
-	switch {
-	case !st.on:
-		return noWaitingRoom(a.ID)
-	case st.now.Before(st.opens):
-		return notOpenYet(st.opens)
-	case !st.now.Before(st.ends):
-		return seckill.Ended(a)
-	}
-	if r.deps.Holder != nil {
-		if o, ok := r.deps.Holder(ctx, a.ID, userID, st.buyer); ok {
-			return seckill.Holds(o)
-		}
-	}
-	// The pause read with the standing, fresh: a join after the pause's
-	// answer, on any instance, gets no place (join.lua checks it again, with
-	// the place).
-	if st.paused {
-		return seckill.SalePaused()
-	}
-	if st.closed != "" {
-		if st.closed == isEnded {
-			return seckill.Ended(a)
-		}
-		return soldOut()
-	}
-	if r.deps.Verify == nil {
-		return nil
-	}
-	switch err := r.deps.Verify(ctx, userID, a.ID); {
-	case errors.Is(err, usercheck.ErrRejected):
-		return &seckill.Error{Code: seckill.EUserRejected, Message: "the user-verification service rejected this user; no place was given", Err: err}
-	case err != nil:
-		e := seckill.Unavailable("the user-verification service failed or timed out; no place was given", err)
-		e.RetryAfter = max(e.RetryAfter, usercheck.RetryAfter(err))
-		return e
-	}
-	return nil
 }
 
 // failClosed refuses while the database says the activity has a room and

@@ -6,6 +6,4 @@
 -- have reached its deduct, without polling). Only a user in the set
 -- (admitted and not yet lapsed) is updated: XX never adds one; GT never
 -- moves a time already recorded back (a poll during a purchase).
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-return redis.call('ZADD', KEYS[1], 'XX', 'GT', 'CH', now + tonumber(ARGV[2] or 0), ARGV[1])
+return redis.call('ZADD', KEYS[1], 'XX', 'GT', 'CH', clock() + tonumber(ARGV[2] or 0), ARGV[1])

@@ -39,7 +39,8 @@ func (s *Store) join(ctx context.Context, activityID, userID, maxPlaces int64, h
 
 // joinBatch runs join.lua once for the users of one room.
 func (s *Store) joinBatch(ctx context.Context, activityID int64, calls []joinCall) ([]joinReply, error) {
-	args := make([]any, 0, 3*len(calls))
+	args := make([]any, 0, 1+3*len(calls))
+	args = append(args, Retention.Milliseconds())
 	for _, c := range calls {
 		asked := 0
 		if c.holderAsked {

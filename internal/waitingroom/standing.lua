@@ -1,9 +1,9 @@
 -- standing(user, shared): one user's standing in an activity's waiting
 -- room, read without writing; shared is roomShared(now), read once a
 -- script (a join changes none of it). The head of status.lua and join.lua
--- (luascript.Load joins the files). KEYS: the room, the line, the open
--- admissions, the users' ends (as join.lua), the activity's buyer set and
--- stock hash.
+-- (luascript.LoadWithPrelude joins the files). KEYS: the room, the line,
+-- the open admissions, the users' ends (as join.lua), the activity's buyer
+-- set and stock hash.
 -- Returns the fields joined by commas, one string (a reply of one value a
 -- user, not seventeen: the service's CPU per join is the reply's values):
 -- on ("" when Redis has no room at all), now, opens, starts, ends, closed,
@@ -19,13 +19,15 @@
 -- user's end ("" none). Every field is Redis's own string, or an integer,
 -- never a Lua number formatted as a float.
 local function roomShared(now)
-  local room = redis.call('HMGET', KEYS[1], 'on', 'opens', 'starts', 'ends', 'closed', 'rate', 'pace', 'hold')
-  local stock = redis.call('HMGET', KEYS[6], 'remaining', 'paused')
+  local room = fields(KEYS[1], ROOM.on, ROOM.opens, ROOM.starts, ROOM.ends, ROOM.closed, ROOM.rate,
+    ROOM.pace, ROOM.hold)
+  local stock = fields(KEYS[6], STOCK.remaining, STOCK.paused)
   return {
-    head = table.concat({room[1] or '', string.format('%d', now), room[2] or '0', room[3] or '0', room[4] or '0',
-      room[5] or ''}, ','),
+    head = table.concat({room.on or '', string.format('%d', now), room.opens or '0', room.starts or '0',
+      room.ends or '0', room.closed or ''}, ','),
     admitted = redis.call('ZCARD', KEYS[3]),
-    tail = table.concat({room[6] or '0', stock[1] or -1, room[7] or '0', room[8] or '1', stock[2] or 0}, ','),
+    tail = table.concat({room.rate or '0', stock.remaining or -1, room.pace or '0', room.hold or '1',
+      stock.paused or 0}, ','),
   }
 end
 
@@ -33,9 +35,4 @@ local function standing(user, shared)
   return table.concat({shared.head, redis.call('ZRANK', KEYS[2], user) or -1,
     redis.call('ZSCORE', KEYS[3], user) or -1, redis.call('SISMEMBER', KEYS[5], user),
     redis.call('ZCARD', KEYS[2]), shared.admitted, shared.tail, redis.call('HGET', KEYS[4], user) or ''}, ',')
-end
-
-local function clock()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end

@@ -28,11 +28,8 @@ func (r *Room) mine(ctx context.Context, activityID, userID int64) (seckill.Queu
 	if err != nil {
 		return seckill.QueueStatus{}, standing{}, unavailable(err)
 	}
-	if err := failClosed(a, st); err != nil {
-		return seckill.QueueStatus{}, standing{}, err
-	}
-	if !st.hasPlace() {
-		return seckill.QueueStatus{}, standing{}, seckill.Errorf(seckill.ENotInQueue, "you have no place in the waiting room of activity %d; join it first", activityID)
+	if q, err, done := r.walk(ctx, mineChecks, &queueAsk{a: a, userID: userID, st: st}); done {
+		return q, st, err
 	}
 	q, err := r.status(ctx, activityID, userID, st)
 	return q, st, err

@@ -25,19 +25,19 @@ var luaFiles embed.FS
 var (
 	// joinScript gives users one place each in the line, or tells why not,
 	// and reads their standings after.
-	joinScript = luascript.Load(luaFiles, "standing.lua", "join.lua")
+	joinScript = luascript.LoadWithPrelude(luaFiles, "standing.lua", "join.lua")
 	// statusScript reads users' standings, without writing.
-	statusScript = luascript.Load(luaFiles, "standing.lua", "status.lua")
+	statusScript = luascript.LoadWithPrelude(luaFiles, "standing.lua", "status.lua")
 	// admitScript lapses admissions that ran out and admits the next places, as many as the units left.
-	admitScript = luascript.Load(luaFiles, "note.lua", "admit.lua")
+	admitScript = luascript.LoadWithPrelude(luaFiles, "note.lua", "admit.lua")
 	// finishScript uses admissions up with their buyers' final answers.
-	finishScript = luascript.Load(luaFiles, "finish.lua")
+	finishScript = luascript.LoadWithPrelude(luaFiles, "finish.lua")
 	// closeScript closes a room as sold out, if it still is.
-	closeScript = luascript.Load(luaFiles, "note.lua", "close.lua")
+	closeScript = luascript.LoadWithPrelude(luaFiles, "note.lua", "close.lua")
 	// seenScript records that an admitted buyer was seen now.
-	seenScript = luascript.Load(luaFiles, "seen.lua")
+	seenScript = luascript.LoadWithPrelude(luaFiles, "seen.lua")
 	// dueScript records when a user in line was told to come back.
-	dueScript = luascript.Load(luaFiles, "due.lua")
+	dueScript = luascript.LoadWithPrelude(luaFiles, "due.lua")
 )
 
 // ErrNotReplicated is returned when fewer Redis replicas than asked
@@ -106,8 +106,8 @@ type Window struct {
 func (s *Store) Open(ctx context.Context, activityID int64, w Window) error {
 	room := s.room(activityID)
 	pipe := s.rdb.TxPipeline()
-	pipe.HSet(ctx, room, "on", 1, "opens", w.OpensAt.UnixMilli(),
-		"starts", w.StartsAt.UnixMilli(), "ends", w.EndsAt.UnixMilli(), "seed", w.Seed, "hold", max(w.Hold, 1))
+	pipe.HSet(ctx, room, keys.RoomOn, 1, keys.RoomOpens, w.OpensAt.UnixMilli(), keys.RoomStarts, w.StartsAt.UnixMilli(),
+		keys.RoomEnds, w.EndsAt.UnixMilli(), keys.RoomSeed, w.Seed, keys.RoomHold, max(w.Hold, 1))
 	pipe.PExpireAt(ctx, room, w.EndsAt.Add(Retention))
 	if _, err := pipe.Exec(ctx); err != nil {
 		return fmt.Errorf("waitingroom: open room of activity %d: %w", activityID, err)
@@ -125,7 +125,7 @@ func (s *Store) Open(ctx context.Context, activityID int64, w Window) error {
 
 // Shut turns the activity's room off; places and admissions stay readable.
 func (s *Store) Shut(ctx context.Context, activityID int64) error {
-	if err := s.rdb.HSet(ctx, s.room(activityID), "on", 0).Err(); err != nil {
+	if err := s.rdb.HSet(ctx, s.room(activityID), keys.RoomOn, 0).Err(); err != nil {
 		return fmt.Errorf("waitingroom: shut room of activity %d: %w", activityID, err)
 	}
 	return nil
@@ -154,7 +154,8 @@ const maxStep = 2000
 
 // admit runs one step of the activity's room.
 func (s *Store) admit(ctx context.Context, activityID int64, p Pace) (step, error) {
-	res, err := s.replicated(ctx, activityID, admitScript, s.stepKeys(activityID), p.MinRate, p.MaxRate, p.TTL.Milliseconds(), maxStep, p.Idle.Milliseconds())
+	res, err := s.replicated(ctx, activityID, admitScript, s.stepKeys(activityID), p.MinRate, p.MaxRate, p.TTL.Milliseconds(), maxStep, p.Idle.Milliseconds(),
+		Retention.Milliseconds())
 	if err != nil {
 		return step{}, fmt.Errorf("waitingroom: admit in activity %d: %w", activityID, err)
 	}
@@ -171,7 +172,7 @@ func (s *Store) admit(ctx context.Context, activityID int64, p Pace) (step, erro
 // closeSoldOut closes the room as sold out if no unit is left and no
 // admission is open; the caller knows no unit can come back.
 func (s *Store) closeSoldOut(ctx context.Context, activityID int64) (bool, error) {
-	n, err := closeScript.Run(ctx, s.rdb, s.stepKeys(activityID)).Int64()
+	n, err := closeScript.Run(ctx, s.rdb, s.stepKeys(activityID), Retention.Milliseconds()).Int64()
 	if err != nil {
 		return false, fmt.Errorf("waitingroom: close activity %d: %w", activityID, err)
 	}
@@ -184,7 +185,8 @@ func (s *Store) finish(ctx context.Context, activityID int64, ends map[int64]str
 	if len(ends) == 0 {
 		return nil
 	}
-	args := make([]any, 0, 2*len(ends))
+	args := make([]any, 0, 1+2*len(ends))
+	args = append(args, Retention.Milliseconds())
 	for user, end := range ends {
 		args = append(args, user, end)
 	}
@@ -199,9 +201,9 @@ func (s *Store) finish(ctx context.Context, activityID int64, ends map[int64]str
 // the activity at all (neither on nor turned off).
 func (s *Store) admittedUntil(ctx context.Context, activityID, userID int64) (until time.Time, on bool, err error) {
 	pipe := s.rdb.Pipeline()
-	onCmd := pipe.HGet(ctx, s.room(activityID), "on")
+	onCmd := pipe.HGet(ctx, s.room(activityID), keys.RoomOn)
 	untilCmd := pipe.ZScore(ctx, s.space.WaitingAdmitted(activityID), strconv.FormatInt(userID, 10))
-	stopCmd := pipe.HMGet(ctx, s.space.Stock(activityID), stock.PausedField, stock.EndedField)
+	stopCmd := pipe.HMGet(ctx, s.space.Stock(activityID), keys.StockPaused, keys.StockEnded)
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return time.Time{}, false, fmt.Errorf("waitingroom: admission in activity %d: %w", activityID, err)
 	}
@@ -239,7 +241,7 @@ func (s *Store) seen(ctx context.Context, activityID, userID int64, busy time.Du
 // (due.lua), for the idle lapse of the admission they may get meanwhile.
 func (s *Store) due(ctx context.Context, activityID, userID int64, refresh time.Duration) error {
 	ks := []string{s.room(activityID), s.space.WaitingDue(activityID)}
-	if err := dueScript.Run(ctx, s.rdb, ks, userID, refresh.Milliseconds()).Err(); err != nil {
+	if err := dueScript.Run(ctx, s.rdb, ks, userID, refresh.Milliseconds(), Retention.Milliseconds()).Err(); err != nil {
 		return fmt.Errorf("waitingroom: due in activity %d: %w", activityID, err)
 	}
 	return nil
@@ -259,7 +261,7 @@ func (s *Store) lost(ctx context.Context, activityID int64) (bool, error) {
 // waiting) and the admissions open.
 func (s *Store) counts(ctx context.Context, activityID int64) (waiting, admitted int64, err error) {
 	pipe := s.rdb.Pipeline()
-	closed := pipe.HGet(ctx, s.room(activityID), "closed")
+	closed := pipe.HGet(ctx, s.room(activityID), keys.RoomClosed)
 	line := pipe.ZCard(ctx, s.space.WaitingLine(activityID))
 	open := pipe.ZCard(ctx, s.space.WaitingAdmitted(activityID))
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
@@ -299,7 +301,7 @@ func (s *Store) rooms(ctx context.Context, now time.Time, grace time.Duration) (
 		if err != nil || id <= 0 {
 			continue
 		}
-		cmds[id] = pipe.HMGet(ctx, s.room(id), "on", "closed")
+		cmds[id] = pipe.HMGet(ctx, s.room(id), keys.RoomOn, keys.RoomClosed)
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("waitingroom: read rooms: %w", err)

@@ -107,7 +107,7 @@ func TestAdmissionsHoldTheirUnits(t *testing.T) {
 		t.Fatalf("second step: %+v, %v; want nobody more: every unit is held", res, err)
 	}
 	// User 4 is not admitted: the deduct refuses it and takes nothing.
-	_, _, err = sk.Deduct(ctx, 1, stock.Grant{Fence: 1, Token: "a"}, 2, 1, 4)
+	_, _, _, err = sk.DeductEach(ctx, 1, stock.Grant{Fence: 1, Token: "a"}, []int64{1, 4}, []int64{1, 1})
 	var refused *stock.NotAdmittedError
 	if !errors.As(err, &refused) || !slices.Equal(refused.Buyers, []int{1}) {
 		t.Fatalf("deduct for 1 and 4: %v; want 4 (index 1) refused", err)
@@ -115,7 +115,7 @@ func TestAdmissionsHoldTheirUnits(t *testing.T) {
 	if left, _ := sk.Remaining(ctx, 1); left != 3 {
 		t.Fatalf("a refused deduct took units: %d left", left)
 	}
-	if taken, _, err := sk.Deduct(ctx, 1, stock.Grant{Fence: 2, Token: "b"}, 1, 1); err != nil || taken != 1 {
+	if _, taken, _, err := sk.DeductEach(ctx, 1, stock.Grant{Fence: 2, Token: "b"}, []int64{1}, []int64{1}); err != nil || taken != 1 {
 		t.Fatalf("deduct for admitted 1: %d, %v", taken, err)
 	}
 	// 1 bought; a rejected buyer (2) gives their unit to the next in line.
@@ -166,7 +166,7 @@ func TestClosesWhenSoldOutAndReopens(t *testing.T) {
 	if closed, _ := st.closeSoldOut(ctx, 1); closed {
 		t.Fatal("closed with an admission open")
 	}
-	if _, _, err := sk.Deduct(ctx, 1, stock.Grant{Fence: 1, Token: "a"}, 1, 1); err != nil {
+	if _, _, _, err := sk.DeductEach(ctx, 1, stock.Grant{Fence: 1, Token: "a"}, []int64{1}, []int64{1}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.finish(ctx, 1, map[int64]string{1: "d:o1"}); err != nil {
@@ -217,7 +217,7 @@ func TestAnAdmissionHoldsThePerUserLimit(t *testing.T) {
 		t.Fatalf("again: %+v, %v; want nobody more: 6 units held, 1 free", res, err)
 	}
 	// An admitted buyer buys 1 of their 3; 2 + the free 1 make a hold.
-	if taken, _, err := sk.Deduct(ctx, 1, stock.Grant{Fence: 2, Token: "a"}, 1, 1); err != nil || taken != 1 {
+	if _, taken, _, err := sk.DeductEach(ctx, 1, stock.Grant{Fence: 2, Token: "a"}, []int64{1}, []int64{1}); err != nil || taken != 1 {
 		t.Fatalf("admitted user 1 buys 1: %d, %v", taken, err)
 	}
 	if err := st.finish(ctx, 1, map[int64]string{1: "d:o1"}); err != nil {

@@ -61,7 +61,7 @@ func (c *cluster) finalState(ctx context.Context, acts []int64, healed time.Time
 	for _, id := range acts {
 		a := activityState{Balanced: -1}
 		for {
-			books, err := reread(ctx, func(ctx context.Context) ([]seckill.Books, error) { return orders.Books(ctx, id) })
+			books, err := reread(ctx, func(ctx context.Context) ([]seckill.Books, error) { return orders.Activities.Books(ctx, id) })
 			if err == nil && len(books) != 1 {
 				err = fmt.Errorf("activity %d: %d books", id, len(books))
 			}
