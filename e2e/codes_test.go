@@ -75,7 +75,7 @@ func TestEveryErrorCodeOverHTTP(t *testing.T) {
 			return s.do("POST", orders(other), `{"quantity":1,"x":"`+strings.Repeat("a", 70<<10)+`"}`, buyer(2))
 		}, 413, "request_too_large"},
 		{"busy", func() response {
-			lk, err := s.locks.Obtain(context.Background(), keys.Lock(s.prefix, other), 5*time.Second, nil)
+			lk, err := s.locks.Obtain(context.Background(), keys.NewSpace(s.prefix).Lock(other), 5*time.Second, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -220,7 +220,7 @@ func TestDatabaseUnreachableAfterDeduct(t *testing.T) {
 			t.Errorf("buy with the database down: %d %s, want 503 with Retry-After", r.status, r.raw)
 		}
 	}
-	if left, err := s.rdb.HGet(context.Background(), keys.Stock(s.prefix, act), "remaining").Int64(); err != nil || left != total {
+	if left, err := s.rdb.HGet(context.Background(), keys.NewSpace(s.prefix).Stock(act), "remaining").Int64(); err != nil || left != total {
 		t.Errorf("Redis remaining %d (%v) after failed writes, want %d: a unit was not returned", left, err, total)
 	}
 	if err := dp.SetDown(false); err != nil {

@@ -403,7 +403,7 @@ func (s *stack) waitForOrders(activities []int64, n int, within time.Duration) {
 // makes it undercount, never overcount.
 func (s *stack) waitForUnitsInTransit(activities []int64, total int64, n int64, within time.Duration) int64 {
 	s.t.Helper()
-	st := stock.New(s.rdb, s.prefix)
+	st := stock.New(s.rdb, keys.NewSpace(s.prefix))
 	ctx := context.Background()
 	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
 		var remaining, orders int64
@@ -458,7 +458,7 @@ func (s *stack) checkBooksDirect(activity, total int64, createdOrders map[string
 func (s *stack) awaitLockFree(a int64) {
 	s.t.Helper()
 	for gone := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		n, err := s.rdb.Exists(context.Background(), keys.Lock(s.prefix, a)).Result()
+		n, err := s.rdb.Exists(context.Background(), keys.NewSpace(s.prefix).Lock(a)).Result()
 		if err == nil && n == 0 {
 			return
 		}
@@ -473,7 +473,7 @@ func (s *stack) heldLocks(activities []int64) []int64 {
 	s.t.Helper()
 	var held []int64
 	for _, a := range activities {
-		n, err := s.rdb.Exists(context.Background(), keys.Lock(s.prefix, a)).Result()
+		n, err := s.rdb.Exists(context.Background(), keys.NewSpace(s.prefix).Lock(a)).Result()
 		if err != nil {
 			s.t.Fatal(err)
 		}

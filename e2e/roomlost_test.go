@@ -27,7 +27,7 @@ func TestLostRoomFailsClosedUntilTheSweep(t *testing.T) {
 		t.Fatalf("no admission, room in Redis: %d %s, want 403 not_admitted", r.status, r.raw)
 	}
 	ctx := context.Background()
-	if err := s.rdb.Del(ctx, keys.WaitingRoom(s.prefix, act)).Err(); err != nil {
+	if err := s.rdb.Del(ctx, keys.NewSpace(s.prefix).WaitingRoom(act)).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if r := s.buy(act, 1, nil); r.status != http.StatusServiceUnavailable {
@@ -50,7 +50,7 @@ func TestLostRoomFailsClosedUntilTheSweep(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if n, err := s.rdb.Exists(ctx, keys.WaitingRoom(s.prefix, act)).Result(); err != nil || n != 1 {
+	if n, err := s.rdb.Exists(ctx, keys.NewSpace(s.prefix).WaitingRoom(act)).Result(); err != nil || n != 1 {
 		t.Errorf("room hash after the restore: %d, %v", n, err)
 	}
 }

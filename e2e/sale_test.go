@@ -179,7 +179,7 @@ func TestSeedHandlerOversells(t *testing.T) {
 		for _, c := range s.ordersInDB(act) {
 			n += c
 		}
-		left, _ := s.rdb.HGet(context.Background(), keys.Stock(s.prefix, act), "remaining").Int64()
+		left, _ := s.rdb.HGet(context.Background(), keys.NewSpace(s.prefix).Stock(act), "remaining").Int64()
 		t.Logf("seed handler, sale %d: %d orders for %d units, Redis remaining %d, answers %v", round+1, n, sc.total, left, res.statuses)
 		if int64(n) > sc.total {
 			return
@@ -311,7 +311,7 @@ var _ = redis.Nil
 func TestLockWaitWaitsForTheLock(t *testing.T) {
 	s := newStack(t, stackOptions{lockWait: time.Second})
 	act := s.createActivity(5)
-	lk, err := s.locks.Obtain(context.Background(), keys.Lock(s.prefix, act), 5*time.Second, nil)
+	lk, err := s.locks.Obtain(context.Background(), keys.NewSpace(s.prefix).Lock(act), 5*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +324,7 @@ func TestLockWaitWaitsForTheLock(t *testing.T) {
 		t.Errorf("bought after %v: the lock was not held", d)
 	}
 
-	held, err := s.locks.Obtain(context.Background(), keys.Lock(s.prefix, act), 5*time.Second, nil)
+	held, err := s.locks.Obtain(context.Background(), keys.NewSpace(s.prefix).Lock(act), 5*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,7 +96,7 @@ func TestClusterSaleAcrossPrimaries(t *testing.T) {
 	cc := s.rdb.(*redis.ClusterClient)
 	for i := range ids {
 		ids[i] = s.createActivity(total)
-		node, err := cc.MasterForKey(context.Background(), keys.Stock(s.prefix, ids[i]))
+		node, err := cc.MasterForKey(context.Background(), keys.NewSpace(s.prefix).Stock(ids[i]))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,7 +182,7 @@ func TestClusterFailoverMidSale(t *testing.T) {
 	s := topologyStack(t, "cluster")
 	cc := s.rdb.(*redis.ClusterClient)
 	failoverMidSale(t, s, 3, func(hot int64) (victim *redis.Client) {
-		node, err := cc.MasterForKey(context.Background(), keys.Stock(s.prefix, hot))
+		node, err := cc.MasterForKey(context.Background(), keys.NewSpace(s.prefix).Stock(hot))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -522,14 +522,14 @@ func TestFailoverLeavesRedisBehind(t *testing.T) {
 			}
 		}
 		// The failover: the fence counter and the last deduct are lost.
-		fenceKey, err := lock.FenceKey(keys.Lock(s.prefix, id))
+		fenceKey, err := lock.FenceKey(keys.NewSpace(s.prefix).Lock(id))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := s.rdb.Set(ctx, fenceKey, 1, 0).Err(); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.rdb.HIncrBy(ctx, keys.Stock(s.prefix, id), "remaining", 1).Err(); err != nil {
+		if err := s.rdb.HIncrBy(ctx, keys.NewSpace(s.prefix).Stock(id), "remaining", 1).Err(); err != nil {
 			t.Fatal(err)
 		}
 

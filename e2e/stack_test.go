@@ -26,11 +26,11 @@ import (
 	"github.com/sethvargo/go-retry"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/books"
+	"github.com/seckill-oss/seckill/internal/app"
 	"github.com/seckill-oss/seckill/internal/httpapi"
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
-	"github.com/seckill-oss/seckill/internal/purchase"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 	"github.com/seckill-oss/seckill/internal/testkit/wiring"
@@ -144,18 +144,7 @@ func (s *stack) start() {
 	s.users = usercheck.New(usercheck.Config{BaseURL: s.stubURL, Timeout: opt.userCheckTimeout, Breaker: opt.breaker})
 	s.locks = lock.New(svcRedis, nil)
 	t.Cleanup(func() { _ = s.locks.Close() })
-	s.svc, err = wiring.New(purchase.Config{
-		LockTTL:          opt.lockTTL,
-		UserCheckTimeout: opt.userCheckTimeout,
-		LockWait:         opt.lockWait,
-		KeyPrefix:        s.prefix,
-	}, books.Config{}, purchase.Deps{
-		Locks:    s.locks,
-		Stock:    stock.New(svcRedis, s.prefix),
-		Orders:   orders,
-		Users:    s.users,
-		Registry: prometheus.NewRegistry(),
-	})
+	s.svc, err = wiring.New(app.Config{Keys: keys.NewSpace(s.prefix), Lease: lock.Policy{TTL: opt.lockTTL, CallTimeout: opt.userCheckTimeout, Wait: opt.lockWait}}, app.Deps{Redis: svcRedis, Locks: s.locks, Orders: orders, Users: s.users, Registry: prometheus.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,7 +393,7 @@ func (s *stack) books(activity int64) seckill.Books {
 				got, err = db.Activities.Books(ctx, activity)
 			}
 			if err == nil {
-				err = stock.New(s.rdb, s.prefix).FillBooks(ctx, got)
+				err = stock.New(s.rdb, keys.NewSpace(s.prefix)).FillBooks(ctx, got)
 			}
 			return retry.RetryableError(err)
 		})

@@ -19,34 +19,25 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/books"
-	"github.com/seckill-oss/seckill/internal/catalog"
+	"github.com/seckill-oss/seckill/internal/app"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
-	"github.com/seckill-oss/seckill/internal/purchase"
 	"github.com/seckill-oss/seckill/internal/redismetrics"
-	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/usercheck"
-	"github.com/seckill-oss/seckill/internal/waitingroom"
 	"github.com/seckill-oss/seckill/migrations"
 )
 
-// backend is the purchase service and the books side with the stores they
-// run on. serve and
-// reconcile share it, so both take the production code path.
+// backend is the service's core (internal/app) with the stores it runs on.
+// serve and reconcile share it, so both take the production code path.
 type backend struct {
-	log     *slog.Logger
-	mini    *miniredis.Miniredis // nil unless Redis is embedded
-	rdb     redis.UniversalClient
-	dbDir   string // temp dir of the embedded database; "" when external
-	dsn     string // SECKILL_MYSQL_DSN; "" when embedded
-	orders  *order.Store
-	locks   *lock.Client
-	service *purchase.Service
-	books   *books.Service
-	catalog *catalog.Catalog
-	rooms   *waitingroom.Room
+	log    *slog.Logger
+	mini   *miniredis.Miniredis // nil unless Redis is embedded
+	rdb    redis.UniversalClient
+	dbDir  string // temp dir of the embedded database; "" when external
+	dsn    string // SECKILL_MYSQL_DSN; "" when embedded
+	orders *order.Store
+	locks  *lock.Client
+	core   *app.Core
 	// stopClock stops the goroutine that moves the embedded Redis's TTLs
 	// with real time; nil unless Redis is embedded.
 	stopClock func()
@@ -76,92 +67,11 @@ func openBackend(ctx context.Context, cfg config, users usercheck.Verifier, log 
 		return nil, err
 	}
 	b.locks = lock.New(b.rdb, &lock.Options{Observer: lock.NewMetrics(reg, log), Logger: log})
-	b.catalog = catalog.New(b.orders, nil)
-	if b.rooms, err = openRooms(cfg, b, users, log, reg); err != nil {
-		return nil, err
-	}
-	st := stock.New(b.rdb, cfg.KeyPrefix)
-	b.service, err = purchase.New(cfg.purchase(), purchase.Deps{
-		Locks: b.locks, Stock: st, Orders: b.orders, Catalog: b.catalog,
-		Users: users, Rooms: b.rooms, Logger: log, Registry: reg,
-	})
+	b.core, err = app.New(cfg.core(), app.Deps{Redis: b.rdb, Locks: b.locks, Orders: b.orders, Users: users, Logger: log, Registry: reg})
 	if err != nil {
-		return nil, fmt.Errorf("purchase service: %w", err)
-	}
-	if b.books, err = openBooks(cfg, b, st, log, reg); err != nil {
 		return nil, err
 	}
 	return b, nil
-}
-
-// openBooks builds the books side over the purchase service's stores and
-// catalog, its loads moving the purchase path's sold-out marks.
-func openBooks(cfg config, b *backend, st *stock.Store, log *slog.Logger, reg prometheus.Registerer) (*books.Service, error) {
-	svc, err := books.New(books.Config{
-		LockTTL:      cfg.LockTTL,
-		LockWait:     cfg.LockWait,
-		KeyPrefix:    cfg.KeyPrefix,
-		BooksSweep:   cfg.BooksSweep,
-		RequirePrice: cfg.requirePrice(),
-		// Expiries give units back until the last order's pay_by.
-		BooksAfterEnd: cfg.PaymentWindow + time.Hour,
-	}, books.Deps{
-		Locks: b.locks, Stock: st, Orders: b.orders, Catalog: b.catalog, Sales: b.service,
-		Rooms: b.rooms, Logger: log, Registry: reg,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("books: %w", err)
-	}
-	return svc, nil
-}
-
-// openRooms builds the waiting rooms over the backend's Redis; they ask the
-// purchase service (built next) about activities and holders.
-func openRooms(cfg config, b *backend, users usercheck.Verifier, log *slog.Logger, reg prometheus.Registerer) (*waitingroom.Room, error) {
-	rooms, err := waitingroom.New(waitingroom.Config{
-		AdmissionTTL:  cfg.AdmissionTTL,
-		MaxRate:       cfg.AdmissionRate,
-		MaxPlaces:     int64(cfg.RoomMaxPlaces),
-		MaxHeld:       heldCap(cfg.RoomMaxHeld),
-		AdmissionIdle: cfg.AdmissionIdle,
-		Payments:      cfg.PaymentURL != "" || cfg.embedded(),
-	}, waitingroom.Deps{
-		Store: waitingroom.NewStore(b.rdb, cfg.KeyPrefix, cfg.WaitReplicas, cfg.WaitTimeout),
-		Activity: func(ctx context.Context, id int64) (seckill.Activity, error) {
-			return b.catalog.Visible(ctx, id)
-		},
-		Holder: func(ctx context.Context, activityID, userID int64, inBuyers bool) (seckill.Order, bool) {
-			return b.service.HeldOrder(ctx, activityID, userID, inBuyers)
-		},
-		Verify: roomVerify(users),
-		Sold: func(ctx context.Context, activityID int64) (held, unpaid, total int64, err error) {
-			return b.books.Sold(ctx, activityID)
-		},
-		Log:        log,
-		Registerer: reg,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("waiting rooms: %w", err)
-	}
-	return rooms, nil
-}
-
-// heldCap is SECKILL_ROOM_MAX_HELD as the rooms read it: 0 there is the
-// default, so none held is below 0.
-func heldCap(n int) int64 {
-	if n == 0 {
-		return -1
-	}
-	return int64(n)
-}
-
-// roomVerify is the rooms' user check: none for approve-all, so a join
-// needs no step between its standing and its place (one Redis call).
-func roomVerify(users usercheck.Verifier) func(ctx context.Context, userID, activityID int64) error {
-	if _, approveAll := users.(usercheck.ApproveAll); approveAll {
-		return nil
-	}
-	return users.Verify
 }
 
 // openRedis connects to the configured Redis, or starts the embedded one
@@ -233,11 +143,8 @@ func (b *backend) openOrders(ctx context.Context, cfg config, reg prometheus.Reg
 // there for whatever the one before it does while closing.
 func (b *backend) Close() error {
 	var errs []error
-	if b.books != nil {
-		errs = append(errs, b.books.Close())
-	}
-	if b.service != nil {
-		errs = append(errs, b.service.Close())
+	if b.core != nil {
+		errs = append(errs, b.core.Close())
 	}
 	if b.locks != nil {
 		errs = append(errs, b.locks.Close())

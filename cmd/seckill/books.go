@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/stock"
 )
@@ -44,7 +45,7 @@ func readBooks(ctx context.Context, getenv func(string) string, stderr io.Writer
 			return nil, fmt.Errorf("activity %d: %w", id, order.ErrActivityNotFound)
 		}
 	}
-	if err := stock.New(b.rdb, cfg.KeyPrefix).FillBooks(ctx, all); err != nil {
+	if err := stock.New(b.rdb, keys.NewSpace(cfg.KeyPrefix)).FillBooks(ctx, all); err != nil {
 		return nil, fmt.Errorf("read the stock in Redis: %w", err)
 	}
 	return all, nil

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
@@ -53,7 +54,7 @@ func TestBooksCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = orders.Close() })
-	stocks := stock.New(rdb, prefix)
+	stocks := stock.New(rdb, keys.NewSpace(prefix))
 	now := time.Now().UTC()
 	var ids []int64
 	for range 2 {

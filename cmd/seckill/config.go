@@ -12,10 +12,15 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/seckill-oss/seckill/internal/app"
+	"github.com/seckill-oss/seckill/internal/books"
+	"github.com/seckill-oss/seckill/internal/keys"
+	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/outbound"
 	"github.com/seckill-oss/seckill/internal/purchase"
 	"github.com/seckill-oss/seckill/internal/tracing"
+	"github.com/seckill-oss/seckill/internal/waitingroom"
 )
 
 // config is the service's configuration, read from the environment through
@@ -70,7 +75,7 @@ type config struct {
 	// loopback (a provider reached through a trusted sidecar).
 	PaymentAllowHTTP bool
 
-	// Secrets of the edge's optional checks (config_edge.go); never logged.
+	// Secrets of the edge's optional checks (strict.go); never logged.
 	PaymentSecretPrevious string // also accepted on callbacks: a rotation
 	IdentitySecret        string // "": X-User-ID is trusted unsigned
 	// IdentityLegacy: the legacy identity signature (no version header) is
@@ -121,7 +126,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 	// lease, a WAIT inside its write reserve) are its own: checked there,
 	// once the settings themselves read well.
 	if len(e.errs) == 0 {
-		if err := c.purchase().Check(); err != nil {
+		if err := c.core().Check(); err != nil {
 			e.fail(err)
 		}
 		if err := c.kafkaOptions(); err != nil {
@@ -178,33 +183,36 @@ var configRules = []func(c config) error{
 	checkKafkaSecurity,
 }
 
-// purchase is the purchase path's part of the configuration.
-func (c config) purchase() purchase.Config {
-	return purchase.Config{
-		LockTTL:          c.LockTTL,
-		UserCheckTimeout: c.UserCheckTimeout,
-		LockWait:         c.LockWait,
-		QueueMax:         c.QueueMax,
-		QueueMaxTotal:    c.QueueMaxTotal,
-		KeyPrefix:        c.KeyPrefix,
-		WaitReplicas:     c.WaitReplicas,
-		WaitTimeout:      c.WaitTimeout,
+// core is the settings of the service's core (internal/app): the key
+// space and the lock's lease built once here, for every part that names
+// keys or takes the lock.
+func (c config) core() app.Config {
+	cc := app.Config{
+		Keys:  keys.NewSpace(c.KeyPrefix),
+		Lease: lock.Policy{TTL: c.LockTTL, Wait: c.LockWait, CallTimeout: c.UserCheckTimeout},
+		Purchase: purchase.Config{
+			QueueMax:      c.QueueMax,
+			QueueMaxTotal: c.QueueMaxTotal,
+			WaitReplicas:  c.WaitReplicas,
+			WaitTimeout:   c.WaitTimeout,
+		},
+		Books: books.Config{
+			BooksSweep:   c.BooksSweep,
+			RequirePrice: c.requirePrice(),
+			// Expiries give units back until the last order's pay_by.
+			BooksAfterEnd: c.PaymentWindow + time.Hour,
+		},
+		Rooms: &waitingroom.Config{
+			AdmissionTTL:  c.AdmissionTTL,
+			MaxRate:       c.AdmissionRate,
+			MaxPlaces:     int64(c.RoomMaxPlaces),
+			MaxHeld:       heldCap(c.RoomMaxHeld),
+			AdmissionIdle: c.AdmissionIdle,
+			Payments:      c.PaymentURL != "" || c.embedded(),
+		},
 	}
+	return cc
 }
-
-// defaultRatePerUser is the per-user limit when SECKILL_RATE_PER_USER is
-// unset: on by default, so one user id cannot spend the instance
-// alone, and generous enough that no person, nor an app's retries, nor a
-// test's 100 concurrent purchases by one user (the burst, userBurstSeconds'
-// worth) ever meets it.
-const defaultRatePerUser = 50
-
-// defaultRatePerUserReads is the per-user limit of the other buyer routes
-// when SECKILL_RATE_PER_USER_READS is unset: a person's polling,
-// a result page every second or a waiting room's refresh_s, is far below
-// it, and with userBurstSeconds' burst 80 reads at once pass; one user's
-// scraper of orders/mine or queue/mine is not.
-const defaultRatePerUserReads = 20
 
 // userBurstSeconds is how many seconds' worth of the per-user rate a user
 // may spend at once: 200 attempts at the default rate, so even two rounds of
@@ -307,4 +315,58 @@ func envOr(getenv func(string) string, name, def string) string {
 func loopbackURL(raw string) bool {
 	u, err := url.Parse(raw)
 	return err == nil && isLoopbackHost(u.Hostname())
+}
+
+// heldCap is SECKILL_ROOM_MAX_HELD as the rooms read it: 0 there is the
+// default, so none held is below 0.
+func heldCap(n int) int64 {
+	if n == 0 {
+		return -1
+	}
+	return int64(n)
+}
+
+// checkMode holds serve and demo to their stores: serve never falls back to
+// the in-process ones, and the demo, which approves every user, prints an
+// admin token and serves an unauthenticated payment stub, listens on
+// loopback only (127.0.0.1:8080 unless SECKILL_HTTP_ADDR names another
+// loopback address), and so does its admin listener (SECKILL_ADMIN_ADDR),
+// which serves the ops API, /metrics and pprof.
+func checkMode(cfg *config, demo, addrSet bool) error {
+	// Both stores or neither: Redis without the database would write orders
+	// to a throwaway file and reuse their ids over Redis's keys after a
+	// restart; the database without Redis would sell from a stock that
+	// vanishes on exit.
+	switch {
+	case cfg.RedisURL != "" && cfg.MySQLDSN == "":
+		return errors.New("SECKILL_MYSQL_DSN is required when SECKILL_REDIS_URL is set: orders must go to the database that outlives the process")
+	case cfg.MySQLDSN != "" && cfg.RedisURL == "":
+		return errors.New("SECKILL_REDIS_URL is required when SECKILL_MYSQL_DSN is set: the stock must live in a Redis every instance shares")
+	}
+	switch {
+	case !demo && cfg.embedded():
+		return errors.New("serve needs SECKILL_REDIS_URL and SECKILL_MYSQL_DSN, and both are unset; for the in-process demo run `seckill demo`")
+	case !demo:
+		return nil
+	case !cfg.embedded():
+		return errors.New("demo runs on in-process stores only: unset SECKILL_REDIS_URL and SECKILL_MYSQL_DSN, or run `seckill serve`")
+	}
+	if cfg.AdminAddr != "" && !loopbackAddr(cfg.AdminAddr) {
+		return fmt.Errorf("SECKILL_ADMIN_ADDR=%q: the demo listens on a loopback address only (such as 127.0.0.1:9091): its admin token is printed and its ops API, /metrics and pprof must not be reachable from the network", cfg.AdminAddr)
+	}
+	if !addrSet {
+		cfg.HTTPAddr = demoAddr
+		return nil
+	}
+	if !loopbackAddr(cfg.HTTPAddr) {
+		return fmt.Errorf("SECKILL_HTTP_ADDR=%q: the demo listens on a loopback address only (such as 127.0.0.1:8080): it approves every user and serves an unauthenticated payment stub", cfg.HTTPAddr)
+	}
+	return nil
+}
+
+// loopbackAddr reports whether a listen address (host:port) is on loopback
+// only; an empty host is every interface.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	return err == nil && isLoopbackHost(host)
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
 
 // curlLine is one printed `curl` line, as curl would run it.
@@ -227,7 +229,7 @@ func TestDemoLinesInOrder(t *testing.T) {
 	}
 	// The callback was answered, not left waiting.
 	var sent string
-	waitFor(t, 5*time.Second, func() bool {
+	testenv.WaitFor(t, 5*time.Second, "the payment stub's callback sent", func() bool {
 		for _, l := range strings.Split(p.stderr.String(), "\n") {
 			if strings.Contains(l, `"paystub: callback sent"`) {
 				sent = l
@@ -273,7 +275,7 @@ func tailEvents(t *testing.T, out string) {
 		t.Fatalf("%q: the events line runs %q, not %s (the README's command)", line, words[0], readmeDemoCommand(t))
 	}
 	tail := start(t, env, words[len(cmd):]...)
-	waitFor(t, 10*time.Second, func() bool { return strings.Contains(tail.stdout.String(), `"type":"order.created"`) })
+	testenv.WaitFor(t, 10*time.Second, "events tail to print order.created", func() bool { return strings.Contains(tail.stdout.String(), `"type":"order.created"`) })
 	if err := tail.stop(); err != nil {
 		t.Errorf("%q: %v", line, err)
 	}
@@ -294,17 +296,6 @@ func readmeDemoCommand(t *testing.T) string {
 	}
 	t.Fatal("README.md gives no go run ./cmd/seckill line")
 	return ""
-}
-
-func waitFor(t *testing.T, d time.Duration, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in time")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // readmeCurlCount is how many curl lines README.md says the demo prints:

@@ -22,9 +22,6 @@ const (
 	eventsOff   = "off"
 )
 
-// defaultEventsTopic is SECKILL_EVENTS_KAFKA_TOPIC's default.
-const defaultEventsTopic = "seckill.orders"
-
 // eventsConfig is the order events' part of the configuration.
 type eventsConfig struct {
 	Sink         string   // eventsRedis, eventsKafka or eventsOff
@@ -77,7 +74,7 @@ func (c *config) kafkaOptions() error {
 // kafkaPlainInClear says why SASL PLAIN without TLS to a broker that is
 // not loopback is unsafe ("" when it is not in force): PLAIN sends the
 // password as it is, so anyone on the path could read it and produce
-// forged order events. The secure defaults refuse it (strictRules).
+// forged order events. The secure defaults refuse it (secureRules).
 func kafkaPlainInClear(c config) string {
 	k := c.Events.Kafka
 	if c.Events.Sink != eventsKafka || k.Mechanism != outbox.SASLPlain || k.TLS {

@@ -552,7 +552,7 @@ func TestShutdownFinishesInFlight(t *testing.T) {
 	// The batch takes the activity's lock before it asks the stub, which
 	// answers 300 ms later: once the lock exists the purchase is under way.
 	rdb := testenv.Redis(t)
-	lockKey := keys.Lock(env["SECKILL_KEY_PREFIX"], id)
+	lockKey := keys.NewSpace(env["SECKILL_KEY_PREFIX"]).Lock(id)
 	for deadline := time.Now().Add(20 * time.Second); rdb.Exists(context.Background(), lockKey).Val() == 0; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the purchase never took the activity's lock")

@@ -71,7 +71,7 @@ func TestDashboardMetricsExist(t *testing.T) {
 		t.Fatalf("audit: %d", code)
 	}
 	other := createAndPreload(t, base, admin, 1)
-	testenv.Redis(t).Del(context.Background(), keys.Stock(env["SECKILL_KEY_PREFIX"], other))
+	testenv.Redis(t).Del(context.Background(), keys.NewSpace(env["SECKILL_KEY_PREFIX"]).Stock(other))
 	if code, v := call(t, "POST", fmt.Sprintf("%s/api/v1/activities/%d/orders", base, other), map[string]string{"X-User-ID": "3"}, ""); code != http.StatusServiceUnavailable {
 		t.Fatalf("purchase with the stock gone from Redis: %d %v, want 503", code, v)
 	}

@@ -81,7 +81,7 @@ func reconcile(ctx context.Context, args []string, getenv func(string) string, s
 			return err
 		}
 	}
-	r, err := b.books.Reconcile(ctx, *id)
+	r, err := b.core.Books.Reconcile(ctx, *id)
 	if err != nil {
 		return fmt.Errorf("reconcile activity %d: %w", *id, err)
 	}
@@ -138,7 +138,7 @@ func printJSON(w io.Writer, v any) error {
 // written where no instance reads it while the real one stays as it was.
 // After Redis really lost the activity's data, -force goes on.
 func checkStockPrefix(ctx context.Context, b *backend, prefix string, id int64) error {
-	key := keys.Stock(prefix, id)
+	key := keys.NewSpace(prefix).Stock(id)
 	n, err := b.rdb.Exists(ctx, key).Result()
 	if err != nil {
 		return fmt.Errorf("reconcile activity %d: Redis did not answer: %w", id, err)

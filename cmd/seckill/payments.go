@@ -17,7 +17,6 @@ import (
 	"github.com/seckill-oss/seckill/internal/httpapi"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/payment"
-	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/stubhttp"
 )
 
@@ -66,15 +65,14 @@ func openPayments(cfg config, embedded bool, b *backend, log *slog.Logger, reg p
 		RequireTimestamp: cfg.PaymentRequireTimestamp,
 		APIKey:           cfg.PaymentAPIKey,
 		LockTTL:          cfg.LockTTL,
-		KeyPrefix:        cfg.KeyPrefix,
 	}, payment.Deps{
 		Redis:  b.rdb,
 		Locks:  b.locks,
-		Stock:  stock.New(b.rdb, cfg.KeyPrefix),
+		Stock:  b.core.Stock,
 		Orders: b.orders,
 		// A unit an expiry gave back sells at once, not after the
 		// purchase path's sold-out mark is rechecked.
-		OnUnitReturned: b.service.ClearSoldOut,
+		OnUnitReturned: b.core.Sales.ClearSoldOut,
 		Logger:         log,
 		Registry:       reg,
 	})

@@ -51,7 +51,7 @@ func TestReconcileRefusesAPrefixWithoutStock(t *testing.T) {
 		!strings.Contains(err.Error(), "1 orders") {
 		t.Fatalf("reconcile under a prefix without the stock = %v, want a refusal naming SECKILL_KEY_PREFIX and -force", err)
 	}
-	if n := rdb.Exists(context.Background(), keys.Stock(wrong["SECKILL_KEY_PREFIX"], id)).Val(); n != 0 {
+	if n := rdb.Exists(context.Background(), keys.NewSpace(wrong["SECKILL_KEY_PREFIX"]).Stock(id)).Val(); n != 0 {
 		t.Fatal("the refused reconcile wrote stock under the wrong prefix")
 	}
 

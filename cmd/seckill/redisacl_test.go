@@ -18,6 +18,7 @@ import (
 
 	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/redisacl"
+	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
 
 const (
@@ -105,7 +106,7 @@ func aclSaleThrough(t *testing.T, certDir string) {
 		"SECKILL_KEY_PREFIX": env["SECKILL_KEY_PREFIX"],
 	}
 	events := start(t, tail, "events", "tail")
-	waitUntil(t, 20*time.Second, "events tail to print an order.paid event", func() bool {
+	testenv.WaitFor(t, 20*time.Second, "events tail to print an order.paid event", func() bool {
 		return strings.Contains(events.stdout.String(), `"type":"order.paid"`)
 	})
 	if err := events.stop(); err != nil {
@@ -156,7 +157,7 @@ func aclSale(t *testing.T, base, payBase string, admin map[string]string) {
 			t.Logf("last answer for the order: %v", mine)
 		}
 	})
-	waitUntil(t, 10*time.Second, "order "+first+" paid", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "order "+first+" paid", func() bool {
 		_, mine = call(t, "GET", orders+"/mine", map[string]string{"X-User-ID": "1"}, "")
 		return mine["status"] == "paid"
 	})
@@ -185,18 +186,18 @@ func aclRefusals(t *testing.T, addr, prefix string, tlsConfig *tls.Config) {
 		"the service's FLUSHALL":                        svc.FlushAll(ctx).Err(),
 		"the service's KEYS":                            svc.Keys(ctx, "*").Err(),
 		"the service's CONFIG SET":                      svc.ConfigSet(ctx, "maxmemory", "1").Err(),
-		"the service's GET of a key outside its prefix": svc.Get(ctx, "other:"+keys.Stock("", 1)).Err(),
-		"the service's SET of another prefix's stock":   svc.Set(ctx, keys.Stock("other:", 1), 1, 0).Err(),
+		"the service's GET of a key outside its prefix": svc.Get(ctx, "other:"+keys.Space{}.Stock(1)).Err(),
+		"the service's SET of another prefix's stock":   svc.Set(ctx, keys.NewSpace("other:").Stock(1), 1, 0).Err(),
 		"the consumer's XADD (a forged event)":          consumer.XAdd(ctx, &redis.XAddArgs{Stream: prefix + "events", Values: []any{"event", "{}"}}).Err(),
 		"the consumer's XDEL":                           consumer.XDel(ctx, prefix+"events", "0-1").Err(),
-		"the consumer's HSET of the stock":              consumer.HSet(ctx, keys.Stock(prefix, 1), "remaining", 100).Err(),
-		"an unauthenticated GET":                        anonymous.Get(ctx, keys.Stock(prefix, 1)).Err(),
+		"the consumer's HSET of the stock":              consumer.HSet(ctx, keys.NewSpace(prefix).Stock(1), "remaining", 100).Err(),
+		"an unauthenticated GET":                        anonymous.Get(ctx, keys.NewSpace(prefix).Stock(1)).Err(),
 	} {
 		if err == nil || !strings.HasPrefix(err.Error(), "NOPERM") {
 			t.Errorf("%s: %v, want NOPERM", what, err)
 		}
 	}
-	if err := svc.HGet(ctx, keys.Stock(prefix, 1), "remaining").Err(); err != nil && !errors.Is(err, redis.Nil) {
+	if err := svc.HGet(ctx, keys.NewSpace(prefix).Stock(1), "remaining").Err(); err != nil && !errors.Is(err, redis.Nil) {
 		t.Errorf("the service's HGET in its prefix: %v", err)
 	}
 }
@@ -219,18 +220,6 @@ func aclConsumerGroup(t *testing.T, consumer *redis.Client, stream string) {
 	}
 	if groups, err := consumer.XInfoGroups(ctx, stream).Result(); err != nil || len(groups) != 1 {
 		t.Fatalf("the consumer's XINFO GROUPS: %v %v", groups, err)
-	}
-}
-
-// waitUntil polls ok until it holds, failing the test after within.
-func waitUntil(t *testing.T, within time.Duration, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s after %v", what, within)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }
 

@@ -78,7 +78,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer l.close()
-	l.srv.RegisterOnShutdown(b.rooms.ReleaseHolds) // held requests must not hold up the shutdown
+	l.srv.RegisterOnShutdown(b.core.Rooms.ReleaseHolds) // held requests must not hold up the shutdown
 	ln := l.ln
 	pay.serving(ln.Addr())
 	if demo {
@@ -101,8 +101,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 // and rooms, and the payments.
 func apiDeps(b *backend, pay *payments, log *slog.Logger, reg *prometheus.Registry) httpapi.Deps {
 	return httpapi.Deps{
-		Service: edge{b.service, b.books}, Tasks: b.books, Pricer: b.books, Rooms: b.books, Queue: b.rooms,
-		Payments: pay.api(), Canceller: pay.canceller(), Stopper: b.books,
+		Service: edge{b.core.Sales, b.core.Books}, Tasks: b.core.Books, Pricer: b.core.Books, Rooms: b.core.Books, Queue: b.core.Rooms,
+		Payments: pay.api(), Canceller: pay.canceller(), Stopper: b.core.Books,
 		Logger: log, Registry: reg, Gatherer: reg,
 	}
 }
@@ -145,12 +145,12 @@ func startAdmitter(ctx context.Context, b *backend) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		b.rooms.Run(ctx)
+		b.core.Rooms.Run(ctx)
 	}()
 	return func() {
 		cancel()
 		<-done
-		b.rooms.ReleaseHolds()
+		b.core.Rooms.ReleaseHolds()
 	}
 }
 
@@ -344,7 +344,7 @@ func randomToken() string {
 // terminal how to try it. It returns the activity's id.
 func startDemo(ctx context.Context, b *backend, token string, printToken bool, addr net.Addr, stdout io.Writer) (int64, error) {
 	now := time.Now().UTC().Truncate(time.Second)
-	a, err := b.books.CreateActivity(ctx, seckill.Activity{
+	a, err := b.core.Books.CreateActivity(ctx, seckill.Activity{
 		Name:       "Moutai 53%",
 		TotalStock: 100,
 		StartsAt:   now.Add(-time.Minute),
@@ -355,7 +355,7 @@ func startDemo(ctx context.Context, b *backend, token string, printToken bool, a
 	if err != nil {
 		return 0, fmt.Errorf("create: %w", err)
 	}
-	if _, err := b.books.Preload(ctx, a.ID); err != nil {
+	if _, err := b.core.Books.Preload(ctx, a.ID); err != nil {
 		return 0, fmt.Errorf("preload: %w", err)
 	}
 	base := "http://" + hostPort(addr)
@@ -385,7 +385,7 @@ const demoRoomLead = 2 * time.Minute
 // startDemoRoom creates the demo's second activity, one with a waiting room,
 // and prints how to join, poll and buy.
 func startDemoRoom(ctx context.Context, b *backend, now time.Time, base string, stdout io.Writer) error {
-	a, err := b.books.CreateActivity(ctx, seckill.Activity{
+	a, err := b.core.Books.CreateActivity(ctx, seckill.Activity{
 		Name:        "Moutai 53% (waiting room)",
 		TotalStock:  10,
 		StartsAt:    now.Add(demoRoomLead),

@@ -3,11 +3,15 @@ package main
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agnivade/levenshtein"
 )
 
 // setting is one SECKILL_* variable serve reads: the table of them
@@ -31,6 +35,15 @@ type setting struct {
 	// this setting alone makes wrong. It may use the settings above it in
 	// the table; rules between settings are configRules'.
 	read func(c *config, e *envReader, v string)
+	// rules are the secure defaults' rules about this setting (strict.go).
+	rules []secureRule
+}
+
+// secure adds a rule of the secure defaults about the setting: unsafe
+// says, naming the setting, what is unsafe in a configuration.
+func (s setting) secure(action strictAction, unsafe func(c config) string) setting {
+	s.rules = append(slices.Clip(s.rules), secureRule{name: s.name, action: action, unsafe: unsafe})
+	return s
 }
 
 // readSettings reads every setting of the table into c, in the table's
@@ -204,3 +217,41 @@ const maxRoomPlaces = 100_000_000
 // maxRoomHeld bounds SECKILL_ROOM_MAX_HELD: each held request keeps a
 // connection and a goroutine, so ten million is past any one machine.
 const maxRoomHeld = 10_000_000
+
+// environ is the process's environment, a variable so tests can set it.
+var environ = os.Environ
+
+// otherVars are SECKILL_* variables that the scripts, docker-compose.yml
+// and `seckill redis-acl` read, not the service: no warning for them.
+var otherVars = []string{"SECKILL_DB_PASSWORD", "SECKILL_MIGRATE_DB_PASSWORD", "SECKILL_GALERA_SST_PASSWORD",
+	envRedisServicePassword, envRedisEventsPassword}
+
+// warnUnknownVars warns of each SECKILL_* variable of env (KEY=value) that
+// is not a setting of the table (settingsTable) nor one of otherVars,
+// naming the closest setting: a typo such as SECKILL_STRCT
+// would otherwise leave its setting at the default without a word. Values
+// are never logged.
+func warnUnknownVars(env []string, log *slog.Logger) {
+	known := settingNames()
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "SECKILL_") || knownSetting(name) || slices.Contains(otherVars, name) {
+			continue
+		}
+		log.Warn("unknown variable "+name+": the service does not read it; did you mean "+closestName(name, known)+"?",
+			"variable", name, "closest", closestName(name, known))
+	}
+}
+
+// closestName is the known name nearest name by edit distance, the first in
+// sort order on a tie.
+func closestName(name string, known []string) string {
+	best, bestDist := "", -1
+	for _, k := range known {
+		d := levenshtein.ComputeDistance(name, k)
+		if bestDist < 0 || d < bestDist || d == bestDist && k < best {
+			best, bestDist = k, d
+		}
+	}
+	return best
+}

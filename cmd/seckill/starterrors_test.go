@@ -110,7 +110,7 @@ func TestRedisClientLogIsStructured(t *testing.T) {
 	// go-redis logs from its pool after the dial failed, maybe after run
 	// returned.
 	var fromRedis int
-	waitFor(t, 5*time.Second, func() bool { return strings.Contains(stderr.String(), `"msg":"redis client"`) })
+	testenv.WaitFor(t, 5*time.Second, "go-redis's line in the JSON log", func() bool { return strings.Contains(stderr.String(), `"msg":"redis client"`) })
 	for _, line := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
 		var v map[string]any
 		if err := json.Unmarshal([]byte(line), &v); err != nil {

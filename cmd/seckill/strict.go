@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 )
 
@@ -19,30 +20,6 @@ const strictOff = "SECKILL_STRICT=false"
 
 // secretRecipe is how every message says to make a secret.
 const secretRecipe = "make one with `openssl rand -hex 32`"
-
-func readUserCheck(c *config, e *envReader, v string) {
-	switch v {
-	case "":
-	case "approve-all":
-		c.ApproveAll = true
-	default:
-		e.fail(fmt.Errorf("SECKILL_USERCHECK=%q: the only value is approve-all", v))
-	}
-}
-
-// readIdentity reads SECKILL_IDENTITY, after SECKILL_IDENTITY_SECRET.
-func readIdentity(c *config, e *envReader, v string) {
-	switch v {
-	case "":
-	case identityTrustedGateway:
-		c.TrustedGateway = true
-		if c.IdentitySecret != "" {
-			e.fail(errors.New("SECKILL_IDENTITY=trusted-gateway and SECKILL_IDENTITY_SECRET are both set: with a secret X-User-ID is signed, not trusted; unset one"))
-		}
-	default:
-		e.fail(fmt.Errorf("SECKILL_IDENTITY=%q: the only value is %s (X-User-ID trusted unsigned: only the gateway reaches the port)", v, identityTrustedGateway))
-	}
-}
 
 // What a rule of the secure defaults does under them (with
 // SECKILL_STRICT=false every rule that applies is named in one warning).
@@ -62,49 +39,15 @@ type secureRule struct {
 	unsafe func(c config) string
 }
 
-// strictRules are the secure defaults of serve, each stated once. The
-// embedded demo, on loopback, ignores them.
-var strictRules = []secureRule{
-	{"SECKILL_USERCHECK_URL", refuse, func(c config) string {
-		return when(c.UserCheckURL == "" && !c.ApproveAll, "SECKILL_USERCHECK_URL is unset: every buyer would be approved; set it to the user-verification service, or SECKILL_USERCHECK=approve-all to approve every buyer on purpose")
-	}},
-	{"SECKILL_IDENTITY_SECRET", refuse, func(c config) string {
-		return when(!loopbackAddr(c.HTTPAddr) && c.IdentitySecret == "" && !c.TrustedGateway, fmt.Sprintf("SECKILL_IDENTITY_SECRET is unset and SECKILL_HTTP_ADDR=%q is not loopback: anyone who reaches the port could act as any buyer; set SECKILL_IDENTITY_SECRET to the gateway's signing secret, or SECKILL_IDENTITY=%s if only the gateway reaches the port", c.HTTPAddr, identityTrustedGateway))
-	}},
-	{"SECKILL_PAYMENT_MERCHANT_ID", refuse, func(c config) string {
-		return when(c.PaymentURL != "" && c.PaymentMerchantID == "", "SECKILL_PAYMENT_MERCHANT_ID is unset with SECKILL_PAYMENT_URL: a paid answer's merchant would not be checked")
-	}},
-	secretRule("SECKILL_ADMIN_TOKEN", minSecretLen, func(c config) string { return c.AdminToken }),
-	secretRule("SECKILL_PAYMENT_SECRET", minStrictSecret, func(c config) string { return c.PaymentSecret }),
-	secretRule("SECKILL_PAYMENT_SECRET_PREVIOUS", minStrictSecret, func(c config) string { return c.PaymentSecretPrevious }),
-	secretRule("SECKILL_IDENTITY_SECRET", minStrictSecret, func(c config) string { return c.IdentitySecret }),
-	// Under the secure defaults false is only ever set on purpose; with
-	// SECKILL_STRICT=false it is the default, unsafe only with payments on.
-	{"SECKILL_PAYMENT_REQUIRE_TIMESTAMP", refuse, func(c config) string {
-		return when(!c.PaymentRequireTimestamp && (c.Strict || c.PaymentURL != ""), "SECKILL_PAYMENT_REQUIRE_TIMESTAMP=false accepts callbacks signed over the body alone, which a captured callback replays")
-	}},
-	{"SECKILL_REDIS_URL", refuse, redisWithoutCredentials},
-	{"SECKILL_EVENTS_KAFKA_SASL_MECHANISM", refuse, kafkaPlainInClear},
-	{"SECKILL_IDENTITY", warn, func(c config) string {
-		return when(c.TrustedGateway && !loopbackAddr(c.HTTPAddr), "SECKILL_IDENTITY=trusted-gateway: X-User-ID is trusted unsigned on a listener that is not loopback-only: only the gateway, which strips a client's X-User-ID, may reach it (see the trust boundary in docs/DEPLOY.md, Security)")
-	}},
-	{"SECKILL_USERCHECK", warn, func(c config) string {
-		return when(c.ApproveAll, "SECKILL_USERCHECK=approve-all: every buyer is approved without verification, on purpose")
-	}},
-	{"SECKILL_IDENTITY_LEGACY", warn, func(c config) string {
-		return when(c.IdentitySecret != "" && c.IdentityLegacy, "SECKILL_IDENTITY_LEGACY=true: the legacy identity signature, replayable across routes for its lifetime, is accepted")
-	}},
-	{"SECKILL_PAYMENT_URL", inForce, func(c config) string {
-		return when(c.PaymentURL != "", "SECKILL_PAYMENT_URL set: activities without a price accepted, and their orders paid by any payment")
-	}},
-	{"SECKILL_PAYMENT_ALLOW_HTTP", warn, plainHTTPProvider},
-	rateOffRule("SECKILL_RATE_GLOBAL", func(c config) float64 { return c.RateGlobal }),
-	rateOffRule("SECKILL_RATE_PER_USER", func(c config) float64 { return c.RatePerUser }),
-	rateOffRule("SECKILL_RATE_PER_USER_READS", func(c config) float64 { return c.RatePerUserReads }),
-	rateOffRule("SECKILL_RATE_JOINS_PER_ADDRESS", func(c config) float64 { return c.RateJoinsPerAddress }),
-	{"SECKILL_ADMIN_ADDR", warn, func(c config) string {
-		return when(c.AdminAddr == "" && !loopbackAddr(c.HTTPAddr), fmt.Sprintf("SECKILL_ADMIN_ADDR is unset and SECKILL_HTTP_ADDR=%q is not loopback: the admin API and /metrics are served on the public listener; set SECKILL_ADMIN_ADDR to a private address such as 127.0.0.1:9091", c.HTTPAddr))
-	}},
+// secureRules are the secure defaults of serve, each stated once, beside
+// its setting in the table of settings (setting.secure). The embedded
+// demo, on loopback, ignores them.
+func secureRules() []secureRule {
+	var rules []secureRule
+	for _, s := range settingsTable {
+		rules = append(rules, s.rules...)
+	}
+	return rules
 }
 
 // when is what if on, else "".
@@ -115,16 +58,17 @@ func when(on bool, what string) string {
 	return ""
 }
 
-// secretRule refuses a set secret that weakSecret finds weak.
-func secretRule(name string, minLen int, value func(c config) string) secureRule {
-	return secureRule{name, refuse, func(c config) string {
+// secret refuses a set value of the setting that weakSecret finds weak.
+func (s setting) secret(minLen int, value func(c config) string) setting {
+	name := s.name
+	return s.secure(refuse, func(c config) string {
 		v := value(c)
 		if v == "" {
 			return ""
 		}
 		return when(weakSecret(v, minLen) != "", fmt.Sprintf("%s %s: a secret needs at least %d bytes, at least %d different characters and no block of up to %d characters repeated; %s",
 			name, weakSecret(v, minLen), minLen, minDistinct, maxRepeatedBlock, secretRecipe))
-	}}
+	})
 }
 
 // A secret's variety: what `openssl rand -hex 32` prints always has it; a
@@ -157,11 +101,12 @@ func weakSecret(v string, minLen int) string {
 	return ""
 }
 
-// rateOffRule warns of a rate limit set to 0 on purpose.
-func rateOffRule(name string, value func(c config) float64) secureRule {
-	return secureRule{name, warn, func(c config) string {
+// offWarned warns of the setting, a rate limit, set to 0 on purpose.
+func (s setting) offWarned(value func(c config) float64) setting {
+	name := s.name
+	return s.secure(warn, func(c config) string {
 		return when(c.set[name] && value(c) == 0, name+"=0: this limit is off")
-	}}
+	})
 }
 
 // plainHTTPProvider: a provider on the network over plain http, whose
@@ -181,7 +126,7 @@ func (c config) checkSecure() error {
 		return nil
 	}
 	var errs []error
-	for _, r := range strictRules {
+	for _, r := range secureRules() {
 		if what := r.unsafe(c); r.action == refuse && what != "" {
 			errs = append(errs, fmt.Errorf("%s (or %s)", what, strictOff))
 		}
@@ -196,7 +141,7 @@ func (c config) checkSecure() error {
 // and message.
 func (c config) strictWarnings() [][2]string {
 	var w [][2]string
-	for _, r := range strictRules {
+	for _, r := range secureRules() {
 		if r.action != warn {
 			continue
 		}
@@ -215,7 +160,7 @@ func (c config) relaxed() bool { return !c.Strict && !c.embedded() }
 // SECKILL_STRICT=false, for its one warning.
 func (c config) unsafeDefaults() []string {
 	var u []string
-	for _, r := range strictRules {
+	for _, r := range secureRules() {
 		if what := r.unsafe(c); what != "" {
 			u = append(u, what)
 		}
@@ -226,3 +171,65 @@ func (c config) unsafeDefaults() []string {
 // requirePrice reports whether activities must have a price: the secure
 // defaults with payments on.
 func (c config) requirePrice() bool { return c.Strict && !c.embedded() && c.PaymentURL != "" }
+
+// identitySecret is SECKILL_IDENTITY_SECRET as the HTTP edge takes it: nil
+// when unset.
+func identitySecret(c config) []byte {
+	if c.IdentitySecret == "" {
+		return nil
+	}
+	return []byte(c.IdentitySecret)
+}
+
+// Identity modes, as logged at start-up.
+const (
+	identityGatewaySigned = "gateway-signed"
+	identityTrusted       = "trusted X-User-ID"
+)
+
+// logSecurity says at start-up how the buyer's identity is taken, and warns
+// of what is unsafe: under SECKILL_STRICT=false one warning naming each
+// unsafe default in force; under the secure defaults one warning for each
+// opt-out set on purpose; in the demo, a short secret.
+func logSecurity(cfg config, log *slog.Logger) {
+	switch {
+	case cfg.IdentitySecret != "":
+		log.Info("identity: "+identityGatewaySigned, "identity_mode", identityGatewaySigned, "legacy_signature", cfg.IdentityLegacy)
+	default:
+		log.Info("identity: "+identityTrusted, "identity_mode", identityTrusted)
+	}
+	switch {
+	case cfg.relaxed():
+		if u := cfg.unsafeDefaults(); len(u) > 0 {
+			log.Warn(strictOff+": unsafe defaults in force: "+strings.Join(u, "; "),
+				"variable", "SECKILL_STRICT", "unsafe_defaults", u)
+		}
+	case cfg.embedded():
+		warnShortSecrets(cfg, log)
+	default:
+		warnOptOuts(cfg, log)
+	}
+}
+
+// warnOptOuts logs the secure defaults' warnings (secureRules), one for
+// each that applies, naming its setting.
+func warnOptOuts(cfg config, log *slog.Logger) {
+	for _, w := range cfg.strictWarnings() {
+		log.Warn(w[1], "variable", w[0])
+	}
+}
+
+// warnShortSecrets logs a warning for each secret set shorter than
+// minSecretLen, naming the variable, never its value: the demo runs with
+// any secret it is given.
+func warnShortSecrets(cfg config, log *slog.Logger) {
+	for _, s := range []struct{ name, value string }{
+		{"SECKILL_ADMIN_TOKEN", cfg.AdminToken},
+		{"SECKILL_PAYMENT_SECRET", cfg.PaymentSecret},
+	} {
+		if s.value != "" && len(s.value) < minSecretLen {
+			log.Warn(s.name+" is shorter than the recommended minimum: use at least 16 random bytes: "+secretRecipe,
+				"variable", s.name, "min_bytes", minSecretLen)
+		}
+	}
+}

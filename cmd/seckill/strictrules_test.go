@@ -96,7 +96,7 @@ func with(base map[string]string, kv ...string) map[string]string {
 // setting, on a plain-http provider that is not loopback, a rate limit set
 // to 0, and the admin API and /metrics on a public listener.
 //
-// Can fail: with the SECKILL_RATE_PER_USER rule taken out of strictRules,
+// Can fail: with the SECKILL_RATE_PER_USER rule taken out of the settings table,
 // "SECKILL_RATE_PER_USER=0: warnings [], want one naming SECKILL_RATE_PER_USER".
 func TestStrictWarnings(t *testing.T) {
 	public := map[string]string{"SECKILL_HTTP_ADDR": ":8080", "SECKILL_IDENTITY_SECRET": secret32}
@@ -141,7 +141,7 @@ func TestStrictWarnings(t *testing.T) {
 // credentials in SECKILL_REDIS_URL, in each mode; rediss:// (TLS) is read
 // as redis:// is, with TLS on.
 //
-// Can fail: with the SECKILL_REDIS_URL rule taken out of strictRules,
+// Can fail: with the SECKILL_REDIS_URL rule taken out of the settings table,
 // "single, no credentials: accepted, want a refusal naming SECKILL_REDIS_URL".
 func TestRedisWithoutCredentialsRefused(t *testing.T) {
 	for _, tc := range []struct {

@@ -32,14 +32,10 @@ import (
 
 // Config tunes the books side.
 type Config struct {
-	// LockTTL is the lease of the per-activity lock, as the purchase path
-	// takes it; LockWait how long a purchase waits for it
-	// (purchase.Config.LockWait with its default applied). A change of the
-	// books waits up to two leases plus that for purchases to let go.
-	LockTTL  time.Duration
-	LockWait time.Duration
-	// KeyPrefix is put before every Redis key (purchase.Config.KeyPrefix).
-	KeyPrefix string
+	// Lease is the per-activity lock's policy, the purchase path's
+	// (purchase.Config.Lease): a change of the books waits up to two leases
+	// plus a purchase's wait for purchases to let go.
+	Lease lock.Policy
 	// BooksSweep, when above 0, is how often this process checks the books of
 	// open activities and repairs Redis's stock where a crash left it off
 	// (sweep.go); 0 means no sweep.
@@ -115,9 +111,10 @@ type Service struct {
 // New checks cfg and returns a Service, with its sweep running when
 // cfg.BooksSweep is set.
 func New(cfg Config, deps Deps) (*Service, error) {
-	if cfg.LockTTL <= 0 || cfg.LockWait < 0 {
-		return nil, fmt.Errorf("books: lock TTL %v must be positive and lock wait %v not negative", cfg.LockTTL, cfg.LockWait)
+	if cfg.Lease.TTL <= 0 || cfg.Lease.Wait < 0 {
+		return nil, fmt.Errorf("books: lock TTL %v must be positive and lock wait %v not negative", cfg.Lease.TTL, cfg.Lease.Wait)
 	}
+	cfg.Lease = cfg.Lease.WithDefaults()
 	if deps.Locks == nil || deps.Stock == nil || deps.Orders == nil || deps.Catalog == nil || deps.Sales == nil {
 		return nil, errors.New("books: Locks, Stock, Orders, Catalog and Sales are required")
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/stock"
 )
@@ -64,7 +63,7 @@ func (s *Service) Reconcile(ctx context.Context, id int64) (seckill.Reconciliati
 // database's first keeps every new grant newer than any order already
 // written. release gives the lock back.
 func (s *Service) hold(ctx context.Context, id int64) (lk *lock.Lock, release func(), err error) {
-	key := keys.Lock(s.cfg.KeyPrefix, id)
+	key := s.stock.Keys().Lock(id)
 	dbFence, err := s.orders.Activities.Fence(ctx, id)
 	if err != nil {
 		return nil, nil, seckill.DatabaseDown(err)
@@ -72,8 +71,8 @@ func (s *Service) hold(ctx context.Context, id int64) (lk *lock.Lock, release fu
 	if err := s.locks.SeedFence(ctx, key, dbFence); err != nil {
 		return nil, nil, seckill.RedisDown(err)
 	}
-	lk, err = s.locks.Obtain(ctx, key, s.cfg.LockTTL,
-		&lock.ObtainOptions{Wait: 2*s.cfg.LockTTL + s.cfg.LockWait, MaxBackoff: lockPoll, AutoRenew: true})
+	lk, err = s.locks.Obtain(ctx, key, s.cfg.Lease.TTL,
+		&lock.ObtainOptions{Wait: 2*s.cfg.Lease.TTL + s.cfg.Lease.Wait, MaxBackoff: lockPoll, AutoRenew: true})
 	switch {
 	case errors.Is(err, lock.ErrNotObtained):
 		return nil, nil, seckill.Busy("purchases kept the activity's lock busy; try again", err)

@@ -12,11 +12,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/books"
+	"github.com/seckill-oss/seckill/internal/app"
 	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
-	"github.com/seckill-oss/seckill/internal/purchase"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 	"github.com/seckill-oss/seckill/internal/testkit/wiring"
@@ -24,8 +23,7 @@ import (
 
 // reconcileService is a service on the real stores with a 300 ms lease.
 func reconcileService(t *testing.T, prefix, dsn string) (wiring.Service, *order.Store) {
-	return wiring.OnReal(t, testenv.Redis(t), dsn, purchase.Config{LockTTL: 300 * time.Millisecond, UserCheckTimeout: 75 * time.Millisecond,
-		LockWait: time.Minute, KeyPrefix: prefix}, books.Config{}, nil, nil)
+	return wiring.OnReal(t, testenv.Redis(t), dsn, app.Config{Keys: keys.NewSpace(prefix), Lease: lock.Policy{TTL: 300 * time.Millisecond, CallTimeout: 75 * time.Millisecond, Wait: time.Minute}}, nil, nil)
 }
 
 // Reconciling a big activity after Redis lost its stock reads the units sold
@@ -70,7 +68,7 @@ func TestReconcileOfTwoMillionOrders(t *testing.T) {
 
 	// Redis loses the stock; the operator preloads, through an instance
 	// whose database calls time out after 500 ms.
-	if err := testenv.Redis(t).Del(ctx, keys.Stock(prefix, a.ID)).Err(); err != nil {
+	if err := testenv.Redis(t).Del(ctx, keys.NewSpace(prefix).Stock(a.ID)).Err(); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := mysql.ParseDSN(dsn)
@@ -115,19 +113,18 @@ func TestReconcileLoadLandingAfterItsLease(t *testing.T) {
 	}
 	stalled := redis.NewClient(opt)
 	t.Cleanup(func() { _ = stalled.Close() })
-	svc, _ := wiring.OnReal(t, stalled, dsn, purchase.Config{LockTTL: 300 * time.Millisecond, UserCheckTimeout: 50 * time.Millisecond, KeyPrefix: prefix},
-		books.Config{}, nil, nil)
+	svc, _ := wiring.OnReal(t, stalled, dsn, app.Config{Keys: keys.NewSpace(prefix), Lease: lock.Policy{TTL: 300 * time.Millisecond, CallTimeout: 50 * time.Millisecond}}, nil, nil)
 	now := time.Now()
 	a, err := svc.CreateActivity(ctx, seckill.Activity{Name: "stalled", TotalStock: 100, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := keys.Lock(prefix, a.ID)
-	hold := &loadHold{stockKey: keys.Stock(prefix, a.ID), lockKey: key, held: make(chan struct{}), release: make(chan struct{}), landed: make(chan struct{})}
+	key := keys.NewSpace(prefix).Lock(a.ID)
+	hold := &loadHold{stockKey: keys.NewSpace(prefix).Stock(a.ID), lockKey: key, held: make(chan struct{}), release: make(chan struct{}), landed: make(chan struct{})}
 	stalled.AddHook(hold)
 	directLocks := lock.New(direct, nil)
 	defer directLocks.Close()
-	directStock := stock.New(direct, prefix)
+	directStock := stock.New(direct, keys.NewSpace(prefix))
 	if err := directStock.Load(ctx, a.ID, 100, 0); err != nil {
 		t.Fatal(err)
 	}

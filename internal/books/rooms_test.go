@@ -6,8 +6,9 @@ import (
 	"time"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/books"
-	"github.com/seckill-oss/seckill/internal/purchase"
+	"github.com/seckill-oss/seckill/internal/app"
+	"github.com/seckill-oss/seckill/internal/keys"
+	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 	"github.com/seckill-oss/seckill/internal/testkit/wiring"
 )
@@ -20,7 +21,7 @@ import (
 func TestUnannouncedActivityGetsNoRoomAtItsStart(t *testing.T) {
 	ctx := context.Background()
 	prefix := testenv.Prefix(t)
-	svc, _ := wiring.OnReal(t, testenv.Redis(t), testenv.MySQLDSN(t), purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond, KeyPrefix: prefix}, books.Config{}, nil, nil)
+	svc, _ := wiring.OnReal(t, testenv.Redis(t), testenv.MySQLDSN(t), app.Config{Keys: keys.NewSpace(prefix), Lease: lock.Policy{TTL: time.Second, CallTimeout: 200 * time.Millisecond}}, nil, nil)
 	starts := time.Now().Add(time.Hour).UTC().Truncate(time.Millisecond)
 	act, err := svc.CreateActivity(ctx, seckill.Activity{Name: "secret", TotalStock: 2, StartsAt: starts, EndsAt: starts.Add(time.Hour), Unannounced: true})
 	if err != nil {

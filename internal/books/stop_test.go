@@ -10,13 +10,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/app"
 	"github.com/seckill-oss/seckill/internal/books"
-	"github.com/seckill-oss/seckill/internal/catalog"
 	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
-	"github.com/seckill-oss/seckill/internal/purchase"
-	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 	"github.com/seckill-oss/seckill/internal/testkit/wiring"
 	"github.com/seckill-oss/seckill/internal/usercheck"
@@ -34,19 +32,12 @@ func newInstance(t *testing.T, rdb redis.UniversalClient, prefix string, orders 
 	t.Helper()
 	locks := lock.New(rdb, nil)
 	t.Cleanup(func() { _ = locks.Close() })
-	cat := catalog.New(orders, nil)
-	rooms, err := waitingroom.New(waitingroom.Config{}, waitingroom.Deps{Store: waitingroom.NewStore(rdb, prefix, 0, 0), Activity: cat.Visible})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := wiring.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond, KeyPrefix: prefix}, bcfg,
-		purchase.Deps{Locks: locks, Stock: stock.New(rdb, prefix), Orders: orders, Users: usercheck.ApproveAll{},
-			Rooms: rooms, Catalog: cat})
+	svc, err := wiring.New(app.Config{Keys: keys.NewSpace(prefix), Lease: lock.Policy{TTL: time.Second, CallTimeout: 200 * time.Millisecond}, Books: bcfg, Rooms: &waitingroom.Config{}}, app.Deps{Redis: rdb, Locks: locks, Orders: orders, Users: usercheck.ApproveAll{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = svc.Close() })
-	return instance{svc, rooms}
+	return instance{svc, svc.Core.Rooms}
 }
 
 func codeOf(err error) string {
@@ -108,7 +99,7 @@ func stillEnded(t *testing.T, step string, rdb redis.UniversalClient, prefix str
 			t.Errorf("%s, instance %d: activity status %q, %v, want ended", step, i, v.Status, err)
 		}
 	}
-	if ended, err := rdb.HExists(ctx, keys.Stock(prefix, id), "ended").Result(); err != nil || !ended {
+	if ended, err := rdb.HExists(ctx, keys.NewSpace(prefix).Stock(id), "ended").Result(); err != nil || !ended {
 		t.Errorf("%s: Redis's ended flag %v, %v, want set", step, ended, err)
 	}
 }
@@ -153,7 +144,7 @@ func TestEndBeforeTheStartStaysEnded(t *testing.T) {
 	stillEnded(t, "after a stock change", rdb, prefix, act.ID, 400, a, b)
 	time.Sleep(300 * time.Millisecond) // a's books sweep runs every 50 ms
 	stillEnded(t, "after the books sweep", rdb, prefix, act.ID, 500, a, b)
-	if err := rdb.Del(ctx, keys.Stock(prefix, act.ID)).Err(); err != nil {
+	if err := rdb.Del(ctx, keys.NewSpace(prefix).Stock(act.ID)).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.Preload(ctx, act.ID); err != nil {
@@ -190,7 +181,7 @@ func TestAFailedEndLeavesRedisAsTheDatabase(t *testing.T) {
 	if _, err := a.End(ctx, act.ID); codeOf(err) != seckill.EUnavailable {
 		t.Fatalf("End refused by the database: %v, want unavailable", err)
 	}
-	if ended, err := rdb.HExists(ctx, keys.Stock(prefix, act.ID), "ended").Result(); err != nil || ended {
+	if ended, err := rdb.HExists(ctx, keys.NewSpace(prefix).Stock(act.ID), "ended").Result(); err != nil || ended {
 		t.Errorf("after the refused end: Redis says ended (%v, %v), the database does not", ended, err)
 	}
 	row, err := orders.Activities.Activity(ctx, act.ID)

@@ -53,7 +53,7 @@ func (s *Service) sweepBooks() {
 // sweepOnce checks every open activity's books and repairs those seen off
 // in the sweep before too; it returns the activities seen off now.
 func (s *Service) sweepOnce(suspects map[int64]bool) map[int64]bool {
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.BooksSweep+s.cfg.LockWait+2*s.cfg.LockTTL)
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.BooksSweep+s.cfg.Lease.Wait+2*s.cfg.Lease.TTL)
 	defer cancel()
 	books, err := s.orders.Activities.OpenBooks(ctx, s.now().Add(-s.cfg.BooksAfterEnd))
 	if err != nil {

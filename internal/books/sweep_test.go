@@ -7,8 +7,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/app"
 	"github.com/seckill-oss/seckill/internal/books"
-	"github.com/seckill-oss/seckill/internal/purchase"
+	"github.com/seckill-oss/seckill/internal/keys"
+	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 	"github.com/seckill-oss/seckill/internal/testkit/wiring"
@@ -23,9 +25,8 @@ func TestBooksSweepReturnsWhatACrashLeftDeducted(t *testing.T) {
 	ctx := context.Background()
 	rdb, prefix, dsn := testenv.Redis(t), testenv.Prefix(t), testenv.MySQLDSN(t)
 	reg := prometheus.NewRegistry()
-	svc, _ := wiring.OnReal(t, rdb, dsn, purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond, KeyPrefix: prefix},
-		books.Config{BooksSweep: 100 * time.Millisecond, BooksAfterEnd: time.Hour}, nil, reg)
-	st := stock.New(rdb, prefix)
+	svc, _ := wiring.OnReal(t, rdb, dsn, app.Config{Keys: keys.NewSpace(prefix), Lease: lock.Policy{TTL: time.Second, CallTimeout: 200 * time.Millisecond}, Books: books.Config{BooksSweep: 100 * time.Millisecond, BooksAfterEnd: time.Hour}}, nil, reg)
+	st := stock.New(rdb, keys.NewSpace(prefix))
 	now := time.Now()
 	a, err := svc.CreateActivity(ctx, seckill.Activity{Name: "Moutai 53%", TotalStock: 10, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/seckill-oss/seckill"
+	rediskeys "github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 	"github.com/seckill-oss/seckill/internal/waitingroom"
 )
@@ -29,7 +30,7 @@ func BenchmarkJoin(b *testing.B) {
 	a := seckill.Activity{ID: 1, Name: "bench", TotalStock: 1000, StartsAt: now.Add(30 * time.Minute), EndsAt: now.Add(time.Hour),
 		WaitingRoom: &seckill.WaitingRoom{OpensAt: now.Add(-time.Minute), Seed: "00112233445566778899aabbccddeeff"}}
 	rooms, err := waitingroom.New(waitingroom.Config{}, waitingroom.Deps{
-		Store:    waitingroom.NewStore(rdb, prefix, 0, 0),
+		Store:    waitingroom.NewStore(rdb, rediskeys.NewSpace(prefix), 0, 0),
 		Activity: func(context.Context, int64) (seckill.Activity, error) { return a, nil },
 		// The service's holder asks nothing of a user outside the buyer set.
 		Holder: func(context.Context, int64, int64, bool) (seckill.Order, bool) { return seckill.Order{}, false },

@@ -14,8 +14,9 @@ import (
 	"time"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/books"
-	"github.com/seckill-oss/seckill/internal/purchase"
+	"github.com/seckill-oss/seckill/internal/app"
+	rediskeys "github.com/seckill-oss/seckill/internal/keys"
+	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 	"github.com/seckill-oss/seckill/internal/testkit/wiring"
 	"github.com/seckill-oss/seckill/internal/usercheck"
@@ -85,8 +86,7 @@ func purchaseRequest(id, n int64) *http.Request {
 func BenchmarkPurchase(b *testing.B) {
 	ctx := context.Background()
 	prefix, dsn := testenv.Prefix(b), testenv.MySQLDSN(b)
-	svc, _ := wiring.OnReal(b, testenv.Redis(b), dsn, purchase.Config{LockTTL: 2 * time.Second, UserCheckTimeout: 500 * time.Millisecond,
-		LockWait: time.Minute, KeyPrefix: prefix}, books.Config{}, usercheck.ApproveAll{}, nil)
+	svc, _ := wiring.OnReal(b, testenv.Redis(b), dsn, app.Config{Keys: rediskeys.NewSpace(prefix), Lease: lock.Policy{TTL: 2 * time.Second, CallTimeout: 500 * time.Millisecond, Wait: time.Minute}}, usercheck.ApproveAll{}, nil)
 	now := time.Now()
 	a, err := svc.CreateActivity(ctx, seckill.Activity{Name: "bench", TotalStock: int64(b.N) + 1,
 		StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})

@@ -8,53 +8,62 @@ package keys
 
 import "strconv"
 
+// Space is the service's key space: every key it names starts with its
+// prefix (SECKILL_KEY_PREFIX), so several deployments or test runs can
+// share one Redis. The zero Space has no prefix. It is built once from the
+// settings and handed to every store and service that names keys.
+type Space struct{ prefix string }
+
+// NewSpace is the key space whose keys start with prefix.
+func NewSpace(prefix string) Space { return Space{prefix: prefix} }
+
 // Namespace is what every key of the service starts with, <prefix>seckill:
 // (the order events' stream is named by its own setting): the Redis ACL
 // grants the service this namespace and the stream, nothing else.
-func Namespace(prefix string) string { return prefix + "seckill:" }
+func (s Space) Namespace() string { return s.prefix + "seckill:" }
 
 // Activity names one of the activity's keys: <prefix>seckill:{act:N}:<name>.
-func Activity(prefix string, activityID int64, name string) string {
-	return Namespace(prefix) + "{act:" + strconv.FormatInt(activityID, 10) + "}:" + name
+func (s Space) Activity(activityID int64, name string) string {
+	return s.Namespace() + "{act:" + strconv.FormatInt(activityID, 10) + "}:" + name
 }
 
 // Stock is the activity's stock hash (its fields: StockFields):
 // <prefix>seckill:{act:N}:stock.
-func Stock(prefix string, activityID int64) string { return Activity(prefix, activityID, "stock") }
+func (s Space) Stock(activityID int64) string { return s.Activity(activityID, "stock") }
+
+// Buyers is the set of users a deduct took a unit for (the holders are
+// among them); the waiting room reads it too.
+func (s Space) Buyers(activityID int64) string { return s.Activity(activityID, "buyers") }
 
 // Lock is the activity's purchase lock, <prefix>seckill:{act:N}:lock; its
 // fence counter is the lock package's to name.
-// Buyers is the set of users a deduct took a unit for (the holders are
-// among them); the waiting room reads it too.
-func Buyers(prefix string, activityID int64) string { return Activity(prefix, activityID, "buyers") }
-
-func Lock(prefix string, activityID int64) string { return Activity(prefix, activityID, "lock") }
+func (s Space) Lock(activityID int64) string { return s.Activity(activityID, "lock") }
 
 // PaymentOrderLock is the lock of one order's payment verification:
 // <prefix>seckill:{act:N}:pay:order:<id>.
-func PaymentOrderLock(prefix string, activityID int64, orderID string) string {
-	return Activity(prefix, activityID, "pay:order:"+orderID)
+func (s Space) PaymentOrderLock(activityID int64, orderID string) string {
+	return s.Activity(activityID, "pay:order:"+orderID)
 }
 
 // PaymentFence is the lock key whose fence counter every payment lock of the
 // activity shares (<prefix>seckill:{act:N}:pay), so no counter is left
 // behind per order.
-func PaymentFence(prefix string, activityID int64) string {
-	return Activity(prefix, activityID, "pay")
+func (s Space) PaymentFence(activityID int64) string {
+	return s.Activity(activityID, "pay")
 }
 
 // PaymentQueryCounts holds, for the order's payment, how many provider
 // queries started ("started") and the number of the last one whose answer
 // was written ("answered"), in one hash with one TTL so neither outlives
 // the other: <prefix>seckill:{act:N}:pay:counts:<id>.
-func PaymentQueryCounts(prefix string, activityID int64, orderID string) string {
-	return Activity(prefix, activityID, "pay:counts:"+orderID)
+func (s Space) PaymentQueryCounts(activityID int64, orderID string) string {
+	return s.Activity(activityID, "pay:counts:"+orderID)
 }
 
 // PaymentPolled marks a result-page verification of the order in the last
 // second: <prefix>seckill:{act:N}:pay:polled:<id>.
-func PaymentPolled(prefix string, activityID int64, orderID string) string {
-	return Activity(prefix, activityID, "pay:polled:"+orderID)
+func (s Space) PaymentPolled(activityID int64, orderID string) string {
+	return s.Activity(activityID, "pay:polled:"+orderID)
 }
 
 // The waiting room of an activity (internal/waitingroom): its hash (on,
@@ -62,58 +71,58 @@ func PaymentPolled(prefix string, activityID int64, orderID string) string {
 // users' ends. The deduct reads the first two, so they share the stock's
 // hash tag.
 
-func WaitingRoom(prefix string, activityID int64) string { return Activity(prefix, activityID, "room") }
+func (s Space) WaitingRoom(activityID int64) string { return s.Activity(activityID, "room") }
 
-func WaitingLine(prefix string, activityID int64) string {
-	return Activity(prefix, activityID, "room:line")
+func (s Space) WaitingLine(activityID int64) string {
+	return s.Activity(activityID, "room:line")
 }
 
-func WaitingAdmitted(prefix string, activityID int64) string {
-	return Activity(prefix, activityID, "room:admitted")
+func (s Space) WaitingAdmitted(activityID int64) string {
+	return s.Activity(activityID, "room:admitted")
 }
 
-func WaitingEnds(prefix string, activityID int64) string {
-	return Activity(prefix, activityID, "room:ends")
+func (s Space) WaitingEnds(activityID int64) string {
+	return s.Activity(activityID, "room:ends")
 }
 
 // WaitingDeducts is, for each admitted buyer, the receipt of the last
 // grant that took units for them: one deduct an admission at a time.
-func WaitingDeducts(prefix string, activityID int64) string {
-	return Activity(prefix, activityID, "room:deducts")
+func (s Space) WaitingDeducts(activityID int64) string {
+	return s.Activity(activityID, "room:deducts")
 }
 
 // WaitingSeen is when each admitted buyer was last seen (a poll, a
 // purchase, the admission itself): user -> unix ms, for the idle lapse
 // (SECKILL_ADMISSION_IDLE).
-func WaitingSeen(prefix string, activityID int64) string {
-	return Activity(prefix, activityID, "room:seen")
+func (s Space) WaitingSeen(activityID int64) string {
+	return s.Activity(activityID, "room:seen")
 }
 
 // WaitingDue is when each user in line was told to come back (a join's or
 // a poll's refresh_s): user -> unix ms. An admission's idle clock starts no
 // earlier than that, so a buyer who polls as told never lapses for it.
-func WaitingDue(prefix string, activityID int64) string {
-	return Activity(prefix, activityID, "room:due")
+func (s Space) WaitingDue(activityID int64) string {
+	return s.Activity(activityID, "room:due")
 }
 
 // WaitingNotes is the room's notes, a stream of the admissions and the
 // closing, for the instances holding requests until a user's state changes
 // (internal/waitingroom/note.lua).
-func WaitingNotes(prefix string, activityID int64) string {
-	return Activity(prefix, activityID, "room:notes")
+func (s Space) WaitingNotes(activityID int64) string {
+	return s.Activity(activityID, "room:notes")
 }
 
 // WaitingRooms is the set of activities with a waiting room, scored by
 // their end (unix ms): what every instance's admitter walks.
-func WaitingRooms(prefix string) string { return Namespace(prefix) + "rooms" }
+func (s Space) WaitingRooms() string { return s.Namespace() + "rooms" }
 
 // Unknown is an activity's buyers whose last batch had an unknown
 // outcome (503 outcome_unknown) and is not yet resolved: user -> the
 // batch's name, "<fence>:<token>"; UnknownBatch is that batch (its grant
 // and orders), for the buyer's next purchase to resolve before it takes a
 // unit (internal/stock/unknown.go).
-func Unknown(prefix string, activityID int64) string { return Activity(prefix, activityID, "unknown") }
+func (s Space) Unknown(activityID int64) string { return s.Activity(activityID, "unknown") }
 
-func UnknownBatch(prefix string, activityID int64, name string) string {
-	return Activity(prefix, activityID, "unknown:"+name)
+func (s Space) UnknownBatch(activityID int64, name string) string {
+	return s.Activity(activityID, "unknown:"+name)
 }

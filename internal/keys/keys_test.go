@@ -10,14 +10,14 @@ import (
 // they must not move.
 func TestNames(t *testing.T) {
 	for got, want := range map[string]string{
-		keys.Stock("t:", 7):                "t:seckill:{act:7}:stock",
-		keys.Lock("", 7):                   "seckill:{act:7}:lock",
-		keys.PaymentOrderLock("", 7, "o1"): "seckill:{act:7}:pay:order:o1",
-		keys.PaymentFence("", 7):           "seckill:{act:7}:pay",
-		keys.PaymentPolled("", 7, "o1"):    "seckill:{act:7}:pay:polled:o1",
-		keys.Activity("p:", 12, "buyers"):  "p:seckill:{act:12}:buyers",
-		keys.Unknown("", 7):                "seckill:{act:7}:unknown",
-		keys.UnknownBatch("", 7, "3:t:3"):  "seckill:{act:7}:unknown:3:t:3",
+		keys.NewSpace("t:").Stock(7):               "t:seckill:{act:7}:stock",
+		keys.Space{}.Lock(7):                       "seckill:{act:7}:lock",
+		keys.Space{}.PaymentOrderLock(7, "o1"):     "seckill:{act:7}:pay:order:o1",
+		keys.Space{}.PaymentFence(7):               "seckill:{act:7}:pay",
+		keys.Space{}.PaymentPolled(7, "o1"):        "seckill:{act:7}:pay:polled:o1",
+		keys.NewSpace("p:").Activity(12, "buyers"): "p:seckill:{act:12}:buyers",
+		keys.Space{}.Unknown(7):                    "seckill:{act:7}:unknown",
+		keys.Space{}.UnknownBatch(7, "3:t:3"):      "seckill:{act:7}:unknown:3:t:3",
 	} {
 		if got != want {
 			t.Errorf("%q, want %q", got, want)

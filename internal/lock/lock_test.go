@@ -731,11 +731,11 @@ func TestAcquireLandingAfterItsLookupIsCleanedUp(t *testing.T) {
 	t.Logf("acquire: %v", err)
 
 	// The fence counter moves when the late acquire lands.
-	waitFor(t, 10*time.Second, "the late acquire to land", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "the late acquire to land", func() bool {
 		return direct.Exists(t.Context(), key+":fence").Val() == 1
 	})
 	start := time.Now()
-	waitFor(t, 10*time.Second, "the late lock to be cleaned up", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "the late lock to be cleaned up", func() bool {
 		return direct.Exists(t.Context(), key).Val() == 0
 	})
 	t.Logf("late lock deleted %v after it landed or sooner", time.Since(start).Round(time.Millisecond))
@@ -823,7 +823,7 @@ func TestReleaseResentAfterItLandedIsReleased(t *testing.T) {
 	proxy.SetReplyDelay(time.Hour) // the release's reply is lost
 	released := make(chan error, 1)
 	go func() { released <- l.Release(context.Background()) }()
-	waitFor(t, 10*time.Second, "the release to land", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "the release to land", func() bool {
 		return direct.Exists(t.Context(), key).Val() == 0
 	})
 	proxy.SetReplyDelay(0) // the resend's reply gets through
@@ -904,14 +904,4 @@ func (o *cleanups) released() []string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return slices.Clone(o.releases)
-}
-
-// waitFor polls cond until it holds or within passes.
-func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(within); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %v for %s", within, what)
-		}
-	}
 }

@@ -40,7 +40,7 @@ func TestFieldsAreLuaNames(t *testing.T) {
 func TestPrelude(t *testing.T) {
 	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
 	ctx := context.Background()
-	room, line := keys.WaitingRoom(prefix, 1), keys.WaitingLine(prefix, 1)
+	room, line := keys.NewSpace(prefix).WaitingRoom(1), keys.NewSpace(prefix).WaitingLine(1)
 	if err := rdb.HSet(ctx, room, keys.RoomEnds, 4_000_000_000_000, keys.RoomHold, 3).Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -114,8 +114,8 @@ func TestCallbackIsNotAnsweredByAFailedQuery(t *testing.T) {
 	// Another trigger's verification holds the order's lock.
 	locks := lock.New(w.rdb, nil)
 	defer locks.Close()
-	other, err := locks.Obtain(ctx, keys.PaymentOrderLock(w.prefix, o.ActivityID, o.ID), 3*time.Second,
-		&lock.ObtainOptions{FenceOf: keys.PaymentFence(w.prefix, o.ActivityID)})
+	other, err := locks.Obtain(ctx, keys.NewSpace(w.prefix).PaymentOrderLock(o.ActivityID, o.ID), 3*time.Second,
+		&lock.ObtainOptions{FenceOf: keys.NewSpace(w.prefix).PaymentFence(o.ActivityID)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestCallbackIsNotAnsweredByAFailedQuery(t *testing.T) {
 	}()
 	time.Sleep(time.Second) // the callback arrived and waits for the lock
 	// The holder counts its query, which then fails, and releases.
-	if err := w.rdb.HIncrBy(ctx, keys.PaymentQueryCounts(w.prefix, o.ActivityID, o.ID), "started", 1).Err(); err != nil {
+	if err := w.rdb.HIncrBy(ctx, keys.NewSpace(w.prefix).PaymentQueryCounts(o.ActivityID, o.ID), "started", 1).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if err := other.Release(ctx); err != nil {

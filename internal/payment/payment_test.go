@@ -127,7 +127,7 @@ func TestThreeTriggersRace(t *testing.T) {
 	}
 	wg.Wait()
 	// The delay queue verifies every order still created after its pay_by.
-	waitFor(t, time.Minute, "every order settled", func() bool {
+	testenv.WaitFor(t, time.Minute, "every order settled", func() bool {
 		counts, _ := w.books()
 		return counts[seckill.OrderStatusCreated] == 0
 	})
@@ -235,7 +235,7 @@ func TestTwoInstancesExpireTheSameOrders(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	waitFor(t, 30*time.Second, "all orders expired", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "all orders expired", func() bool {
 		counts, _ := w.books()
 		return counts[seckill.OrderStatusExpired] == n
 	})
@@ -322,7 +322,7 @@ func TestProviderSlowerThanTheLease(t *testing.T) {
 	if err := w.stub.SetConfig(payment.StubConfig{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the order paid after the provider recovered", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "the order paid after the provider recovered", func() bool {
 		got, err := in.svc.Callback(context.Background(), o.ID)
 		return err == nil && got.Status == seckill.OrderStatusPaid
 	})
@@ -392,7 +392,7 @@ func TestDelayQueueAfterEveryInstanceRestarted(t *testing.T) {
 	second := w.instance(instanceOptions{})
 	started := time.Now()
 	second.svc.Start()
-	waitFor(t, 10*time.Second, "orders due at start-up expired", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "orders due at start-up expired", func() bool {
 		counts, _ := w.books()
 		return counts[seckill.OrderStatusExpired] >= n
 	})
@@ -403,7 +403,7 @@ func TestDelayQueueAfterEveryInstanceRestarted(t *testing.T) {
 	// loosely, and the measured lag is logged.)
 	var worst time.Duration
 	for _, o := range later {
-		waitFor(t, 10*time.Second, "order "+o.ID+" expired", func() bool {
+		testenv.WaitFor(t, 10*time.Second, "order "+o.ID+" expired", func() bool {
 			return statusOf(t, w.orders, o.ID) == seckill.OrderStatusExpired
 		})
 		worst = max(worst, time.Since(o.PayBy))
@@ -462,7 +462,7 @@ func TestPaidAnswerMeetingAnExpiryBecomesRefundRequired(t *testing.T) {
 	ctx := context.Background()
 	// The verification's grant gets fence 101; the other writer's older
 	// grant (50) still passes the order's status fence (0).
-	fenceKey, err := lock.FenceKey(keys.PaymentFence(w.prefix, w.activity.ID))
+	fenceKey, err := lock.FenceKey(keys.NewSpace(w.prefix).PaymentFence(w.activity.ID))
 	if err != nil {
 		t.Fatal(err)
 	}

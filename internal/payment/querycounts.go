@@ -24,9 +24,9 @@ var queriesTTL = time.Minute
 // callbacks wait on (callback.go): how many started, and the number of the
 // last one whose answer was written.
 type queryCounts struct {
-	redis  redis.UniversalClient
-	prefix string
-	log    *slog.Logger
+	redis redis.UniversalClient
+	keys  keys.Space
+	log   *slog.Logger
 }
 
 // started returns how many provider queries of o's payment have started
@@ -79,7 +79,7 @@ func (q queryCounts) markAnswered(ctx context.Context, o seckill.Order, n int64)
 }
 
 func (q queryCounts) key(o seckill.Order) string {
-	return keys.PaymentQueryCounts(q.prefix, o.ActivityID, o.ID)
+	return q.keys.PaymentQueryCounts(o.ActivityID, o.ID)
 }
 
 // luaFiles holds the payment's scripts, one job and one .lua file each.

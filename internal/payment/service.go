@@ -33,7 +33,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/stock"
@@ -69,8 +68,6 @@ type Config struct {
 	// (APIKeyHeader), so that no credential need live in ProviderURL. It is
 	// never logged.
 	APIKey string
-	// KeyPrefix is put before every Redis key.
-	KeyPrefix string
 	// PollInterval is how often the delay queue looks for due orders.
 	// Default 200ms, so a due order waits well under a second.
 	PollInterval time.Duration
@@ -169,7 +166,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if s.returned == nil {
 		s.returned = func(int64) {}
 	}
-	s.counts = queryCounts{redis: s.redis, prefix: cfg.KeyPrefix, log: s.log}
+	s.counts = queryCounts{redis: s.redis, keys: deps.Stock.Keys(), log: s.log}
 	s.m = newMetrics(deps.Registry, s.log)
 	s.m.r.Collector(newOrdersByStatus(s.orders.Orders.StatusCounts, s.log))
 	if s.provider == nil {
@@ -212,18 +209,18 @@ func (s *Service) Counts(ctx context.Context, activityID int64) (expired, refund
 
 // lockKey is the order's lock: <prefix>seckill:{act:N}:pay:order:<id>.
 func (s *Service) lockKey(o seckill.Order) string {
-	return keys.PaymentOrderLock(s.cfg.KeyPrefix, o.ActivityID, o.ID)
+	return s.stock.Keys().PaymentOrderLock(o.ActivityID, o.ID)
 }
 
 // fenceLockKey is the lock key whose own fence counter every order lock of
 // the activity shares (<prefix>seckill:{act:N}:pay:fence), so no counter is
 // left behind per order; SeedFence takes this key.
 func (s *Service) fenceLockKey(activityID int64) string {
-	return keys.PaymentFence(s.cfg.KeyPrefix, activityID)
+	return s.stock.Keys().PaymentFence(activityID)
 }
 
 // pollKey marks a result-page or callback verification of the order in the
 // last second.
 func (s *Service) pollKey(o seckill.Order) string {
-	return keys.PaymentPolled(s.cfg.KeyPrefix, o.ActivityID, o.ID)
+	return s.stock.Keys().PaymentPolled(o.ActivityID, o.ID)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/payment"
@@ -43,7 +44,7 @@ func newWorld(t *testing.T, window time.Duration, total int64) *world {
 	t.Helper()
 	w := &world{t: t, rdb: testenv.Redis(t), prefix: testenv.Prefix(t), dsn: testenv.MySQLDSN(t), window: window}
 	w.orders = w.openOrders(w.dsn)
-	w.stock = stock.New(w.rdb, w.prefix)
+	w.stock = stock.New(w.rdb, keys.NewSpace(w.prefix))
 	ctx := context.Background()
 	start := time.Now().UTC().Add(-time.Minute)
 	var err error
@@ -164,13 +165,12 @@ func (w *world) instance(opt instanceOptions) *instance {
 		ProviderURL:  w.stubURL,
 		Secret:       []byte(secret),
 		LockTTL:      opt.lockTTL,
-		KeyPrefix:    w.prefix,
 		PollInterval: 100 * time.Millisecond,
 		MerchantID:   opt.merchantID,
 		RequirePrice: opt.requirePrice,
 		APIKey:       opt.apiKey,
 		Now:          opt.now,
-	}, payment.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, w.prefix), Orders: orders, Registry: reg, OnUnitReturned: opt.onReturned})
+	}, payment.Deps{Redis: rdb, Locks: locks, Stock: stock.New(rdb, keys.NewSpace(w.prefix)), Orders: orders, Registry: reg, OnUnitReturned: opt.onReturned})
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -233,18 +233,6 @@ func (w *world) checkBooks() {
 	n, err := w.orders.Orders.CountOrders(ctx, w.activity.ID)
 	if err != nil || n != b.Held {
 		w.t.Errorf("CountOrders = %d, %v; want created + paid = %d", n, err, b.Held)
-	}
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s", within, what)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -10,10 +10,9 @@ import (
 	"time"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/books"
+	"github.com/seckill-oss/seckill/internal/app"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/purchase"
-	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 	"github.com/seckill-oss/seckill/internal/testkit/wiring"
 	"github.com/seckill-oss/seckill/internal/usercheck"
@@ -131,12 +130,10 @@ func TestBoughtBuyerWithFreshKeysCostsNoKeyLookup(t *testing.T) {
 func TestRejectedBuyerIsRememberedBriefly(t *testing.T) {
 	f := newFixture(t)
 	var calls atomic.Int64
-	svc, err := wiring.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond, Now: f.clock.Now}, books.Config{},
-		purchase.Deps{Locks: lock.New(f.rdb, nil), Stock: stock.New(f.rdb, ""), Orders: f.orders,
-			Users: verifierFunc(func(context.Context, int64, int64) error {
-				calls.Add(1)
-				return &usercheck.RejectedError{Reason: "account under review"}
-			})})
+	svc, err := wiring.New(app.Config{Lease: lock.Policy{TTL: time.Second, CallTimeout: 200 * time.Millisecond}, Purchase: purchase.Config{Now: f.clock.Now}}, app.Deps{Redis: f.rdb, Locks: lock.New(f.rdb, nil), Orders: f.orders, Users: verifierFunc(func(context.Context, int64, int64) error {
+		calls.Add(1)
+		return &usercheck.RejectedError{Reason: "account under review"}
+	})})
 	if err != nil {
 		t.Fatal(err)
 	}

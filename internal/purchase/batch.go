@@ -232,7 +232,7 @@ func (p *seller) verify(g grant, b *batch, in []int) (approved []int, said []ans
 			p.m.batches.WithLabelValues("none_approved").Inc()
 		}
 	}()
-	budget := g.lk.CallBudget(p.cfg.UserCheckTimeout)
+	budget := g.lk.CallBudget(p.cfg.Lease.CallTimeout)
 	if budget <= 0 {
 		return nil, failAll(in, seckill.Unavailable("the activity's lease ran out before the user could be verified; nothing was sold", context.DeadlineExceeded))
 	}

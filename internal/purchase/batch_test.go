@@ -11,9 +11,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/books"
+	"github.com/seckill-oss/seckill/internal/app"
+	"github.com/seckill-oss/seckill/internal/keys"
+	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
-	"github.com/seckill-oss/seckill/internal/purchase"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 	"github.com/seckill-oss/seckill/internal/testkit/wiring"
 	"github.com/seckill-oss/seckill/internal/usercheck"
@@ -58,8 +59,7 @@ func realService(t *testing.T, prefix, dsn string, users usercheck.Verifier) (wi
 // realServiceTTL is realService with a lock TTL of ttl.
 func realServiceTTL(t *testing.T, prefix, dsn string, users usercheck.Verifier, ttl time.Duration) (wiring.Service, *order.Store) {
 	t.Helper()
-	return wiring.OnReal(t, testenv.Redis(t), dsn, purchase.Config{LockTTL: ttl, UserCheckTimeout: ttl / 4, LockWait: time.Minute, KeyPrefix: prefix},
-		books.Config{}, users, nil)
+	return wiring.OnReal(t, testenv.Redis(t), dsn, app.Config{Keys: keys.NewSpace(prefix), Lease: lock.Policy{TTL: ttl, CallTimeout: ttl / 4, Wait: time.Minute}}, users, nil)
 }
 
 // One lock grant serves a batch whose buyers each end differently; each gets
@@ -265,8 +265,7 @@ func TestFailedAcquireIsUnavailableNotBusy(t *testing.T) {
 	rdb := redis.NewClient(opt)
 	t.Cleanup(func() { _ = rdb.Close() })
 	rdb.AddHook(dropAcquires{})
-	svc, _ := wiring.OnReal(t, rdb, dsn, purchase.Config{LockTTL: time.Second, UserCheckTimeout: 100 * time.Millisecond, LockWait: 50 * time.Millisecond, KeyPrefix: prefix},
-		books.Config{}, nil, nil)
+	svc, _ := wiring.OnReal(t, rdb, dsn, app.Config{Keys: keys.NewSpace(prefix), Lease: lock.Policy{TTL: time.Second, CallTimeout: 100 * time.Millisecond, Wait: 50 * time.Millisecond}}, nil, nil)
 	now := time.Now()
 	act, err := svc.CreateActivity(context.Background(), seckill.Activity{Name: "x", TotalStock: 5, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
 	if err != nil {

@@ -117,7 +117,7 @@ func (s *Service) queueAndAwait(ctx context.Context, a seckill.Activity, f *flig
 // busy, or 503 when the batch ahead of it could not reach Redis. Once taken,
 // it waits for the answer, which its batch's lease bounds.
 func (s *Service) await(ctx context.Context, t *ticket) (seckill.Order, error) {
-	timer := waitTimer(s.cfg.LockWait)
+	timer := waitTimer(s.cfg.Lease.Wait)
 	defer putWaitTimer(timer)
 	select {
 	case <-t.done:

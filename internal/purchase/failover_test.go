@@ -8,7 +8,6 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
@@ -53,7 +52,7 @@ func TestFailoverNeverGivesTwoBatchesOneReceipt(t *testing.T) {
 
 	// The failover: the promoted replica has Redis as it was before N's
 	// refence.
-	lockKey := keys.Lock(s.cfg.KeyPrefix, a.ID)
+	lockKey := s.stock.Keys().Lock(a.ID)
 	fenceKey, err := lock.FenceKey(lockKey)
 	if err != nil {
 		t.Fatal(err)
@@ -64,10 +63,10 @@ func TestFailoverNeverGivesTwoBatchesOneReceipt(t *testing.T) {
 	if err := redisOf(s).SetArgs(ctx, lockKey, first.stock.Token, redis.SetArgs{KeepTTL: true}).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := redisOf(s).Del(ctx, keys.Activity(s.cfg.KeyPrefix, a.ID, "deduct:"+strconv.FormatInt(n.stock.Fence, 10)+":"+n.stock.Token)).Err(); err != nil {
+	if err := redisOf(s).Del(ctx, s.stock.Keys().Activity(a.ID, "deduct:"+strconv.FormatInt(n.stock.Fence, 10)+":"+n.stock.Token)).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := redisOf(s).HIncrBy(ctx, keys.Stock(s.cfg.KeyPrefix, a.ID), "remaining", 1).Err(); err != nil {
+	if err := redisOf(s).HIncrBy(ctx, s.stock.Keys().Stock(a.ID), "remaining", 1).Err(); err != nil {
 		t.Fatal(err)
 	}
 

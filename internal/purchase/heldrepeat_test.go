@@ -54,7 +54,7 @@ func TestRepeatBehindAHeldCommitLeavesTheOtherAdmittedBuyersTheirUnits(t *testin
 		_, err := instA.Buy(ctx, seckill.BuyRequest{ActivityID: a.ID, UserID: 1})
 		first <- err
 	}()
-	waitFor(t, "user 1's COMMIT held on A", func() bool { return h.p.Held() == 1 })
+	testenv.WaitFor(t, 20*time.Second, "user 1's COMMIT held on A", func() bool { return h.p.Held() == 1 })
 	time.Sleep(1200 * time.Millisecond) // A's key has expired; 1.8 s of the hold are left
 	errs := make([]error, users+1)
 	var wg sync.WaitGroup

@@ -80,9 +80,9 @@ func TestHeldCommitWithTheNextBatchInFlight(t *testing.T) {
 				}
 			}
 			buy(1, 1) // batch N
-			waitFor(t, "batch N's COMMIT held", func() bool { return p.Held() == 1 })
+			testenv.WaitFor(t, 20*time.Second, "batch N's COMMIT held", func() bool { return p.Held() == 1 })
 			buy(2, 1+second)
-			waitFor(t, "a batch after N deducted while N's COMMIT is held", func() bool {
+			testenv.WaitFor(t, 20*time.Second, "a batch after N deducted while N's COMMIT is held", func() bool {
 				left, err := s.stock.Remaining(context.Background(), a.ID)
 				return err == nil && left <= total-1-overlapMin
 			})
@@ -112,14 +112,14 @@ func TestRepeatOnAnotherInstanceBehindAHeldCommitGivesItsUnitBack(t *testing.T) 
 	ctx := context.Background()
 	first, h, a, direct := overlapFixtureDSN(t, total) // lease: 1 s
 	// A lease that outlasts the held COMMIT, so its claim waits for the row.
-	second := instanceOn(t, direct, first.cfg.KeyPrefix, 5*time.Second)
+	second := instanceOn(t, direct, first.stock.Keys(), 5*time.Second)
 	h.arm(hold)
 	firstAnswer := make(chan boughtAnswer, 1)
 	go func() {
 		o, err := first.Buy(ctx, seckill.BuyRequest{ActivityID: a.ID, UserID: 1})
 		firstAnswer <- boughtAnswer{1, o, err}
 	}()
-	waitFor(t, "the first purchase's COMMIT held", func() bool { return h.p.Held() == 1 })
+	testenv.WaitFor(t, 20*time.Second, "the first purchase's COMMIT held", func() bool { return h.p.Held() == 1 })
 	time.Sleep(1500 * time.Millisecond) // the first lease's key has expired; 2 s of the hold are left
 	_, againErr := second.Buy(ctx, seckill.BuyRequest{ActivityID: a.ID, UserID: 1})
 	got := <-firstAnswer
@@ -239,16 +239,4 @@ func overlapFixtureDSN(t *testing.T, total int64) (*Service, *commitHold, seckil
 		t.Fatal(err)
 	}
 	return s, h, a, direct
-}
-
-// waitFor waits up to 20 s for cond, polling.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not seen in 20 s: %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }

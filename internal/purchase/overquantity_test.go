@@ -26,7 +26,7 @@ func TestAnOrderOverTheDatabaseGivesBackWhatTheDatabaseStillHas(t *testing.T) {
 		t.Fatalf("user 1 buys 2 of 6: %v", err)
 	}
 	// The failover: Redis is back at its value before user 1's deduct.
-	if err := rdb.HIncrBy(ctx, keys.Stock(prefix, id), "remaining", 2).Err(); err != nil {
+	if err := rdb.HIncrBy(ctx, keys.NewSpace(prefix).Stock(id), "remaining", 2).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := svc.Buy(ctx, seckill.BuyRequest{ActivityID: id, UserID: 2, Quantity: 3}); err != nil {

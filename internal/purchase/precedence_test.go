@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/books"
+	"github.com/seckill-oss/seckill/internal/app"
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/purchase"
-	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testkit/wiring"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 	"github.com/seckill-oss/seckill/internal/waitingroom"
@@ -73,18 +73,13 @@ func precedenceWorld(t *testing.T) (wiring.Service, func(total int64, room bool)
 	rdb, prefix, orders, c := roomWorld(t)
 	locks := lock.New(rdb, nil)
 	t.Cleanup(func() { _ = locks.Close() })
-	rooms, err := waitingroom.New(waitingroom.Config{}, waitingroom.Deps{Store: waitingroom.NewStore(rdb, prefix, 0, 0)})
-	if err != nil {
-		t.Fatal(err)
-	}
 	users := verifierFunc(func(_ context.Context, userID, _ int64) error {
 		if userID == 9 {
 			return &usercheck.RejectedError{Reason: "blocked"}
 		}
 		return nil
 	})
-	svc, err := wiring.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond, KeyPrefix: prefix, Now: c.Now}, books.Config{},
-		purchase.Deps{Locks: locks, Stock: stock.New(rdb, prefix), Orders: orders, Users: users, Rooms: rooms})
+	svc, err := wiring.New(app.Config{Keys: keys.NewSpace(prefix), Lease: lock.Policy{TTL: time.Second, CallTimeout: 200 * time.Millisecond}, Purchase: purchase.Config{Now: c.Now}, Rooms: &waitingroom.Config{}}, app.Deps{Redis: rdb, Locks: locks, Orders: orders, Users: users})
 	if err != nil {
 		t.Fatal(err)
 	}

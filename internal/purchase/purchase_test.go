@@ -12,12 +12,12 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/app"
 	"github.com/seckill-oss/seckill/internal/books"
 	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/purchase"
-	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testkit/wiring"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
@@ -64,8 +64,7 @@ func newFixtureOn(t *testing.T, orders *order.Store) fixture {
 	locks := lock.New(rdb, nil)
 	t.Cleanup(func() { _ = locks.Close() })
 	c := &clock{now: time.Now()}
-	svc, err := wiring.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond, Now: c.Now}, books.Config{},
-		purchase.Deps{Locks: locks, Stock: stock.New(rdb, ""), Orders: orders, Users: usercheck.ApproveAll{}})
+	svc, err := wiring.New(app.Config{Lease: lock.Policy{TTL: time.Second, CallTimeout: 200 * time.Millisecond}, Purchase: purchase.Config{Now: c.Now}}, app.Deps{Redis: rdb, Locks: locks, Orders: orders, Users: usercheck.ApproveAll{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +92,7 @@ func code(err error) string {
 
 func TestNewRefusesAVerificationTimeoutNotShorterThanTheLease(t *testing.T) {
 	for _, c := range []struct{ ttl, timeout time.Duration }{{time.Second, time.Second}, {time.Second, 2 * time.Second}, {time.Second, 0}, {0, time.Second}} {
-		_, err := purchase.New(purchase.Config{LockTTL: c.ttl, UserCheckTimeout: c.timeout}, purchase.Deps{})
+		_, err := purchase.New(purchase.Config{Lease: lock.Policy{TTL: c.ttl, CallTimeout: c.timeout}}, purchase.Deps{})
 		if err == nil {
 			t.Errorf("New accepted lock TTL %v with verification timeout %v", c.ttl, c.timeout)
 		}
@@ -164,14 +163,14 @@ func TestSoldOutMarkIsRecheckedAfterASecond(t *testing.T) {
 	}
 	// Another process deducts the last unit, and this one sees the activity
 	// sold out and marks it.
-	if err := f.rdb.HSet(ctx, keys.Stock("", act), "remaining", 0).Err(); err != nil {
+	if err := f.rdb.HSet(ctx, keys.Space{}.Stock(act), "remaining", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.svc.Buy(ctx, seckill.BuyRequest{ActivityID: act, UserID: 2}); code(err) != seckill.ESoldOut {
 		t.Fatalf("with no unit left: %v, want sold_out", err)
 	}
 	// The other process could not write its order and puts the unit back.
-	if err := f.rdb.HSet(ctx, keys.Stock("", act), "remaining", 1).Err(); err != nil {
+	if err := f.rdb.HSet(ctx, keys.Space{}.Stock(act), "remaining", 1).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.svc.Buy(ctx, seckill.BuyRequest{ActivityID: act, UserID: 2}); code(err) != seckill.ESoldOut {
@@ -194,7 +193,7 @@ type heldService struct {
 	release chan struct{}
 }
 
-func newHeldService(t *testing.T, cfg purchase.Config) *heldService {
+func newHeldService(t *testing.T, wait time.Duration, cfg purchase.Config) *heldService {
 	t.Helper()
 	h := &heldService{mr: miniredis.RunT(t), entered: make(chan struct{}, 1), release: make(chan struct{})}
 	rdb := redis.NewClient(&redis.Options{Addr: h.mr.Addr()})
@@ -214,8 +213,8 @@ func newHeldService(t *testing.T, cfg purchase.Config) *heldService {
 		}
 		return nil
 	})
-	cfg.LockTTL, cfg.UserCheckTimeout = 5*time.Second, time.Second
-	h.svc, err = wiring.New(cfg, books.Config{}, purchase.Deps{Locks: locks, Stock: stock.New(rdb, ""), Orders: h.orders, Users: users})
+	h.svc, err = wiring.New(app.Config{Lease: lock.Policy{TTL: 5 * time.Second, CallTimeout: time.Second, Wait: wait}, Purchase: cfg},
+		app.Deps{Redis: rdb, Locks: locks, Orders: h.orders, Users: users})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +260,7 @@ func (h *heldService) waitQueued(t *testing.T, n int) {
 // busy lock, cost no Redis command while they wait, and the next lock grant
 // serves all of them at once.
 func TestBuyersQueueForTheNextBatch(t *testing.T) {
-	h := newHeldService(t, purchase.Config{LockWait: time.Minute})
+	h := newHeldService(t, time.Minute, purchase.Config{})
 	first := h.buy(1)
 	<-h.entered
 	before := h.mr.CommandCount()
@@ -294,7 +293,7 @@ func TestBuyersQueueForTheNextBatch(t *testing.T) {
 // A full queue answers busy at once; so does a queue wait that runs out,
 // and a buyer who left the queue is never sold to.
 func TestBusyOnlyWhenTheQueueIsFullOrTheWaitIsOver(t *testing.T) {
-	h := newHeldService(t, purchase.Config{QueueMax: 2, LockWait: 300 * time.Millisecond})
+	h := newHeldService(t, 300*time.Millisecond, purchase.Config{QueueMax: 2})
 	first := h.buy(1)
 	<-h.entered
 	waiting := []<-chan bought{h.buy(2), h.buy(3)}
@@ -326,7 +325,7 @@ func TestBusyOnlyWhenTheQueueIsFullOrTheWaitIsOver(t *testing.T) {
 
 // Close lets the queued buyers finish, then refuses new ones with 503.
 func TestCloseFinishesTheQueueThenRefuses(t *testing.T) {
-	h := newHeldService(t, purchase.Config{LockWait: time.Minute})
+	h := newHeldService(t, time.Minute, purchase.Config{})
 	first := h.buy(1)
 	<-h.entered
 	second := h.buy(2)
@@ -360,14 +359,12 @@ func (f verifierFunc) Verify(ctx context.Context, userID, activityID int64) erro
 // next buyer of the same activity is served.
 func TestPanickingVerifierFailsOnlyItsBuyer(t *testing.T) {
 	f := newFixture(t)
-	svc, err := wiring.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond}, books.Config{},
-		purchase.Deps{Locks: lock.New(f.rdb, nil), Stock: stock.New(f.rdb, ""), Orders: f.orders,
-			Users: verifierFunc(func(_ context.Context, userID, _ int64) error {
-				if userID == 13 {
-					panic("verifier bug")
-				}
-				return nil
-			})})
+	svc, err := wiring.New(app.Config{Lease: lock.Policy{TTL: time.Second, CallTimeout: 200 * time.Millisecond}}, app.Deps{Redis: f.rdb, Locks: lock.New(f.rdb, nil), Orders: f.orders, Users: verifierFunc(func(_ context.Context, userID, _ int64) error {
+		if userID == 13 {
+			panic("verifier bug")
+		}
+		return nil
+	})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +387,7 @@ func TestPanickingVerifierFailsOnlyItsBuyer(t *testing.T) {
 // batch is served, not only at the queue's door.
 func TestQueuedPastTheEndIsNotSold(t *testing.T) {
 	c := &clock{now: time.Now()}
-	h := newHeldService(t, purchase.Config{LockWait: time.Minute, Now: c.Now})
+	h := newHeldService(t, time.Minute, purchase.Config{Now: c.Now})
 	first := h.buy(1)
 	<-h.entered
 	second := h.buy(2)
@@ -411,7 +408,7 @@ func TestQueuedPastTheEndIsNotSold(t *testing.T) {
 // All activities' queues of one process hold QueueMaxTotal buyers together;
 // one more is told busy, though its activity's own queue has room.
 func TestQueuedBuyersAreCappedAcrossActivities(t *testing.T) {
-	h := newHeldService(t, purchase.Config{QueueMaxTotal: 3, LockWait: time.Minute})
+	h := newHeldService(t, time.Minute, purchase.Config{QueueMaxTotal: 3})
 	now := time.Now()
 	other, err := h.svc.CreateActivity(context.Background(), seckill.Activity{Name: "y", TotalStock: 100, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
 	if err != nil {
@@ -468,7 +465,7 @@ func TestQueuedBuyersAreCappedAcrossActivities(t *testing.T) {
 // A queue's memory follows its buyers, not its bound: an activity whose
 // queue may hold a million buyers costs no million-slot buffer for one.
 func TestQueueMemoryFollowsTheBuyers(t *testing.T) {
-	h := newHeldService(t, purchase.Config{QueueMax: 1_000_000})
+	h := newHeldService(t, 0, purchase.Config{QueueMax: 1_000_000})
 	close(h.release)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -495,8 +492,7 @@ func TestStrictRequiresAPrice(t *testing.T) {
 	t.Cleanup(func() { _ = rdb.Close() })
 	locks := lock.New(rdb, nil)
 	t.Cleanup(func() { _ = locks.Close() })
-	svc, err := wiring.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond}, books.Config{RequirePrice: true},
-		purchase.Deps{Locks: locks, Stock: stock.New(rdb, ""), Orders: orders, Users: usercheck.ApproveAll{}})
+	svc, err := wiring.New(app.Config{Lease: lock.Policy{TTL: time.Second, CallTimeout: 200 * time.Millisecond}, Books: books.Config{RequirePrice: true}}, app.Deps{Redis: rdb, Locks: locks, Orders: orders, Users: usercheck.ApproveAll{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testkit/wiring"
@@ -136,7 +137,7 @@ func TestAHolderAskingAgainTakesNoUnit(t *testing.T) {
 	if _, err := svc.Buy(ctx, seckill.BuyRequest{ActivityID: id, UserID: 1, Quantity: 1}); err != nil {
 		t.Fatal(err)
 	}
-	before, err := stock.New(rdb, prefix).Ledger(ctx, id)
+	before, err := stock.New(rdb, keys.NewSpace(prefix)).Ledger(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,12 +145,12 @@ func TestAHolderAskingAgainTakesNoUnit(t *testing.T) {
 		if _, err := svc.Buy(ctx, seckill.BuyRequest{ActivityID: id, UserID: 1, Quantity: q}); code(err) != seckill.EAlreadyPurchased {
 			t.Errorf("the holder asks for %d more: %v, want already_purchased", q, err)
 		}
-		if left, err := stock.New(rdb, prefix).Remaining(ctx, id); err != nil || left != 9 {
+		if left, err := stock.New(rdb, keys.NewSpace(prefix)).Remaining(ctx, id); err != nil || left != 9 {
 			t.Errorf("after the holder asked for %d more: %d left in Redis, %v; want 9", q, left, err)
 		}
 	}
 	// Not even a deduct given back later: no grant deducted for the holder.
-	if after, err := stock.New(rdb, prefix).Ledger(ctx, id); err != nil || len(after.Deducts) != len(before.Deducts) {
+	if after, err := stock.New(rdb, keys.NewSpace(prefix)).Ledger(ctx, id); err != nil || len(after.Deducts) != len(before.Deducts) {
 		t.Errorf("deduct receipts %d before the holder's asks, %d after (%v): units were taken and given back", len(before.Deducts), len(after.Deducts), err)
 	}
 	checkUnits(t, svc, orders, id, 1, 1)
@@ -237,7 +238,7 @@ func TestAnExpiredOrderGivesBackAllItsUnitsAndStillCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	epoch, err := stock.New(rdb, prefix).Epoch(ctx, id)
+	epoch, err := stock.New(rdb, keys.NewSpace(prefix)).Epoch(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,12 +250,12 @@ func TestAnExpiredOrderGivesBackAllItsUnitsAndStillCounts(t *testing.T) {
 		t.Fatalf("the expired order read back: %+v, %v; want 3 units", expired, err)
 	}
 	for range 2 { // a retry gives nothing more
-		if _, err := stock.New(rdb, prefix).ReturnOrder(ctx, id, o.ID, expired.Units(), epoch); err != nil && !errors.Is(err, stock.ErrOrderReturned) {
+		if _, err := stock.New(rdb, keys.NewSpace(prefix)).ReturnOrder(ctx, id, o.ID, expired.Units(), epoch); err != nil && !errors.Is(err, stock.ErrOrderReturned) {
 			t.Fatal(err)
 		}
 	}
 	checkUnits(t, svc, orders, id, 0, 0)
-	if left, err := stock.New(rdb, prefix).Remaining(ctx, id); err != nil || left != 5 {
+	if left, err := stock.New(rdb, keys.NewSpace(prefix)).Remaining(ctx, id); err != nil || left != 5 {
 		t.Errorf("after the expiry: %d left, %v; want all 5 back", left, err)
 	}
 	if _, err := svc.Buy(ctx, seckill.BuyRequest{ActivityID: id, UserID: 1, Quantity: 3}); code(err) != seckill.EAlreadyPurchased {

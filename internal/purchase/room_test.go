@@ -10,7 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/books"
+	"github.com/seckill-oss/seckill/internal/app"
 	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
@@ -40,12 +40,7 @@ func roomInstance(t *testing.T, rdb *redis.Client, prefix string, orders *order.
 	t.Helper()
 	locks := lock.New(rdb, nil)
 	t.Cleanup(func() { _ = locks.Close() })
-	rooms, err := waitingroom.New(waitingroom.Config{}, waitingroom.Deps{Store: waitingroom.NewStore(rdb, prefix, 0, 0)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := wiring.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond, KeyPrefix: prefix, Now: c.Now}, books.Config{},
-		purchase.Deps{Locks: locks, Stock: stock.New(rdb, prefix), Orders: orders, Users: usercheck.ApproveAll{}, Rooms: rooms})
+	svc, err := wiring.New(app.Config{Keys: keys.NewSpace(prefix), Lease: lock.Policy{TTL: time.Second, CallTimeout: 200 * time.Millisecond}, Purchase: purchase.Config{Now: c.Now}, Rooms: &waitingroom.Config{}}, app.Deps{Redis: rdb, Locks: locks, Orders: orders, Users: usercheck.ApproveAll{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +53,7 @@ func roomInstance(t *testing.T, rdb *redis.Client, prefix string, orders *order.
 func admit(t *testing.T, rdb *redis.Client, prefix string, activityID, userID int64) {
 	t.Helper()
 	until := float64(time.Now().Add(time.Minute).UnixMilli())
-	if err := rdb.ZAdd(context.Background(), keys.WaitingAdmitted(prefix, activityID), redis.Z{Score: until, Member: strconv.FormatInt(userID, 10)}).Err(); err != nil {
+	if err := rdb.ZAdd(context.Background(), keys.NewSpace(prefix).WaitingAdmitted(activityID), redis.Z{Score: until, Member: strconv.FormatInt(userID, 10)}).Err(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -80,7 +75,7 @@ func TestAdmittedBuyerIsNotToldSoldOutByAStaleMark(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := waitingroom.Window{OpensAt: act.WaitingRoom.OpensAt, StartsAt: act.StartsAt, EndsAt: act.EndsAt, Seed: act.WaitingRoom.Seed}
-	if err := waitingroom.NewStore(rdb, prefix, 0, 0).Open(ctx, act.ID, w); err != nil {
+	if err := waitingroom.NewStore(rdb, keys.NewSpace(prefix), 0, 0).Open(ctx, act.ID, w); err != nil {
 		t.Fatal(err)
 	}
 	admit(t, rdb, prefix, act.ID, 1)
@@ -117,7 +112,7 @@ func TestLostRoomFailsClosedUntilRestored(t *testing.T) {
 	if _, err := svc.Buy(ctx, seckill.BuyRequest{ActivityID: act.ID, UserID: 1}); code(err) != seckill.ENotAdmitted {
 		t.Fatalf("not admitted, room in Redis: %v, want not_admitted", err)
 	}
-	if err := rdb.Del(ctx, keys.WaitingRoom(prefix, act.ID), keys.WaitingAdmitted(prefix, act.ID)).Err(); err != nil {
+	if err := rdb.Del(ctx, keys.NewSpace(prefix).WaitingRoom(act.ID), keys.NewSpace(prefix).WaitingAdmitted(act.ID)).Err(); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
@@ -132,7 +127,7 @@ func TestLostRoomFailsClosedUntilRestored(t *testing.T) {
 	if _, err := svc.Buy(ctx, seckill.BuyRequest{ActivityID: act.ID, UserID: 1}); code(err) != seckill.ENotAdmitted {
 		t.Errorf("after the stock change restored the room: %v, want not_admitted", err)
 	}
-	left, err := stock.New(rdb, prefix).Remaining(ctx, act.ID)
+	left, err := stock.New(rdb, keys.NewSpace(prefix)).Remaining(ctx, act.ID)
 	if err != nil || left != 6 {
 		t.Errorf("stock %d, %v: want 6, nothing sold", left, err)
 	}

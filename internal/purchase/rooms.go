@@ -93,7 +93,7 @@ func (s *Service) seenAfterRetry(ctx context.Context, a seckill.Activity, userID
 // its deduct: the queue's wait, the lock's, and a lease's worth of user
 // checks and Redis calls. The buyer is busy buying meanwhile, not gone.
 func (cfg Config) flightLimit() time.Duration {
-	return 2*cfg.LockWait + cfg.LockTTL
+	return 2*cfg.Lease.Wait + cfg.Lease.TTL
 }
 
 func notAdmitted() *seckill.Error {

@@ -8,10 +8,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/books"
+	"github.com/seckill-oss/seckill/internal/app"
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/purchase"
-	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testkit/wiring"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 	"github.com/seckill-oss/seckill/internal/waitingroom"
@@ -27,7 +27,7 @@ func roomSale(t *testing.T, svc wiring.Service, rdb *redis.Client, prefix string
 		t.Fatal(err)
 	}
 	w := waitingroom.Window{OpensAt: act.WaitingRoom.OpensAt, StartsAt: act.StartsAt, EndsAt: act.EndsAt, Seed: act.WaitingRoom.Seed}
-	if err := waitingroom.NewStore(rdb, prefix, 0, 0).Open(context.Background(), act.ID, w); err != nil {
+	if err := waitingroom.NewStore(rdb, keys.NewSpace(prefix), 0, 0).Open(context.Background(), act.ID, w); err != nil {
 		t.Fatal(err)
 	}
 	return act
@@ -88,13 +88,8 @@ func TestRejectedBuyerWithoutAnAdmissionIsNotAdmitted(t *testing.T) {
 	rdb, prefix, orders, c := roomWorld(t)
 	locks := lock.New(rdb, nil)
 	t.Cleanup(func() { _ = locks.Close() })
-	rooms, err := waitingroom.New(waitingroom.Config{}, waitingroom.Deps{Store: waitingroom.NewStore(rdb, prefix, 0, 0)})
-	if err != nil {
-		t.Fatal(err)
-	}
 	reject := verifierFunc(func(context.Context, int64, int64) error { return &usercheck.RejectedError{Reason: "blocked"} })
-	svc, err := wiring.New(purchase.Config{LockTTL: time.Second, UserCheckTimeout: 200 * time.Millisecond, KeyPrefix: prefix, Now: c.Now}, books.Config{},
-		purchase.Deps{Locks: locks, Stock: stock.New(rdb, prefix), Orders: orders, Users: reject, Rooms: rooms})
+	svc, err := wiring.New(app.Config{Keys: keys.NewSpace(prefix), Lease: lock.Policy{TTL: time.Second, CallTimeout: 200 * time.Millisecond}, Purchase: purchase.Config{Now: c.Now}, Rooms: &waitingroom.Config{}}, app.Deps{Redis: rdb, Locks: locks, Orders: orders, Users: reject})
 	if err != nil {
 		t.Fatal(err)
 	}

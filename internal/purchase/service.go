@@ -65,9 +65,6 @@ import (
 
 // Defaults of Config's zero values.
 const (
-	// DefaultLockWait is how long a buyer may wait in its activity's queue
-	// for a batch to take it.
-	DefaultLockWait = time.Second
 	// DefaultQueueMax is how many buyers one activity's queue holds in one
 	// process.
 	DefaultQueueMax = 10_000
@@ -83,17 +80,14 @@ const maxBatch = 256
 
 // Config tunes the purchase path.
 type Config struct {
-	// LockTTL is the lease of the per-activity lock.
-	LockTTL time.Duration
-	// UserCheckTimeout is the deadline of one verification call. It must be
-	// shorter than LockTTL: a call that may outlive the lease lets the lock
-	// expire under its holder, and another holder sells the same unit.
-	UserCheckTimeout time.Duration
-	// LockWait is how long a buyer waits in the activity's queue before a
-	// batch takes it, and how long a batch waits for the activity's lock
-	// held by another process; past either the buyer is told 429 busy.
-	// 0 means DefaultLockWait.
-	LockWait time.Duration
+	// Lease is the per-activity lock's policy, shared with the books side:
+	// its TTL; its Wait, how long a buyer waits in the activity's queue
+	// before a batch takes it and how long a batch waits for the lock held
+	// by another process (past either the buyer is told 429 busy); its
+	// CallTimeout, the deadline of one verification call, shorter than the
+	// TTL, or the lock expires under its holder and another holder sells
+	// the same unit.
+	Lease lock.Policy
 	// QueueMax is how many buyers of one activity may wait in this process;
 	// one more is told 429 busy. 0 means DefaultQueueMax.
 	QueueMax int
@@ -101,9 +95,6 @@ type Config struct {
 	// in this process; one more is told 429 busy. 0 means
 	// DefaultQueueMaxTotal.
 	QueueMaxTotal int
-	// KeyPrefix is put before every Redis key, so several deployments or test
-	// runs can share one Redis.
-	KeyPrefix string
 	// WaitReplicas, when above 0, makes each batch WAIT for that many
 	// Redis replicas to acknowledge its lock grant and then its deduct,
 	// within WaitTimeout each; a batch whose write is not on enough replicas
@@ -184,27 +175,27 @@ type Service struct {
 // opened, and New refuses the same Config with them.
 func (cfg Config) Check() error {
 	var errs []error
-	if cfg.LockTTL <= 0 {
-		errs = append(errs, fmt.Errorf("SECKILL_LOCK_TTL=%v: must be positive", cfg.LockTTL))
+	if cfg.Lease.TTL <= 0 {
+		errs = append(errs, fmt.Errorf("SECKILL_LOCK_TTL=%v: must be positive", cfg.Lease.TTL))
 	}
 	// A verification call that may outlive the lease oversells: the lock
 	// expires while its holder still waits.
 	switch {
-	case cfg.UserCheckTimeout <= 0:
-		errs = append(errs, fmt.Errorf("SECKILL_USERCHECK_TIMEOUT=%v: must be positive", cfg.UserCheckTimeout))
-	case cfg.UserCheckTimeout >= cfg.LockTTL:
-		errs = append(errs, fmt.Errorf("SECKILL_USERCHECK_TIMEOUT=%v must be shorter than SECKILL_LOCK_TTL=%v", cfg.UserCheckTimeout, cfg.LockTTL))
+	case cfg.Lease.CallTimeout <= 0:
+		errs = append(errs, fmt.Errorf("SECKILL_USERCHECK_TIMEOUT=%v: must be positive", cfg.Lease.CallTimeout))
+	case cfg.Lease.CallTimeout >= cfg.Lease.TTL:
+		errs = append(errs, fmt.Errorf("SECKILL_USERCHECK_TIMEOUT=%v must be shorter than SECKILL_LOCK_TTL=%v", cfg.Lease.CallTimeout, cfg.Lease.TTL))
 	}
-	if cfg.LockWait < 0 {
-		errs = append(errs, fmt.Errorf("SECKILL_LOCK_WAIT=%v: must not be negative", cfg.LockWait))
+	if cfg.Lease.Wait < 0 {
+		errs = append(errs, fmt.Errorf("SECKILL_LOCK_WAIT=%v: must not be negative", cfg.Lease.Wait))
 	}
 	if cfg.WaitReplicas < 0 || (cfg.WaitReplicas > 0 && cfg.WaitTimeout <= 0) {
 		errs = append(errs, fmt.Errorf("SECKILL_REDIS_WAIT_REPLICAS=%d with SECKILL_REDIS_WAIT_TIMEOUT=%v: want 0 replicas, or a positive timeout", cfg.WaitReplicas, cfg.WaitTimeout))
 	}
 	// The WAITs of a batch run inside the part of the lease kept back for
 	// the write: a longer one would spend the lease the write needs.
-	if reserve := lock.WriteReserve(cfg.LockTTL); cfg.WaitReplicas > 0 && cfg.WaitTimeout >= reserve {
-		errs = append(errs, fmt.Errorf("SECKILL_REDIS_WAIT_TIMEOUT=%v must be shorter than the lease's write reserve, a quarter of SECKILL_LOCK_TTL=%v (%v)", cfg.WaitTimeout, cfg.LockTTL, reserve))
+	if reserve := lock.WriteReserve(cfg.Lease.TTL); cfg.WaitReplicas > 0 && cfg.WaitTimeout >= reserve {
+		errs = append(errs, fmt.Errorf("SECKILL_REDIS_WAIT_TIMEOUT=%v must be shorter than the lease's write reserve, a quarter of SECKILL_LOCK_TTL=%v (%v)", cfg.WaitTimeout, cfg.Lease.TTL, reserve))
 	}
 	if cfg.QueueMax < 0 || cfg.QueueMaxTotal < 0 {
 		errs = append(errs, fmt.Errorf("SECKILL_QUEUE_MAX=%d, SECKILL_QUEUE_MAX_TOTAL=%d: must not be negative", cfg.QueueMax, cfg.QueueMaxTotal))
@@ -217,9 +208,7 @@ func (cfg Config) checked() (Config, error) {
 	if err := cfg.Check(); err != nil {
 		return cfg, fmt.Errorf("purchase: %w", err)
 	}
-	if cfg.LockWait == 0 {
-		cfg.LockWait = DefaultLockWait
-	}
+	cfg.Lease = cfg.Lease.WithDefaults()
 	if cfg.QueueMax == 0 {
 		cfg.QueueMax = DefaultQueueMax
 	}

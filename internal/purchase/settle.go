@@ -7,7 +7,6 @@ import (
 	"github.com/sethvargo/go-retry"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/stock"
@@ -71,7 +70,7 @@ func (p *seller) reseedFence(lease context.Context, activityID int64) {
 	defer cancel()
 	dbFence, err := p.orders.Activities.Fence(dctx, activityID)
 	if err == nil {
-		err = p.locks.SeedFence(dctx, keys.Lock(p.cfg.KeyPrefix, activityID), dbFence)
+		err = p.locks.SeedFence(dctx, p.stock.Keys().Lock(activityID), dbFence)
 	}
 	if err != nil {
 		p.log.Warn("fence not reseeded after a stale grant; the next one reseeds it", "activity_id", activityID, "err", err)

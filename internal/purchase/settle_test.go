@@ -10,6 +10,7 @@ import (
 
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/catalog"
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
 	"github.com/seckill-oss/seckill/internal/stock"
@@ -50,7 +51,7 @@ func resolveFixtureDSN(t *testing.T, total int64) (*Service, *toxic.Proxy, secki
 // an activity of total units (its stock not loaded).
 func serviceOn(t *testing.T, cfg *mysql.Config, total int64) (*Service, seckill.Activity) {
 	t.Helper()
-	s := instanceOn(t, cfg, testenv.Prefix(t), time.Second)
+	s := instanceOn(t, cfg, keys.NewSpace(testenv.Prefix(t)), time.Second)
 	now := time.Now()
 	a, err := s.orders.Activities.CreateActivity(context.Background(), seckill.Activity{Name: "x", TotalStock: total, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
 	if err != nil {
@@ -61,7 +62,7 @@ func serviceOn(t *testing.T, cfg *mysql.Config, total int64) (*Service, seckill.
 
 // instanceOn is a service instance on the real Redis, under prefix, and the
 // database cfg names, with a lease of lockTTL.
-func instanceOn(t *testing.T, cfg *mysql.Config, prefix string, lockTTL time.Duration) *Service {
+func instanceOn(t *testing.T, cfg *mysql.Config, space keys.Space, lockTTL time.Duration) *Service {
 	t.Helper()
 	orders, err := order.Open(context.Background(), cfg.FormatDSN(), order.Options{})
 	if err != nil {
@@ -71,8 +72,8 @@ func instanceOn(t *testing.T, cfg *mysql.Config, prefix string, lockTTL time.Dur
 	rdb := testenv.Redis(t)
 	locks := lock.New(rdb, nil)
 	t.Cleanup(func() { _ = locks.Close() })
-	s, err := New(Config{LockTTL: lockTTL, UserCheckTimeout: 100 * time.Millisecond, KeyPrefix: prefix},
-		Deps{Locks: locks, Stock: stock.New(rdb, prefix), Orders: orders, Catalog: catalog.New(orders, nil), Users: usercheck.ApproveAll{}})
+	s, err := New(Config{Lease: lock.Policy{TTL: lockTTL, CallTimeout: 100 * time.Millisecond}},
+		Deps{Locks: locks, Stock: stock.New(rdb, space), Orders: orders, Catalog: catalog.New(orders, nil), Users: usercheck.ApproveAll{}})
 	if err != nil {
 		t.Fatal(err)
 	}

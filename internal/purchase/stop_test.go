@@ -55,7 +55,7 @@ func TestStoppedElsewhereTheDeductDecides(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	act := f.activity(t, 5)
-	stockKey := keys.Stock("", act)
+	stockKey := keys.Space{}.Stock(act)
 	f.rdb.HSet(ctx, stockKey, "paused", time.Now().UnixMilli())
 	if _, err := f.svc.Buy(ctx, seckill.BuyRequest{ActivityID: act, UserID: 1}); code(err) != seckill.EPaused {
 		t.Errorf("Buy paused elsewhere: %v, want paused", err)

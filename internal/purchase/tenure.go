@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/stock"
 )
@@ -89,8 +88,8 @@ func (p *seller) grantFor(q *queue) (grant, error) {
 	// The lease's parent lives until the tenure ends, however many
 	// batches it serves.
 	lctx, cancel := context.WithCancel(context.Background())
-	lk, err := p.locks.Obtain(lctx, keys.Lock(p.cfg.KeyPrefix, q.activity.ID), p.cfg.LockTTL,
-		&lock.ObtainOptions{Wait: p.cfg.LockWait, MaxBackoff: lockPoll})
+	lk, err := p.locks.Obtain(lctx, p.stock.Keys().Lock(q.activity.ID), p.cfg.Lease.TTL,
+		&lock.ObtainOptions{Wait: p.cfg.Lease.Wait, MaxBackoff: lockPoll})
 	switch {
 	case errors.Is(err, lock.ErrNotObtained) && !errors.Is(err, lock.ErrAcquireFailed):
 		cancel()
@@ -116,7 +115,7 @@ func (p *seller) grantFor(q *queue) (grant, error) {
 // that wants the key says so (lock.ErrWaitedFor).
 func (p *seller) refence(q *queue, h *tenure) (g grant, ok, yielded bool) {
 	if h.lk.Context().Err() == nil {
-		fence, err := h.lk.Refence(h.lk.Context(), p.cfg.LockTTL)
+		fence, err := h.lk.Refence(h.lk.Context(), p.cfg.Lease.TTL)
 		switch {
 		case err == nil:
 			return grantOf(h.lk, fence), true, false

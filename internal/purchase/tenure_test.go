@@ -8,8 +8,9 @@ import (
 	"time"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/books"
-	"github.com/seckill-oss/seckill/internal/purchase"
+	"github.com/seckill-oss/seckill/internal/app"
+	"github.com/seckill-oss/seckill/internal/keys"
+	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 	"github.com/seckill-oss/seckill/internal/testkit/wiring"
 	"github.com/seckill-oss/seckill/internal/usercheck"
@@ -25,9 +26,9 @@ import (
 func TestAnotherInstanceGetsTheKeyFromAHold(t *testing.T) {
 	ctx := context.Background()
 	prefix, dsn := testenv.Prefix(t), testenv.MySQLDSN(t)
-	cfg := purchase.Config{LockTTL: 2 * time.Second, UserCheckTimeout: 500 * time.Millisecond, LockWait: time.Second, KeyPrefix: prefix}
-	crowded, _ := wiring.OnReal(t, testenv.Redis(t), dsn, cfg, books.Config{}, usercheck.ApproveAll{}, nil)
-	other, _ := wiring.OnReal(t, testenv.Redis(t), dsn, cfg, books.Config{}, usercheck.ApproveAll{}, nil)
+	cfg := app.Config{Keys: keys.NewSpace(prefix), Lease: lock.Policy{TTL: 2 * time.Second, CallTimeout: 500 * time.Millisecond, Wait: time.Second}}
+	crowded, _ := wiring.OnReal(t, testenv.Redis(t), dsn, cfg, usercheck.ApproveAll{}, nil)
+	other, _ := wiring.OnReal(t, testenv.Redis(t), dsn, cfg, usercheck.ApproveAll{}, nil)
 	now := time.Now()
 	a, err := crowded.CreateActivity(ctx, seckill.Activity{Name: "held", TotalStock: 1_000_000, StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
 	if err != nil {

@@ -159,12 +159,12 @@ func roomInstanceOn(t *testing.T, cfg *mysql.Config, prefix string, lockTTL time
 	if users == nil {
 		users = usercheck.ApproveAll{}
 	}
-	rooms, err := waitingroom.New(waitingroom.Config{}, waitingroom.Deps{Store: waitingroom.NewStore(rdb, prefix, 0, 0)})
+	rooms, err := waitingroom.New(waitingroom.Config{}, waitingroom.Deps{Store: waitingroom.NewStore(rdb, keys.NewSpace(prefix), 0, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Config{LockTTL: lockTTL, UserCheckTimeout: lockTTL / 2, KeyPrefix: prefix},
-		Deps{Locks: locks, Stock: stock.New(rdb, prefix), Orders: orders, Catalog: catalog.New(orders, nil), Users: users, Rooms: rooms})
+	s, err := New(Config{Lease: lock.Policy{TTL: lockTTL, CallTimeout: lockTTL / 2}},
+		Deps{Locks: locks, Stock: stock.New(rdb, keys.NewSpace(prefix)), Orders: orders, Catalog: catalog.New(orders, nil), Users: users, Rooms: rooms})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func openRoom(t *testing.T, s *Service, total int64) seckill.Activity {
 		t.Fatal(err)
 	}
 	w := waitingroom.Window{OpensAt: a.WaitingRoom.OpensAt, StartsAt: a.StartsAt, EndsAt: a.EndsAt, Seed: a.WaitingRoom.Seed}
-	if err := waitingroom.NewStore(redisOf(s), s.cfg.KeyPrefix, 0, 0).Open(ctx, a.ID, w); err != nil {
+	if err := waitingroom.NewStore(redisOf(s), s.stock.Keys(), 0, 0).Open(ctx, a.ID, w); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.stock.Load(ctx, a.ID, total, 1); err != nil {
@@ -208,7 +208,7 @@ func admitUser(t *testing.T, s *Service, activityID, userID int64) {
 	t.Helper()
 	until := float64(time.Now().Add(time.Minute).UnixMilli())
 	z := redis.Z{Score: until, Member: strconv.FormatInt(userID, 10)}
-	if err := redisOf(s).ZAdd(context.Background(), keys.WaitingAdmitted(s.cfg.KeyPrefix, activityID), z).Err(); err != nil {
+	if err := redisOf(s).ZAdd(context.Background(), s.stock.Keys().WaitingAdmitted(activityID), z).Err(); err != nil {
 		t.Fatal(err)
 	}
 }

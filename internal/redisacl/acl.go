@@ -33,14 +33,14 @@ func PasswordRule(password string) string {
 // one word, in a command as in an aclfile.
 var ErrBadName = errors.New("redisacl: empty or contains white space")
 
-// Service is the service's user: the keys under keys.Namespace(prefix) and
+// Service is the service's user: the keys under its key space's Namespace and
 // the order events' stream, pub/sub channels under the namespace, and
 // ServiceCommands.
 func Service(name, password, prefix, stream string) (User, error) {
 	if err := words(name, prefix, stream); err != nil {
 		return User{}, err
 	}
-	ns := keys.Namespace(prefix)
+	ns := keys.NewSpace(prefix).Namespace()
 	patterns := []string{Glob(ns) + "*"}
 	if !strings.HasPrefix(stream, ns) {
 		patterns = append(patterns, Glob(stream))

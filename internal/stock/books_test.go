@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
 
 func TestFillBooks(t *testing.T) {
-	s := stock.New(testenv.Redis(t), testenv.Prefix(t))
+	s := stock.New(testenv.Redis(t), keys.NewSpace(testenv.Prefix(t)))
 	ctx := context.Background()
 	if err := s.Load(ctx, 1, 7, 1); err != nil {
 		t.Fatal(err)

@@ -6,8 +6,6 @@ import (
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/seckill-oss/seckill/internal/keys"
 )
 
 // DeductEach takes, for the lock grant, each buyer's units in one atomic
@@ -53,7 +51,7 @@ func (s *Store) deduct(ctx context.Context, activityID int64, g Grant, n int64, 
 		args = append(args, u)
 	}
 	ks := append(s.keys(activityID, g), s.buyers(activityID),
-		keys.WaitingRoom(s.prefix, activityID), keys.WaitingAdmitted(s.prefix, activityID), keys.WaitingDeducts(s.prefix, activityID))
+		s.space.WaitingRoom(activityID), s.space.WaitingAdmitted(activityID), s.space.WaitingDeducts(activityID))
 	reply, err := deductScript.Run(ctx, s.rdb, ks, args...).Result()
 	if refused, ok := notAdmitted(reply); ok {
 		return 0, 0, nil, fmt.Errorf("stock: deduct activity %d: %w", activityID, refused)

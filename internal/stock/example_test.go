@@ -8,6 +8,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/stock"
 )
 
@@ -24,7 +25,7 @@ func Example() {
 	defer rdb.Close()
 
 	ctx := context.Background()
-	s := stock.New(rdb, "")
+	s := stock.New(rdb, keys.Space{})
 	if err := s.Load(ctx, 1, 2, 1); err != nil {
 		fmt.Println(err)
 		return

@@ -24,10 +24,10 @@ func TestOneAdmissionDeductsOnceAtATime(t *testing.T) {
 	s, rdb, prefix := loadedStock(t, 2)
 	ctx := context.Background()
 	until := float64(time.Now().Add(time.Minute).UnixMilli())
-	if err := rdb.HSet(ctx, keys.WaitingRoom(prefix, 1), "on", "1").Err(); err != nil {
+	if err := rdb.HSet(ctx, keys.NewSpace(prefix).WaitingRoom(1), "on", "1").Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := rdb.ZAdd(ctx, keys.WaitingAdmitted(prefix, 1), redis.Z{Score: until, Member: "1"}, redis.Z{Score: until, Member: "2"}).Err(); err != nil {
+	if err := rdb.ZAdd(ctx, keys.NewSpace(prefix).WaitingAdmitted(1), redis.Z{Score: until, Member: "1"}, redis.Z{Score: until, Member: "2"}).Err(); err != nil {
 		t.Fatal(err)
 	}
 	a, b := stock.Grant{Fence: 1, Token: "instance-a"}, stock.Grant{Fence: 2, Token: "instance-b"}

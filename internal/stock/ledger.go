@@ -67,7 +67,7 @@ func (l Ledger) Returned() int64 {
 // for checks and audits, not for the purchase path.
 func (s *Store) Ledger(ctx context.Context, activityID int64) (Ledger, error) {
 	l := Ledger{Deducts: map[string]Receipt{}, Returns: map[string]Receipt{}}
-	prefix := globEscape(activityKey(s.prefix, activityID, ""))
+	prefix := globEscape(s.space.Activity(activityID, ""))
 	reply, err := ledgerScript.Run(ctx, s.rdb, []string{s.key(activityID)}, prefix+"deduct:*", prefix+"returned:*").Slice()
 	switch {
 	case errors.Is(err, redis.Nil):

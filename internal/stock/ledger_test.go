@@ -18,7 +18,7 @@ import (
 // away: the second take is recorded over the first.
 func TestLedgerHoldsThroughEveryScript(t *testing.T) {
 	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
-	s := stock.New(rdb, prefix)
+	s := stock.New(rdb, keys.NewSpace(prefix))
 	ctx := context.Background()
 	if _, err := s.Ledger(ctx, 1); !errors.Is(err, stock.ErrNotLoaded) {
 		t.Fatalf("Ledger before a load: %v, want ErrNotLoaded", err)
@@ -84,7 +84,7 @@ func TestLedgerHoldsThroughEveryScript(t *testing.T) {
 	}
 
 	// A stock loaded before loads kept their ledger cannot be checked.
-	if err := rdb.HSet(ctx, keys.Stock(prefix, 2), "remaining", 5, "epoch", 1).Err(); err != nil {
+	if err := rdb.HSet(ctx, keys.NewSpace(prefix).Stock(2), "remaining", 5, "epoch", 1).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Ledger(ctx, 2); !errors.Is(err, stock.ErrNoLedger) {

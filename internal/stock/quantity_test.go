@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
@@ -17,7 +18,7 @@ import (
 // buyer 1 with 1 of 2; a resend that assumes the first buyers were served
 // names buyer 1 instead of 2.
 func TestDeductEachServesWholeAsks(t *testing.T) {
-	s := stock.New(testenv.Redis(t), testenv.Prefix(t))
+	s := stock.New(testenv.Redis(t), keys.NewSpace(testenv.Prefix(t)))
 	ctx := context.Background()
 	if err := s.Load(ctx, 1, 6, 3); err != nil {
 		t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/luascript"
 )
 
@@ -32,7 +31,7 @@ const markerTTL = time.Minute
 // lock value is lockValue (lock.Lock.Value), or timeout passes: then
 // ErrNotReplicated. ErrWriteGone: the grant is not on the primary.
 func (s *Store) WaitGrant(ctx context.Context, activityID int64, lockValue string, replicas int, timeout time.Duration) error {
-	return s.waitReplicas(ctx, activityID, keys.Lock(s.prefix, activityID), lockValue, replicas, timeout)
+	return s.waitReplicas(ctx, activityID, s.space.Lock(activityID), lockValue, replicas, timeout)
 }
 
 // WaitDeduct waits until at least replicas replicas hold the deduct of grant
@@ -57,7 +56,7 @@ func (s *Store) waitReplicas(ctx context.Context, activityID int64, vouched, val
 	// outlast it.
 	node = node.WithTimeout(node.Options().ReadTimeout + timeout)
 	pipe := node.Pipeline()
-	vouch := replicateScript.Eval(ctx, pipe, []string{vouched, activityKey(s.prefix, activityID, "replicated")}, value, markerTTL.Milliseconds())
+	vouch := replicateScript.Eval(ctx, pipe, []string{vouched, s.space.Activity(activityID, "replicated")}, value, markerTTL.Milliseconds())
 	acked := pipe.Do(ctx, "WAIT", replicas, timeout.Milliseconds())
 	if _, err := pipe.Exec(ctx); err != nil {
 		return fmt.Errorf("stock: wait for replicas of activity %d: %w", activityID, err)

@@ -36,7 +36,7 @@ func TestWaitForReplicas(t *testing.T) {
 		t.Errorf("WAIT returned after %v, before its 50ms timeout", waited)
 	}
 	lockValue := "owner:7"
-	if err := rdb.Set(ctx, keys.Lock(prefix, id), lockValue, time.Minute).Err(); err != nil {
+	if err := rdb.Set(ctx, keys.NewSpace(prefix).Lock(id), lockValue, time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.WaitGrant(ctx, id, lockValue, 0, 10*time.Millisecond); err != nil {

@@ -69,5 +69,5 @@ func (s *Store) ReturnOrder(ctx context.Context, activityID int64, orderID strin
 // orderReceipt is the key of an expired order's return receipt:
 // <prefix>seckill:{act:N}:returned:<order id>.
 func (s *Store) orderReceipt(activityID int64, orderID string) string {
-	return activityKey(s.prefix, activityID, "returned:"+orderID)
+	return s.space.Activity(activityID, "returned:"+orderID)
 }

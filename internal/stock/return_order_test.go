@@ -18,11 +18,11 @@ import (
 func TestReturnOrderOnceAfterLostReply(t *testing.T) {
 	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
 	ctx := context.Background()
-	if err := stock.New(rdb, prefix).Load(ctx, 1, 5, 7); err != nil {
+	if err := stock.New(rdb, keys.NewSpace(prefix)).Load(ctx, 1, 5, 7); err != nil {
 		t.Fatal(err)
 	}
 	slow, proxy := testenv.ProxiedRedis(t, 100*time.Millisecond)
-	s := stock.New(slow, prefix)
+	s := stock.New(slow, keys.NewSpace(prefix))
 	// The script must be in Redis's cache already, or the lost reply would be
 	// EVALSHA's NOSCRIPT and the script would never run.
 	if err := s.Load(ctx, 2, 0, 1); err != nil {
@@ -55,12 +55,12 @@ func TestReturnOrderOnceAfterLostReply(t *testing.T) {
 // may have counted the unit as unsold already; the return adds nothing.
 func TestReturnOrderAfterReloadIsStale(t *testing.T) {
 	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
-	s := stock.New(rdb, prefix)
+	s := stock.New(rdb, keys.NewSpace(prefix))
 	ctx := context.Background()
 	if _, err := s.ReturnOrder(ctx, 1, "order-a", 1, 1); !errors.Is(err, stock.ErrNotLoaded) {
 		t.Errorf("ReturnOrder with no stock: %v, want ErrNotLoaded", err)
 	}
-	if n, _ := rdb.Exists(ctx, keys.Stock(prefix, 1)).Result(); n != 0 {
+	if n, _ := rdb.Exists(ctx, keys.NewSpace(prefix).Stock(1)).Result(); n != 0 {
 		t.Error("ReturnOrder created the stock key")
 	}
 	if err := s.Load(ctx, 1, 5, 3); err != nil {

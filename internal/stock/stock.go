@@ -136,14 +136,19 @@ const (
 // Store reads and changes activities' stock in Redis. It is safe for
 // concurrent use, by any number of processes sharing the Redis.
 type Store struct {
-	rdb    redis.UniversalClient
-	prefix string
+	rdb   redis.UniversalClient
+	space keys.Space
 }
 
-// New returns a Store on rdb whose keys all start with prefix (may be empty).
-func New(rdb redis.UniversalClient, prefix string) *Store {
-	return &Store{rdb: rdb, prefix: prefix}
+// New returns a Store on rdb naming its keys in space.
+func New(rdb redis.UniversalClient, space keys.Space) *Store {
+	return &Store{rdb: rdb, space: space}
 }
+
+// Keys is the key space the store names its keys in: the services on it
+// name the activity's other keys (its lock, the payments' locks) there, so
+// the scripts that touch them together find them in the activity's slot.
+func (s *Store) Keys() keys.Space { return s.space }
 
 // Load sets the activity's stock to remaining units in epoch, replacing what
 // was there. remaining must not be negative.
@@ -169,7 +174,7 @@ func (s *Store) LoadIfHeld(ctx context.Context, activityID, remaining, epoch int
 	if remaining < 0 {
 		return fmt.Errorf("stock: load activity %d: negative stock %d", activityID, remaining)
 	}
-	loaded, err := loadIfHeldScript.Run(ctx, s.rdb, []string{s.key(activityID), keys.Lock(s.prefix, activityID)},
+	loaded, err := loadIfHeldScript.Run(ctx, s.rdb, []string{s.key(activityID), s.space.Lock(activityID)},
 		lockValue, remaining, epoch, halt.pausedArg(), halt.endedArg()).Int64()
 	switch {
 	case err != nil:
@@ -273,7 +278,7 @@ func (s *Store) HoldersIn(ctx context.Context, users map[int64][]int64) (map[int
 
 // buyers is the key of the activity's buyer set:
 // <prefix>seckill:{act:N}:buyers.
-func (s *Store) buyers(activityID int64) string { return keys.Buyers(s.prefix, activityID) }
+func (s *Store) buyers(activityID int64) string { return s.space.Buyers(activityID) }
 
 // Remaining returns the units left, or ErrNotLoaded.
 func (s *Store) Remaining(ctx context.Context, activityID int64) (int64, error) {
@@ -287,7 +292,7 @@ func (s *Store) Remaining(ctx context.Context, activityID int64) (int64, error) 
 	return left, nil
 }
 
-func (s *Store) key(activityID int64) string { return keys.Stock(s.prefix, activityID) }
+func (s *Store) key(activityID int64) string { return s.space.Stock(activityID) }
 
 // keys are the stock hash and the receipt of grant g, the scripts' KEYS.
 func (s *Store) keys(activityID int64, g Grant) []string {
@@ -311,10 +316,5 @@ func (s *Store) receipt(activityID int64, g Grant) string {
 	if g.Token != "" {
 		name += ":" + g.Token
 	}
-	return activityKey(s.prefix, activityID, name)
-}
-
-// activityKey names one of the activity's keys (package keys).
-func activityKey(prefix string, activityID int64, name string) string {
-	return keys.Activity(prefix, activityID, name)
+	return s.space.Activity(activityID, name)
 }

@@ -29,7 +29,7 @@ const (
 func loadedStock(t *testing.T, total int64) (s *stock.Store, rdb *redis.Client, prefix string) {
 	t.Helper()
 	rdb, prefix = testenv.Redis(t), testenv.Prefix(t)
-	s = stock.New(rdb, prefix)
+	s = stock.New(rdb, keys.NewSpace(prefix))
 	if err := s.Load(context.Background(), 1, total, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestDeductConcurrentSellsExactlyTheStock(t *testing.T) {
 // it must be caught overselling, which shows the race test can fail.
 func TestNaiveReadThenWriteOversells(t *testing.T) {
 	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
-	key := keys.Stock(prefix, 1)
+	key := keys.NewSpace(prefix).Stock(1)
 	ctx := context.Background()
 	naive := func(ctx context.Context) (int64, error) {
 		left, err := rdb.HGet(ctx, key, "remaining").Int64()
@@ -141,7 +141,7 @@ func TestNaiveReadThenWriteOversells(t *testing.T) {
 
 func TestNotLoaded(t *testing.T) {
 	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
-	s := stock.New(rdb, prefix)
+	s := stock.New(rdb, keys.NewSpace(prefix))
 	ctx := context.Background()
 
 	if _, _, err := deduct(ctx, s, 1, stock.Grant{Fence: 1}, 1); !errors.Is(err, stock.ErrNotLoaded) {
@@ -153,7 +153,7 @@ func TestNotLoaded(t *testing.T) {
 	if _, err := s.Remaining(ctx, 1); !errors.Is(err, stock.ErrNotLoaded) {
 		t.Errorf("Remaining: %v, want ErrNotLoaded", err)
 	}
-	assertNoKey(t, rdb, keys.Stock(prefix, 1))
+	assertNoKey(t, rdb, keys.NewSpace(prefix).Stock(1))
 }
 
 // TestSettleNeverResurrectsLostStock: after Redis lost the stock, a late
@@ -166,21 +166,21 @@ func TestSettleNeverResurrectsLostStock(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The stock is lost, its receipt not (yet): the worst case for Settle.
-	if err := rdb.Del(ctx, keys.Stock(prefix, 1)).Err(); err != nil {
+	if err := rdb.Del(ctx, keys.NewSpace(prefix).Stock(1)).Err(); err != nil {
 		t.Fatal(err)
 	}
 
 	if _, _, err := s.Settle(ctx, 1, stock.Grant{Fence: 7}, 1); !errors.Is(err, stock.ErrNotLoaded) {
 		t.Errorf("Settle after the key was lost: %v, want ErrNotLoaded", err)
 	}
-	assertNoKey(t, rdb, keys.Stock(prefix, 1))
+	assertNoKey(t, rdb, keys.NewSpace(prefix).Stock(1))
 }
 
 // TestSettleAfterReloadIsStale: units deducted before a reload (which counted
 // them as unsold, their orders never having been written) must not be added
 // again.
 func TestSettleAfterReloadIsStale(t *testing.T) {
-	s := stock.New(testenv.Redis(t), testenv.Prefix(t))
+	s := stock.New(testenv.Redis(t), keys.NewSpace(testenv.Prefix(t)))
 	ctx := context.Background()
 	if err := s.Load(ctx, 1, 5, 1); err != nil {
 		t.Fatal(err)
@@ -203,7 +203,7 @@ func TestSettleAfterReloadIsStale(t *testing.T) {
 // batch each, fewer than they want at the end, and settle what their orders
 // did not keep.
 func TestBatchDeductAndSettle(t *testing.T) {
-	s := stock.New(testenv.Redis(t), testenv.Prefix(t))
+	s := stock.New(testenv.Redis(t), keys.NewSpace(testenv.Prefix(t)))
 	ctx := context.Background()
 	if err := s.Load(ctx, 1, 5, 3); err != nil {
 		t.Fatal(err)
@@ -257,7 +257,7 @@ func TestBatchDeductAndSettle(t *testing.T) {
 // deduct then lands (a TCP retransmit, or a client resending it) and must
 // take nothing, or its units would be lost to a grant nobody settles.
 func TestLateDeductAfterSettleTakesNothing(t *testing.T) {
-	s := stock.New(testenv.Redis(t), testenv.Prefix(t))
+	s := stock.New(testenv.Redis(t), keys.NewSpace(testenv.Prefix(t)))
 	ctx := context.Background()
 	if err := s.Load(ctx, 1, 5, 1); err != nil {
 		t.Fatal(err)
@@ -274,7 +274,7 @@ func TestLateDeductAfterSettleTakesNothing(t *testing.T) {
 }
 
 func TestLoadReplacesAndRejectsNegative(t *testing.T) {
-	s := stock.New(testenv.Redis(t), testenv.Prefix(t))
+	s := stock.New(testenv.Redis(t), keys.NewSpace(testenv.Prefix(t)))
 	ctx := context.Background()
 	for _, n := range []int64{7, 3} {
 		if err := s.Load(ctx, 1, n, 1); err != nil {
@@ -293,10 +293,10 @@ func TestLoadReplacesAndRejectsNegative(t *testing.T) {
 }
 
 func TestKeysShareTheActivitySlot(t *testing.T) {
-	if got, want := keys.Stock("p:", 42), "p:seckill:{act:42}:stock"; got != want {
+	if got, want := keys.NewSpace("p:").Stock(42), "p:seckill:{act:42}:stock"; got != want {
 		t.Errorf("Key = %q, want %q", got, want)
 	}
-	if got, want := keys.Lock("p:", 42), "p:seckill:{act:42}:lock"; got != want {
+	if got, want := keys.NewSpace("p:").Lock(42), "p:seckill:{act:42}:lock"; got != want {
 		t.Errorf("LockKey = %q, want %q", got, want)
 	}
 }
@@ -338,7 +338,7 @@ func TestSettleAfterLostReply(t *testing.T) {
 // receipt that nobody settles.
 func TestDeductLandingAfterItsSettleTakesNothing(t *testing.T) {
 	direct, prefix := testenv.Redis(t), testenv.Prefix(t)
-	s := stock.New(direct, prefix)
+	s := stock.New(direct, keys.NewSpace(prefix))
 	ctx := context.Background()
 	if err := s.Load(ctx, 1, 5, 1); err != nil {
 		t.Fatal(err)
@@ -356,7 +356,7 @@ func TestDeductLandingAfterItsSettleTakesNothing(t *testing.T) {
 	const late = 500 * time.Millisecond
 	proxy.SetRequestDelay(late)
 	dctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
-	_, _, err := deduct(dctx, stock.New(slow, prefix), 1, stock.Grant{Fence: 7}, 2)
+	_, _, err := deduct(dctx, stock.New(slow, keys.NewSpace(prefix)), 1, stock.Grant{Fence: 7}, 2)
 	cancel()
 	if err == nil {
 		t.Fatal("a deduct held back past its deadline succeeded")
@@ -397,11 +397,11 @@ func waitConnsGone(t *testing.T, p *faultproxy.Proxy) {
 // or passed to a newer holder (whose deducts it would otherwise overwrite).
 func TestLoadIfHeldOnlyUnderTheGrant(t *testing.T) {
 	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
-	s := stock.New(rdb, prefix)
+	s := stock.New(rdb, keys.NewSpace(prefix))
 	locks := lock.New(rdb, nil)
 	defer locks.Close()
 	ctx := context.Background()
-	key := keys.Lock(prefix, 1)
+	key := keys.NewSpace(prefix).Lock(1)
 
 	l, err := locks.Obtain(ctx, key, 200*time.Millisecond, nil)
 	if err != nil {
@@ -436,7 +436,7 @@ func TestLoadIfHeldOnlyUnderTheGrant(t *testing.T) {
 	if err := s.LoadIfHeld(ctx, 2, 10, l.Fence(), l.Value(), stock.Halt{}); !errors.Is(err, stock.ErrLockLost) {
 		t.Errorf("LoadIfHeld with no lock at all: %v, want ErrLockLost", err)
 	}
-	assertNoKey(t, rdb, keys.Stock(prefix, 2))
+	assertNoKey(t, rdb, keys.NewSpace(prefix).Stock(2))
 }
 
 func waitGone(t *testing.T, rdb redis.UniversalClient, key string) {
@@ -455,7 +455,7 @@ func waitGone(t *testing.T, rdb redis.UniversalClient, key string) {
 // buyers with a count of another deduct sliced out of range. Keyed by the
 // grant's token, each deduct has its own receipt.
 func TestTwoGrantsWithOneFenceKeepTheirOwnReceipts(t *testing.T) {
-	s := stock.New(testenv.Redis(t), testenv.Prefix(t))
+	s := stock.New(testenv.Redis(t), keys.NewSpace(testenv.Prefix(t)))
 	ctx := context.Background()
 	if err := s.Load(ctx, 1, 10, 1); err != nil {
 		t.Fatal(err)

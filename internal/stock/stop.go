@@ -82,7 +82,7 @@ func (s *Store) Pause(ctx context.Context, activityID int64, at time.Time) error
 // admissions of its waiting room later by the pause's length, which it
 // returns (0 when it was not paused).
 func (s *Store) Resume(ctx context.Context, activityID int64) (time.Duration, error) {
-	ks := []string{s.key(activityID), keys.WaitingAdmitted(s.prefix, activityID), keys.WaitingSeen(s.prefix, activityID)}
+	ks := []string{s.key(activityID), s.space.WaitingAdmitted(activityID), s.space.WaitingSeen(activityID)}
 	ms, err := resumeScript.Run(ctx, s.rdb, ks).Int64()
 	if err != nil {
 		return 0, fmt.Errorf("stock: resume activity %d: %w", activityID, err)

@@ -55,11 +55,11 @@ func TestDeductRefusesAStoppedSale(t *testing.T) {
 // a stale one.
 func TestLoadRestoresTheStop(t *testing.T) {
 	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
-	s := stock.New(rdb, prefix)
+	s := stock.New(rdb, keys.NewSpace(prefix))
 	locks := lock.New(rdb, nil)
 	defer locks.Close()
 	ctx := context.Background()
-	l, err := locks.Obtain(ctx, keys.Lock(prefix, 1), time.Minute, nil)
+	l, err := locks.Obtain(ctx, keys.NewSpace(prefix).Lock(1), time.Minute, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestLoadRestoresTheStop(t *testing.T) {
 func TestResumeMovesOpenAdmissionsOnce(t *testing.T) {
 	s, rdb, prefix := loadedStock(t, 10)
 	ctx := context.Background()
-	admitted := keys.WaitingAdmitted(prefix, 1)
+	admitted := keys.NewSpace(prefix).WaitingAdmitted(1)
 	now := time.Now()
 	open, lapsed := float64(now.Add(time.Minute).UnixMilli()), float64(now.Add(-time.Minute).UnixMilli())
 	if err := rdb.ZAdd(ctx, admitted, redis.Z{Score: open, Member: "1"}, redis.Z{Score: lapsed, Member: "2"}).Err(); err != nil {

@@ -44,14 +44,14 @@ type UnknownBatch struct {
 }
 
 // Unknowns are the activities' batches of unknown outcome, in the Store's
-// Redis under its prefix.
+// Redis, in its key space.
 type Unknowns struct {
-	rdb    redis.UniversalClient
-	prefix string
+	rdb   redis.UniversalClient
+	space keys.Space
 }
 
 // Unknowns returns the batches of unknown outcome kept beside the stock.
-func (s *Store) Unknowns() Unknowns { return Unknowns{rdb: s.rdb, prefix: s.prefix} }
+func (s *Store) Unknowns() Unknowns { return Unknowns{rdb: s.rdb, space: s.space} }
 
 // unknownJSON is the stored form of an UnknownBatch.
 type unknownJSON struct {
@@ -87,9 +87,9 @@ func (s Unknowns) Remember(ctx context.Context, activityID int64, b UnknownBatch
 	if err != nil {
 		return fmt.Errorf("stock: batch of unknown outcome %s: %w", name, err)
 	}
-	users := keys.Unknown(s.prefix, activityID)
+	users := s.space.Unknown(activityID)
 	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Set(ctx, keys.UnknownBatch(s.prefix, activityID, name), body, ReceiptTTL)
+		p.Set(ctx, s.space.UnknownBatch(activityID, name), body, ReceiptTTL)
 		p.HSet(ctx, users, fields...)
 		p.PExpire(ctx, users, ReceiptTTL)
 		return nil
@@ -104,7 +104,7 @@ func (s Unknowns) Remember(ctx context.Context, activityID int64, b UnknownBatch
 // user, and whether there is one. A name whose batch expired is removed and
 // counts as none (ErrUnknownStale when the removal failed).
 func (s Unknowns) Of(ctx context.Context, activityID, userID int64) (UnknownBatch, bool, error) {
-	users, user := keys.Unknown(s.prefix, activityID), strconv.FormatInt(userID, 10)
+	users, user := s.space.Unknown(activityID), strconv.FormatInt(userID, 10)
 	name, err := s.rdb.HGet(ctx, users, user).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
@@ -112,7 +112,7 @@ func (s Unknowns) Of(ctx context.Context, activityID, userID int64) (UnknownBatc
 	case err != nil:
 		return UnknownBatch{}, false, fmt.Errorf("stock: batch of unknown outcome of user %d: %w", userID, err)
 	}
-	body, err := s.rdb.Get(ctx, keys.UnknownBatch(s.prefix, activityID, name)).Bytes()
+	body, err := s.rdb.Get(ctx, s.space.UnknownBatch(activityID, name)).Bytes()
 	switch {
 	case errors.Is(err, redis.Nil):
 		if err := s.rdb.HDel(ctx, users, user).Err(); err != nil {
@@ -142,8 +142,8 @@ func (s Unknowns) Forget(ctx context.Context, activityID int64, b UnknownBatch) 
 		users[k] = strconv.FormatInt(o.UserID, 10)
 	}
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, keys.UnknownBatch(s.prefix, activityID, name))
-		p.HDel(ctx, keys.Unknown(s.prefix, activityID), users...)
+		p.Del(ctx, s.space.UnknownBatch(activityID, name))
+		p.HDel(ctx, s.space.Unknown(activityID), users...)
 		return nil
 	})
 	if err != nil {

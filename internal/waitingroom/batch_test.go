@@ -8,8 +8,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/seckill-oss/seckill/internal/keys"
 )
 
 // joinStorm joins each of users twice at once, from one goroutine a join,
@@ -64,7 +62,7 @@ func TestBatchedJoinsGiveOnePlaceEach(t *testing.T) {
 		t.Errorf("%d script calls for %d joins: no batch formed", calls, 2*users)
 	}
 	ctx := context.Background()
-	line, err := rdb.ZRangeWithScores(ctx, keys.WaitingLine(st.prefix, 1), 0, -1).Result()
+	line, err := rdb.ZRangeWithScores(ctx, st.space.WaitingLine(1), 0, -1).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +118,7 @@ func TestBatchedJoinsGiveOnePlaceEach(t *testing.T) {
 // Can fail: without join.lua's paused check, the joins get places.
 func TestPausedRoomRefusesBatchedJoins(t *testing.T) {
 	st, _, rdb := openRoom(t, time.Minute, 10)
-	if err := rdb.HSet(context.Background(), keys.Stock(st.prefix, 1), "paused", time.Now().UnixMilli()).Err(); err != nil {
+	if err := rdb.HSet(context.Background(), st.space.Stock(1), "paused", time.Now().UnixMilli()).Err(); err != nil {
 		t.Fatal(err)
 	}
 	answers, _ := joinStorm(t, st, 20, DefaultMaxPlaces)
@@ -131,7 +129,7 @@ func TestPausedRoomRefusesBatchedJoins(t *testing.T) {
 			}
 		}
 	}
-	if n, _ := rdb.ZCard(context.Background(), keys.WaitingLine(st.prefix, 1)).Result(); n != 0 {
+	if n, _ := rdb.ZCard(context.Background(), st.space.WaitingLine(1)).Result(); n != 0 {
 		t.Errorf("a paused room's line holds %d places", n)
 	}
 }

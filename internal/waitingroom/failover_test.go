@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill"
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
@@ -31,7 +32,7 @@ func TestHeldRequestAcrossASentinelFailover(t *testing.T) {
 	other := redis.NewFailoverClient(opt)
 	t.Cleanup(func() { _ = other.Close() })
 	ctx := context.Background()
-	st, sk := NewStore(rdb, prefix, 0, 0), stock.New(rdb, prefix)
+	st, sk := NewStore(rdb, keys.NewSpace(prefix), 0, 0), stock.New(rdb, keys.NewSpace(prefix))
 	now := time.Now()
 	if err := sk.Load(ctx, 1, 1, 1); err != nil {
 		t.Fatal(err)
@@ -40,7 +41,7 @@ func TestHeldRequestAcrossASentinelFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := seckill.Activity{ID: 1, TotalStock: 1, StartsAt: now, EndsAt: now.Add(time.Hour), WaitingRoom: &seckill.WaitingRoom{OpensAt: now.Add(-time.Minute)}}
-	b, err := New(Config{}, Deps{Store: NewStore(other, prefix, 0, 0),
+	b, err := New(Config{}, Deps{Store: NewStore(other, keys.NewSpace(prefix), 0, 0),
 		Activity: func(context.Context, int64) (seckill.Activity, error) { return a, nil }})
 	if err != nil {
 		t.Fatal(err)

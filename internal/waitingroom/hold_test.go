@@ -8,7 +8,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
@@ -45,7 +44,7 @@ func twoInstances(t *testing.T, startsIn time.Duration, units int64, cfg Config)
 		t.Cleanup(r.ReleaseHolds)
 		return r
 	}
-	other := NewStore(testenv.Redis(t), st.prefix, 0, 0)
+	other := NewStore(testenv.Redis(t), st.space, 0, 0)
 	return instances{a: build(st, Config{}), b: build(other, cfg), sk: sk, st: st}
 }
 
@@ -202,7 +201,7 @@ func TestMissedNoteStillWakesTheHolder(t *testing.T) {
 	in := twoInstances(t, 0, 1, Config{})
 	mustJoin(t, in.st, 1, 2)
 	ctx := context.Background()
-	rdb, notes := in.st.rdb, keys.WaitingNotes(in.st.prefix, 1)
+	rdb, notes := in.st.rdb, in.st.space.WaitingNotes(1)
 	// An earlier note (of a user not in this room) puts the cursor ahead.
 	if err := rdb.HIncrBy(ctx, in.st.room(1), "notes", 1).Err(); err != nil {
 		t.Fatal(err)
@@ -218,8 +217,8 @@ func TestMissedNoteStillWakesTheHolder(t *testing.T) {
 	}
 	admitted := time.Now()
 	pipe := rdb.TxPipeline()
-	pipe.ZRem(ctx, keys.WaitingLine(in.st.prefix, 1), "1")
-	pipe.ZAdd(ctx, keys.WaitingAdmitted(in.st.prefix, 1), redisZ(admitted.Add(time.Minute), "1"))
+	pipe.ZRem(ctx, in.st.space.WaitingLine(1), "1")
+	pipe.ZAdd(ctx, in.st.space.WaitingAdmitted(1), redisZ(admitted.Add(time.Minute), "1"))
 	n := pipe.HIncrBy(ctx, in.st.room(1), "notes", 1)
 	if _, err := pipe.Exec(ctx); err != nil {
 		t.Fatal(err)

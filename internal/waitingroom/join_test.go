@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/keys"
 )
 
 // With no user check (approve-all) a join is one call, and a member of the
@@ -35,7 +34,7 @@ func TestOneCallJoinStillRefusesHolders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rdb.SAdd(ctx, keys.Buyers(st.prefix, 1), 5).Err(); err != nil {
+	if err := rdb.SAdd(ctx, st.space.Buyers(1), 5).Err(); err != nil {
 		t.Fatal(err)
 	}
 	var se *seckill.Error
@@ -47,7 +46,7 @@ func TestOneCallJoinStillRefusesHolders(t *testing.T) {
 			t.Errorf("a join: %+v, %v; want a pre-queue place", q, err)
 		}
 	}
-	line, err := rdb.ZRange(ctx, keys.WaitingLine(st.prefix, 1), 0, -1).Result()
+	line, err := rdb.ZRange(ctx, st.space.WaitingLine(1), 0, -1).Result()
 	if err != nil || len(line) != 1 || line[0] != "6" {
 		t.Errorf("the line %v, %v; want user 6 alone", line, err)
 	}
@@ -65,7 +64,7 @@ func TestOneCallJoinStillRefusesHolders(t *testing.T) {
 func TestJoinRefusedByTheStocksEndedFlag(t *testing.T) {
 	st, _, rdb := openRoom(t, time.Minute, 10)
 	ctx := context.Background()
-	if err := rdb.HSet(ctx, keys.Stock(st.prefix, 1), "ended", 1).Err(); err != nil {
+	if err := rdb.HSet(ctx, st.space.Stock(1), "ended", 1).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if got, _, err := st.join(ctx, 1, 7, DefaultMaxPlaces, true); err != nil || got != isEnded {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/keys"
 )
 
 // A room holds at most maxPlaces places not yet admitted: a join past it
@@ -54,19 +53,19 @@ func TestRoomKeysExpireADayAfterTheEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := time.UnixMilli(ends).Add(Retention)
-	for _, k := range append(st.userKeys(1), keys.WaitingNotes(st.prefix, 1)) {
+	for _, k := range append(st.userKeys(1), st.space.WaitingNotes(1)) {
 		at, err := rdb.PExpireTime(ctx, k).Result()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if at == -2 && k == keys.WaitingAdmitted(st.prefix, 1) {
+		if at == -2 && k == st.space.WaitingAdmitted(1) {
 			continue // the one admission was used up: the set is gone
 		}
 		if got := time.UnixMilli(at.Milliseconds()); !got.Equal(want) {
 			t.Errorf("%s expires at %v (%v), want %v: 24 h after the end", k, got, at, want)
 		}
 	}
-	if ttl, err := rdb.PTTL(ctx, keys.WaitingRooms(st.prefix)).Result(); err != nil || ttl != -1 {
+	if ttl, err := rdb.PTTL(ctx, st.space.WaitingRooms()).Result(); err != nil || ttl != -1 {
 		// The list of rooms is shared by every activity; Open prunes it.
 		t.Logf("rooms list TTL %v, %v", ttl, err)
 	}
@@ -192,7 +191,7 @@ func TestIdleLapseWaitsForTheBuyersDueTime(t *testing.T) {
 		t.Fatalf("after 600 ms: %+v, %v; want user 2 lapsed (never told to wait), user 1 not (due in 2 s)", res, err)
 	}
 	wantAdmitted(t, st, map[int64]bool{1: true, 2: false})
-	if n, err := st.rdb.ZCard(ctx, keys.WaitingDue(st.prefix, 1)).Result(); err != nil || n != 0 {
+	if n, err := st.rdb.ZCard(ctx, st.space.WaitingDue(1)).Result(); err != nil || n != 0 {
 		t.Errorf("due times left after the admission: %d, %v", n, err)
 	}
 }

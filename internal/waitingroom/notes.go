@@ -42,7 +42,7 @@ const noNote = "0-0"
 // the room's note count and the notes after the cursor (at most
 // notesBatch), or with cursor "" only the last note's id.
 func (s *Store) readNotes(ctx context.Context, activityID int64, cursor string) (notesRead, error) {
-	stream := keys.WaitingNotes(s.prefix, activityID)
+	stream := s.space.WaitingNotes(activityID)
 	pipe := s.rdb.TxPipeline()
 	count := pipe.HGet(ctx, s.room(activityID), keys.RoomNotes)
 	var msgs *redis.XMessageSliceCmd

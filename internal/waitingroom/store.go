@@ -70,8 +70,8 @@ const Retention = 24 * time.Hour
 // activity's hash tag, so every script runs on one node of a cluster. It is
 // safe for concurrent use by any number of processes sharing the Redis.
 type Store struct {
-	rdb    redis.UniversalClient
-	prefix string
+	rdb   redis.UniversalClient
+	space keys.Space
 	// replicas, when above 0: each write of a place or an admission waits
 	// for that many replicas, within waitTimeout, so a failover keeps it.
 	replicas    int
@@ -83,9 +83,9 @@ type Store struct {
 	reads *batcher[int64, standing]
 }
 
-// NewStore returns a Store on rdb whose keys start with prefix.
-func NewStore(rdb redis.UniversalClient, prefix string, replicas int, waitTimeout time.Duration) *Store {
-	s := &Store{rdb: rdb, prefix: prefix, replicas: replicas, waitTimeout: waitTimeout}
+// NewStore returns a Store on rdb naming its keys in space.
+func NewStore(rdb redis.UniversalClient, space keys.Space, replicas int, waitTimeout time.Duration) *Store {
+	s := &Store{rdb: rdb, space: space, replicas: replicas, waitTimeout: waitTimeout}
 	s.joins = newBatcher(s.joinBatch)
 	s.reads = newBatcher(s.standingBatch)
 	return s
@@ -112,7 +112,7 @@ func (s *Store) Open(ctx context.Context, activityID int64, w Window) error {
 	if _, err := pipe.Exec(ctx); err != nil {
 		return fmt.Errorf("waitingroom: open room of activity %d: %w", activityID, err)
 	}
-	rooms := keys.WaitingRooms(s.prefix)
+	rooms := s.space.WaitingRooms()
 	pipe = s.rdb.Pipeline()
 	pipe.ZAdd(ctx, rooms, redis.Z{Score: float64(w.EndsAt.UnixMilli()), Member: activityID})
 	// The list forgets rooms whose keys have expired.
@@ -202,8 +202,8 @@ func (s *Store) finish(ctx context.Context, activityID int64, ends map[int64]str
 func (s *Store) admittedUntil(ctx context.Context, activityID, userID int64) (until time.Time, on bool, err error) {
 	pipe := s.rdb.Pipeline()
 	onCmd := pipe.HGet(ctx, s.room(activityID), keys.RoomOn)
-	untilCmd := pipe.ZScore(ctx, keys.WaitingAdmitted(s.prefix, activityID), strconv.FormatInt(userID, 10))
-	stopCmd := pipe.HMGet(ctx, keys.Stock(s.prefix, activityID), keys.StockPaused, keys.StockEnded)
+	untilCmd := pipe.ZScore(ctx, s.space.WaitingAdmitted(activityID), strconv.FormatInt(userID, 10))
+	stopCmd := pipe.HMGet(ctx, s.space.Stock(activityID), keys.StockPaused, keys.StockEnded)
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return time.Time{}, false, fmt.Errorf("waitingroom: admission in activity %d: %w", activityID, err)
 	}
@@ -230,7 +230,7 @@ func (s *Store) admittedUntil(ctx context.Context, activityID, userID int64) (un
 // seen records that the admitted user was seen now (a poll, a purchase),
 // for the idle lapse (seen.lua).
 func (s *Store) seen(ctx context.Context, activityID, userID int64, busy time.Duration) error {
-	err := seenScript.Run(ctx, s.rdb, []string{keys.WaitingSeen(s.prefix, activityID)}, userID, busy.Milliseconds()).Err()
+	err := seenScript.Run(ctx, s.rdb, []string{s.space.WaitingSeen(activityID)}, userID, busy.Milliseconds()).Err()
 	if err != nil {
 		return fmt.Errorf("waitingroom: seen in activity %d: %w", activityID, err)
 	}
@@ -240,7 +240,7 @@ func (s *Store) seen(ctx context.Context, activityID, userID int64, busy time.Du
 // due records that the user in line was told to come back in refresh
 // (due.lua), for the idle lapse of the admission they may get meanwhile.
 func (s *Store) due(ctx context.Context, activityID, userID int64, refresh time.Duration) error {
-	ks := []string{s.room(activityID), keys.WaitingDue(s.prefix, activityID)}
+	ks := []string{s.room(activityID), s.space.WaitingDue(activityID)}
 	if err := dueScript.Run(ctx, s.rdb, ks, userID, refresh.Milliseconds(), Retention.Milliseconds()).Err(); err != nil {
 		return fmt.Errorf("waitingroom: due in activity %d: %w", activityID, err)
 	}
@@ -262,8 +262,8 @@ func (s *Store) lost(ctx context.Context, activityID int64) (bool, error) {
 func (s *Store) counts(ctx context.Context, activityID int64) (waiting, admitted int64, err error) {
 	pipe := s.rdb.Pipeline()
 	closed := pipe.HGet(ctx, s.room(activityID), keys.RoomClosed)
-	line := pipe.ZCard(ctx, keys.WaitingLine(s.prefix, activityID))
-	open := pipe.ZCard(ctx, keys.WaitingAdmitted(s.prefix, activityID))
+	line := pipe.ZCard(ctx, s.space.WaitingLine(activityID))
+	open := pipe.ZCard(ctx, s.space.WaitingAdmitted(activityID))
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return 0, 0, fmt.Errorf("waitingroom: counts of activity %d: %w", activityID, err)
 	}
@@ -282,7 +282,7 @@ type roomState struct {
 // rooms lists the rooms of activities that ended less than grace ago, with
 // whether each is on and closed.
 func (s *Store) rooms(ctx context.Context, now time.Time, grace time.Duration) (map[int64]roomState, error) {
-	ids, err := s.rdb.ZRangeByScore(ctx, keys.WaitingRooms(s.prefix), &redis.ZRangeBy{
+	ids, err := s.rdb.ZRangeByScore(ctx, s.space.WaitingRooms(), &redis.ZRangeBy{
 		Min: strconv.FormatInt(now.Add(-grace).UnixMilli(), 10), Max: "+inf",
 	}).Result()
 	if err != nil {
@@ -346,27 +346,27 @@ func (s *Store) replicated(ctx context.Context, activityID int64, script *redis.
 	return res.Val(), nil
 }
 
-func (s *Store) room(activityID int64) string { return keys.WaitingRoom(s.prefix, activityID) }
+func (s *Store) room(activityID int64) string { return s.space.WaitingRoom(activityID) }
 
-func (s *Store) buyers(activityID int64) string { return keys.Buyers(s.prefix, activityID) }
+func (s *Store) buyers(activityID int64) string { return s.space.Buyers(activityID) }
 
 // userKeys are the room's hash, line, admissions and ends.
 func (s *Store) userKeys(activityID int64) []string {
-	return []string{s.room(activityID), keys.WaitingLine(s.prefix, activityID),
-		keys.WaitingAdmitted(s.prefix, activityID), keys.WaitingEnds(s.prefix, activityID)}
+	return []string{s.room(activityID), s.space.WaitingLine(activityID),
+		s.space.WaitingAdmitted(activityID), s.space.WaitingEnds(activityID)}
 }
 
 // stepKeys are admit.lua's and close.lua's KEYS: userKeys, the stock hash,
 // the seen and due times and the notes.
 func (s *Store) stepKeys(activityID int64) []string {
-	return append(s.userKeys(activityID), keys.Stock(s.prefix, activityID), keys.WaitingSeen(s.prefix, activityID),
-		keys.WaitingDue(s.prefix, activityID), keys.WaitingNotes(s.prefix, activityID))
+	return append(s.userKeys(activityID), s.space.Stock(activityID), s.space.WaitingSeen(activityID),
+		s.space.WaitingDue(activityID), s.space.WaitingNotes(activityID))
 }
 
 // standingKeys are userKeys and the activity's buyer set and stock hash:
 // standing.lua's KEYS, and so status.lua's and join.lua's.
 func (s *Store) standingKeys(activityID int64) []string {
-	return append(s.userKeys(activityID), s.buyers(activityID), keys.Stock(s.prefix, activityID))
+	return append(s.userKeys(activityID), s.buyers(activityID), s.space.Stock(activityID))
 }
 
 func num(v any) int64 {

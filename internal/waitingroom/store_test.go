@@ -23,7 +23,7 @@ import (
 func openRoom(t *testing.T, startsIn time.Duration, units int64) (*Store, *stock.Store, redis.UniversalClient) {
 	t.Helper()
 	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
-	st, sk := NewStore(rdb, prefix, 0, 0), stock.New(rdb, prefix)
+	st, sk := NewStore(rdb, keys.NewSpace(prefix), 0, 0), stock.New(rdb, keys.NewSpace(prefix))
 	now := time.Now()
 	ctx := context.Background()
 	if err := sk.Load(ctx, 1, units, 1); err != nil {
@@ -63,7 +63,7 @@ func TestDrawFollowsTheSeedAndLateJoinersQueueBehind(t *testing.T) {
 	late := []int64{3, 2, 1}
 	mustJoin(t, st, late...)
 
-	line, err := rdb.ZRange(ctx, keys.WaitingLine(st.prefix, 1), 0, -1).Result()
+	line, err := rdb.ZRange(ctx, st.space.WaitingLine(1), 0, -1).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestClosesWhenSoldOutAndReopens(t *testing.T) {
 	if s2.closed != "sold_out" {
 		t.Errorf("waiting user sees %q, want sold_out", s2.closed)
 	}
-	if err := rdb.HIncrBy(ctx, keys.Stock(st.prefix, 1), "remaining", 1).Err(); err != nil {
+	if err := rdb.HIncrBy(ctx, st.space.Stock(1), "remaining", 1).Err(); err != nil {
 		t.Fatal(err)
 	}
 	res, err := st.admit(ctx, 1, Pace{MinRate: 1000, MaxRate: 1000, TTL: time.Minute})
@@ -199,7 +199,7 @@ func TestClosesWhenSoldOutAndReopens(t *testing.T) {
 // and the fourth to ask for 3 hears not_enough_stock while admitted.
 func TestAnAdmissionHoldsThePerUserLimit(t *testing.T) {
 	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
-	st, sk := NewStore(rdb, prefix, 0, 0), stock.New(rdb, prefix)
+	st, sk := NewStore(rdb, keys.NewSpace(prefix), 0, 0), stock.New(rdb, keys.NewSpace(prefix))
 	ctx := context.Background()
 	now := time.Now()
 	if err := sk.Load(ctx, 1, 7, 1); err != nil {

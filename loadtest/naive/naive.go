@@ -95,7 +95,7 @@ func (s *Seed) BuyUnits(ctx context.Context, activityID, userID, quantity int64)
 		}
 		return "", fmt.Errorf("naive: user check: %w", err)
 	}
-	stockKey := keys.Stock(s.Prefix, activityID)
+	stockKey := keys.NewSpace(s.Prefix).Stock(activityID)
 	n, err := s.Redis.HGet(ctx, stockKey, "remaining").Int64()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return "", fmt.Errorf("naive: read stock: %w", err)

@@ -13,11 +13,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/seckill-oss/seckill/internal/books"
+	"github.com/seckill-oss/seckill/internal/app"
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/order"
-	"github.com/seckill-oss/seckill/internal/purchase"
-	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testkit/wiring"
 	"github.com/seckill-oss/seckill/internal/usercheck"
 )
@@ -62,14 +61,7 @@ func openStores(ctx context.Context, cfg config, users usercheck.Verifier, log *
 	s.closers = append(s.closers, s.db.Close)
 	locks := lock.New(s.rdb, &lock.Options{Logger: log})
 	s.closers = append(s.closers, locks.Close)
-	s.service, err = wiring.New(purchase.Config{
-		LockTTL:          cfg.lockTTL,
-		UserCheckTimeout: cfg.userCheckTimeout,
-		KeyPrefix:        cfg.keyPrefix,
-	}, books.Config{}, purchase.Deps{
-		Locks: locks, Stock: stock.New(s.rdb, cfg.keyPrefix), Orders: orders,
-		Users: users, Logger: log, Registry: reg,
-	})
+	s.service, err = wiring.New(app.Config{Keys: keys.NewSpace(cfg.keyPrefix), Lease: lock.Policy{TTL: cfg.lockTTL, CallTimeout: cfg.userCheckTimeout}}, app.Deps{Redis: s.rdb, Locks: locks, Orders: orders, Users: users, Logger: log, Registry: reg})
 	if err != nil {
 		return nil, fmt.Errorf("purchase service: %w", err)
 	}

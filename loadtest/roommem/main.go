@@ -102,12 +102,12 @@ func run() error {
 	} else if *shape != "prequeue" {
 		return fmt.Errorf("-shape %q: prequeue or late", *shape)
 	}
-	if err := waitingroom.NewStore(rdb, prefix, 0, 0).Open(ctx, activity, w); err != nil {
+	if err := waitingroom.NewStore(rdb, keys.NewSpace(prefix), 0, 0).Open(ctx, activity, w); err != nil {
 		return err
 	}
-	ks := []string{keys.WaitingRoom(prefix, activity), keys.WaitingLine(prefix, activity),
-		keys.WaitingAdmitted(prefix, activity), keys.WaitingEnds(prefix, activity),
-		keys.Buyers(prefix, activity), keys.Stock(prefix, activity)}
+	ks := []string{keys.NewSpace(prefix).WaitingRoom(activity), keys.NewSpace(prefix).WaitingLine(activity),
+		keys.NewSpace(prefix).WaitingAdmitted(activity), keys.NewSpace(prefix).WaitingEnds(activity),
+		keys.NewSpace(prefix).Buyers(activity), keys.NewSpace(prefix).Stock(activity)}
 	if err := join.Load(ctx, rdb).Err(); err != nil {
 		return err
 	}

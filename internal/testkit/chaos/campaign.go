@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testkit/redistopo"
 	"github.com/seckill-oss/seckill/internal/testkit/toxic"
@@ -165,7 +166,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		return res, err
 	}
 	defer db.Close()
-	stocks := stock.New(rdb, c.prefix)
+	stocks := stock.New(rdb, keys.NewSpace(c.prefix))
 	ws := startWatches(ctx, newLedgerWatch(stocks, all), newFenceWatch(db), newEventWatch(rdb, c.prefix+"events"))
 	defer ws.halt()
 	runCtx, stop := context.WithTimeout(ctx, cfg.Duration)
