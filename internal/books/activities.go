@@ -59,7 +59,7 @@ func (s *Service) CreateActivity(ctx context.Context, a seckill.Activity) (secki
 	if err := a.Validate(); err != nil {
 		return seckill.ActivityView{}, err
 	}
-	if err := s.priceRequired(a.PriceMinor); err != nil {
+	if err := s.cfg.priceRequired(a.PriceMinor); err != nil {
 		return seckill.ActivityView{}, err
 	}
 	a.StartsAt, a.EndsAt = a.StartsAt.UTC(), a.EndsAt.UTC()

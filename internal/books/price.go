@@ -18,7 +18,7 @@ func (s *Service) SetPrice(ctx context.Context, id, priceMinor int64, currency s
 	if err := seckill.ValidPrice(priceMinor, currency); err != nil {
 		return seckill.ActivityView{}, err
 	}
-	if err := s.priceRequired(priceMinor); err != nil {
+	if err := s.cfg.priceRequired(priceMinor); err != nil {
 		return seckill.ActivityView{}, err
 	}
 	a, err := s.orders.Activities.SetPrice(ctx, id, priceMinor, currency)
@@ -34,8 +34,8 @@ func (s *Service) SetPrice(ctx context.Context, id, priceMinor int64, currency s
 }
 
 // priceRequired refuses a missing price when the service requires one.
-func (s *Service) priceRequired(priceMinor int64) error {
-	if s.cfg.RequirePrice && priceMinor == 0 {
+func (c Config) priceRequired(priceMinor int64) error {
+	if c.RequirePrice && priceMinor == 0 {
 		return seckill.Errorf(seckill.EInvalid, "price_minor and currency are required: payments are on (SECKILL_STRICT=false lifts this), and a payment cannot prove an order without a price paid")
 	}
 	return nil

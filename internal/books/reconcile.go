@@ -100,7 +100,7 @@ func (s *Service) loadHeld(lease context.Context, lk *lock.Lock, a seckill.Activ
 			return fmt.Errorf("waiting room not restored, so no stock loaded: %w", err)
 		}
 	}
-	if err := s.stock.LoadIfHeld(lease, activityID, remaining, lk.Fence(), lk.Value(), s.halt(a)); err != nil {
+	if err := s.stock.LoadIfHeld(lease, activityID, remaining, lk.Fence(), lk.Value(), haltOf(a, s.now())); err != nil {
 		return err
 	}
 	s.sales.StockLoaded(activityID, remaining, epoch)

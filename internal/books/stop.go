@@ -146,9 +146,9 @@ func (s *Service) endedElsewhere(ctx context.Context, a seckill.Activity) seckil
 	return fresh
 }
 
-// halt is the activity's stop as a load writes it.
-func (s *Service) halt(a seckill.Activity) stock.Halt {
-	return stock.Halt{PausedAt: a.PausedAt, Ended: !s.now().Before(a.EndsAt)}
+// haltOf is the activity's stop, at now, as a load writes it.
+func haltOf(a seckill.Activity, now time.Time) stock.Halt {
+	return stock.Halt{PausedAt: a.PausedAt, Ended: !now.Before(a.EndsAt)}
 }
 
 // stopErr maps the database's refusal of a stop.
