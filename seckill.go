@@ -201,7 +201,8 @@ func (a Activity) StatusAt(now time.Time, remaining int64) string {
 	}
 }
 
-// Order is one unit sold to one buyer. A buyer holds at most one order per activity.
+// Order is what one buyer bought of an activity: Quantity units, in one
+// order. A buyer holds at most one order per activity.
 type Order struct {
 	ID             string
 	ActivityID     int64

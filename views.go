@@ -6,7 +6,7 @@ import "time"
 // shapes the HTTP edge renders, kept here so that it needs no service
 // package.
 
-// BuyRequest is one buyer's attempt to buy one unit.
+// BuyRequest is one buyer's attempt to buy Quantity units of an activity.
 type BuyRequest struct {
 	ActivityID int64
 	UserID     int64

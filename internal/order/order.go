@@ -5,13 +5,15 @@
 // Redis deducts stock atomically and a lock orders the writers, but either can
 // be wrong for a moment: Redis can lose its data, a lock holder's lease can
 // expire while it still works. So the database checks again, in the same
-// transaction as the insert: an order is written only if
+// transaction as the insert: a batch's orders of k units in all are
+// written only if
 //
-//	UPDATE activities SET sold = sold + 1, fence = ?
-//	WHERE id = ? AND fence < ? AND sold < total_stock
+//	UPDATE activities SET sold = sold + k, fence = ?
+//	WHERE id = ? AND fence < ? AND sold + k <= total_stock
 //
-// changes the activity row. `sold < total_stock` refuses an oversell whatever
-// Redis said; `fence < ?` refuses a writer whose lock grant (its fencing token)
+// changes the activity row (group.go claims several activities' batches in
+// one such statement). `sold + k <= total_stock` refuses an oversell
+// whatever Redis said; `fence < ?` refuses a writer whose lock grant (its fencing token)
 // is older than one that already wrote, so a holder whose lease ran out
 // cannot write behind its successor's back. Unique keys give a buyer one order
 // per activity and one order per idempotency key.
