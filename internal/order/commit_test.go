@@ -6,11 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"gorm.io/gorm"
 
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
-	"github.com/seckill-oss/seckill/internal/testkit/toxic"
 )
 
 // TestCommitFailureIsUnknown cuts the connection between the insert and the
@@ -53,16 +51,7 @@ func TestCommitFailureIsUnknown(t *testing.T) {
 // Can fail: with tx.Commit() alone, "CreateOrders returned after 5.0s".
 func TestCommitEndsWithTheLease(t *testing.T) {
 	ctx := context.Background()
-	cfg, err := mysql.ParseDSN(testenv.MySQLDSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := toxic.New(cfg.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	cfg.Addr = p.Addr()
+	cfg, p := testenv.ProxiedMySQL(t, testenv.MySQLConfig(t, testenv.MySQLDSN(t)))
 	s, err := Open(ctx, cfg.FormatDSN(), Options{})
 	if err != nil {
 		t.Fatal(err)

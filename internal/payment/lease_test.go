@@ -8,12 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/payment"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
-	"github.com/seckill-oss/seckill/internal/testkit/toxic"
 )
 
 // TestProviderSlowerThanTheLease: the provider answers after the per-order
@@ -73,15 +70,7 @@ func TestProviderSlowerThanTheLease(t *testing.T) {
 // under a live lease; without renewal the lease ends and the write is cut.
 func TestRenewalKeepsASlowVerificationsLease(t *testing.T) {
 	w := newWorld(t, time.Hour, 5)
-	cfg, err := mysql.ParseDSN(w.dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy, err := toxic.New(cfg.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = proxy.Close() })
+	_, proxy := testenv.ProxiedMySQL(t, testenv.MySQLConfig(t, w.dsn))
 	const ttl = 300 * time.Millisecond
 	in := w.instance(instanceOptions{lockTTL: ttl, mysqlAddr: proxy.Addr()})
 	o := w.buy(1)
