@@ -11,13 +11,20 @@ import (
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
 
+// emptyStock is a Store on the test's Redis under a prefix of its own,
+// nothing loaded; rdb and prefix are for the test's direct reads and writes.
+func emptyStock(t *testing.T) (s *stock.Store, rdb *redis.Client, prefix string) {
+	t.Helper()
+	rdb, prefix = testenv.Redis(t), testenv.Prefix(t)
+	return stock.New(rdb, keys.NewSpace(prefix)), rdb, prefix
+}
+
 // loadedStock is a Store on the test's Redis under a prefix of its own,
 // with activity 1's stock loaded at fence 1; rdb and prefix are for the
 // test's direct reads and writes.
 func loadedStock(t *testing.T, total int64) (s *stock.Store, rdb *redis.Client, prefix string) {
 	t.Helper()
-	rdb, prefix = testenv.Redis(t), testenv.Prefix(t)
-	s = stock.New(rdb, keys.NewSpace(prefix))
+	s, rdb, prefix = emptyStock(t)
 	if err := s.Load(context.Background(), 1, total, 1); err != nil {
 		t.Fatal(err)
 	}

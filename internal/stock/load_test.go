@@ -15,8 +15,7 @@ import (
 )
 
 func TestNotLoaded(t *testing.T) {
-	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
-	s := stock.New(rdb, keys.NewSpace(prefix))
+	s, rdb, prefix := emptyStock(t)
 	ctx := context.Background()
 
 	if _, _, err := deduct(ctx, s, 1, stock.Grant{Fence: 1}, 1); !errors.Is(err, stock.ErrNotLoaded) {
@@ -54,8 +53,7 @@ func TestLoadReplacesAndRejectsNegative(t *testing.T) {
 // while the grant holds the lock, and changes nothing once the lock expired
 // or passed to a newer holder (whose deducts it would otherwise overwrite).
 func TestLoadIfHeldOnlyUnderTheGrant(t *testing.T) {
-	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
-	s := stock.New(rdb, keys.NewSpace(prefix))
+	s, rdb, prefix := emptyStock(t)
 	locks := lock.New(rdb, nil)
 	defer locks.Close()
 	ctx := context.Background()

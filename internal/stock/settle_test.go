@@ -154,12 +154,8 @@ func TestSettleAfterLostReply(t *testing.T) {
 // deduct take nothing; without it the units would be taken under a fresh
 // receipt that nobody settles.
 func TestDeductLandingAfterItsSettleTakesNothing(t *testing.T) {
-	direct, prefix := testenv.Redis(t), testenv.Prefix(t)
-	s := stock.New(direct, keys.NewSpace(prefix))
+	s, _, prefix := loadedStock(t, 5)
 	ctx := context.Background()
-	if err := s.Load(ctx, 1, 5, 1); err != nil {
-		t.Fatal(err)
-	}
 	// Load deduct.lua into the script cache, so the late EVALSHA runs
 	// rather than failing with NOSCRIPT.
 	if err := s.Load(ctx, 2, 1, 1); err != nil {
