@@ -21,10 +21,20 @@ type request struct {
 }
 
 func serve(h http.Handler, r request) *httptest.ResponseRecorder {
+	return serveRequest(h, r.httpRequest())
+}
+
+// httpRequest is r as the server receives it.
+func (r request) httpRequest() *http.Request {
 	req := httptest.NewRequest(r.method, "http://seckill.test"+r.path, strings.NewReader(r.body))
 	for i := 0; i+1 < len(r.header); i += 2 {
 		req.Header.Add(r.header[i], r.header[i+1])
 	}
+	return req
+}
+
+// serveRequest serves req and checks the answer against the API's contract.
+func serveRequest(h http.Handler, req *http.Request) *httptest.ResponseRecorder {
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	checkAnswer(req, rec)
