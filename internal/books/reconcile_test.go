@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill"
@@ -71,10 +70,7 @@ func TestReconcileOfTwoMillionOrders(t *testing.T) {
 	if err := testenv.Redis(t).Del(ctx, keys.NewSpace(prefix).Stock(a.ID)).Err(); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := mysql.ParseDSN(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := testenv.MySQLConfig(t, dsn)
 	cfg.ReadTimeout = 500 * time.Millisecond
 	ops, _ := reconcileService(t, prefix, cfg.FormatDSN())
 	began = time.Now()

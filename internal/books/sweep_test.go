@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/app"
 	"github.com/seckill-oss/seckill/internal/books"

@@ -39,15 +39,9 @@ func adminFrom(t *testing.T, h http.Handler, addr string, hdr []string) *httptes
 
 // serveFrom is serve from the client address addr (IPv4).
 func serveFrom(h http.Handler, addr string, r request) *httptest.ResponseRecorder {
-	req := httptest.NewRequest(r.method, "http://seckill.test"+r.path, strings.NewReader(r.body))
+	req := r.httpRequest()
 	req.RemoteAddr = addr + ":40000"
-	for i := 0; i+1 < len(r.header); i += 2 {
-		req.Header.Add(r.header[i], r.header[i+1])
-	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	checkAnswer(req, rec)
-	return rec
+	return serveRequest(h, req)
 }
 
 // TestAdminFailuresLimited: after 10 failed admin authentications from one

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -29,6 +30,21 @@ func TestSharedHeaderValuesStayUnchanged(t *testing.T) {
 		h.Add("K", "more")
 		if shared[0] != want || len(shared) != 1 || cap(shared) != 1 {
 			t.Errorf("shared header %q changed by an Add: %q (cap %d)", want, shared, cap(shared))
+		}
+	}
+}
+
+func TestRequestID(t *testing.T) {
+	h := newTestServer(Config{}, newFake())
+	rec := serve(h, request{"GET", "/healthz", "", []string{"X-Request-ID", "req-abc_123"}})
+	if got := rec.Header().Get("X-Request-ID"); got != "req-abc_123" {
+		t.Errorf("sane id not echoed: %q", got)
+	}
+	for _, bad := range []string{"", "has space", strings.Repeat("x", 65), "caf\u00e9", `a"b`, "a,b", "a;b", "a/b"} {
+		rec := serve(h, request{"GET", "/nope", "", []string{"X-Request-ID", bad}})
+		got := rec.Header().Get("X-Request-ID")
+		if got == bad || !wellFormedRequestID(got) {
+			t.Errorf("incoming %q: answered id %q, want a fresh one", bad, got)
 		}
 	}
 }

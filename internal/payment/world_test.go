@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
@@ -152,10 +151,7 @@ func (w *world) instance(opt instanceOptions) *instance {
 	locks := lock.New(rdb, nil)
 	dsn := w.dsn
 	if opt.mysqlAddr != "" {
-		cfg, err := mysql.ParseDSN(dsn)
-		if err != nil {
-			w.t.Fatal(err)
-		}
+		cfg := testenv.MySQLConfig(w.t, dsn)
 		cfg.Addr = opt.mysqlAddr
 		dsn = cfg.FormatDSN()
 	}

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill/internal/lock"
@@ -26,10 +25,7 @@ import (
 // both, and N's settle gives N+1's unit back (Redis then holds a unit the
 // database has sold).
 func TestFailoverNeverGivesTwoBatchesOneReceipt(t *testing.T) {
-	cfg, err := mysql.ParseDSN(testenv.MySQLDSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := testenv.MySQLConfig(t, testenv.MySQLDSN(t))
 	s, a := serviceOn(t, cfg, 10)
 	ctx := context.Background()
 	if err := s.stock.Load(ctx, a.ID, 10, 1); err != nil {

@@ -6,10 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/testkit/faultproxy"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
 
@@ -28,18 +25,9 @@ import (
 func TestRepeatBehindAHeldCommitLeavesTheOtherAdmittedBuyersTheirUnits(t *testing.T) {
 	const hold, users = 3 * time.Second, 10
 	ctx := context.Background()
-	cfg, err := mysql.ParseDSN(testenv.MySQLDSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	direct := cfg.Clone()
-	p, err := faultproxy.New(cfg.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
+	direct := testenv.MySQLConfig(t, testenv.MySQLDSN(t))
+	cfg, p := testenv.DelayedMySQL(t, direct)
 	h := newCommitHold(p)
-	cfg.Addr = p.Addr()
 	prefix := testenv.Prefix(t)
 	instA := roomInstanceOn(t, cfg, prefix, time.Second, nil)
 	instB := roomInstanceOn(t, direct, prefix, time.Second, slowFirstUser{})

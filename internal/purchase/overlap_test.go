@@ -222,18 +222,9 @@ func overlapFixture(t *testing.T, total int64) (*Service, *commitHold, seckill.A
 // proxy.
 func overlapFixtureDSN(t *testing.T, total int64) (*Service, *commitHold, seckill.Activity, *mysql.Config) {
 	t.Helper()
-	cfg, err := mysql.ParseDSN(testenv.MySQLDSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	direct := cfg.Clone()
-	p, err := faultproxy.New(cfg.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
+	direct := testenv.MySQLConfig(t, testenv.MySQLDSN(t))
+	cfg, p := testenv.DelayedMySQL(t, direct)
 	h := newCommitHold(p)
-	cfg.Addr = p.Addr()
 	s, a := serviceOn(t, cfg, total)
 	if err := s.stock.Load(context.Background(), a.ID, total, 1); err != nil {
 		t.Fatal(err)

@@ -32,16 +32,7 @@ func resolveFixture(t *testing.T, total int64) (*Service, *toxic.Proxy, seckill.
 func resolveFixtureDSN(t *testing.T, total int64) (*Service, *toxic.Proxy, seckill.Activity, string) {
 	t.Helper()
 	dsn := testenv.MySQLDSN(t)
-	cfg, err := mysql.ParseDSN(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := toxic.New(cfg.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
-	cfg.Addr = p.Addr()
+	cfg, p := testenv.ProxiedMySQL(t, testenv.MySQLConfig(t, dsn))
 	cfg.Timeout = 300 * time.Millisecond
 	s, a := serviceOn(t, cfg, total)
 	return s, p, a, dsn

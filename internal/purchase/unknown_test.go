@@ -128,16 +128,7 @@ func (x *deductedBatch) finishAdmissions() { x.s.sell.finishAdmissions(x.b) }
 // with its room open and its stock loaded.
 func roomFixture(t *testing.T, total int64) (*Service, *toxic.Proxy, seckill.Activity) {
 	t.Helper()
-	cfg, err := mysql.ParseDSN(testenv.MySQLDSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := toxic.New(cfg.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
-	cfg.Addr = p.Addr()
+	cfg, p := testenv.ProxiedMySQL(t, testenv.MySQLConfig(t, testenv.MySQLDSN(t)))
 	cfg.Timeout = 300 * time.Millisecond
 	s := roomInstanceOn(t, cfg, testenv.Prefix(t), time.Second, nil)
 	return s, p, openRoom(t, s, total)

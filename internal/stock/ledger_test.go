@@ -7,7 +7,6 @@ import (
 
 	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/stock"
-	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
 
 // TestLedgerHoldsThroughEveryScript: after each step the purchase path and
@@ -17,8 +16,7 @@ import (
 // deduct is the step that breaks it when deduct.lua's receipt check is taken
 // away: the second take is recorded over the first.
 func TestLedgerHoldsThroughEveryScript(t *testing.T) {
-	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
-	s := stock.New(rdb, keys.NewSpace(prefix))
+	s, rdb, prefix := emptyStock(t)
 	ctx := context.Background()
 	if _, err := s.Ledger(ctx, 1); !errors.Is(err, stock.ErrNotLoaded) {
 		t.Fatalf("Ledger before a load: %v, want ErrNotLoaded", err)

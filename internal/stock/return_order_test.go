@@ -54,8 +54,7 @@ func TestReturnOrderOnceAfterLostReply(t *testing.T) {
 // TestReturnOrderAfterReloadIsStale: a stock reload after the epoch was read
 // may have counted the unit as unsold already; the return adds nothing.
 func TestReturnOrderAfterReloadIsStale(t *testing.T) {
-	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
-	s := stock.New(rdb, keys.NewSpace(prefix))
+	s, rdb, prefix := emptyStock(t)
 	ctx := context.Background()
 	if _, err := s.ReturnOrder(ctx, 1, "order-a", 1, 1); !errors.Is(err, stock.ErrNotLoaded) {
 		t.Errorf("ReturnOrder with no stock: %v, want ErrNotLoaded", err)

@@ -11,7 +11,6 @@ import (
 	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/stock"
-	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
 
 // A paused sale's deduct takes nothing and leaves no receipt, whatever the
@@ -54,8 +53,7 @@ func TestDeductRefusesAStoppedSale(t *testing.T) {
 // flag gets it back with the stock, and a load of an unpaused sale clears
 // a stale one.
 func TestLoadRestoresTheStop(t *testing.T) {
-	rdb, prefix := testenv.Redis(t), testenv.Prefix(t)
-	s := stock.New(rdb, keys.NewSpace(prefix))
+	s, rdb, prefix := emptyStock(t)
 	locks := lock.New(rdb, nil)
 	defer locks.Close()
 	ctx := context.Background()

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill/internal/testkit/faultproxy"
@@ -71,4 +72,43 @@ func proxiedClient(t testing.TB, addr string, readTimeout time.Duration) *redis.
 	}
 	t.Fatal(err)
 	return nil
+}
+
+// MySQLConfig is dsn parsed; a DSN that does not parse fails the test.
+func MySQLConfig(t testing.TB, dsn string) *mysql.Config {
+	t.Helper()
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// ProxiedMySQL is a copy of direct that reaches its server through
+// Toxiproxy (internal/testkit/toxic), and the proxy, closed when the test
+// ends.
+func ProxiedMySQL(t testing.TB, direct *mysql.Config) (*mysql.Config, *toxic.Proxy) {
+	t.Helper()
+	p, err := toxic.New(direct.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	cfg := direct.Clone()
+	cfg.Addr = p.Addr()
+	return cfg, p
+}
+
+// DelayedMySQL is ProxiedMySQL through internal/testkit/faultproxy, for the
+// tests that hold single commands (a COMMIT) rather than the whole link.
+func DelayedMySQL(t testing.TB, direct *mysql.Config) (*mysql.Config, *faultproxy.Proxy) {
+	t.Helper()
+	p, err := faultproxy.New(direct.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	cfg := direct.Clone()
+	cfg.Addr = p.Addr()
+	return cfg, p
 }
