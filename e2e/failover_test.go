@@ -74,32 +74,20 @@ func TestSentinelFailoverMidSale(t *testing.T) {
 // what the buyers saw and the books, and restores the topology (restore).
 func failoverMidSale(t *testing.T, s *stack, procs int, primaryOf func(hot int64) *redis.Client, restore func()) {
 	env := s.topologyEnv(map[string]string{"SECKILL_LOCK_WAIT": "300ms"})
-	ps := make([]*process, procs)
-	for i := range ps {
-		ps[i] = spawn(t, env)
-	}
-	for _, p := range ps {
-		p.waitReady()
-	}
-	s.url = ps[0].url
+	_, ps := startInstances(t, s, procs, env)
 	const total = 200
 	var ids []int64
 	for range 6 {
 		ids = append(ids, s.createActivity(total))
 	}
 	victim := primaryOf(ids[0])
-	ctx := context.Background()
 	var hot []int64 // the activities the victim serves
 	for _, id := range ids {
 		if p := primaryOf(id); p.Options().Addr == victim.Options().Addr {
 			hot = append(hot, id)
 		}
 	}
-	info, err := victim.Info(ctx, "server").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid := infoField(t, info, "process_id")
+	pid := serverPID(t, victim)
 	victimAddr := victim.Options().Addr
 	restored := false
 	t.Cleanup(func() {
@@ -109,31 +97,12 @@ func failoverMidSale(t *testing.T, s *stack, procs int, primaryOf func(hot int64
 	})
 
 	stop := make(chan struct{})
-	var bursts []*burst
-	for i, p := range ps {
-		bursts = append(bursts, startSale(s.client, p.url, ids, 4, int64(i)*10_000_000, stop))
-	}
+	bursts := startSales(s, ps, ids, stop)
 	s.waitForOrders(hot, total/4, time.Minute)
 
 	// The replica misses the primary's last writes, as an asynchronous
-	// replica can: it is stopped, its link cut (it cannot reconnect while
-	// stopped), the sale writes on for a moment, the primary dies, and the
-	// replica wakes to find it gone. Stopped for well under the node
-	// timeout, it is still fit to take over.
-	replica := replicaPID(t, victim)
-	if err := syscall.Kill(replica, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	if err := victim.Do(ctx, "CLIENT", "KILL", "TYPE", "replica").Err(); err != nil {
-		_ = syscall.Kill(replica, syscall.SIGCONT)
-		t.Fatal(err)
-	}
-	time.Sleep(200 * time.Millisecond)
-	err = syscall.Kill(int(pid), syscall.SIGKILL)
-	_ = syscall.Kill(replica, syscall.SIGCONT)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// replica can: the sale writes on for a moment while it is stopped.
+	killPrimaryAheadOfReplica(t, victim, pid, 200*time.Millisecond)
 	killed := time.Now()
 	t.Logf("SIGKILL to the primary at %s (pid %d), serving activities %v of %v", victimAddr, pid, hot, ids)
 
@@ -155,23 +124,7 @@ func failoverMidSale(t *testing.T, s *stack, procs int, primaryOf func(hot int64
 	// The sale goes on until every buyer is told sold out. Redis may show
 	// more units than the truth (deducts lost with the primary): the
 	// database guard must refuse those.
-	soldOut := make(chan struct{})
-	go func() {
-		for _, b := range bursts {
-			b.wg.Wait()
-		}
-		close(soldOut)
-	}()
-	select {
-	case <-soldOut:
-	case <-time.After(2 * time.Minute):
-		t.Errorf("not sold out 2 minutes after the failover")
-	}
-	close(stop)
-	var attempts []attempt
-	for _, b := range bursts {
-		attempts = append(attempts, b.finish()...)
-	}
+	attempts := awaitSoldOut(t, bursts, stop)
 	for _, id := range hot {
 		if d, ok := resumed[id]; ok {
 			t.Logf("activity %d: first sale %v after the SIGKILL", id, d.Round(10*time.Millisecond))
@@ -204,11 +157,64 @@ func failoverMidSale(t *testing.T, s *stack, procs int, primaryOf func(hot int64
 	}
 }
 
-// startSale is startBurst for a whole sale: each worker buys, as a new user
-// every time, the activities not yet sold out to it, and stops when all are
-// (or stop is closed).
-func startSale(client *http.Client, url string, activities []int64, workers int, firstUser int64, stop <-chan struct{}) *burst {
-	return buyers(client, url, activities, workers, firstUser, stop, true)
+// startSales starts a whole sale on every process, 4 workers each with
+// buyers of their own: each worker buys, as a new user every time, the
+// activities not yet sold out to it, and stops when all are (or stop is
+// closed).
+func startSales(s *stack, procs []*process, activities []int64, stop <-chan struct{}) []*burst {
+	var bursts []*burst
+	for i, p := range procs {
+		bursts = append(bursts, buyers(s.client, p.url, activities, 4, int64(i)*10_000_000, stop, true))
+	}
+	return bursts
+}
+
+// awaitSoldOut waits up to 2 minutes for the sales' workers to stop, told
+// sold out everywhere, failing the test if they do not; it then closes stop
+// and returns every attempt.
+func awaitSoldOut(t *testing.T, bursts []*burst, stop chan struct{}) []attempt {
+	t.Helper()
+	soldOut := make(chan struct{})
+	go func() {
+		for _, b := range bursts {
+			b.wg.Wait()
+		}
+		close(soldOut)
+	}()
+	select {
+	case <-soldOut:
+	case <-time.After(2 * time.Minute):
+		t.Errorf("not sold out 2 minutes after the failover")
+	}
+	close(stop)
+	var attempts []attempt
+	for _, b := range bursts {
+		attempts = append(attempts, b.finish()...)
+	}
+	return attempts
+}
+
+// killPrimaryAheadOfReplica kills the primary (pid) while its replica has
+// missed its last writes, as an asynchronous replica can: the replica is
+// stopped and its link cut (it cannot reconnect while stopped), the writes
+// go on for lag, the primary dies, and the replica wakes to find it gone.
+// Stopped for well under the failover timeout, it is still fit to take over.
+func killPrimaryAheadOfReplica(t *testing.T, primary *redis.Client, pid int, lag time.Duration) {
+	t.Helper()
+	replica := replicaPID(t, primary)
+	if err := syscall.Kill(replica, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	if err := primary.Do(context.Background(), "CLIENT", "KILL", "TYPE", "replica").Err(); err != nil {
+		_ = syscall.Kill(replica, syscall.SIGCONT)
+		t.Fatal(err)
+	}
+	time.Sleep(lag)
+	err := syscall.Kill(pid, syscall.SIGKILL)
+	_ = syscall.Kill(replica, syscall.SIGCONT)
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // What a Redis failover can leave behind, made exactly: the promoted replica

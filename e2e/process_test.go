@@ -164,6 +164,31 @@ func startProcess(t testing.TB, env []string) *process {
 	return p
 }
 
+// startInstances starts n service processes with env, all at once, waits
+// until each is ready, points s at the first and returns a stack per
+// process.
+func startInstances(t testing.TB, s *stack, n int, env []string) ([]*stack, []*process) {
+	t.Helper()
+	procs := make([]*process, n)
+	for i := range procs {
+		procs[i] = spawn(t, env)
+	}
+	instances := make([]*stack, n)
+	for i, p := range procs {
+		p.waitReady()
+		instances[i] = s.at(p)
+	}
+	s.url = procs[0].url
+	return instances, procs
+}
+
+// at returns a copy of the stack pointed at a process.
+func (s *stack) at(p *process) *stack {
+	c := *s
+	c.url = p.url
+	return &c
+}
+
 // waitReady waits for the process to log its listening address and then to
 // answer /readyz with 200.
 func (p *process) waitReady() {

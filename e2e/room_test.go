@@ -61,25 +61,6 @@ func (s *stack) createRoom(total int64, startsIn time.Duration) (id int64, start
 	return int64(r.body["id"].(float64)), startsAt
 }
 
-// roomInstances starts n service processes on one stack and returns a
-// stack per process.
-func roomInstances(t *testing.T, s *stack, n int, e []string) ([]*stack, []*process) {
-	t.Helper()
-	procs := make([]*process, n)
-	for i := range procs {
-		procs[i] = spawn(t, e)
-	}
-	out := make([]*stack, n)
-	for i, p := range procs {
-		p.waitReady()
-		c := *s
-		c.url = p.url
-		out[i] = &c
-	}
-	s.url = procs[0].url
-	return out, procs
-}
-
 // rounds runs do for every user, workers at a time, round after round, on
 // the users for whom it returned false, pausing between rounds, until all
 // are done or the deadline passes; it returns those left.

@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -65,7 +64,7 @@ func tryMine(client *http.Client, url string, activity, user int64) (queueStatus
 // admission is shown by waitingroom's TestAdmissionsHoldTheirUnits.
 func TestAdmittedBuyersNeverHearSoldOut(t *testing.T) {
 	s := newProcessStack(t, usercheck.StubConfig{})
-	instances, procs := roomInstances(t, s, 2, s.processEnv(admittedSaleEnv))
+	instances, procs := startInstances(t, s, 2, s.processEnv(admittedSaleEnv))
 	admittedSale(t, s, instances, func() { procs[1].signal(syscall.SIGKILL) })
 }
 
@@ -76,12 +75,7 @@ func TestAdmittedBuyersNeverHearSoldOut(t *testing.T) {
 // Can fail: as TestAdmittedBuyersNeverHearSoldOut.
 func TestAdmittedBuyersNeverHearSoldOutAcrossAFailover(t *testing.T) {
 	s := topologyStack(t, "sentinel")
-	primary := s.rdb.(*redis.Client)
-	info, err := primary.Info(context.Background(), "server").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid := infoField(t, info, "process_id")
+	pid := serverPID(t, s.rdb.(*redis.Client))
 	restored := false
 	t.Cleanup(func() {
 		if !restored {
@@ -92,10 +86,10 @@ func TestAdmittedBuyersNeverHearSoldOutAcrossAFailover(t *testing.T) {
 	for k, v := range admittedSaleEnv {
 		env[k] = v
 	}
-	instances, _ := roomInstances(t, s, 2, s.topologyEnv(env))
+	instances, _ := startInstances(t, s, 2, s.topologyEnv(env))
 	var restarting sync.WaitGroup
 	admittedSale(t, s, instances, func() {
-		if err := syscall.Kill(int(pid), syscall.SIGKILL); err != nil {
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Errorf("kill the primary: %v", err)
 		}
 		t.Logf("SIGKILL to the Redis primary (pid %d) halfway through the sale", pid)

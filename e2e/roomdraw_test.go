@@ -80,7 +80,7 @@ func TestWaitingRoomDrawIsFair(t *testing.T) {
 		bots  = 200
 	)
 	s := newProcessStack(t, usercheck.StubConfig{})
-	instances, _ := roomInstances(t, s, 2, s.processEnv(nil))
+	instances, _ := startInstances(t, s, 2, s.processEnv(nil))
 	act, startsAt := s.createRoom(units, 15*time.Second)
 	joinStart := time.Now()
 

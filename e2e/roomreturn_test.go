@@ -26,7 +26,7 @@ func TestReturnedUnitsGoToTheNextInLine(t *testing.T) {
 	s := newProcessStack(t, usercheck.StubConfig{})
 	stub, env := s.pricedPayments("2s")
 	env["SECKILL_ADMISSION_TTL"] = "2s"
-	instances, _ := roomInstances(t, s, 2, s.processEnv(env))
+	instances, _ := startInstances(t, s, 2, s.processEnv(env))
 	a, b := instances[0], instances[1]
 	act, startsAt := s.createRoom(1, time.Second)
 	for u := int64(1); u <= 5; u++ {
@@ -146,7 +146,7 @@ func TestReturnedUnitsGoToTheNextInLine(t *testing.T) {
 func TestClosedWithinARefresh(t *testing.T) {
 	const users, units = 100, 10
 	s := newProcessStack(t, usercheck.StubConfig{})
-	instances, _ := roomInstances(t, s, 2, s.processEnv(nil))
+	instances, _ := startInstances(t, s, 2, s.processEnv(nil))
 	act, startsAt := s.createRoom(units, time.Second)
 	for u := int64(1); u <= users; u++ {
 		if q := instances[u%2].queue(http.MethodPost, act, u); q.status != http.StatusOK {

@@ -59,13 +59,6 @@ func (s *stack) topologyEnv(overrides map[string]string) []string {
 	return s.processEnv(vars)
 }
 
-// at returns a copy of the stack pointed at a process.
-func (s *stack) at(p *process) *stack {
-	c := *s
-	c.url = p.url
-	return &c
-}
-
 // A sale of 20 activities, spread over the cluster's three primaries,
 // through three service processes (the third WAITs for one replica after
 // its grants and deducts, which only works when the WAIT reaches the
@@ -199,7 +192,13 @@ func replicaPID(t *testing.T, primary *redis.Client) int {
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + port})
 	defer rdb.Close()
-	server, err := rdb.Info(ctx, "server").Result()
+	return serverPID(t, rdb)
+}
+
+// serverPID returns the process id of the Redis server rdb talks to.
+func serverPID(t *testing.T, rdb *redis.Client) int {
+	t.Helper()
+	server, err := rdb.Info(context.Background(), "server").Result()
 	if err != nil {
 		t.Fatal(err)
 	}

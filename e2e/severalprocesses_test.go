@@ -25,20 +25,10 @@ import (
 func TestSeveralProcessesOneActivity(t *testing.T) {
 	s := newProcessStack(t, usercheck.StubConfig{Latency: 2 * time.Millisecond})
 	env := s.processEnv(map[string]string{"SECKILL_LOCK_WAIT": "200ms"})
-	procs := []*process{spawn(t, env), spawn(t, env), spawn(t, env)}
-	for _, p := range procs {
-		p.waitReady()
-	}
-	s.url = procs[0].url
+	instances, _ := startInstances(t, s, 3, env)
 	const total = 60
 	act := s.createActivity(total)
 
-	instances := make([]*stack, len(procs))
-	for i, p := range procs {
-		c := *s
-		c.url = p.url
-		instances[i] = &c
-	}
 	var n atomic.Int64
 	var perProcess [3]atomic.Int64
 	res := runSale(t, func(a, u int64) response {
