@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/usercheck"
 )
 
 // Three instances sell one activity and relay its events to the Redis
@@ -19,9 +18,7 @@ import (
 // after dedupe by id the stream holds exactly the outbox's events, one
 // order.created per order sold, each order's in sequence order.
 func TestEventsSurviveSIGKILL(t *testing.T) {
-	s := newProcessStack(t, usercheck.StubConfig{Latency: 2 * time.Millisecond})
-	env := s.processEnv(map[string]string{"SECKILL_LOCK_WAIT": "200ms"})
-	instances, procs := startInstances(t, s, 3, env)
+	s, instances, procs := threeInstances(t)
 	const total = 60
 	act := s.createActivity(total)
 	// 300 buyers over 20 workers, round robin over the instances; the

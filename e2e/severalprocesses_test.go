@@ -23,9 +23,7 @@ import (
 // across processes the seed's race needs more concurrent holders than this
 // sale makes, so this test is evidence of sharing, not of a guard.
 func TestSeveralProcessesOneActivity(t *testing.T) {
-	s := newProcessStack(t, usercheck.StubConfig{Latency: 2 * time.Millisecond})
-	env := s.processEnv(map[string]string{"SECKILL_LOCK_WAIT": "200ms"})
-	instances, _ := startInstances(t, s, 3, env)
+	s, instances, _ := threeInstances(t)
 	const total = 60
 	act := s.createActivity(total)
 
@@ -52,4 +50,14 @@ func TestSeveralProcessesOneActivity(t *testing.T) {
 		t.Errorf("one process sold everything (%v): the sale was not shared", sold)
 	}
 	t.Logf("orders per process %v; answers %v", sold, res.statuses)
+}
+
+// threeInstances starts three service processes at once on a fresh stack,
+// with verifications of 2 ms and a lock wait of 200 ms, and returns the
+// stack pointed at the first, a stack per process, and the processes.
+func threeInstances(t *testing.T) (*stack, []*stack, []*process) {
+	t.Helper()
+	s := newProcessStack(t, usercheck.StubConfig{Latency: 2 * time.Millisecond})
+	instances, procs := startInstances(t, s, 3, s.processEnv(map[string]string{"SECKILL_LOCK_WAIT": "200ms"}))
+	return s, instances, procs
 }
