@@ -26,7 +26,6 @@ sample_once() { # label
 # start_sampling writes the CSV's header and the row "before", then starts
 # the loop of rows "load" in the background: $sampler_pid, one of $pids.
 start_sampling() {
-if [ "$SAMPLE" = 1 ]; then
 	sample_start=$(date +%s)
 	echo "label,elapsed_s,instance,rss_kb,goroutines,open_fds,sockets,redis_conns,mysql_conns,http_conns" >"$samples_csv"
 	sample_once before
