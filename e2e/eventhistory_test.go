@@ -35,11 +35,7 @@ import (
 func TestEventsEqualStatusHistory(t *testing.T) {
 	s := newProcessStack(t, usercheck.StubConfig{})
 	payStub, env := s.pricedPayments("3s")
-	procs := []*process{spawn(t, s.processEnv(env)), spawn(t, s.processEnv(env))}
-	for _, p := range procs {
-		p.waitReady()
-	}
-	s.url = procs[0].url
+	_, procs := startInstances(t, s, 2, s.processEnv(env))
 	const total, buyers = 40, 48
 	act := s.createActivity(total)
 

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/usercheck"
 )
 
 // Three instances sell one activity and relay its events to the Redis
@@ -19,21 +18,9 @@ import (
 // after dedupe by id the stream holds exactly the outbox's events, one
 // order.created per order sold, each order's in sequence order.
 func TestEventsSurviveSIGKILL(t *testing.T) {
-	s := newProcessStack(t, usercheck.StubConfig{Latency: 2 * time.Millisecond})
-	env := s.processEnv(map[string]string{"SECKILL_LOCK_WAIT": "200ms"})
-	procs := []*process{spawn(t, env), spawn(t, env), spawn(t, env)}
-	for _, p := range procs {
-		p.waitReady()
-	}
-	s.url = procs[0].url
+	s, instances, procs := threeInstances(t)
 	const total = 60
 	act := s.createActivity(total)
-	instances := make([]*stack, len(procs))
-	for i, p := range procs {
-		c := *s
-		c.url = p.url
-		instances[i] = &c
-	}
 	// 300 buyers over 20 workers, round robin over the instances; the
 	// third is killed once a third of the buyers have tried, and its share
 	// goes to the second. A request in flight at the kill fails; its buyer

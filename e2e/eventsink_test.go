@@ -1,8 +1,6 @@
 package e2e_test
 
 import (
-	"context"
-	"syscall"
 	"testing"
 	"time"
 
@@ -31,20 +29,11 @@ func TestSentinelFailoverLosesNoEvent(t *testing.T) {
 	env := s.topologyEnv(map[string]string{
 		"SECKILL_REDIS_WAIT_REPLICAS": "1", "SECKILL_REDIS_WAIT_TIMEOUT": "200ms", "SECKILL_LOCK_WAIT": "300ms",
 	})
-	procs := []*process{spawn(t, env), spawn(t, env)}
-	for _, p := range procs {
-		p.waitReady()
-	}
-	s.url = procs[0].url
+	_, procs := startInstances(t, s, 2, env)
 	const total = 400
 	act := s.createActivity(total)
 	primary := s.rdb.(*redis.Client)
-	ctx := context.Background()
-	info, err := primary.Info(ctx, "server").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid := infoField(t, info, "process_id")
+	pid := serverPID(t, primary)
 	restored := false
 	t.Cleanup(func() {
 		if !restored {
@@ -53,30 +42,14 @@ func TestSentinelFailoverLosesNoEvent(t *testing.T) {
 	})
 
 	stop := make(chan struct{})
-	var bursts []*burst
-	for i, p := range procs {
-		bursts = append(bursts, startSale(s.client, p.url, []int64{act}, 4, int64(i)*10_000_000, stop))
-	}
+	bursts := startSales(s, procs, []int64{act}, stop)
 	s.waitForOrders([]int64{act}, total/4, time.Minute)
 
 	// The replica misses the primary's last appends: stopped and its link
 	// cut for a second while the relays append, then the primary dies and
 	// the replica wakes to find it gone (stopped well under Sentinel's
 	// down-after, it is still fit to take over).
-	replica := replicaPID(t, primary)
-	if err := syscall.Kill(replica, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	if err := primary.Do(ctx, "CLIENT", "KILL", "TYPE", "replica").Err(); err != nil {
-		_ = syscall.Kill(replica, syscall.SIGCONT)
-		t.Fatal(err)
-	}
-	time.Sleep(time.Second)
-	err = syscall.Kill(int(pid), syscall.SIGKILL)
-	_ = syscall.Kill(replica, syscall.SIGCONT)
-	if err != nil {
-		t.Fatal(err)
-	}
+	killPrimaryAheadOfReplica(t, primary, pid, time.Second)
 	killed := time.Now()
 	// The promoted replica has no replica of its own until the old primary
 	// rejoins: every WAIT for one answers 0, so the sink (and the sale,
@@ -85,23 +58,7 @@ func TestSentinelFailoverLosesNoEvent(t *testing.T) {
 	restartTopology(t, "sentinel")
 	restored = true
 
-	soldOut := make(chan struct{})
-	go func() {
-		for _, b := range bursts {
-			b.wg.Wait()
-		}
-		close(soldOut)
-	}()
-	select {
-	case <-soldOut:
-	case <-time.After(2 * time.Minute):
-		t.Errorf("not sold out 2 minutes after the failover")
-	}
-	close(stop)
-	var attempts []attempt
-	for _, b := range bursts {
-		attempts = append(attempts, b.finish()...)
-	}
+	attempts := awaitSoldOut(t, bursts, stop)
 	waitEventsSent(t, s.db, act, 2*time.Minute)
 	drained := time.Since(killed)
 	got, entries := streamEvents(t, s.rdb, s.prefix+"events", act)

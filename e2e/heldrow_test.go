@@ -28,11 +28,7 @@ import (
 func TestHeldRowStallsOnlyItsActivity(t *testing.T) {
 	s := newProcessStack(t, usercheck.StubConfig{Latency: time.Millisecond})
 	env := s.processEnv(nil)
-	procs := []*process{spawn(t, env), spawn(t, env)}
-	for _, p := range procs {
-		p.waitReady()
-	}
-	s.url = procs[0].url
+	_, procs := startInstances(t, s, 2, env)
 	const total = 1_000_000 // never sells out here
 	acts := make([]int64, 20)
 	for i := range acts {

@@ -69,7 +69,7 @@ func awaitHeld(t *testing.T, got <-chan heldAnswer, since time.Time, limit time.
 // Can fail: without the notes, every held request waits its 20 s.
 func TestLongPollAcrossInstances(t *testing.T) {
 	s := newProcessStack(t, usercheck.StubConfig{})
-	in, _ := roomInstances(t, s, 2, s.processEnv(nil))
+	in, _ := startInstances(t, s, 2, s.processEnv(nil))
 	act, startsAt := s.createRoom(1, 2*time.Second)
 	users := []int64{1, 2, 3}
 	for _, u := range users {

@@ -26,15 +26,7 @@ func (s *stack) pricedPayments(window string) (*payment.Stub, map[string]string)
 	}
 	s.t.Cleanup(stub.Close)
 	stub.SetMerchantID(stubMerchant)
-	stub.SetPriceLookup(func(ctx context.Context, id string) (int64, string, bool, error) {
-		var price sql.NullInt64
-		var currency sql.NullString
-		err := s.db.QueryRowContext(ctx, "SELECT price_minor, currency FROM orders WHERE id = ?", id).Scan(&price, &currency)
-		if errors.Is(err, sql.ErrNoRows) {
-			return 0, "", false, nil
-		}
-		return price.Int64, currency.String, price.Valid, err
-	})
+	stub.SetPriceLookup(s.orderPrice)
 	s.priced = true
 	return stub, map[string]string{
 		"SECKILL_PAYMENT_URL":         newHTTPServer(s.t, stub),
@@ -42,6 +34,19 @@ func (s *stack) pricedPayments(window string) (*payment.Stub, map[string]string)
 		"SECKILL_PAYMENT_MERCHANT_ID": stubMerchant,
 		"SECKILL_PAYMENT_WINDOW":      window,
 	}
+}
+
+// orderPrice is the payment stub's price lookup: the order's price and
+// currency as the database holds them, ok false for an order it does not
+// hold.
+func (s *stack) orderPrice(ctx context.Context, id string) (price int64, currency string, ok bool, err error) {
+	var p sql.NullInt64
+	var c sql.NullString
+	err = s.db.QueryRowContext(ctx, "SELECT price_minor, currency FROM orders WHERE id = ?", id).Scan(&p, &c)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, "", false, nil
+	}
+	return p.Int64, c.String, p.Valid, err
 }
 
 // withPrice is an activity's creation body, with a price when the stack's

@@ -1,9 +1,6 @@
 package e2e_test
 
 import (
-	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"net/http"
 	"testing"
@@ -37,15 +34,7 @@ func TestPricePaymentProvesThePrice(t *testing.T) {
 	t.Cleanup(stub.Close)
 	stub.SetMerchantID(merchant)
 	stub.RequireAPIKey(apiKey)
-	stub.SetPriceLookup(func(ctx context.Context, id string) (int64, string, bool, error) {
-		var price sql.NullInt64
-		var currency sql.NullString
-		err := s.db.QueryRowContext(ctx, "SELECT price_minor, currency FROM orders WHERE id = ?", id).Scan(&price, &currency)
-		if errors.Is(err, sql.ErrNoRows) {
-			return 0, "", false, nil
-		}
-		return price.Int64, currency.String, price.Valid, err
-	})
+	stub.SetPriceLookup(s.orderPrice)
 	p := startProcess(t, s.processEnv(map[string]string{
 		"SECKILL_PAYMENT_URL":         newHTTPServer(t, stub),
 		"SECKILL_PAYMENT_SECRET":      secret,

@@ -29,7 +29,7 @@ type stopAttempt struct {
 // oversell.
 func TestPauseStopsEveryInstanceThenResumeSellsOut(t *testing.T) {
 	s := newProcessStack(t, usercheck.StubConfig{Latency: time.Millisecond})
-	inst, _ := roomInstances(t, s, 2, s.processEnv(map[string]string{"SECKILL_LOCK_WAIT": "500ms"}))
+	inst, _ := startInstances(t, s, 2, s.processEnv(map[string]string{"SECKILL_LOCK_WAIT": "500ms"}))
 	const total = 400
 	act := s.createActivity(total)
 	// The other instance reads the activity before the pause, so its cache
@@ -125,7 +125,7 @@ func TestPauseStopsEveryInstanceThenResumeSellsOut(t *testing.T) {
 // reason ended, and purchases answer ended on every instance.
 func TestPauseKeepsAdmissionsAndEndClosesTheRoom(t *testing.T) {
 	s := newProcessStack(t, usercheck.StubConfig{})
-	inst, _ := roomInstances(t, s, 2, s.processEnv(nil))
+	inst, _ := startInstances(t, s, 2, s.processEnv(nil))
 	act, _ := s.createRoom(5, 0)
 	if q := inst[0].queue(http.MethodPost, act, 1); q.status != http.StatusOK {
 		t.Fatalf("join: %d %s", q.status, q.code)
@@ -193,7 +193,7 @@ func TestPauseKeepsAdmissionsAndEndClosesTheRoom(t *testing.T) {
 // unavailable ... the sale's state is as before".
 func TestEndBeforeTheStartOnEveryInstance(t *testing.T) {
 	s := newProcessStack(t, usercheck.StubConfig{})
-	inst, _ := roomInstances(t, s, 2, s.processEnv(nil))
+	inst, _ := startInstances(t, s, 2, s.processEnv(nil))
 	act, _ := s.createRoom(5, 30*time.Minute)
 	path := fmt.Sprintf("/admin/v1/activities/%d", act)
 	if r := inst[1].buy(act, 1, nil); r.code() != "not_started" {

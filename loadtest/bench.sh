@@ -190,11 +190,7 @@ metrictable=$logs/metrictable runs=$logs/runs.txt
 [ "$reference" = 0 ] || reference_build
 
 # ---- 2. database, prefix, instance ------------------------------------------
-run_id="$(date -u +%Y%m%d%H%M%S)_$$"
-db="$db_prefix$run_id" prefix="bench${run_id}:"
-dsn="$db_user:$db_pass@tcp(127.0.0.1:$db_port)/$db?parseTime=true"
-sql -e "CREATE DATABASE \`$db\`"
-admin_token="bench-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+new_namespace bench "$db_port"
 # approve: no user check, on purpose (the secure defaults want it said).
 uc_env=(SECKILL_USERCHECK=approve-all)
 [ "$verify" = stub ] && start_userstub

@@ -60,6 +60,18 @@ stop_pids() {
 	done
 }
 
+# new_namespace NAME DB_PORT: this run's own database ($db, $db_prefix and
+# the run's id $run_id; created with the caller's sql, reached by $dsn on
+# 127.0.0.1:DB_PORT), Redis key prefix ($prefix: NAME, the run's id, ":")
+# and admin token ($admin_token: NAME-, random).
+new_namespace() { # name db_port
+	run_id="$(date -u +%Y%m%d%H%M%S)_$$"
+	db="$db_prefix$run_id" prefix="$1${run_id}:"
+	dsn="$db_user:$db_pass@tcp(127.0.0.1:$2)/$db?parseTime=true"
+	sql -e "CREATE DATABASE \`$db\`"
+	admin_token="$1-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+}
+
 # start_userstub starts the user-verification stub ($logs/seckill
 # userstub) on a free loopback port, adds it to $pids, waits until it
 # answers, and points the service at it in $uc_env.

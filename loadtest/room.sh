@@ -111,11 +111,7 @@ go build -o "$logs/crowd" ./loadtest/crowd
 go build -o "$logs/metrictable" ./loadtest/metrictable
 
 # ---- 2. database, prefix, instances -----------------------------------------
-run_id="$(date -u +%Y%m%d%H%M%S)_$$"
-db="$db_prefix$run_id" prefix="room${run_id}:"
-dsn="$db_user:$db_pass@tcp(127.0.0.1:3306)/$db?parseTime=true"
-sql -e "CREATE DATABASE \`$db\`"
-admin_token="room-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+new_namespace room 3306
 # approve: no user check, on purpose (the secure defaults want it said).
 uc_env=(SECKILL_USERCHECK=approve-all)
 [ "$verify" = stub ] && start_userstub

@@ -163,6 +163,10 @@ run_id="${ts}_$$"
 # shellcheck source=lib.sh
 source loadtest/lib.sh
 open_logs "$scenario"
+# shellcheck source=lib-samples.sh
+source loadtest/lib-samples.sh
+# shellcheck source=lib-verdict.sh
+source loadtest/lib-verdict.sh
 
 # ---- what this run starts, and how it is stopped ----------------------------
 pids=() db="" prefix="" failed=1
@@ -307,44 +311,13 @@ naive_note=""
 log "scenario $scenario: ${instances} instance(s) ${base_urls[*]}, Redis $redis_mode, stub $stub_url${proxy_url:+, fault proxy $proxy_url}, database $db, prefix $prefix, lock TTL $lock_ttl, verification timeout $uc_timeout$naive_note"
 
 # ---- 4. k6 ------------------------------------------------------------------
-# sample_once appends one row per instance to the samples CSV: resident
-# memory, goroutines (the service's own /metrics), open files, sockets, and
-# established connections to Redis, to MariaDB and from HTTP clients.
+# The sampler (lib-samples.sh) writes its rows to samples_csv and counts the
+# connections to Redis on redis_port.
 samples_csv="$out_dir/$scenario-samples.csv"
 redis_port=$(sed -E 's#^redis://([^/@]*@)?[^:/]*:([0-9]+).*#\2#' <<<"$redis_url")
-sample_once() { # label
-	local n pid base port rss gor fds socks rconns mconns hconns
-	for n in $(seq 1 "${#svc_pids[@]}"); do
-		pid=${svc_pids[$((n - 1))]} base=${base_urls[$((n - 1))]}
-		port=${base##*:}
-		kill -0 "$pid" 2>/dev/null || continue
-		rss=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo "")
-		gor=$(curl -fsS --max-time 2 "$base/metrics" 2>/dev/null | "$logs/metrictable" value go_goroutines 2>/dev/null || true)
-		fds=$(find "/proc/$pid/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l || true)
-		socks=$(find "/proc/$pid/fd" -mindepth 1 -maxdepth 1 -lname 'socket:*' 2>/dev/null | wc -l || true)
-		rconns=$(ss -Htnp state established "( dport = :$redis_port )" 2>/dev/null | grep -c "pid=$pid," || true)
-		mconns=$(ss -Htnp state established '( dport = :3306 )' 2>/dev/null | grep -c "pid=$pid," || true)
-		hconns=$(ss -Htn state established "( sport = :$port )" 2>/dev/null | wc -l || true)
-		printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$1" "$(($(date +%s) - sample_start))" "$n" "$rss" "$gor" "$fds" "$socks" "$rconns" "$mconns" "$hconns" >>"$samples_csv"
-	done
-}
 sampler_pid=""
 if [ "$SAMPLE" = 1 ]; then
-	sample_start=$(date +%s)
-	echo "label,elapsed_s,instance,rss_kb,goroutines,open_fds,sockets,redis_conns,mysql_conns,http_conns" >"$samples_csv"
-	sample_once before
-	(
-		trap - EXIT # the runner's cleanup is not the sampler's
-		trap 'kill "$nap" 2>/dev/null; exit 0' TERM
-		while :; do
-			sleep "${SAMPLE_EVERY:-10}" & nap=$!
-			wait "$nap"
-			sample_once load
-		done
-	) &
-	sampler_pid=$!
-	pids+=("$sampler_pid")
-	log "sampling the service every ${SAMPLE_EVERY:-10}s into $samples_csv"
+	start_sampling
 fi
 profile_job=""
 if [ -n "$pprof_addr" ]; then
@@ -380,21 +353,8 @@ for pid in "${svc_pids[@]}"; do
 	r=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
 	[ "${r:-0}" -gt "$rss_kb" ] && rss_kb=$r
 done
-sample_note=""
 if [ -n "$sampler_pid" ]; then
-	kill -TERM "$sampler_pid" 2>/dev/null || true
-	wait "$sampler_pid" 2>/dev/null || true
-	log "load over; idling ${IDLE_WAIT:-15}s before the last sample"
-	sleep "${IDLE_WAIT:-15}"
-	sample_once idle
-	# Per instance: goroutines before the load, at their peak, and after it.
-	while IFS=, read -r n before peak idle peak_rss; do
-		sample_note+=" instance$n: goroutines before=$before peak=$peak idle=$idle peak_rss=$((peak_rss / 1024))MB;"
-		if [ -n "$before" ] && [ -n "$idle" ] && [ "$idle" -gt $((before + ${MAX_GOROUTINE_GROWTH:-200})) ]; then
-			soak_violation="instance $n: $idle goroutines after the load, $before before it: more than ${MAX_GOROUTINE_GROWTH:-200} left behind"
-		fi
-	done < <("$logs/metrictable" samples "$samples_csv")
-	log "samples:$sample_note see $samples_csv"
+	end_sampling
 fi
 if [ -n "$profile_job" ]; then
 	wait "$profile_job" 2>/dev/null || log "CPU profile not taken"
@@ -407,104 +367,8 @@ fi
 # ---- 5. the books, read directly --------------------------------------------
 violations=() summary_json="$out_dir/$scenario-summary.json"
 [ -z "${soak_violation:-}" ] || violations+=("$soak_violation")
-created_201=0 reqs=0 rate=0 p50=- p95=- p99=-
-if [ -s "$summary_json" ]; then
-	read -r created_201 reqs rate p50 p95 p99 < <(jq -r '
-		def v(m; f): (.metrics[m].values[f] // 0);
-		def ms(x): (x * 100 | round / 100 | tostring) + "ms";
-		[ v("orders_created"; "count"),
-		  (v("http_reqs{name:purchase}"; "count")),
-		  ((v("http_reqs{name:purchase}"; "count") / (.state.testRunDurationMs / 1000)) | round),
-		  ms(v("http_req_duration{name:purchase}"; "med")),
-		  ms(v("http_req_duration{name:purchase}"; "p(95)")),
-		  ms(v("http_req_duration{name:purchase}"; "p(99)")) ] | @tsv' "$summary_json")
-else
-	violations+=("k6 wrote no summary")
-fi
-# k6's verdict, split: a missed latency target is a performance result; any
-# other failed threshold (oversell, audit, unexpected status, error rate,
-# liveness) or a script error is a safety violation.
-perf_failed=""
-if [ "$k6_rc" != 0 ]; then
-	safety_failed=""
-	if [ -s "$summary_json" ]; then
-		perf_failed=$(jq -r '[.metrics | to_entries[] | select(.key | startswith("http_req_duration")) | .key as $m
-			| (.value.thresholds // {}) | to_entries[] | select(.value.ok == false) | "\($m) \(.key)"] | join("; ")' "$summary_json")
-		safety_failed=$(jq -r '[.metrics | to_entries[] | select(.key | startswith("http_req_duration") | not) | .key as $m
-			| (.value.thresholds // {}) | to_entries[] | select(.value.ok == false) | "\($m) \(.key)"] | join("; ")' "$summary_json")
-	fi
-	if [ -n "$safety_failed" ]; then
-		violations+=("k6 thresholds failed: $safety_failed")
-	elif [ "$k6_rc" != 99 ] || [ -z "$perf_failed" ]; then
-		violations+=("k6 exited $k6_rc (script error, or the teardown audit failed: see $logs/k6.log)")
-	fi
-	[ -z "$perf_failed" ] || log "PERFORMANCE: latency target missed: $perf_failed"
-fi
-
-# The books, by the service's own check (read_books, lib.sh); expired and
-# refund_required orders gave their units back (docs/API.md "Payments and
-# expiry"). It reads Redis directly, not through the redis-delay proxy.
-books_rc=0
-read_books "$bin" SECKILL_REDIS_MODE="$redis_mode" SECKILL_REDIS_URL="$direct_redis_url" SECKILL_MYSQL_DSN="$dsn" SECKILL_KEY_PREFIX="$prefix" ||
-	books_rc=$?
-books_json="$logs/books.json" unread=$(books_unread "$books_rc")
-total_all=0 orders_all=0 rows_all=0 paid_all=0 expired_all=0 oversold_all=0 dup_all=0 imbalance_all=0 remaining_all=0 activities=0
-if [ -n "$unread" ]; then
-	violations+=("$unread")
-else
-	read -r activities total_all orders_all rows_all paid_all expired_all oversold_all dup_all imbalance_all remaining_all < <(jq -r '
-		def sum(f): map(f) | add // 0;
-		.activities | [length, sum(.total_stock), sum(.held), sum(.rows), sum(.paid), sum(.expired),
-		  sum(.oversold), sum(.duplicate_users), sum(.imbalance), sum(.redis_remaining // 0)] | @tsv' "$books_json")
-	# The naive build's handler never records its sales in activities.sold.
-	while IFS= read -r v; do violations+=("$v"); done < <(jq -r --argjson naive "$naive" \
-		'.violations[] | select($naive == 0 or .check != "sold") | .message' "$books_json")
-	if [ "$scenario" = payments ]; then
-		while IFS= read -r v; do violations+=("$v"); done < <(jq -r '.activities[] | select(.paid != .total_stock)
-			| "activity \(.activity_id): \(.paid) of \(.total_stock) units paid at the end, want all (\(.expired) expired)"' "$books_json")
-	fi
-fi
-[ "$activities" -gt 0 ] || violations+=("no activity in database $db")
-# Units, read with SQL whatever `seckill books` counts: an order of k units
-# holds k. Per activity, the created and paid orders' quantities <= total,
-# and with Redis's remaining (the books' read) == total.
-# orders_db counts the orders holding units (the books' held counts units).
-units_all=0 units_oversold=0 unit_rows=""
-if [ -z "$unread" ] && ! unit_rows=$(units_books 2>"$logs/units.err"); then
-	violations+=("the units could not be read with SQL: $(tail -n 1 "$logs/units.err")")
-fi
-if [ -n "$unit_rows" ]; then
-	orders_all=0
-	while read -r id total units orders; do
-		units_all=$((units_all + units)) orders_all=$((orders_all + orders))
-		if [ "$units" -gt "$total" ]; then
-			units_oversold=$((units_oversold + units - total))
-			violations+=("activity $id: its orders hold $units units of $total: OVERSOLD by $((units - total)) units")
-		fi
-		rem=$(jq -r --argjson id "$id" '.activities[] | select(.activity_id == $id) | .redis_remaining // "none"' "$books_json")
-		if [ "$rem" != none ] && [ $((units + rem)) != "$total" ]; then
-			violations+=("activity $id: $units units held + $rem in Redis != $total: the units do not balance")
-		fi
-	done <<<"$unit_rows"
-fi
-# Every 201, by its order id: a row of the run's database holding the units
-# it answered (k6's CSV samples of units_created carry the ids).
-answered="$logs/answered.txt" units_201=0 missing=0
-if [ -s "$samples" ]; then
-	answered_orders "$samples" >"$answered"
-	units_201=$(awk '{ s += $2 } END { print s + 0 }' "$answered")
-	missing_answers "$answered" >"$logs/missing.txt" 2>"$logs/missing.err" ||
-		violations+=("the 201s' orders could not be looked up: $(tail -n 1 "$logs/missing.err")")
-	missing=$(wc -l <"$logs/missing.txt")
-	[ "$missing" -eq 0 ] || violations+=("$missing orders answered 201 are not in the database as answered: LOST ($(head -n 3 "$logs/missing.txt" | paste -sd';'); all in $logs/missing.txt)")
-fi
-[ "$units_201" -le "$((total_all))" ] || [ "$scenario" = payments ] ||
-	violations+=("$units_201 units answered 201, more than the $total_all of the stock: OVERSOLD")
-# Every 201 must have its row. (Rows without a 201 can exist: a client that
-# timed out on a purchase that then committed; they are not lost.)
-lost=$((created_201 > rows_all ? created_201 - rows_all : 0))
-lost=$((lost > missing ? lost : missing))
-[ "$lost" -eq 0 ] || violations+=("$lost orders answered 201 are missing from the database: LOST")
+k6_verdict
+books_verdict
 
 result=PASS
 if [ ${#violations[@]} -gt 0 ]; then

@@ -41,16 +41,6 @@ const (
 // SECKILL_STRICT=false (or the opt-in named) accepts it.
 func TestSecureDefaultsRefuse(t *testing.T) {
 	payments := map[string]string{"SECKILL_PAYMENT_URL": "https://pay.example", "SECKILL_PAYMENT_SECRET": secret32, "SECKILL_PAYMENT_MERCHANT_ID": "m-1"}
-	with := func(base map[string]string, kv ...string) map[string]string {
-		m := map[string]string{}
-		for k, v := range base {
-			m[k] = v
-		}
-		for i := 0; i < len(kv); i += 2 {
-			m[kv[i]] = kv[i+1]
-		}
-		return m
-	}
 	for _, tc := range []struct {
 		name  string
 		env   map[string]string

@@ -81,6 +81,7 @@ func TestRandomSecretsAreStrong(t *testing.T) {
 	}
 }
 
+// with returns a copy of base with the pairs kv (key, value, ...) set.
 func with(base map[string]string, kv ...string) map[string]string {
 	m := map[string]string{}
 	for k, v := range base {

@@ -1,10 +1,6 @@
 package main
 
-import (
-	"bytes"
-	"strings"
-	"testing"
-)
+import "testing"
 
 // Two runs at 100 ticks a second: the first with its /healthz run (10,000
 // purchases: 80 ticks of the service = 80 µs each; 20,000 probes: 40 ticks
@@ -15,11 +11,7 @@ conns=256 instances=1 activities=1 orders=5000 requests=10000 duration_s=10.000 
 
 func TestCosts(t *testing.T) {
 	runs := write(t, "runs.txt", costRuns)
-	tests := []struct {
-		name, stdin string
-		args        []string
-		want        string
-	}{
+	checkRuns(t, []runCase{
 		{"cost of the last run", "", []string{"cost", runs},
 			"BENCH_CPU conns=256 instances=1 activities=1 us_per_2xx svc=100.0 db=20.0 redis=10.0 gen=10.0 box=140.0 healthz_svc=- healthz_box=- svc_vs_healthz=-\n"},
 		{"table", "", []string{"costs", runs}, `| connections | instances | activities | 2xx answers | service µs | MariaDB µs | Redis µs | MariaDB + Redis µs | wrk µs | box µs | /healthz 2xx | /healthz service µs | /healthz box µs | service ÷ /healthz |
@@ -30,16 +22,5 @@ func TestCosts(t *testing.T) {
 		{"plain wrk", "Running 10s test @ http://x/healthz\n  200000 requests in 10.00s, 20MB read\n  Non-2xx or 3xx responses: 12\nRequests/sec:  19999.80\n",
 			[]string{"plain"}, "hz_per_s=19999 hz_ok=199988\n"},
 		{"plain wrk, every answer 2xx", "  300 requests in 1.00s, 1MB read\nRequests/sec:  300.00\n", []string{"plain"}, "hz_per_s=300 hz_ok=300\n"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var out bytes.Buffer
-			if err := run(tt.args, strings.NewReader(tt.stdin), &out); err != nil {
-				t.Fatal(err)
-			}
-			if out.String() != tt.want {
-				t.Errorf("got\n%s\nwant\n%s", out.String(), tt.want)
-			}
-		})
-	}
+	})
 }

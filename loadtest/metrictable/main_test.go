@@ -32,11 +32,7 @@ func TestCommands(t *testing.T) {
 	wrk1 := write(t, "wrk-1.out", "BENCH requests=400 duration_s=3.010 errors=0 p50_ms=1.50 p99_ms=4.00 code_201=400 code_503=0\n")
 	samples := write(t, "samples.csv", "label,elapsed_s,instance,rss_kb,goroutines,open_fds\n"+
 		"before,0,1,1000,20,9\nbefore,0,2,1100,22,9\nload,10,1,9000,400,90\nload,10,2,8000,,90\nidle,30,1,3000,25,10\nidle,30,2,3100,30,10\n")
-	tests := []struct {
-		name, stdin string
-		args        []string
-		want        string
-	}{
+	checkRuns(t, []runCase{
 		{"value of a gauge", readFixture(t, "after.prom"), []string{"value", "go_goroutines"}, "57\n"},
 		{"value not scraped", readFixture(t, "after.prom"), []string{"value", "process_open_fds"}, ""},
 		{"timeline", "", []string{"timeline", "testdata/before.prom", "testdata/after.prom"},
@@ -50,8 +46,20 @@ func TestCommands(t *testing.T) {
 		{"ratio of the last run", "", []string{"ratio", runs},
 			"BENCH_RATIO conns=64 instances=2 activities=1 orders_per_s=750 vs_one_activity=1.00 vs_one_instance=1.50 healthz_per_s=4000 vs_healthz=0.19\n"},
 		{"samples", "", []string{"samples", samples}, "1,20,400,25,9000\n2,22,30,30,8000\n"},
-	}
-	for _, tt := range tests {
+	})
+}
+
+// runCase is one run of the command: its arguments and standard input,
+// and the output it must print.
+type runCase struct {
+	name, stdin string
+	args        []string
+	want        string
+}
+
+// checkRuns runs the command on each case, as a subtest.
+func checkRuns(t *testing.T, cases []runCase) {
+	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
 			if err := run(tt.args, strings.NewReader(tt.stdin), &out); err != nil {
