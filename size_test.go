@@ -1,10 +1,12 @@
 package seckill_test
 
 import (
+	"bytes"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -95,5 +97,39 @@ func TestFilesAndFunctionsStayShort(t *testing.T) {
 		if !seen[key] {
 			t.Errorf("longToolFuncs: %q names no function any more: remove it", key)
 		}
+	}
+}
+
+// TestEveryFileStaysShort: no file of code, tests and scripts included (Go,
+// Lua, shell), is over maxFileLines: a test file that grows past it holds
+// several jobs' tests, as a source file would. The dated records under
+// loadtest/history are prose, not code.
+// Can fail: a test file or a script that grows past the bound.
+func TestEveryFileStaysShort(t *testing.T) {
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && (strings.HasPrefix(d.Name(), ".") || path == "loadtest/history") && path != ".":
+			return filepath.SkipDir
+		case d.IsDir():
+			return nil
+		}
+		switch filepath.Ext(path) {
+		case ".go", ".lua", ".sh":
+		default:
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if n := bytes.Count(b, []byte("\n")); n > maxFileLines {
+			t.Errorf("%s: %d lines, over %d: split it along its jobs", path, n, maxFileLines)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
