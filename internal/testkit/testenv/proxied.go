@@ -89,21 +89,24 @@ func MySQLConfig(t testing.TB, dsn string) *mysql.Config {
 // ends.
 func ProxiedMySQL(t testing.TB, direct *mysql.Config) (*mysql.Config, *toxic.Proxy) {
 	t.Helper()
-	p, err := toxic.New(direct.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
-	cfg := direct.Clone()
-	cfg.Addr = p.Addr()
-	return cfg, p
+	return throughProxy(t, direct, toxic.New)
 }
 
 // DelayedMySQL is ProxiedMySQL through internal/testkit/faultproxy, for the
 // tests that hold single commands (a COMMIT) rather than the whole link.
 func DelayedMySQL(t testing.TB, direct *mysql.Config) (*mysql.Config, *faultproxy.Proxy) {
 	t.Helper()
-	p, err := faultproxy.New(direct.Addr)
+	return throughProxy(t, direct, faultproxy.New)
+}
+
+// throughProxy starts a proxy to direct's server with start, closed when the
+// test ends, and returns a copy of direct that goes through it.
+func throughProxy[P interface {
+	Addr() string
+	Close() error
+}](t testing.TB, direct *mysql.Config, start func(upstream string) (P, error)) (*mysql.Config, P) {
+	t.Helper()
+	p, err := start(direct.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
