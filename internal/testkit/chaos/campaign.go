@@ -156,11 +156,11 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	h := NewHistory()
 	onHeld := func(activity int64, d time.Duration) { h.rowHeld(activity, d) }
 	c.hold.held.Store(&onHeld)
-	inj := &injector{c: c, h: h, applied: map[string]int{}, busy: map[string]bool{}}
-	w := newWorkload(c, h, acts)
-	defer w.client.CloseIdleConnections()
 	rdb := c.redis.Client()
 	defer rdb.Close()
+	inj := &injector{c: c, h: h, rdb: rdb, applied: map[string]int{}, busy: map[string]bool{}}
+	w := newWorkload(c, h, acts)
+	defer w.client.CloseIdleConnections()
 	db, err := c.checkerDB()
 	if err != nil {
 		return res, err

@@ -92,6 +92,10 @@ func TestCheckHoldRows(t *testing.T) {
 		{"a Redis pause healed just before, its failover still under way", stalled, append([]FaultEvent{
 			{At: at(0), N: 2, Kind: RedisPause, Linger: 3 * time.Second}, {At: at(1190), N: 2, Kind: RedisPause, Heal: true, Linger: 3 * time.Second},
 		}, hold...), 0, 0},
+		{"a Redis kill healed long before, its replica still copying (campaign 5318)", stalled[:1], append([]FaultEvent{
+			{At: at(-9000), N: 2, Kind: RedisKill, Linger: 3 * time.Second}, {At: at(-5000), N: 2, Kind: RedisKill, Heal: true, Linger: 3 * time.Second},
+			{At: at(-5000), N: resyncN + 1, Kind: resync}, {At: at(1300), N: resyncN + 1, Kind: resync, Heal: true},
+		}, hold...), 0, 0},
 		{"a fault healed before the purchase began", stalled, append([]FaultEvent{
 			{At: at(0), N: 2, Kind: "latency@db"}, {At: at(1100), N: 2, Kind: "latency@db", Heal: true},
 		}, hold...), 1, 1},

@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"github.com/redis/go-redis/v9"
 	"math/rand/v2"
 	"sort"
 	"sync"
@@ -223,7 +224,8 @@ func drawToxic(rng *rand.Rand, kind string) toxic.Toxic {
 type injector struct {
 	c       *cluster
 	h       *History
-	applied map[string]int // by Kind
+	rdb     redis.UniversalClient // the topology's, for awaitResync
+	applied map[string]int        // by Kind
 
 	mu   sync.Mutex
 	busy map[string]bool
@@ -269,6 +271,11 @@ func (in *injector) run(ctx context.Context, faults []fault) {
 				in.c.cfg.Log.Warn("chaos: heal failed", "fault", f.String(), "err", err)
 			}
 			in.h.fault(f, true)
+			if f.kind == RedisKill || f.kind == RedisPause {
+				// Its own goroutine: the next fault's schedule is the
+				// seed's, however long the copy takes.
+				wg.Go(func() { in.awaitResync(ctx, time.Now()) })
+			}
 		})
 	}
 	wg.Wait()

@@ -120,6 +120,7 @@ type History struct {
 	ops      []*Op
 	faults   []FaultEvent
 	heldRows int
+	resyncs  int
 }
 
 // NewHistory starts an empty history; times print relative to now.
