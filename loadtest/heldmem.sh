@@ -16,7 +16,8 @@
 # usage: loadtest/heldmem.sh [heldmem flags: -held 0,2000,5000,10000,15000
 #                             -window 20s -wait 30s -rate 3000 ...]
 # Each count needs that many open files in heldmem and in the instance
-# (ulimit -Hn): the hard limit bounds the largest count. Its JSON lines go
+# (ulimit -Hn): the hard limit bounds the largest count, unless -h2c holds
+# them as HTTP/2 streams, 250 a connection (a gateway's way). Its JSON lines go
 # to loadtest/out/heldmem.json, the table to the terminal; the instance's
 # heap profile at the largest count, still held, to
 # loadtest/out/logs-heldmem/heap-held.pprof (go tool pprof -top -sample_index=inuse_space).

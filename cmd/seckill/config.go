@@ -28,6 +28,7 @@ import (
 type config struct {
 	HTTPAddr         string
 	AdminAddr        string        // "": admin API and /metrics on HTTPAddr, no pprof
+	HTTP2Cleartext   bool          // the public listener also speaks h2c with prior knowledge
 	RedisURL         string        // "": embedded in-process store
 	RedisMode        string        // single, cluster or sentinel
 	Redis            redisTopology // parsed RedisURL; zero when embedded

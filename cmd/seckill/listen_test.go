@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
 	"regexp"
@@ -15,18 +14,9 @@ import (
 func TestServeAdminListener(t *testing.T) {
 	p := start(t, map[string]string{"SECKILL_HTTP_ADDR": "127.0.0.1:0", "SECKILL_ADMIN_ADDR": "127.0.0.1:0"})
 	base := "http://" + p.addr()
-	var adminAddr string
-	for _, line := range strings.Split(p.stderr.String(), "\n") {
-		var rec struct {
-			Msg       string
-			AdminAddr string `json:"admin_addr"`
-		}
-		if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "listening" {
-			adminAddr = rec.AdminAddr
-		}
-	}
+	adminAddr := adminAddrOf(t, p.stderr.String())
 	if adminAddr == "" {
-		t.Fatalf("no admin_addr in the listening line:\n%s", p.stderr)
+		t.FailNow()
 	}
 	// Start-up names the identity mode; on loopback, no warning.
 	if logs := p.stderr.String(); !strings.Contains(logs, `"identity_mode":"trusted X-User-ID"`) || strings.Contains(logs, "is trusted unsigned on a listener") {

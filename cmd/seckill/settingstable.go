@@ -24,6 +24,8 @@ var settingsTable = []setting{
 		secure(warn, func(c config) string {
 			return when(c.AdminAddr == "" && !loopbackAddr(c.HTTPAddr), fmt.Sprintf("SECKILL_ADMIN_ADDR is unset and SECKILL_HTTP_ADDR=%q is not loopback: the admin API and /metrics are served on the public listener; set SECKILL_ADMIN_ADDR to a private address such as 127.0.0.1:9091", c.HTTPAddr))
 		}),
+	yesNo("SECKILL_HTTP2_CLEARTEXT", true, "`true`: the public listener also speaks HTTP/2 without TLS to a client that starts with it (prior knowledge, as a gateway's upstream `h2c`), beside HTTP/1.1: one connection then carries up to 250 requests at once, held long polls included, so a crowd held by the waiting room costs the instance no open file per request (docs/DEPLOY.md, \"Long polls and open files\"); `false`: HTTP/1.1 only. The admin listener speaks HTTP/1.1 only",
+		func(c *config) *bool { return &c.HTTP2Cleartext }),
 	choice("SECKILL_REDIS_MODE", redisSingle, "`single`, `cluster` or `sentinel`: how `SECKILL_REDIS_URL` is read (go-redis `ParseURL`, `ParseClusterURL`: `redis://h1:p1?addr=h2:p2&addr=h3:p3`, `ParseFailoverURL`: `redis://sentinel1:p?master_name=NAME&addr=sentinel2:p`); docs/DEPLOY.md. The embedded store is always single",
 		"single, cluster or sentinel", func(c *config) *string { return &c.RedisMode }, redisSingle, redisCluster, redisSentinel),
 	text("SECKILL_REDIS_URL", "`redis://[user:pass@]host:port/db`, `rediss://` for TLS; go-redis query options (`pool_size`, `read_timeout`, ...) override the defaults (pool 64, read/write timeout 500ms). Required by `serve`, with `SECKILL_MYSQL_DSN`; under the secure defaults a host that is not loopback needs credentials in the URL. The demo uses an in-process store",

@@ -67,6 +67,7 @@ type config struct {
 	rate, joinConns int
 	firstUser       int64
 	targetKB        float64
+	h2c             bool
 }
 
 func parseFlags() (config, error) {
@@ -84,6 +85,7 @@ func parseFlags() (config, error) {
 	flag.IntVar(&c.joinConns, "join-conns", 32, "joins in flight")
 	flag.Int64Var(&c.firstUser, "first-user", 1000000, "user id of the first user")
 	flag.Float64Var(&c.targetKB, "target-kb", 24, "the target: most KB of RSS per held request")
+	flag.BoolVar(&c.h2c, "h2c", false, "hold the requests as HTTP/2 streams without TLS (a gateway's upstream), up to 250 a connection, instead of a connection each")
 	flag.Parse()
 	for _, f := range strings.Split(*held, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -131,7 +133,7 @@ func run() error {
 	}
 	logf("activity %d: %d users joined in %.1f s; quiet for %v", activity, most, time.Since(t0).Seconds(), cfg.quiet)
 	time.Sleep(cfg.quiet)
-	h := newHolder(svc.base, activity, cfg.firstUser, cfg.wait, cfg.rate, most)
+	h := newHolder(svc.base, activity, cfg.firstUser, cfg.wait, cfg.rate, most, cfg.h2c)
 	m := &meter{svc: svc, ctr: ctr, rdb: rdb}
 	var steps []step
 	for _, n := range cfg.held {
