@@ -25,11 +25,14 @@
 #
 # usage: loadtest/room.sh [--users N] [--stock N] [--instances N] [--lead S]
 #                         [--conns N] [--verify approve|stub] [--keep]
-#                         [--db-prefix P] [--no-show F] [--no-wait]
+#                         [--db-prefix P] [--no-show F] [--no-wait] [--h2c]
 # The crowd long-polls (queue/mine?wait=30) while prequeue or waiting; --no-wait
 # polls as refresh_s says instead, for comparison. The summary's "long_poll"
 # gives per user the admission-to-seen, last-sale-to-closed-seen and
-# start-to-final times.
+# start-to-final times. Each user's long poll holds a connection of the
+# crowd and of an instance: --h2c sends them as HTTP/2 streams without TLS,
+# up to 250 on a connection, as a gateway's upstream does, for a crowd
+# larger than the open-file limit (ulimit -Hn).
 # --no-show F: a share F (0 to below 1) of the admitted users never buy and
 # stop polling; the instances then run with SECKILL_ADMISSION_IDLE (default
 # here 1500ms: an admitted buyer is told to poll every second, so half a
@@ -49,7 +52,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-db_prefix=seckill_room_ users=20000 stock=1000 instances=2 lead=20 conns=256 verify=approve keep=0 no_show=0 wait_flag=
+db_prefix=seckill_room_ users=20000 stock=1000 instances=2 lead=20 conns=256 verify=approve keep=0 no_show=0 wait_flag= h2c_flag=
 die() { echo "room.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -61,6 +64,7 @@ while [ $# -gt 0 ]; do
 	--verify) verify=${2:?}; shift 2 ;;
 	--keep) keep=1; shift ;;
 	--no-wait) wait_flag=-no-wait; shift ;;
+	--h2c) h2c_flag=-h2c; shift ;;
 	--no-show) no_show=${2:?}; [[ "$no_show" =~ ^0(\.[0-9]+)?$ ]] || die "--no-show takes a share from 0 to below 1, such as 0.5, not $no_show"; shift 2 ;;
 	--db-prefix) db_prefix=${2:?}; [[ "$db_prefix" =~ ^[A-Za-z0-9_]{1,40}$ ]] || die "--db-prefix takes letters, digits and _ (at most 40), not $db_prefix"; shift 2 ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -146,7 +150,7 @@ series="$out_dir/room-series.csv" detail="$logs/users.jsonl" chart="$out_dir/roo
 rm -f "$series" "$chart"
 crowd_rc=0
 "$logs/crowd" -room -url "$urls" -activity "$id" -users "$users" -conns "$conns" \
-	-admission-ttl "${SECKILL_ADMISSION_TTL:-60s}" -no-show "$no_show" -csv "$series" -detail "$detail" ${wait_flag:+"$wait_flag"} \
+	-admission-ttl "${SECKILL_ADMISSION_TTL:-60s}" -no-show "$no_show" -csv "$series" -detail "$detail" ${wait_flag:+"$wait_flag"} ${h2c_flag:+"$h2c_flag"} \
 	>"$logs/crowd.json" 2> >(tee "$logs/crowd.log" >&2) || crowd_rc=$?
 summary=$(tail -n 1 "$logs/crowd.json")
 [ -n "$summary" ] || summary='{}'

@@ -142,5 +142,6 @@ func (rc *roomConfig) flags() {
 	flag.DurationVar(&rc.maxWait, "max-wait", 5*time.Minute, "-room: give up on users not final this long after starts_at")
 	flag.Float64Var(&rc.noShow, "no-show", 0, "-room: share (0..1) of admitted users who never buy and stop polling")
 	flag.DurationVar(&rc.wait, "wait", 30*time.Second, "-room: queue/mine?wait= (whole seconds, 1s-30s) while prequeue or waiting")
+	flag.BoolVar(&rc.h2c, "h2c", false, "-room: send the users' requests as HTTP/2 streams without TLS on shared connections (a gateway's upstream)")
 	flag.BoolFunc("no-wait", "-room: poll as refresh_s says, without ?wait=", func(string) error { rc.wait = 0; return nil })
 }

@@ -43,6 +43,7 @@ type roomConfig struct {
 	maxWait      time.Duration
 	noShow       float64       // share of admitted users who never buy and stop polling
 	wait         time.Duration // queue/mine?wait= while holdable; 0: poll as told
+	h2c          bool          // HTTP/2 without TLS: the users' requests as streams on shared connections
 }
 
 // chi2Critical is the chi-square critical value for 9 degrees of freedom
@@ -212,9 +213,7 @@ func runRoom(cfg roomConfig) error {
 	r := &roomRun{cfg: cfg, polls: make([]atomic.Int64, n), joins: make([]atomic.Int64, n), buys: make([]atomic.Int64, n),
 		probe: &http.Client{Timeout: cfg.timeout}, lat: map[string][]float64{}}
 	// One client, a bounded pool per instance: 20,000 users share it.
-	r.client = &http.Client{Timeout: cfg.timeout + cfg.wait, Transport: &http.Transport{
-		MaxConnsPerHost: cfg.maxConns(), MaxIdleConnsPerHost: cfg.idleConns(), IdleConnTimeout: 90 * time.Second,
-	}}
+	r.client = &http.Client{Timeout: cfg.timeout + cfg.wait, Transport: cfg.transport()}
 	ctx := context.Background()
 	a, err := r.activity(ctx, r.client, cfg.urls[0])
 	if err != nil {

@@ -7,6 +7,7 @@ package main
 
 import (
 	"fmt"
+	"net/http"
 	"slices"
 	"time"
 )
@@ -53,6 +54,20 @@ func (rc roomConfig) idleConns() int {
 		return max(rc.users, rc.conns)
 	}
 	return rc.conns
+}
+
+// transport is the users' shared client: a bounded pool per instance, or
+// with -h2c HTTP/2 streams, up to the service's 250 a connection, as a
+// gateway's upstream carries them (a crowd larger than ulimit -n then fits).
+func (rc roomConfig) transport() *http.Transport {
+	tr := &http.Transport{MaxConnsPerHost: rc.maxConns(), MaxIdleConnsPerHost: rc.idleConns(), IdleConnTimeout: 90 * time.Second}
+	if rc.h2c {
+		var p http.Protocols
+		p.SetUnencryptedHTTP2(true)
+		tr.Protocols = &p
+		tr.MaxConnsPerHost = 0
+	}
+	return tr
 }
 
 // checkWait refuses a -wait the service would answer 400.
