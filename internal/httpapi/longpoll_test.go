@@ -58,26 +58,41 @@ func TestWaitOutOfRangeIsRefused(t *testing.T) {
 }
 
 // A held answer comes after the server's own read and write timeouts have
-// passed: the hold extends its connection's deadlines, as the read
+// passed, over HTTP/1.1 and over HTTP/2 without TLS (a gateway's upstream):
+// the hold extends its connection's (or stream's) deadlines, as the read
 // timeout would otherwise cancel the request while it waits and the write
 // timeout cut its answer.
 // Can fail: without extendDeadlines, the request's context is cancelled at
-// the read timeout and the client gets no answer (EOF).
+// the read timeout and the client gets no answer (EOF, or a reset stream).
 func TestHeldAnswerOutlastsTheServerTimeouts(t *testing.T) {
-	q := &waitQueue{}
-	srv := httptest.NewUnstartedServer(NewServer(Config{}, withParts(Deps{Service: newFake(), Queue: q})))
-	srv.Config.ReadTimeout, srv.Config.WriteTimeout = 300*time.Millisecond, 300*time.Millisecond
-	srv.Start()
-	defer srv.Close()
-	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/api/v1/activities/1/queue/mine?wait=1", nil)
-	req.Header.Set("X-User-ID", "7")
-	res, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatalf("held 1 s behind 300 ms timeouts: %v", err)
-	}
-	defer res.Body.Close()
-	body, _ := io.ReadAll(res.Body)
-	if res.StatusCode != http.StatusOK {
-		t.Errorf("held 1 s behind 300 ms timeouts: %d %s", res.StatusCode, body)
+	for _, h2c := range []bool{false, true} {
+		q := &waitQueue{}
+		srv := httptest.NewUnstartedServer(NewServer(Config{}, withParts(Deps{Service: newFake(), Queue: q})))
+		srv.Config.ReadTimeout, srv.Config.WriteTimeout = 300*time.Millisecond, 300*time.Millisecond
+		client := &http.Client{}
+		if h2c {
+			var p http.Protocols
+			p.SetHTTP1(true)
+			p.SetUnencryptedHTTP2(true)
+			srv.Config.Protocols = &p
+			var cp http.Protocols
+			cp.SetUnencryptedHTTP2(true)
+			client.Transport = &http.Transport{Protocols: &cp}
+		}
+		srv.Start()
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/api/v1/activities/1/queue/mine?wait=1", nil)
+		req.Header.Set("X-User-ID", "7")
+		res, err := client.Do(req)
+		if err != nil {
+			t.Errorf("h2c %v: held 1 s behind 300 ms timeouts: %v", h2c, err)
+			srv.Close()
+			continue
+		}
+		body, _ := io.ReadAll(res.Body)
+		_ = res.Body.Close()
+		if res.StatusCode != http.StatusOK || res.ProtoMajor != map[bool]int{false: 1, true: 2}[h2c] {
+			t.Errorf("h2c %v: held 1 s behind 300 ms timeouts: HTTP/%d %d %s", h2c, res.ProtoMajor, res.StatusCode, body)
+		}
+		srv.Close()
 	}
 }
