@@ -6,7 +6,10 @@
 // lock, fence, receipts and payment locks together run on one node.
 package keys
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // Space is the service's key space: every key it names starts with its
 // prefix (SECKILL_KEY_PREFIX), so several deployments or test runs can
@@ -73,44 +76,35 @@ func (s Space) PaymentPolled(activityID int64, orderID string) string {
 
 func (s Space) WaitingRoom(activityID int64) string { return s.Activity(activityID, "room") }
 
-func (s Space) WaitingLine(activityID int64) string {
-	return s.Activity(activityID, "room:line")
+// room names one of the room's other keys: <prefix>seckill:{act:N}:room:<name>.
+func (s Space) room(activityID int64, name string) string {
+	return s.Activity(activityID, "room:"+name)
 }
 
-func (s Space) WaitingAdmitted(activityID int64) string {
-	return s.Activity(activityID, "room:admitted")
-}
+func (s Space) WaitingLine(activityID int64) string { return s.room(activityID, "line") }
 
-func (s Space) WaitingEnds(activityID int64) string {
-	return s.Activity(activityID, "room:ends")
-}
+func (s Space) WaitingAdmitted(activityID int64) string { return s.room(activityID, "admitted") }
+
+func (s Space) WaitingEnds(activityID int64) string { return s.room(activityID, "ends") }
 
 // WaitingDeducts is, for each admitted buyer, the receipt of the last
 // grant that took units for them: one deduct an admission at a time.
-func (s Space) WaitingDeducts(activityID int64) string {
-	return s.Activity(activityID, "room:deducts")
-}
+func (s Space) WaitingDeducts(activityID int64) string { return s.room(activityID, "deducts") }
 
 // WaitingSeen is when each admitted buyer was last seen (a poll, a
 // purchase, the admission itself): user -> unix ms, for the idle lapse
 // (SECKILL_ADMISSION_IDLE).
-func (s Space) WaitingSeen(activityID int64) string {
-	return s.Activity(activityID, "room:seen")
-}
+func (s Space) WaitingSeen(activityID int64) string { return s.room(activityID, "seen") }
 
 // WaitingDue is when each user in line was told to come back (a join's or
 // a poll's refresh_s): user -> unix ms. An admission's idle clock starts no
 // earlier than that, so a buyer who polls as told never lapses for it.
-func (s Space) WaitingDue(activityID int64) string {
-	return s.Activity(activityID, "room:due")
-}
+func (s Space) WaitingDue(activityID int64) string { return s.room(activityID, "due") }
 
 // WaitingNotes is the room's notes, a stream of the admissions and the
 // closing, for the instances holding requests until a user's state changes
 // (internal/waitingroom/note.lua).
-func (s Space) WaitingNotes(activityID int64) string {
-	return s.Activity(activityID, "room:notes")
-}
+func (s Space) WaitingNotes(activityID int64) string { return s.room(activityID, "notes") }
 
 // WaitingRooms is the set of activities with a waiting room, scored by
 // their end (unix ms): what every instance's admitter walks.
@@ -125,4 +119,17 @@ func (s Space) Unknown(activityID int64) string { return s.Activity(activityID, 
 
 func (s Space) UnknownBatch(activityID int64, name string) string {
 	return s.Activity(activityID, "unknown:"+name)
+}
+
+// Glob escapes s for a Redis glob pattern (SCAN's MATCH, an ACL's key and
+// channel patterns): it matches s alone.
+func Glob(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -18,6 +18,14 @@ func TestNames(t *testing.T) {
 		keys.NewSpace("p:").Activity(12, "buyers"): "p:seckill:{act:12}:buyers",
 		keys.Space{}.Unknown(7):                    "seckill:{act:7}:unknown",
 		keys.Space{}.UnknownBatch(7, "3:t:3"):      "seckill:{act:7}:unknown:3:t:3",
+		keys.Space{}.WaitingRoom(7):                "seckill:{act:7}:room",
+		keys.Space{}.WaitingLine(7):                "seckill:{act:7}:room:line",
+		keys.Space{}.WaitingAdmitted(7):            "seckill:{act:7}:room:admitted",
+		keys.Space{}.WaitingEnds(7):                "seckill:{act:7}:room:ends",
+		keys.Space{}.WaitingDeducts(7):             "seckill:{act:7}:room:deducts",
+		keys.Space{}.WaitingSeen(7):                "seckill:{act:7}:room:seen",
+		keys.Space{}.WaitingDue(7):                 "seckill:{act:7}:room:due",
+		keys.Space{}.WaitingNotes(7):               "seckill:{act:7}:room:notes",
 	} {
 		if got != want {
 			t.Errorf("%q, want %q", got, want)

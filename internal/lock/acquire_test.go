@@ -20,9 +20,7 @@ func TestTimedOutButSucceededIsRecognised(t *testing.T) {
 	direct := testenv.Redis(t)
 	prefix := testenv.Prefix(t)
 	rdb, proxy := testenv.ProxiedRedis(t, 100*time.Millisecond)
-	rdb.AddHook(liftDelayAfterTimeout{proxy})
-	c := lock.New(rdb, nil)
-	defer c.Close()
+	c := lockClientThrough(t, rdb, proxy, nil)
 	key := prefix + "{user:2}:lock"
 
 	proxy.SetReplyDelay(time.Second)
@@ -39,6 +37,29 @@ func TestTimedOutButSucceededIsRecognised(t *testing.T) {
 	if n := direct.Exists(t.Context(), key).Val(); n != 0 {
 		t.Errorf("lock still there after release")
 	}
+}
+
+// lockClientThrough is a lock client on rdb, which reaches the test's Redis
+// through proxy, closed when the test ends. The proxy's delays lift once a
+// command fails (liftDelayAfterTimeout).
+func lockClientThrough(t *testing.T, rdb *redis.Client, proxy delays, opt *lock.Options) *lock.Client {
+	t.Helper()
+	rdb.AddHook(liftDelayAfterTimeout{proxy})
+	c := lock.New(rdb, opt)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// warmScripts obtains and releases a lock of its own, so obtain.lua is in
+// the script cache: a late EVALSHA then runs rather than failing with
+// NOSCRIPT.
+func warmScripts(t *testing.T, c *lock.Client, prefix string) {
+	t.Helper()
+	warm, err := c.Obtain(t.Context(), prefix+"{warm}:lock", time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = warm.Release(t.Context())
 }
 
 // liftDelayAfterTimeout ends the proxy's delays (replies and requests) as
@@ -84,8 +105,7 @@ func TestCallerDeadlineDuringAcquire(t *testing.T) {
 	direct := testenv.Redis(t)
 	prefix := testenv.Prefix(t)
 	rdb, proxy := testenv.ProxiedRedis(t, 5*time.Second)
-	rdb.AddHook(liftDelayAfterTimeout{proxy})
-	c := lock.New(rdb, nil)
+	c := lockClientThrough(t, rdb, proxy, nil)
 	key := prefix + "{user:3}:lock"
 
 	proxy.SetReplyDelay(500 * time.Millisecond)
@@ -113,21 +133,13 @@ func TestAcquireLandingAfterItsLookupIsCleanedUp(t *testing.T) {
 	prefix := testenv.Prefix(t)
 	const ttl = time.Minute
 	rdb, proxy := testenv.DelayedRedis(t, 100*time.Millisecond)
-	rdb.AddHook(liftDelayAfterTimeout{proxy})
 	obs := &cleanups{}
-	c := lock.New(rdb, &lock.Options{Observer: obs})
-	defer c.Close()
-	// Load obtain.lua into the script cache, so the late EVALSHA runs rather
-	// than failing with NOSCRIPT.
-	warm, err := c.Obtain(t.Context(), prefix+"{warm}:lock", ttl, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = warm.Release(t.Context())
+	c := lockClientThrough(t, rdb, proxy, &lock.Options{Observer: obs})
+	warmScripts(t, c, prefix)
 	key := prefix + "{user:4}:lock"
 
 	proxy.SetRequestDelay(500 * time.Millisecond)
-	_, err = c.Obtain(t.Context(), key, ttl, nil)
+	_, err := c.Obtain(t.Context(), key, ttl, nil)
 	if !errors.Is(err, lock.ErrNotObtained) {
 		t.Fatalf("Obtain: %v, want ErrNotObtained (the lookup found no lock)", err)
 	}
@@ -158,14 +170,8 @@ func TestRetryAfterANotLandedAcquireKeepsItsLock(t *testing.T) {
 	direct := testenv.Redis(t)
 	prefix := testenv.Prefix(t)
 	rdb, proxy := testenv.DelayedRedis(t, 100*time.Millisecond)
-	rdb.AddHook(liftDelayAfterTimeout{proxy})
-	c := lock.New(rdb, nil)
-	defer c.Close()
-	warm, err := c.Obtain(t.Context(), prefix+"{warm}:lock", time.Minute, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = warm.Release(t.Context())
+	c := lockClientThrough(t, rdb, proxy, nil)
+	warmScripts(t, c, prefix)
 	key := prefix + "{user:6}:lock"
 
 	proxy.SetRequestDelay(500 * time.Millisecond)

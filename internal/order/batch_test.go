@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
@@ -133,31 +132,15 @@ func TestWrittenWaitsForACommitInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	type result struct {
-		got map[string]seckill.Order
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		got, _, err := s.Orders.Written(lctx, a.ID, []string{o.ID})
-		done <- result{got, err}
-	}()
-	select {
-	case r := <-done:
-		t.Fatalf("Written returned while the commit was in flight: %v, %v", r.got, r.err)
-	case <-time.After(300 * time.Millisecond):
-	}
-	if err := tx.Commit().Error; err != nil {
+	got, err := waitsForCommit(t, tx, "Written", func(ctx context.Context) (map[string]seckill.Order, error) {
+		got, _, err := s.Orders.Written(ctx, a.ID, []string{o.ID})
+		return got, err
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
-	r := <-done
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	if _, ok := r.got[o.ID]; !ok {
-		t.Errorf("Written = %v after the commit landed, want order %s", r.got, o.ID)
+	if _, ok := got[o.ID]; !ok {
+		t.Errorf("Written = %v after the commit landed, want order %s", got, o.ID)
 	}
 }
 

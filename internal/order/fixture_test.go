@@ -112,3 +112,31 @@ func killConnection(t *testing.T, tx *gorm.DB, killer *Store) {
 		t.Errorf("kill connection %d: %v", id, err)
 	}
 }
+
+// waitsForCommit runs read while tx, whose writes it must wait for, is
+// still open: read returning within 300 ms fails the test (what names it);
+// then tx commits, and read's answer is returned.
+func waitsForCommit[T any](t *testing.T, tx *gorm.DB, what string, read func(context.Context) (T, error)) (T, error) {
+	t.Helper()
+	type result struct {
+		got T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		got, err := read(ctx)
+		done <- result{got, err}
+	}()
+	select {
+	case r := <-done:
+		t.Fatalf("%s returned while the commit was in flight: %+v, %v", what, r.got, r.err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := tx.Commit().Error; err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	return r.got, r.err
+}

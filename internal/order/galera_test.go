@@ -41,10 +41,8 @@ func TestCertificationConflictIsARollback(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	for attempt := 1; ; attempt++ {
-		conf := g.WaitSynced(t, 1, 2)
-		a := newActivity(t, s, 10)
-		err = s.db.Callback().Raw().Before("gorm:raw").Register("test:conflict", func(tx *gorm.DB) {
+	galeraAttempts(t, g, s, func(a seckill.Activity) (check func()) {
+		err := s.db.Callback().Raw().Before("gorm:raw").Register("test:conflict", func(tx *gorm.DB) {
 			if !beforeCommit(tx) {
 				return
 			}
@@ -64,20 +62,15 @@ func TestCertificationConflictIsARollback(t *testing.T) {
 		if rerr := s.db.Callback().Raw().Remove("test:conflict"); rerr != nil {
 			t.Fatal(rerr)
 		}
-		if err == nil && attempt < 3 && g.ConfID(t, 1) != conf {
-			// A node left or joined while the two writes ran: they were
-			// not certified against each other. Not what this test is about.
-			t.Logf("attempt %d: the cluster changed during the writes; again", attempt)
-			continue
+		return func() {
+			if !errors.Is(err, ErrConflict) || errors.Is(err, ErrCommitUnknown) {
+				t.Fatalf("CreateOrders: %v, want ErrConflict", err)
+			}
+			if n := count(t, s, a.ID); n != 0 {
+				t.Fatalf("%d orders after a refused write set, want 0", n)
+			}
 		}
-		if !errors.Is(err, ErrConflict) || errors.Is(err, ErrCommitUnknown) {
-			t.Fatalf("CreateOrders: %v, want ErrConflict", err)
-		}
-		if n := count(t, s, a.ID); n != 0 {
-			t.Fatalf("%d orders after a refused write set, want 0", n)
-		}
-		return
-	}
+	})
 }
 
 // The look-up after a COMMIT of unknown outcome, on Galera, when HAProxy has
@@ -96,9 +89,7 @@ func TestWrittenFencesOutACommitInFlightOnAnotherNode(t *testing.T) {
 	g := testenv.GaleraCluster(t)
 	ctx := context.Background()
 	writer, reader := writerAndReader(t, g)
-	for attempt := 1; ; attempt++ {
-		conf := g.WaitSynced(t, 1, 2)
-		a := newActivity(t, writer, 10)
+	galeraAttempts(t, g, writer, func(a seckill.Activity) (check func()) {
 		o, err := fill(seckill.Order{ActivityID: a.ID, UserID: 1, Fence: 1})
 		if err != nil {
 			t.Fatal(err)
@@ -120,21 +111,18 @@ func TestWrittenFencesOutACommitInFlightOnAnotherNode(t *testing.T) {
 			t.Fatalf("Written on node 3: %v", err)
 		}
 		commitErr := batch.Commit().Error
-		if g.ConfID(t, 1) != conf && attempt < 3 {
-			t.Logf("attempt %d: the cluster changed during the writes; again", attempt)
-			continue
+		return func() {
+			if len(found) != 0 {
+				t.Fatalf("Written on node 3 found the order of a transaction not committed on node 2")
+			}
+			if commitErr == nil {
+				t.Fatalf("the batch's COMMIT landed after Written found its order absent")
+			}
+			if n := count(t, reader, a.ID); n != 0 {
+				t.Fatalf("%d orders after Written found none and the batch was refused, want 0", n)
+			}
 		}
-		if len(found) != 0 {
-			t.Fatalf("Written on node 3 found the order of a transaction not committed on node 2")
-		}
-		if commitErr == nil {
-			t.Fatalf("the batch's COMMIT landed after Written found its order absent")
-		}
-		if n := count(t, reader, a.ID); n != 0 {
-			t.Fatalf("%d orders after Written found none and the batch was refused, want 0", n)
-		}
-		return
-	}
+	})
 }
 
 // The same look-up for a status change (OrderLocked, after a payment's
@@ -152,9 +140,7 @@ func TestOrderLockedFencesOutAChangeInFlightOnAnotherNode(t *testing.T) {
 	g := testenv.GaleraCluster(t)
 	ctx := context.Background()
 	writer, reader := writerAndReader(t, g)
-	for attempt := 1; ; attempt++ {
-		conf := g.WaitSynced(t, 1, 2)
-		a := newActivity(t, writer, 10)
+	galeraAttempts(t, g, writer, func(a seckill.Activity) (check func()) {
 		b, err := writer.Orders.CreateOrders(ctx, a.ID, 1, batchOf(1))
 		if err != nil || len(b.Written) != 1 {
 			t.Fatalf("CreateOrders: %+v, %v", b, err)
@@ -171,22 +157,19 @@ func TestOrderLockedFencesOutAChangeInFlightOnAnotherNode(t *testing.T) {
 			t.Fatalf("OrderLocked on node 3: %v", err)
 		}
 		commitErr := payment.Commit().Error
-		if g.ConfID(t, 1) != conf && attempt < 3 {
-			t.Logf("attempt %d: the cluster changed during the writes; again", attempt)
-			continue
+		return func() {
+			if found.Status != seckill.OrderStatusCreated {
+				t.Fatalf("OrderLocked on node 3 found %s, the status of a transaction not committed on node 2", found.Status)
+			}
+			if commitErr == nil {
+				t.Fatalf("the payment's COMMIT landed after OrderLocked found the order created")
+			}
+			got, err := reader.Orders.OrderByID(ctx, o.ID)
+			if err != nil || got.Status != seckill.OrderStatusCreated || got.StatusFence != o.StatusFence {
+				t.Fatalf("after the payment was refused: %+v, %v; want created, fence %d", got, err, o.StatusFence)
+			}
 		}
-		if found.Status != seckill.OrderStatusCreated {
-			t.Fatalf("OrderLocked on node 3 found %s, the status of a transaction not committed on node 2", found.Status)
-		}
-		if commitErr == nil {
-			t.Fatalf("the payment's COMMIT landed after OrderLocked found the order created")
-		}
-		got, err := reader.Orders.OrderByID(ctx, o.ID)
-		if err != nil || got.Status != seckill.OrderStatusCreated || got.StatusFence != o.StatusFence {
-			t.Fatalf("after the payment was refused: %+v, %v; want created, fence %d", got, err, o.StatusFence)
-		}
-		return
-	}
+	})
 }
 
 // writerAndReader opens a store on node 2, the writer, and one on node 3
@@ -207,4 +190,23 @@ func writerAndReader(t *testing.T, g testenv.Galera) (writer, reader *Store) {
 	}
 	t.Cleanup(func() { _ = reader.Close() })
 	return writer, reader
+}
+
+// galeraAttempts runs attempt on a new activity of s's, then the check it
+// returns, once the cluster stayed the same while attempt's writes ran: a
+// node that left or joined meanwhile means the writes were not certified
+// against each other, which is not what the tests are about. The third
+// attempt is checked whatever the cluster did.
+func galeraAttempts(t *testing.T, g testenv.Galera, s *Store, attempt func(a seckill.Activity) (check func())) {
+	t.Helper()
+	for n := 1; ; n++ {
+		conf := g.WaitSynced(t, 1, 2)
+		check := attempt(newActivity(t, s, 10))
+		if g.ConfID(t, 1) != conf && n < 3 {
+			t.Logf("attempt %d: the cluster changed during the writes; again", n)
+			continue
+		}
+		check()
+		return
+	}
 }

@@ -208,7 +208,6 @@ func TestClaimDueSharesTheQueue(t *testing.T) {
 // the unit. Here an expiry's transaction is held open (status changed and
 // the unit taken off sold, not committed) while OrderLocked runs.
 func TestOrderLockedWaitsForAnExpiryInFlight(t *testing.T) {
-	ctx := context.Background()
 	s := openStore(t, testenv.MySQLDSN(t))
 	a := newActivity(t, s, 10)
 	o := payOrder(t, s, a, 1)
@@ -224,28 +223,11 @@ func TestOrderLockedWaitsForAnExpiryInFlight(t *testing.T) {
 	if err := tx.Exec(giveUnitsBack, o.ID, a.ID, o.ID).Error; err != nil {
 		t.Fatal(err)
 	}
-	type result struct {
-		got seckill.Order
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		got, err := s.Orders.OrderLocked(lctx, a.ID, o.ID)
-		done <- result{got, err}
-	}()
-	select {
-	case r := <-done:
-		t.Fatalf("OrderLocked returned while the expiry's commit was in flight: %+v, %v", r.got, r.err)
-	case <-time.After(300 * time.Millisecond):
-	}
-	if err := tx.Commit().Error; err != nil {
-		t.Fatal(err)
-	}
-	r := <-done
-	if r.err != nil || r.got.Status != seckill.OrderStatusExpired || r.got.StatusFence != 5 {
-		t.Fatalf("OrderLocked after the commit = %+v, %v; want the order expired under fence 5", r.got, r.err)
+	got, err := waitsForCommit(t, tx, "OrderLocked", func(ctx context.Context) (seckill.Order, error) {
+		return s.Orders.OrderLocked(ctx, a.ID, o.ID)
+	})
+	if err != nil || got.Status != seckill.OrderStatusExpired || got.StatusFence != 5 {
+		t.Fatalf("OrderLocked after the commit = %+v, %v; want the order expired under fence 5", got, err)
 	}
 }
 

@@ -14,16 +14,16 @@ func TestBuyThenAlreadyPurchasedThenSoldOut(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	act := f.activity(t, 1)
-	o, err := f.svc.Buy(ctx, seckill.BuyRequest{ActivityID: act, UserID: 1})
+	o, err := f.buy(ctx, act, 1)
 	if err != nil || o.ActivityID != act || o.UserID != 1 || o.Status != seckill.OrderStatusCreated || o.ID == "" {
 		t.Fatalf("Buy = %+v, %v", o, err)
 	}
-	_, err = f.svc.Buy(ctx, seckill.BuyRequest{ActivityID: act, UserID: 1})
+	_, err = f.buy(ctx, act, 1)
 	var e *seckill.Error
 	if !errors.As(err, &e) || e.Code != seckill.EAlreadyPurchased || e.OrderID != o.ID {
 		t.Errorf("second Buy: %v, want already_purchased with order %s", err, o.ID)
 	}
-	if _, err := f.svc.Buy(ctx, seckill.BuyRequest{ActivityID: act, UserID: 2}); code(err) != seckill.ESoldOut {
+	if _, err := f.buy(ctx, act, 2); code(err) != seckill.ESoldOut {
 		t.Errorf("Buy of the second unit: %v, want sold_out", err)
 	}
 	a, err := f.svc.Audit(ctx, act)
@@ -37,11 +37,11 @@ func TestWindow(t *testing.T) {
 	ctx := context.Background()
 	act := f.activity(t, 5)
 	f.clock.Add(-2 * time.Minute)
-	if _, err := f.svc.Buy(ctx, seckill.BuyRequest{ActivityID: act, UserID: 1}); code(err) != seckill.ENotStarted {
+	if _, err := f.buy(ctx, act, 1); code(err) != seckill.ENotStarted {
 		t.Errorf("before the window: %v", err)
 	}
 	f.clock.Add(2*time.Minute + time.Hour)
-	if _, err := f.svc.Buy(ctx, seckill.BuyRequest{ActivityID: act, UserID: 1}); code(err) != seckill.EEnded {
+	if _, err := f.buy(ctx, act, 1); code(err) != seckill.EEnded {
 		t.Errorf("after the window: %v", err)
 	}
 }
@@ -52,7 +52,7 @@ func TestSoldOutMarkIsRecheckedAfterASecond(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	act := f.activity(t, 2)
-	if _, err := f.svc.Buy(ctx, seckill.BuyRequest{ActivityID: act, UserID: 1}); err != nil {
+	if _, err := f.buy(ctx, act, 1); err != nil {
 		t.Fatal(err)
 	}
 	// Another process deducts the last unit, and this one sees the activity
@@ -60,18 +60,18 @@ func TestSoldOutMarkIsRecheckedAfterASecond(t *testing.T) {
 	if err := f.rdb.HSet(ctx, keys.Space{}.Stock(act), "remaining", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.Buy(ctx, seckill.BuyRequest{ActivityID: act, UserID: 2}); code(err) != seckill.ESoldOut {
+	if _, err := f.buy(ctx, act, 2); code(err) != seckill.ESoldOut {
 		t.Fatalf("with no unit left: %v, want sold_out", err)
 	}
 	// The other process could not write its order and puts the unit back.
 	if err := f.rdb.HSet(ctx, keys.Space{}.Stock(act), "remaining", 1).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.Buy(ctx, seckill.BuyRequest{ActivityID: act, UserID: 2}); code(err) != seckill.ESoldOut {
+	if _, err := f.buy(ctx, act, 2); code(err) != seckill.ESoldOut {
 		t.Fatalf("within the mark's second: %v, want sold_out from the mark", err)
 	}
 	f.clock.Add(time.Second)
-	if _, err := f.svc.Buy(ctx, seckill.BuyRequest{ActivityID: act, UserID: 2}); err != nil {
+	if _, err := f.buy(ctx, act, 2); err != nil {
 		t.Errorf("after the mark's second: %v, want the returned unit sold", err)
 	}
 }

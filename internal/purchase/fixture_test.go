@@ -80,6 +80,11 @@ func (f fixture) activity(t *testing.T, total int64) int64 {
 	return a.ID
 }
 
+// buy is user's order of one unit of activity.
+func (f fixture) buy(ctx context.Context, activity, user int64) (seckill.Order, error) {
+	return f.svc.Buy(ctx, seckill.BuyRequest{ActivityID: activity, UserID: user})
+}
+
 func code(err error) string {
 	var e *seckill.Error
 	if errors.As(err, &e) {

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/seckill-oss/seckill"
-	"github.com/seckill-oss/seckill/internal/keys"
 )
 
 // When Redis holds more units than the database (a failover lost the last
@@ -18,27 +17,25 @@ import (
 // was right for one unit an order) leaves Redis below the truth, tells user
 // 3 sold_out and refuses user 4's 1 left as sold_out.
 func TestAnOrderOverTheDatabaseGivesBackWhatTheDatabaseStillHas(t *testing.T) {
-	rdb, prefix, orders, c := roomWorld(t)
-	svc := roomInstance(t, rdb, prefix, orders, c)
+	sale := newQuantitySale(t, 6, 3)
 	ctx := context.Background()
-	id := quantityActivity(t, svc, c, 6, 3)
-	if _, err := svc.Buy(ctx, seckill.BuyRequest{ActivityID: id, UserID: 1, Quantity: 2}); err != nil {
+	if _, err := sale.buy(ctx, 1, 2); err != nil {
 		t.Fatalf("user 1 buys 2 of 6: %v", err)
 	}
 	// The failover: Redis is back at its value before user 1's deduct.
-	if err := rdb.HIncrBy(ctx, keys.NewSpace(prefix).Stock(id), "remaining", 2).Err(); err != nil {
+	if err := sale.rdb.HIncrBy(ctx, sale.keys.Stock(sale.id), "remaining", 2).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Buy(ctx, seckill.BuyRequest{ActivityID: id, UserID: 2, Quantity: 3}); err != nil {
+	if _, err := sale.buy(ctx, 2, 3); err != nil {
 		t.Fatalf("user 2 buys 3 (Redis says 6 left, the database 4): %v", err)
 	}
-	_, err := svc.Buy(ctx, seckill.BuyRequest{ActivityID: id, UserID: 3, Quantity: 3})
+	_, err := sale.buy(ctx, 3, 3)
 	var e *seckill.Error
 	if !errors.As(err, &e) || e.Code != seckill.ENotEnoughStock || e.RemainingStock != 1 {
 		t.Fatalf("user 3 asks for 3 (Redis says 3 left, the database 1): %v; want not_enough_stock with remaining_stock 1", err)
 	}
-	if _, err := svc.Buy(ctx, seckill.BuyRequest{ActivityID: id, UserID: 4, Quantity: 1}); err != nil {
+	if _, err := sale.buy(ctx, 4, 1); err != nil {
 		t.Fatalf("user 4 asks for the 1 unit the database still has: %v; want an order", err)
 	}
-	checkUnits(t, svc, orders, id, 6, 3)
+	sale.checkUnits(t, 6, 3)
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/seckill-oss/seckill"
 	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/order"
@@ -29,6 +31,39 @@ func quantityActivity(t *testing.T, svc wiring.Service, c *clock, total, limit i
 		t.Fatal(err)
 	}
 	return a.ID
+}
+
+// quantitySale is one instance on the room world (roomWorld) selling one
+// activity, id, of total units at most limit a buyer; stock reads and
+// writes the activity's Redis state directly.
+type quantitySale struct {
+	svc    wiring.Service
+	orders *order.Store
+	clock  *clock
+	rdb    *redis.Client
+	keys   keys.Space
+	stock  *stock.Store
+	id     int64
+}
+
+func newQuantitySale(t *testing.T, total, limit int64) quantitySale {
+	t.Helper()
+	rdb, prefix, orders, c := roomWorld(t)
+	svc := roomInstance(t, rdb, prefix, orders, c)
+	space := keys.NewSpace(prefix)
+	return quantitySale{svc: svc, orders: orders, clock: c, rdb: rdb, keys: space,
+		stock: stock.New(rdb, space), id: quantityActivity(t, svc, c, total, limit)}
+}
+
+// buy is user's order of quantity units of the sale.
+func (s quantitySale) buy(ctx context.Context, user, quantity int64) (seckill.Order, error) {
+	return s.svc.Buy(ctx, seckill.BuyRequest{ActivityID: s.id, UserID: user, Quantity: quantity})
+}
+
+// checkUnits is checkUnits of the sale's activity.
+func (s quantitySale) checkUnits(t *testing.T, wantUnits, wantOrders int64) {
+	t.Helper()
+	checkUnits(t, s.svc, s.orders, s.id, wantUnits, wantOrders)
 }
 
 // checkUnits checks that the units the orders hold plus Redis's remaining
@@ -58,26 +93,24 @@ func checkUnits(t *testing.T, svc wiring.Service, orders *order.Store, id, wantU
 // smaller ask behind still gets its units.
 // Can fail: a deduct that takes what is left (part of an ask) sells 1 of 2.
 func TestAnOrderTakesAllItsUnitsOrNone(t *testing.T) {
-	rdb, prefix, orders, c := roomWorld(t)
-	svc := roomInstance(t, rdb, prefix, orders, c)
+	sale := newQuantitySale(t, 3, 5)
 	ctx := context.Background()
-	id := quantityActivity(t, svc, c, 3, 5)
-	o, err := svc.Buy(ctx, seckill.BuyRequest{ActivityID: id, UserID: 1, Quantity: 2})
+	o, err := sale.buy(ctx, 1, 2)
 	if err != nil || o.Quantity != 2 {
 		t.Fatalf("user 1 asks for 2 of 3: %+v, %v; want an order of 2", o, err)
 	}
-	_, err = svc.Buy(ctx, seckill.BuyRequest{ActivityID: id, UserID: 2, Quantity: 2})
+	_, err = sale.buy(ctx, 2, 2)
 	var e *seckill.Error
 	if !errors.As(err, &e) || e.Code != seckill.ENotEnoughStock || e.RemainingStock != 1 {
 		t.Fatalf("user 2 asks for 2 of the 1 left: %v, want not_enough_stock with remaining_stock 1", err)
 	}
-	if _, err := svc.Buy(ctx, seckill.BuyRequest{ActivityID: id, UserID: 3, Quantity: 1}); err != nil {
+	if _, err := sale.buy(ctx, 3, 1); err != nil {
 		t.Fatalf("user 3 asks for the 1 left: %v", err)
 	}
-	if _, err := svc.Buy(ctx, seckill.BuyRequest{ActivityID: id, UserID: 2, Quantity: 1}); code(err) != seckill.ESoldOut {
+	if _, err := sale.buy(ctx, 2, 1); code(err) != seckill.ESoldOut {
 		t.Errorf("user 2 asks for 1 of none: %v, want sold_out", err)
 	}
-	checkUnits(t, svc, orders, id, 3, 2)
+	sale.checkUnits(t, 3, 2)
 }
 
 // A batch of buyers with mixed quantities is one deduct: each gets all of
@@ -130,30 +163,28 @@ func TestMixedQuantitiesInOneSaleNeverOversell(t *testing.T) {
 // takes nothing from the stock.
 // Can fail: a deduct before the holders' check leaks units until a settle.
 func TestAHolderAskingAgainTakesNoUnit(t *testing.T) {
-	rdb, prefix, orders, c := roomWorld(t)
-	svc := roomInstance(t, rdb, prefix, orders, c)
+	sale := newQuantitySale(t, 10, 3)
 	ctx := context.Background()
-	id := quantityActivity(t, svc, c, 10, 3)
-	if _, err := svc.Buy(ctx, seckill.BuyRequest{ActivityID: id, UserID: 1, Quantity: 1}); err != nil {
+	if _, err := sale.buy(ctx, 1, 1); err != nil {
 		t.Fatal(err)
 	}
-	before, err := stock.New(rdb, keys.NewSpace(prefix)).Ledger(ctx, id)
+	before, err := sale.stock.Ledger(ctx, sale.id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []int64{1, 2, 3} {
-		if _, err := svc.Buy(ctx, seckill.BuyRequest{ActivityID: id, UserID: 1, Quantity: q}); code(err) != seckill.EAlreadyPurchased {
+		if _, err := sale.buy(ctx, 1, q); code(err) != seckill.EAlreadyPurchased {
 			t.Errorf("the holder asks for %d more: %v, want already_purchased", q, err)
 		}
-		if left, err := stock.New(rdb, keys.NewSpace(prefix)).Remaining(ctx, id); err != nil || left != 9 {
+		if left, err := sale.stock.Remaining(ctx, sale.id); err != nil || left != 9 {
 			t.Errorf("after the holder asked for %d more: %d left in Redis, %v; want 9", q, left, err)
 		}
 	}
 	// Not even a deduct given back later: no grant deducted for the holder.
-	if after, err := stock.New(rdb, keys.NewSpace(prefix)).Ledger(ctx, id); err != nil || len(after.Deducts) != len(before.Deducts) {
+	if after, err := sale.stock.Ledger(ctx, sale.id); err != nil || len(after.Deducts) != len(before.Deducts) {
 		t.Errorf("deduct receipts %d before the holder's asks, %d after (%v): units were taken and given back", len(before.Deducts), len(after.Deducts), err)
 	}
-	checkUnits(t, svc, orders, id, 1, 1)
+	sale.checkUnits(t, 1, 1)
 }
 
 // Peer flaw: check-then-act between the user's set and the stock. One user
@@ -199,29 +230,27 @@ func TestOneUserOnTwoInstancesGetsOneOrder(t *testing.T) {
 // Can fail: without the check against the activity's limit, 3 of limit 2
 // are sold.
 func TestQuantityAboveTheLimitIsRefused(t *testing.T) {
-	rdb, prefix, orders, c := roomWorld(t)
-	svc := roomInstance(t, rdb, prefix, orders, c)
+	sale := newQuantitySale(t, 10, 2)
 	ctx := context.Background()
-	id := quantityActivity(t, svc, c, 10, 2)
-	one := quantityActivity(t, svc, c, 10, 0) // the default: 1
+	one := quantityActivity(t, sale.svc, sale.clock, 10, 0) // the default: 1
 	for _, r := range []seckill.BuyRequest{
-		{ActivityID: id, UserID: 1, Quantity: 3},
-		{ActivityID: id, UserID: 1, Quantity: -1},
+		{ActivityID: sale.id, UserID: 1, Quantity: 3},
+		{ActivityID: sale.id, UserID: 1, Quantity: -1},
 		{ActivityID: one, UserID: 1, Quantity: 2},
 	} {
-		if _, err := svc.Buy(ctx, r); code(err) != seckill.EInvalid {
+		if _, err := sale.svc.Buy(ctx, r); code(err) != seckill.EInvalid {
 			t.Errorf("%+v: %v, want invalid_request", r, err)
 		}
 	}
-	checkUnits(t, svc, orders, id, 0, 0)
-	checkUnits(t, svc, orders, one, 0, 0)
-	if o, err := svc.Buy(ctx, seckill.BuyRequest{ActivityID: id, UserID: 1, Quantity: 2}); err != nil || o.Quantity != 2 {
+	sale.checkUnits(t, 0, 0)
+	checkUnits(t, sale.svc, sale.orders, one, 0, 0)
+	if o, err := sale.buy(ctx, 1, 2); err != nil || o.Quantity != 2 {
 		t.Fatalf("2 of limit 2: %+v, %v", o, err)
 	}
-	if _, err := svc.Buy(ctx, seckill.BuyRequest{ActivityID: id, UserID: 1, Quantity: 1}); code(err) != seckill.EAlreadyPurchased {
+	if _, err := sale.buy(ctx, 1, 1); code(err) != seckill.EAlreadyPurchased {
 		t.Errorf("one more after 2 of limit 2: %v, want already_purchased", err)
 	}
-	checkUnits(t, svc, orders, id, 2, 1)
+	sale.checkUnits(t, 2, 1)
 }
 
 // Peer flaw: an unpaid order that stops counting toward the limit. An order
@@ -230,35 +259,33 @@ func TestQuantityAboveTheLimitIsRefused(t *testing.T) {
 // Can fail: giving back one unit of k loses k-1; forgetting the expired
 // order lets its buyer buy the limit again.
 func TestAnExpiredOrderGivesBackAllItsUnitsAndStillCounts(t *testing.T) {
-	rdb, prefix, orders, c := roomWorld(t)
-	svc := roomInstance(t, rdb, prefix, orders, c)
+	sale := newQuantitySale(t, 5, 3)
 	ctx := context.Background()
-	id := quantityActivity(t, svc, c, 5, 3)
-	o, err := svc.Buy(ctx, seckill.BuyRequest{ActivityID: id, UserID: 1, Quantity: 3})
+	o, err := sale.buy(ctx, 1, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	epoch, err := stock.New(rdb, keys.NewSpace(prefix)).Epoch(ctx, id)
+	epoch, err := sale.stock.Epoch(ctx, sale.id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := orders.Orders.ChangeStatus(ctx, order.StatusChange{OrderID: o.ID, ActivityID: id, From: seckill.OrderStatusCreated, To: seckill.OrderStatusExpired, Fence: 1}); err != nil {
+	if err := sale.orders.Orders.ChangeStatus(ctx, order.StatusChange{OrderID: o.ID, ActivityID: sale.id, From: seckill.OrderStatusCreated, To: seckill.OrderStatusExpired, Fence: 1}); err != nil {
 		t.Fatal(err)
 	}
-	expired, err := orders.Orders.OrderByID(ctx, o.ID)
+	expired, err := sale.orders.Orders.OrderByID(ctx, o.ID)
 	if err != nil || expired.Units() != 3 {
 		t.Fatalf("the expired order read back: %+v, %v; want 3 units", expired, err)
 	}
 	for range 2 { // a retry gives nothing more
-		if _, err := stock.New(rdb, keys.NewSpace(prefix)).ReturnOrder(ctx, id, o.ID, expired.Units(), epoch); err != nil && !errors.Is(err, stock.ErrOrderReturned) {
+		if _, err := sale.stock.ReturnOrder(ctx, sale.id, o.ID, expired.Units(), epoch); err != nil && !errors.Is(err, stock.ErrOrderReturned) {
 			t.Fatal(err)
 		}
 	}
-	checkUnits(t, svc, orders, id, 0, 0)
-	if left, err := stock.New(rdb, keys.NewSpace(prefix)).Remaining(ctx, id); err != nil || left != 5 {
+	sale.checkUnits(t, 0, 0)
+	if left, err := sale.stock.Remaining(ctx, sale.id); err != nil || left != 5 {
 		t.Errorf("after the expiry: %d left, %v; want all 5 back", left, err)
 	}
-	if _, err := svc.Buy(ctx, seckill.BuyRequest{ActivityID: id, UserID: 1, Quantity: 3}); code(err) != seckill.EAlreadyPurchased {
+	if _, err := sale.buy(ctx, 1, 3); code(err) != seckill.EAlreadyPurchased {
 		t.Errorf("the buyer of the expired order buys again: %v, want already_purchased", err)
 	}
 }

@@ -41,12 +41,12 @@ func Service(name, password, prefix, stream string) (User, error) {
 		return User{}, err
 	}
 	ns := keys.NewSpace(prefix).Namespace()
-	patterns := []string{Glob(ns) + "*"}
+	patterns := []string{keys.Glob(ns) + "*"}
 	if !strings.HasPrefix(stream, ns) {
-		patterns = append(patterns, Glob(stream))
+		patterns = append(patterns, keys.Glob(stream))
 	}
 	return User{Name: name, Password: PasswordRule(password), Keys: patterns,
-		Channels: []string{Glob(ns) + "*"}, Commands: ServiceCommands()}, nil
+		Channels: []string{keys.Glob(ns) + "*"}, Commands: ServiceCommands()}, nil
 }
 
 // EventsConsumer is the user of the order events' consumers: the stream
@@ -55,7 +55,7 @@ func EventsConsumer(name, password, stream string) (User, error) {
 	if err := words(name, stream); err != nil {
 		return User{}, err
 	}
-	return User{Name: name, Password: PasswordRule(password), Keys: []string{Glob(stream)}, Commands: ConsumerCommands()}, nil
+	return User{Name: name, Password: PasswordRule(password), Keys: []string{keys.Glob(stream)}, Commands: ConsumerCommands()}, nil
 }
 
 // words refuses what cannot stand as one word of a rule. The prefix may be
@@ -100,15 +100,3 @@ func (u User) FileLine() string { return "user " + u.Name + " " + strings.Join(u
 // connection is before it authenticates: PING only, for liveness probes
 // (redis-cli ping); HELLO and AUTH to become another user need no rule.
 const DefaultFileLine = "user default on nopass resetkeys resetchannels -@all +ping"
-
-// Glob escapes s for a Redis glob pattern: it matches s alone.
-func Glob(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`*?[]\`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}

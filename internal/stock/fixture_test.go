@@ -3,32 +3,45 @@ package stock_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill-oss/seckill/internal/keys"
+	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/stock"
 	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
 
-// emptyStock is a Store on the test's Redis under a prefix of its own,
-// nothing loaded; rdb and prefix are for the test's direct reads and writes.
-func emptyStock(t *testing.T) (s *stock.Store, rdb *redis.Client, prefix string) {
+// emptyStock is a Store on the test's Redis in a key space of its own, ks,
+// nothing loaded; rdb and ks are for the test's direct reads and writes.
+func emptyStock(t *testing.T) (s *stock.Store, rdb *redis.Client, ks keys.Space) {
 	t.Helper()
-	rdb, prefix = testenv.Redis(t), testenv.Prefix(t)
-	return stock.New(rdb, keys.NewSpace(prefix)), rdb, prefix
+	rdb, ks = testenv.Redis(t), keys.NewSpace(testenv.Prefix(t))
+	return stock.New(rdb, ks), rdb, ks
 }
 
-// loadedStock is a Store on the test's Redis under a prefix of its own,
-// with activity 1's stock loaded at fence 1; rdb and prefix are for the
-// test's direct reads and writes.
-func loadedStock(t *testing.T, total int64) (s *stock.Store, rdb *redis.Client, prefix string) {
+// loadedStock is emptyStock with activity 1's stock loaded at fence 1.
+func loadedStock(t *testing.T, total int64) (s *stock.Store, rdb *redis.Client, ks keys.Space) {
 	t.Helper()
-	s, rdb, prefix = emptyStock(t)
+	s, rdb, ks = emptyStock(t)
 	if err := s.Load(context.Background(), 1, total, 1); err != nil {
 		t.Fatal(err)
 	}
-	return s, rdb, prefix
+	return s, rdb, ks
+}
+
+// obtain is a grant of the lock at key for ttl, by a lock client of its own
+// (an instance's), closed when the test ends.
+func obtain(t *testing.T, rdb redis.UniversalClient, key string, ttl time.Duration) *lock.Lock {
+	t.Helper()
+	locks := lock.New(rdb, nil)
+	t.Cleanup(func() { _ = locks.Close() })
+	l, err := locks.Obtain(context.Background(), key, ttl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
 
 func assertNoKey(t *testing.T, rdb redis.UniversalClient, key string) {

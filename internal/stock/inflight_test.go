@@ -8,7 +8,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/stock"
 )
 
@@ -21,13 +20,13 @@ import (
 // Can fail: with deduct.lua checking only the admission, user 1's second
 // grant takes the last unit and user 2, admitted, finds none.
 func TestOneAdmissionDeductsOnceAtATime(t *testing.T) {
-	s, rdb, prefix := loadedStock(t, 2)
+	s, rdb, ks := loadedStock(t, 2)
 	ctx := context.Background()
 	until := float64(time.Now().Add(time.Minute).UnixMilli())
-	if err := rdb.HSet(ctx, keys.NewSpace(prefix).WaitingRoom(1), "on", "1").Err(); err != nil {
+	if err := rdb.HSet(ctx, ks.WaitingRoom(1), "on", "1").Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := rdb.ZAdd(ctx, keys.NewSpace(prefix).WaitingAdmitted(1), redis.Z{Score: until, Member: "1"}, redis.Z{Score: until, Member: "2"}).Err(); err != nil {
+	if err := rdb.ZAdd(ctx, ks.WaitingAdmitted(1), redis.Z{Score: until, Member: "1"}, redis.Z{Score: until, Member: "2"}).Err(); err != nil {
 		t.Fatal(err)
 	}
 	a, b := stock.Grant{Fence: 1, Token: "instance-a"}, stock.Grant{Fence: 2, Token: "instance-b"}

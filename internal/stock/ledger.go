@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/luascript"
 )
 
@@ -41,21 +42,16 @@ type Receipt struct {
 func (l Ledger) Off() int64 { return l.Loaded - l.Remaining - l.Held() + l.Returned() }
 
 // Held is the units the epoch's deduct receipts hold.
-func (l Ledger) Held() int64 {
-	var n int64
-	for _, r := range l.Deducts {
-		if r.Epoch == l.Epoch {
-			n += r.Units
-		}
-	}
-	return n
-}
+func (l Ledger) Held() int64 { return epochUnits(l.Deducts, l.Epoch) }
 
 // Returned is the units the epoch's order returns put back.
-func (l Ledger) Returned() int64 {
+func (l Ledger) Returned() int64 { return epochUnits(l.Returns, l.Epoch) }
+
+// epochUnits is the units of the receipts of the epoch.
+func epochUnits(receipts map[string]Receipt, epoch int64) int64 {
 	var n int64
-	for _, r := range l.Returns {
-		if r.Epoch == l.Epoch {
+	for _, r := range receipts {
+		if r.Epoch == epoch {
 			n += r.Units
 		}
 	}
@@ -67,7 +63,7 @@ func (l Ledger) Returned() int64 {
 // for checks and audits, not for the purchase path.
 func (s *Store) Ledger(ctx context.Context, activityID int64) (Ledger, error) {
 	l := Ledger{Deducts: map[string]Receipt{}, Returns: map[string]Receipt{}}
-	prefix := globEscape(s.space.Activity(activityID, ""))
+	prefix := keys.Glob(s.space.Activity(activityID, ""))
 	reply, err := ledgerScript.Run(ctx, s.rdb, []string{s.key(activityID)}, prefix+"deduct:*", prefix+"returned:*").Slice()
 	switch {
 	case errors.Is(err, redis.Nil):
@@ -129,16 +125,4 @@ func parseReceipt(v string) (epoch, units int64, ok bool) {
 	epoch, err1 := strconv.ParseInt(e, 10, 64)
 	units, err2 := strconv.ParseInt(u, 10, 64)
 	return epoch, units, err1 == nil && err2 == nil
-}
-
-// globEscape quotes the characters SCAN's MATCH treats as a pattern.
-func globEscape(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`*?[]\`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/stock"
 )
 
@@ -16,7 +15,7 @@ import (
 // deduct is the step that breaks it when deduct.lua's receipt check is taken
 // away: the second take is recorded over the first.
 func TestLedgerHoldsThroughEveryScript(t *testing.T) {
-	s, rdb, prefix := emptyStock(t)
+	s, rdb, ks := emptyStock(t)
 	ctx := context.Background()
 	if _, err := s.Ledger(ctx, 1); !errors.Is(err, stock.ErrNotLoaded) {
 		t.Fatalf("Ledger before a load: %v, want ErrNotLoaded", err)
@@ -82,7 +81,7 @@ func TestLedgerHoldsThroughEveryScript(t *testing.T) {
 	}
 
 	// A stock loaded before loads kept their ledger cannot be checked.
-	if err := rdb.HSet(ctx, keys.NewSpace(prefix).Stock(2), "remaining", 5, "epoch", 1).Err(); err != nil {
+	if err := rdb.HSet(ctx, ks.Stock(2), "remaining", 5, "epoch", 1).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Ledger(ctx, 2); !errors.Is(err, stock.ErrNoLedger) {

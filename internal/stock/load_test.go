@@ -8,14 +8,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/seckill-oss/seckill/internal/keys"
-	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/stock"
-	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
 
 func TestNotLoaded(t *testing.T) {
-	s, rdb, prefix := emptyStock(t)
+	s, rdb, ks := emptyStock(t)
 	ctx := context.Background()
 
 	if _, _, err := deduct(ctx, s, 1, stock.Grant{Fence: 1}, 1); !errors.Is(err, stock.ErrNotLoaded) {
@@ -27,11 +24,11 @@ func TestNotLoaded(t *testing.T) {
 	if _, err := s.Remaining(ctx, 1); !errors.Is(err, stock.ErrNotLoaded) {
 		t.Errorf("Remaining: %v, want ErrNotLoaded", err)
 	}
-	assertNoKey(t, rdb, keys.NewSpace(prefix).Stock(1))
+	assertNoKey(t, rdb, ks.Stock(1))
 }
 
 func TestLoadReplacesAndRejectsNegative(t *testing.T) {
-	s := stock.New(testenv.Redis(t), keys.NewSpace(testenv.Prefix(t)))
+	s, _, _ := emptyStock(t)
 	ctx := context.Background()
 	for _, n := range []int64{7, 3} {
 		if err := s.Load(ctx, 1, n, 1); err != nil {
@@ -53,16 +50,11 @@ func TestLoadReplacesAndRejectsNegative(t *testing.T) {
 // while the grant holds the lock, and changes nothing once the lock expired
 // or passed to a newer holder (whose deducts it would otherwise overwrite).
 func TestLoadIfHeldOnlyUnderTheGrant(t *testing.T) {
-	s, rdb, prefix := emptyStock(t)
-	locks := lock.New(rdb, nil)
-	defer locks.Close()
+	s, rdb, ks := emptyStock(t)
 	ctx := context.Background()
-	key := keys.NewSpace(prefix).Lock(1)
+	key := ks.Lock(1)
 
-	l, err := locks.Obtain(ctx, key, 200*time.Millisecond, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := obtain(t, rdb, key, 200*time.Millisecond)
 	if err := s.LoadIfHeld(ctx, 1, 10, l.Fence(), l.Value(), stock.Halt{}); err != nil {
 		t.Fatalf("LoadIfHeld under the grant: %v", err)
 	}
@@ -75,10 +67,7 @@ func TestLoadIfHeldOnlyUnderTheGrant(t *testing.T) {
 
 	// The lease ends; a newer holder deducts.
 	waitGone(t, rdb, key)
-	newer, err := locks.Obtain(ctx, key, time.Minute, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	newer := obtain(t, rdb, key, time.Minute) // another instance
 	defer newer.Release(ctx)
 	if _, _, err := deduct(ctx, s, 1, stock.Grant{Fence: newer.Fence()}, 1); err != nil {
 		t.Fatal(err)
@@ -92,7 +81,7 @@ func TestLoadIfHeldOnlyUnderTheGrant(t *testing.T) {
 	if err := s.LoadIfHeld(ctx, 2, 10, l.Fence(), l.Value(), stock.Halt{}); !errors.Is(err, stock.ErrLockLost) {
 		t.Errorf("LoadIfHeld with no lock at all: %v, want ErrLockLost", err)
 	}
-	assertNoKey(t, rdb, keys.NewSpace(prefix).Stock(2))
+	assertNoKey(t, rdb, ks.Stock(2))
 }
 
 func waitGone(t *testing.T, rdb redis.UniversalClient, key string) {

@@ -5,9 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/stock"
-	"github.com/seckill-oss/seckill/internal/testkit/testenv"
 )
 
 // After a failover that lost the fence counter's last INCRs, a new grant can
@@ -17,11 +15,8 @@ import (
 // buyers with a count of another deduct sliced out of range. Keyed by the
 // grant's token, each deduct has its own receipt.
 func TestTwoGrantsWithOneFenceKeepTheirOwnReceipts(t *testing.T) {
-	s := stock.New(testenv.Redis(t), keys.NewSpace(testenv.Prefix(t)))
+	s, _, _ := loadedStock(t, 10)
 	ctx := context.Background()
-	if err := s.Load(ctx, 1, 10, 1); err != nil {
-		t.Fatal(err)
-	}
 	old, reused := stock.Grant{Fence: 5, Token: "old-holder"}, stock.Grant{Fence: 5, Token: "new-holder"}
 	if taken, _, err := deduct(ctx, s, 1, old, 2); err != nil || taken != 2 {
 		t.Fatalf("old grant's deduct: %d, %v; want 2", taken, err)
@@ -45,10 +40,10 @@ func TestTwoGrantsWithOneFenceKeepTheirOwnReceipts(t *testing.T) {
 // A count from Redis larger than what the deduct asked for is never passed
 // on: a caller indexes its buyers with it.
 func TestDeductRefusesACountLargerThanAsked(t *testing.T) {
-	s, rdb, prefix := loadedStock(t, 10)
+	s, rdb, ks := loadedStock(t, 10)
 	ctx := context.Background()
 	// A receipt holding more than this deduct will ask for.
-	if err := rdb.Set(ctx, prefix+"seckill:{act:1}:deduct:9:tok", "1:8", time.Minute).Err(); err != nil {
+	if err := rdb.Set(ctx, ks.Activity(1, "deduct:9:tok"), "1:8", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if taken, _, err := deduct(ctx, s, 1, stock.Grant{Fence: 9, Token: "tok"}, 3); err == nil || taken != 0 {

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seckill-oss/seckill/internal/keys"
 	"github.com/seckill-oss/seckill/internal/stock"
 )
 
@@ -16,7 +15,7 @@ import (
 // on Sentinel and the cluster in e2e (TestSentinelWaitReplicas,
 // TestClusterSaleAcrossPrimaries).
 func TestWaitForReplicas(t *testing.T) {
-	s, rdb, prefix := loadedStock(t, 5)
+	s, rdb, ks := loadedStock(t, 5)
 	ctx := context.Background()
 	const id, fence = 1, 7
 	if err := s.WaitDeduct(ctx, id, stock.Grant{Fence: fence}, 0, 10*time.Millisecond); !errors.Is(err, stock.ErrWriteGone) {
@@ -36,7 +35,7 @@ func TestWaitForReplicas(t *testing.T) {
 		t.Errorf("WAIT returned after %v, before its 50ms timeout", waited)
 	}
 	lockValue := "owner:7"
-	if err := rdb.Set(ctx, keys.NewSpace(prefix).Lock(id), lockValue, time.Minute).Err(); err != nil {
+	if err := rdb.Set(ctx, ks.Lock(id), lockValue, time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.WaitGrant(ctx, id, lockValue, 0, 10*time.Millisecond); err != nil {

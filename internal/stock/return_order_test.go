@@ -54,12 +54,12 @@ func TestReturnOrderOnceAfterLostReply(t *testing.T) {
 // TestReturnOrderAfterReloadIsStale: a stock reload after the epoch was read
 // may have counted the unit as unsold already; the return adds nothing.
 func TestReturnOrderAfterReloadIsStale(t *testing.T) {
-	s, rdb, prefix := emptyStock(t)
+	s, rdb, ks := emptyStock(t)
 	ctx := context.Background()
 	if _, err := s.ReturnOrder(ctx, 1, "order-a", 1, 1); !errors.Is(err, stock.ErrNotLoaded) {
 		t.Errorf("ReturnOrder with no stock: %v, want ErrNotLoaded", err)
 	}
-	if n, _ := rdb.Exists(ctx, keys.NewSpace(prefix).Stock(1)).Result(); n != 0 {
+	if n, _ := rdb.Exists(ctx, ks.Stock(1)).Result(); n != 0 {
 		t.Error("ReturnOrder created the stock key")
 	}
 	if err := s.Load(ctx, 1, 5, 3); err != nil {

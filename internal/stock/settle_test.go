@@ -16,31 +16,28 @@ import (
 // Settle must not recreate it as "n units left", which a later preload would
 // not expect and buyers would take.
 func TestSettleNeverResurrectsLostStock(t *testing.T) {
-	s, rdb, prefix := loadedStock(t, 5)
+	s, rdb, ks := loadedStock(t, 5)
 	ctx := context.Background()
 	if _, _, err := deduct(ctx, s, 1, stock.Grant{Fence: 7}, 3); err != nil {
 		t.Fatal(err)
 	}
 	// The stock is lost, its receipt not (yet): the worst case for Settle.
-	if err := rdb.Del(ctx, keys.NewSpace(prefix).Stock(1)).Err(); err != nil {
+	if err := rdb.Del(ctx, ks.Stock(1)).Err(); err != nil {
 		t.Fatal(err)
 	}
 
 	if _, _, err := s.Settle(ctx, 1, stock.Grant{Fence: 7}, 1); !errors.Is(err, stock.ErrNotLoaded) {
 		t.Errorf("Settle after the key was lost: %v, want ErrNotLoaded", err)
 	}
-	assertNoKey(t, rdb, keys.NewSpace(prefix).Stock(1))
+	assertNoKey(t, rdb, ks.Stock(1))
 }
 
 // TestSettleAfterReloadIsStale: units deducted before a reload (which counted
 // them as unsold, their orders never having been written) must not be added
 // again.
 func TestSettleAfterReloadIsStale(t *testing.T) {
-	s := stock.New(testenv.Redis(t), keys.NewSpace(testenv.Prefix(t)))
+	s, _, _ := loadedStock(t, 5)
 	ctx := context.Background()
-	if err := s.Load(ctx, 1, 5, 1); err != nil {
-		t.Fatal(err)
-	}
 	if _, _, err := deduct(ctx, s, 1, stock.Grant{Fence: 7}, 2); err != nil {
 		t.Fatalf("Deduct: %v", err)
 	}
@@ -113,11 +110,8 @@ func TestBatchDeductAndSettle(t *testing.T) {
 // deduct then lands (a TCP retransmit, or a client resending it) and must
 // take nothing, or its units would be lost to a grant nobody settles.
 func TestLateDeductAfterSettleTakesNothing(t *testing.T) {
-	s := stock.New(testenv.Redis(t), keys.NewSpace(testenv.Prefix(t)))
+	s, _, _ := loadedStock(t, 5)
 	ctx := context.Background()
-	if err := s.Load(ctx, 1, 5, 1); err != nil {
-		t.Fatal(err)
-	}
 	if _, _, err := s.Settle(ctx, 1, stock.Grant{Fence: 7}, 0); !errors.Is(err, stock.ErrNoDeduct) {
 		t.Fatalf("Settle before the deduct landed: %v, want ErrNoDeduct", err)
 	}
@@ -154,7 +148,7 @@ func TestSettleAfterLostReply(t *testing.T) {
 // deduct take nothing; without it the units would be taken under a fresh
 // receipt that nobody settles.
 func TestDeductLandingAfterItsSettleTakesNothing(t *testing.T) {
-	s, _, prefix := loadedStock(t, 5)
+	s, _, ks := loadedStock(t, 5)
 	ctx := context.Background()
 	// Load deduct.lua into the script cache, so the late EVALSHA runs
 	// rather than failing with NOSCRIPT.
@@ -169,7 +163,7 @@ func TestDeductLandingAfterItsSettleTakesNothing(t *testing.T) {
 	const late = 500 * time.Millisecond
 	proxy.SetRequestDelay(late)
 	dctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
-	_, _, err := deduct(dctx, stock.New(slow, keys.NewSpace(prefix)), 1, stock.Grant{Fence: 7}, 2)
+	_, _, err := deduct(dctx, stock.New(slow, ks), 1, stock.Grant{Fence: 7}, 2)
 	cancel()
 	if err == nil {
 		t.Fatal("a deduct held back past its deadline succeeded")

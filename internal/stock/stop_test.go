@@ -8,8 +8,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/seckill-oss/seckill/internal/keys"
-	"github.com/seckill-oss/seckill/internal/lock"
 	"github.com/seckill-oss/seckill/internal/stock"
 )
 
@@ -53,14 +51,9 @@ func TestDeductRefusesAStoppedSale(t *testing.T) {
 // flag gets it back with the stock, and a load of an unpaused sale clears
 // a stale one.
 func TestLoadRestoresTheStop(t *testing.T) {
-	s, rdb, prefix := emptyStock(t)
-	locks := lock.New(rdb, nil)
-	defer locks.Close()
+	s, rdb, ks := emptyStock(t)
 	ctx := context.Background()
-	l, err := locks.Obtain(ctx, keys.NewSpace(prefix).Lock(1), time.Minute, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := obtain(t, rdb, ks.Lock(1), time.Minute)
 	if err := s.LoadIfHeld(ctx, 1, 5, l.Fence(), l.Value(), stock.Halt{PausedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
@@ -85,9 +78,9 @@ func TestLoadRestoresTheStop(t *testing.T) {
 // length, once: a second resume moves nothing. An admission that had
 // lapsed before the pause stays lapsed.
 func TestResumeMovesOpenAdmissionsOnce(t *testing.T) {
-	s, rdb, prefix := loadedStock(t, 10)
+	s, rdb, ks := loadedStock(t, 10)
 	ctx := context.Background()
-	admitted := keys.NewSpace(prefix).WaitingAdmitted(1)
+	admitted := ks.WaitingAdmitted(1)
 	now := time.Now()
 	open, lapsed := float64(now.Add(time.Minute).UnixMilli()), float64(now.Add(-time.Minute).UnixMilli())
 	if err := rdb.ZAdd(ctx, admitted, redis.Z{Score: open, Member: "1"}, redis.Z{Score: lapsed, Member: "2"}).Err(); err != nil {

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -34,14 +35,15 @@ type Proxy struct {
 	ln     net.Listener
 	wg     sync.WaitGroup
 
-	mu           sync.Mutex
-	replyDelay   time.Duration
-	requestDelay time.Duration
-	newMatch     func() func([]byte) bool
-	held         int64 // requests held so far
-	holding      int64 // chunks held and not yet delivered or dropped
-	closed       bool
-	conns        map[*link]struct{}
+	replyDelay   atomic.Int64 // a time.Duration
+	requestDelay atomic.Int64 // a time.Duration
+	held         atomic.Int64 // requests held so far
+	holding      atomic.Int64 // chunks held and not yet delivered or dropped
+
+	mu       sync.Mutex
+	newMatch func() func([]byte) bool
+	closed   bool
+	conns    map[*link]struct{}
 }
 
 // link is one proxied connection.
@@ -79,35 +81,19 @@ func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 // SetReplyDelay delays every byte sent from the server to the client by d,
 // from the moment the proxy reads it; 0 restores normal service. Bytes
 // already waiting keep the delay they were read with.
-func (p *Proxy) SetReplyDelay(d time.Duration) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.replyDelay = d
-}
+func (p *Proxy) SetReplyDelay(d time.Duration) { p.replyDelay.Store(int64(d)) }
 
 // ReplyDelay returns the delay set by SetReplyDelay (or SetDelay).
-func (p *Proxy) ReplyDelay() time.Duration {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.replyDelay
-}
+func (p *Proxy) ReplyDelay() time.Duration { return time.Duration(p.replyDelay.Load()) }
 
 // SetRequestDelay delays every byte sent from the client to the server by d,
 // from the moment the proxy reads it; 0 restores normal service. Bytes
 // already waiting keep the delay they were read with, and are delivered even
 // if the client closes its connection meanwhile.
-func (p *Proxy) SetRequestDelay(d time.Duration) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.requestDelay = d
-}
+func (p *Proxy) SetRequestDelay(d time.Duration) { p.requestDelay.Store(int64(d)) }
 
 // RequestDelay returns the delay set by SetRequestDelay.
-func (p *Proxy) RequestDelay() time.Duration {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.requestDelay
-}
+func (p *Proxy) RequestDelay() time.Duration { return time.Duration(p.requestDelay.Load()) }
 
 // SetRequestMatch makes the request delay hold only the chunks (one read
 // from the client each, a whole command for a client that waits for each
@@ -127,36 +113,21 @@ func (p *Proxy) SetRequestMatch(newMatch func() func([]byte) bool) {
 // requestDelayOf is the delay for a chunk read from k's client now.
 func (p *Proxy) requestDelayOf(k *link, b []byte) time.Duration {
 	matched := k.match == nil || k.match(b) // always: the match follows the connection
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.requestDelay == 0 || !matched {
+	d := p.RequestDelay()
+	if d == 0 || !matched {
 		return 0
 	}
-	p.held++
-	return p.requestDelay
+	p.held.Add(1)
+	return d
 }
 
 // Holding returns how many chunks, either way, the proxy holds now: 0 when
 // every delayed command and reply has been delivered (or dropped with its
 // connection).
-func (p *Proxy) Holding() int64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.holding
-}
-
-func (p *Proxy) addHolding(n int64) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.holding += n
-}
+func (p *Proxy) Holding() int64 { return p.holding.Load() }
 
 // Held returns how many requests (chunks) a request delay has held so far.
-func (p *Proxy) Held() int64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.held
-}
+func (p *Proxy) Held() int64 { return p.held.Load() }
 
 // replyDelayOf is the delay for a chunk read from the server now.
 func (p *Proxy) replyDelayOf([]byte) time.Duration { return p.ReplyDelay() }
@@ -288,13 +259,13 @@ func (p *Proxy) pipe(k *link, src, dst net.Conn, delay func([]byte) time.Duratio
 			d := delay(data)
 			c := chunk{data: data, due: time.Now().Add(d), delayed: d > 0}
 			if c.delayed {
-				p.addHolding(1)
+				p.holding.Add(1)
 			}
 			select {
 			case held <- c:
 			case <-k.done:
 				if c.delayed {
-					p.addHolding(-1)
+					p.holding.Add(-1)
 				}
 			}
 		}
@@ -311,7 +282,7 @@ func (p *Proxy) pipe(k *link, src, dst net.Conn, delay func([]byte) time.Duratio
 // first.
 func (p *Proxy) deliver(k *link, c chunk, dst net.Conn, timer *time.Timer, failed *bool) {
 	if c.delayed {
-		defer p.addHolding(-1)
+		defer p.holding.Add(-1)
 	}
 	if *failed {
 		return // drain so the reader never blocks
