@@ -65,7 +65,9 @@ func (rc roomConfig) transport() *http.Transport {
 		var p http.Protocols
 		p.SetUnencryptedHTTP2(true)
 		tr.Protocols = &p
-		tr.MaxConnsPerHost = 0
+		// For HTTP/2 this bounds the dials in flight, not the connections:
+		// without it every request of a burst that finds them full dials.
+		tr.MaxConnsPerHost = rc.conns
 	}
 	return tr
 }

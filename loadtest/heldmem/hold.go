@@ -82,6 +82,9 @@ func newHolder(base string, activity, first int64, wait time.Duration, rate, mos
 		var p http.Protocols
 		p.SetUnencryptedHTTP2(true)
 		tr.Protocols = &p
+		// For HTTP/2 this bounds the dials in flight: without it, every
+		// request of a burst that finds the connections full dials its own.
+		tr.MaxConnsPerHost = 64
 	}
 	return &holder{base: base, activity: activity, first: first, wait: wait, rate: rate,
 		client: &http.Client{Transport: tr, Timeout: wait + 30*time.Second}}
