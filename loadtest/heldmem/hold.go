@@ -47,10 +47,13 @@ func joinAll(s *service, activity, first int64, n, conc int) error {
 }
 
 // round is one set of n held requests, queue/mine?wait= of users
-// first..first+n-1, issued together and each answered when its wait ends.
+// first..first+n-1, issued together; each user asks again when its wait
+// ends, as a client does, until the round stops, so n stay held however
+// long the issuing takes.
 type round struct {
 	n       int
 	started time.Time
+	stop    atomic.Bool  // set once measured: answered users ask no more
 	sent    atomic.Int64 // requests written to their connection
 	early   atomic.Int64 // answered before wait-1s: not held
 	failed  atomic.Int64 // not 200 prequeue
@@ -109,9 +112,10 @@ func (h *holder) start(n int) *round {
 	return r
 }
 
-// one issues one held request and checks its answer. A 503 (the
-// instance's Redis read timed out in the issuing burst) is asked again,
-// as a client would, up to 5 times, and counted.
+// one issues one user's held requests, one after the other until the
+// round stops, and checks each answer. A 503 (the instance's Redis read
+// timed out in the issuing burst) is asked again, as a client would, up
+// to 5 times in a row, and counted.
 func (h *holder) one(r *round, user int64) {
 	defer r.done.Done()
 	var sent sync.Once
@@ -126,8 +130,12 @@ func (h *holder) one(r *round, user int64) {
 		}
 		if err != nil {
 			r.fail(err)
+			return
 		}
-		return
+		if r.stop.Load() {
+			return
+		}
+		attempt = 0
 	}
 }
 

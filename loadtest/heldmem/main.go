@@ -16,17 +16,18 @@
 //
 // Then, for each count N of -held, in order, it issues N
 // queue/mine?wait=-wait requests, -rate a second, each on its own
-// keep-alive connection (the previous count's connections are reused; a
-// 503 of the issuing burst is asked again, and counted). Once all are
-// written and the instance's goroutines have settled, it waits -settle,
-// then reads VmRSS (/proc/PID/status), the Go heap and stacks in use and
-// the goroutines (/metrics), and counts the commands over -window, which
-// ends 3 s before the first request's wait does. At the largest count,
-// still held, it reads the heap and stacks again after a forced GC
-// (pprof's heap?gc=1 on the admin listener, the profile to -heap-profile):
-// what the held requests keep live. It then waits for every answer (200
-// prequeue, none before its wait) and goes on to the next count. N = 0
-// measures the window with nothing held.
+// keep-alive connection (with -h2c, as streams on shared connections; the
+// previous count's connections are reused; a 503 of the issuing burst is
+// asked again, and counted). A user whose wait ends asks again, as a
+// client does, so N stay held however long the issuing takes. Once all
+// are written and the instance's goroutines have settled, it waits
+// -settle, then reads VmRSS (/proc/PID/status), the Go heap and stacks in
+// use and the goroutines (/metrics), and counts the commands over -window.
+// At the largest count, still held, it reads the heap and stacks again
+// after a forced GC (pprof's heap?gc=1 on the admin listener, the profile
+// to -heap-profile): what the held requests keep live. It then stops the
+// users, waits for every answer (200 prequeue, none before its wait) and
+// goes on to the next count. N = 0 measures the window with nothing held.
 //
 // One JSON line on stdout per count, then one with the slope of RSS in KB
 // per held request (least squares); a table on stderr. Exit 1 when a
@@ -158,19 +159,17 @@ func holdAndMeasure(cfg config, h *holder, m *meter, n int) (step, error) {
 		return m.measure(0, cfg.window)
 	}
 	r := h.start(n)
-	lastAnswer := r.started.Add(cfg.wait - time.Second)
-	if err := r.awaitSent(lastAnswer.Add(-cfg.settle - 5*time.Second)); err != nil {
+	// Every request written, at the rate, with a wait's slack: those
+	// answered meanwhile have asked again.
+	sendBy := r.started.Add(time.Duration(n)*time.Second/time.Duration(cfg.rate) + cfg.wait)
+	if err := r.awaitSent(sendBy); err != nil {
 		return step{}, err
 	}
 	m.awaitSettled(10 * time.Second)
 	time.Sleep(cfg.settle)
-	// 2 s kept for the forced GC of the largest count, while still held.
-	window := min(cfg.window, time.Until(lastAnswer)-2*time.Second)
-	if window < min(cfg.window, 5*time.Second) {
-		return step{}, fmt.Errorf("only %v left to measure before the waits end: a longer -wait, a higher -rate or a shorter -settle", window)
-	}
-	st, err := m.measure(n, window)
+	st, err := m.measure(n, cfg.window)
 	if err != nil {
+		r.stop.Store(true)
 		return st, err
 	}
 	if n == slices.Max(cfg.held) {
@@ -179,16 +178,15 @@ func holdAndMeasure(cfg config, h *holder, m *meter, n int) (step, error) {
 		// and grow RSS less than a crowd would.
 		mem, err := m.svc.afterGC(cfg.heapProfile)
 		if err != nil {
+			r.stop.Store(true)
 			return st, fmt.Errorf("the forced GC: %w", err)
 		}
 		st.AfterGC = &mem
 	}
-	if e := r.early.Load(); e > 0 {
-		return st, fmt.Errorf("%d requests were answered before their wait: not held (SECKILL_ROOM_MAX_HELD?)", e)
-	}
+	r.stop.Store(true)
 	r.done.Wait()
 	if e := r.early.Load(); e > 0 {
-		return st, fmt.Errorf("%d requests were answered before their wait: not held", e)
+		return st, fmt.Errorf("%d requests were answered before their wait: not held (SECKILL_ROOM_MAX_HELD?)", e)
 	}
 	st.Retried = r.retried.Load()
 	return st, r.err()
