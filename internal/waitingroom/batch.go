@@ -59,7 +59,7 @@ func (b *batcher[Q, R]) do(ctx context.Context, activityID int64, call Q) (R, er
 		b.rooms[activityID] = &roomCalls[Q, R]{}
 		b.mu.Unlock()
 		bt := &batch[Q, R]{calls: []Q{call}, done: make(chan struct{})}
-		aside(func() { b.runBatch(ctx, activityID, bt) })
+		b.runBatch(ctx, activityID, bt)
 		return bt.result(0)
 	}
 	var bt *batch[Q, R]
@@ -78,7 +78,7 @@ func (b *batcher[Q, R]) do(ctx context.Context, activityID int64, call Q) (R, er
 		// says: the others in the batch count on it. The wait is bounded
 		// by the call in flight's batchTimeout.
 		<-bt.lead
-		aside(func() { b.runBatch(ctx, activityID, bt) })
+		b.runBatch(ctx, activityID, bt)
 		return bt.result(i)
 	}
 	select {

@@ -50,12 +50,7 @@ func (r *Room) MineWait(ctx context.Context, activityID, userID int64, wait time
 	h.ready(ctx, r.holds, deadline)
 	held := ""
 	for {
-		var (
-			q   seckill.QueueStatus
-			st  standing
-			err error
-		)
-		aside(func() { q, st, err = r.mine(ctx, activityID, userID) })
+		q, st, err := r.mine(ctx, activityID, userID)
 		until := deadline
 		if q.State == seckill.QueuePrequeue {
 			// The draw places the pre-queue at the start, by Redis's
