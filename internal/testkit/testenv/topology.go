@@ -3,6 +3,8 @@ package testenv
 import (
 	"context"
 	"os"
+	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -53,6 +55,7 @@ func RedisCluster(t testing.TB) (*redis.ClusterClient, string) {
 		t.Fatalf("testenv: %s: %v", RedisClusterURLEnv, err)
 	}
 	opt.ClusterStateReloadInterval = time.Second
+	holdTopology(t, "cluster")
 	rdb := redis.NewClusterClient(opt)
 	return rdb, topologyPrefix(t, rdb, func(ctx context.Context, prefix string) {
 		// A cluster node refuses a DEL of keys in several slots: one
@@ -85,6 +88,7 @@ func RedisSentinel(t testing.TB) (*redis.Client, string) {
 	if err != nil {
 		t.Fatalf("testenv: %s: %v", RedisSentinelURLEnv, err)
 	}
+	holdTopology(t, "sentinel")
 	rdb := redis.NewFailoverClient(opt)
 	return rdb, topologyPrefix(t, rdb, func(_ context.Context, prefix string) { DeletePrefix(t, rdb, prefix) })
 }
@@ -105,4 +109,23 @@ func topologyPrefix(t testing.TB, rdb redis.UniversalClient, deleteAll func(cont
 		_ = rdb.Close()
 	})
 	return p
+}
+
+// holdTopology makes the topology the test's alone until it ends: `go test
+// ./...` runs packages at once, and a test that kills a primary or fails it
+// over (e2e's scale-out, waitingroom's held request across a failover)
+// would take the topology from under another package's test. The lock is a
+// file lock in the temp directory, so it holds across test binaries, and
+// the kernel drops it with a binary that dies.
+func holdTopology(t testing.TB, name string) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "seckill-topology-"+name+".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatalf("testenv: the %s topology's lock: %v", name, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		_ = f.Close()
+		t.Fatalf("testenv: the %s topology's lock: %v", name, err)
+	}
+	t.Cleanup(func() { _ = f.Close() }) // closing the file releases the lock
 }
