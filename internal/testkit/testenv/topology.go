@@ -119,7 +119,7 @@ func topologyPrefix(t testing.TB, rdb redis.UniversalClient, deleteAll func(cont
 // the kernel drops it with a binary that dies.
 func holdTopology(t testing.TB, name string) {
 	t.Helper()
-	f, err := os.OpenFile(filepath.Join(os.TempDir(), "seckill-topology-"+name+".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	f, err := os.OpenFile(filepath.Clean(filepath.Join(os.TempDir(), "seckill-topology-"+name+".lock")), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		t.Fatalf("testenv: the %s topology's lock: %v", name, err)
 	}
