@@ -38,12 +38,10 @@ func listen(ctx context.Context, cfg config, apiCfg httpapi.Config, deps httpapi
 	l.ln = ln
 	l.srv = newHTTPServer(public, 15*time.Second+cfg.LockWait+cfg.LockTTL, log)
 	if cfg.HTTP2Cleartext {
-		// A gateway's multiplexed upstream: held long polls then share its
-		// few connections instead of holding an open file each.
-		var p http.Protocols
-		p.SetHTTP1(true)
-		p.SetUnencryptedHTTP2(true)
-		l.srv.Protocols = &p
+		if err := httpapi.ServeH2C(l.srv); err != nil {
+			_ = ln.Close()
+			return nil, err
+		}
 	}
 	if ops != nil {
 		if l.adminLn, err = lc.Listen(ctx, "tcp", cfg.AdminAddr); err != nil {

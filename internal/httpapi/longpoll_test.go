@@ -71,10 +71,9 @@ func TestHeldAnswerOutlastsTheServerTimeouts(t *testing.T) {
 		srv.Config.ReadTimeout, srv.Config.WriteTimeout = 300*time.Millisecond, 300*time.Millisecond
 		client := &http.Client{}
 		if h2c {
-			var p http.Protocols
-			p.SetHTTP1(true)
-			p.SetUnencryptedHTTP2(true)
-			srv.Config.Protocols = &p
+			if err := ServeH2C(srv.Config); err != nil {
+				t.Fatal(err)
+			}
 			var cp http.Protocols
 			cp.SetUnencryptedHTTP2(true)
 			client.Transport = &http.Transport{Protocols: &cp}

@@ -3,6 +3,7 @@ package waitingroom
 import (
 	"context"
 	"maps"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -139,7 +140,7 @@ func TestPausedRoomRefusesBatchedJoins(t *testing.T) {
 // Can fail: without runBatch's deferred hand-off, the room stays busy and
 // the next caller waits for a turn that never comes.
 func TestBatcherOutlivesAPanickingCall(t *testing.T) {
-	b := newBatcher(func(_ context.Context, _ int64, calls []int64) ([]int64, error) {
+	b := newBatcher(1, func(_ context.Context, _ int64, calls []int64) ([]int64, error) {
 		if calls[0] == 0 {
 			panic("a bug in a call")
 		}
@@ -161,5 +162,119 @@ func TestBatcherOutlivesAPanickingCall(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the room's next call never ran after a call panicked")
+	}
+}
+
+// A read that goes first (a holder a note woke) runs in the room's next
+// call, ahead of the ordinary reads that queued before it, and with the
+// other reads that go first; the ordinary reads keep their order after.
+// Can fail: without batchFor's place for the calls that go first, the
+// woken holder's read joins the back of the line (at a draw, behind the
+// whole crowd's reads).
+func TestReadsThatGoFirstRunAheadOfTheLine(t *testing.T) {
+	gate := make(chan struct{})
+	var (
+		mu    sync.Mutex
+		order [][]int64
+	)
+	b := newBatcher(1, func(_ context.Context, _ int64, calls []int64) ([]int64, error) {
+		mu.Lock()
+		order = append(order, slices.Clone(calls))
+		mu.Unlock()
+		if calls[0] == 1 {
+			<-gate // the call in flight
+		}
+		return calls, nil
+	})
+	queued := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			b.mu.Lock()
+			got := 0
+			if rc := b.rooms[1]; rc != nil {
+				for _, bt := range rc.waiting {
+					got += len(bt.calls)
+				}
+			}
+			b.mu.Unlock()
+			if got == n {
+				return
+			}
+		}
+		t.Fatalf("%d calls never queued", n)
+	}
+	var wg sync.WaitGroup
+	call := func(v int64, first bool) {
+		wg.Go(func() {
+			do := b.do
+			if first {
+				do = b.doFirst
+			}
+			if got, err := do(context.Background(), 1, v); err != nil || got != v {
+				t.Errorf("call %d answered %d, %v", v, got, err)
+			}
+		})
+	}
+	call(1, false)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		mu.Lock()
+		n := len(order)
+		mu.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first call never ran")
+		}
+	}
+	call(2, false)
+	queued(1)
+	call(3, false)
+	queued(2)
+	call(4, true)
+	queued(3)
+	call(5, true)
+	queued(4)
+	call(6, false)
+	queued(5)
+	close(gate)
+	wg.Wait()
+	want := [][]int64{{1}, {4, 5}, {2, 3, 6}}
+	if !slices.EqualFunc(order, want, slices.Equal[[]int64]) {
+		t.Errorf("calls ran as %v, want %v", order, want)
+	}
+}
+
+// A room has as many calls in flight as the batcher has lanes; the next
+// call waits for a lane and runs when one frees.
+// Can fail: with the room's calls run one at a time (no lanes), the second
+// call never starts while the first waits for it.
+func TestARoomHasACallInFlightInEachLane(t *testing.T) {
+	var inside atomic.Int64
+	both := make(chan struct{})
+	b := newBatcher(2, func(_ context.Context, _ int64, calls []int64) ([]int64, error) {
+		if inside.Add(1) == 2 {
+			close(both)
+		}
+		select {
+		case <-both:
+		case <-time.After(5 * time.Second):
+			return nil, context.DeadlineExceeded
+		}
+		return calls, nil
+	})
+	var wg sync.WaitGroup
+	for v := int64(1); v <= 3; v++ {
+		wg.Go(func() {
+			if got, err := b.do(context.Background(), 1, v); err != nil || got != v {
+				t.Errorf("call %d answered %d, %v: the room's calls did not run side by side", v, got, err)
+			}
+		})
+	}
+	wg.Wait()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.rooms) != 0 {
+		t.Errorf("the room still counts %d calls in flight after every call ended", b.rooms[1].flying)
 	}
 }

@@ -139,20 +139,29 @@ func (hs *holds) stopping() bool {
 	}
 }
 
-// wait blocks until the hold is woken, until, ctx ends or the holds stop;
-// it reports whether the holder should read its status again (false: ctx
-// ended, nobody waits for the answer).
-func (h *hold) wait(ctx context.Context, hs *holds, until time.Time) bool {
+// wake is why a hold's wait ended.
+type wakeReason int
+
+const (
+	wokenByNote wakeReason = iota // a note named the user, or the room closed
+	wokenByTime                   // until passed, or the holds stop
+	wokenByGone                   // ctx ended: nobody waits for the answer
+)
+
+// wait blocks until the hold is woken, until, ctx ends or the holds stop,
+// and says which.
+func (h *hold) wait(ctx context.Context, hs *holds, until time.Time) wakeReason {
 	t := time.NewTimer(time.Until(until))
 	defer t.Stop()
 	select {
 	case <-h.wake:
+		return wokenByNote
 	case <-t.C:
 	case <-hs.stopped:
 	case <-ctx.Done():
-		return false
+		return wokenByGone
 	}
-	return true
+	return wokenByTime
 }
 
 // readyWait bounds a holder's wait for its room's first read of the notes:

@@ -2,6 +2,7 @@ package waitingroom
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -272,4 +273,25 @@ func redisZ(score time.Time, member string) redis.Z {
 // xadd is note.lua's entry of an admission, at an id of the caller's.
 func xadd(stream, id string, n int64, users string) *redis.XAddArgs {
 	return &redis.XAddArgs{Stream: stream, ID: id, Values: []any{"n", n, "a", users}}
+}
+
+// A hold says why its wait ended: a note (its holder then reads ahead of
+// the room's other reads), its time, or its caller gone.
+// Can fail: a wait that reports a note's wake-up as the time's leaves the
+// woken holder's read at the back of the room's line, behind a draw's.
+func TestAHoldSaysWhyItsWaitEnded(t *testing.T) {
+	hs := newHolds(nil, slog.New(slog.DiscardHandler), 10)
+	h := &hold{wake: make(chan struct{}, 1)}
+	h.signal()
+	if got := h.wait(context.Background(), hs, time.Now().Add(time.Minute)); got != wokenByNote {
+		t.Errorf("woken by a note: %v, want wokenByNote", got)
+	}
+	if got := h.wait(context.Background(), hs, time.Now().Add(10*time.Millisecond)); got != wokenByTime {
+		t.Errorf("its time passed: %v, want wokenByTime", got)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if got := h.wait(ctx, hs, time.Now().Add(time.Minute)); got != wokenByGone {
+		t.Errorf("its caller gone: %v, want wokenByGone", got)
+	}
 }

@@ -102,7 +102,17 @@ func (st standing) lapsedOnly() bool { return st.end == "l" && st.rank < 0 && st
 // standing reads the user's standing in the activity's room, batched with
 // the other reads of the room.
 func (s *Store) standing(ctx context.Context, activityID, userID int64) (standing, error) {
-	st, err := s.reads.do(ctx, activityID, userID)
+	return s.readStanding(ctx, activityID, userID, false)
+}
+
+// readStanding is standing; first puts the read ahead of the room's
+// ordinary reads waiting.
+func (s *Store) readStanding(ctx context.Context, activityID, userID int64, first bool) (standing, error) {
+	do := s.reads.do
+	if first {
+		do = s.reads.doFirst
+	}
+	st, err := do(ctx, activityID, userID)
 	if err != nil {
 		return standing{}, fmt.Errorf("waitingroom: status in activity %d: %w", activityID, err)
 	}

@@ -14,17 +14,18 @@ import (
 
 // Mine returns the user's standing in the activity's room.
 func (r *Room) Mine(ctx context.Context, activityID, userID int64) (seckill.QueueStatus, error) {
-	q, _, err := r.mine(ctx, activityID, userID)
+	q, _, err := r.mine(ctx, activityID, userID, false)
 	return q, err
 }
 
-// mine is Mine with the standing it read.
-func (r *Room) mine(ctx context.Context, activityID, userID int64) (seckill.QueueStatus, standing, error) {
+// mine is Mine with the standing it read; a read that goes first is read
+// ahead of the room's ordinary reads waiting.
+func (r *Room) mine(ctx context.Context, activityID, userID int64, first bool) (seckill.QueueStatus, standing, error) {
 	a, err := r.deps.Activity(ctx, activityID)
 	if err != nil {
 		return seckill.QueueStatus{}, standing{}, err
 	}
-	st, err := r.st.standing(ctx, activityID, userID)
+	st, err := r.st.readStanding(ctx, activityID, userID, first)
 	if err != nil {
 		return seckill.QueueStatus{}, standing{}, unavailable(err)
 	}
@@ -49,8 +50,11 @@ func (r *Room) MineWait(ctx context.Context, activityID, userID int64, wait time
 	deadline := time.Now().Add(wait)
 	h.ready(ctx, r.holds, deadline)
 	held := ""
+	// A holder a note woke reads first: the admission or the closing it
+	// tells of is news; a timer's end, at the draw the whole crowd's, is not.
+	woken := wokenByTime
 	for {
-		q, st, err := r.mine(ctx, activityID, userID)
+		q, st, err := r.mine(ctx, activityID, userID, woken == wokenByNote)
 		until := deadline
 		if q.State == seckill.QueuePrequeue {
 			// The draw places the pre-queue at the start, by Redis's
@@ -65,7 +69,7 @@ func (r *Room) MineWait(ctx context.Context, activityID, userID int64, wait time
 		if err != nil || q.State != held || !time.Now().Before(until) || r.holds.stopping() {
 			return q, err
 		}
-		if !h.wait(ctx, r.holds, until) {
+		if woken = h.wait(ctx, r.holds, until); woken == wokenByGone {
 			return q, nil
 		}
 	}

@@ -86,8 +86,8 @@ type Store struct {
 // NewStore returns a Store on rdb naming its keys in space.
 func NewStore(rdb redis.UniversalClient, space keys.Space, replicas int, waitTimeout time.Duration) *Store {
 	s := &Store{rdb: rdb, space: space, replicas: replicas, waitTimeout: waitTimeout}
-	s.joins = newBatcher(s.joinBatch)
-	s.reads = newBatcher(s.standingBatch)
+	s.joins = newBatcher(joinLanes, s.joinBatch)
+	s.reads = newBatcher(readLanes, s.standingBatch)
 	return s
 }
 

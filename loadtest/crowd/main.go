@@ -20,6 +20,8 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"sync"
@@ -48,7 +50,15 @@ func run() error {
 	room := flag.Bool("room", false, "waiting-room mode (room.go): -url may list several instances, comma-separated")
 	rc.flags()
 	healthz := flag.Duration("healthz", 0, "measure GET /healthz answers/s of each -url for this long, one after the other")
+	cpuProfile := flag.String("cpuprofile", "", "write the crowd's own CPU profile to this file: what the load costs the box")
 	flag.Parse()
+	if *cpuProfile != "" {
+		stop, err := profileCPU(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	if *room || *healthz > 0 {
 		rc.activity, rc.firstUser, rc.timeout = *activity, *firstUser, *timeout
 		urls, err := loopbackURLs(*base)
@@ -144,4 +154,20 @@ func (rc *roomConfig) flags() {
 	flag.DurationVar(&rc.wait, "wait", 30*time.Second, "-room: queue/mine?wait= (whole seconds, 1s-30s) while prequeue or waiting")
 	flag.BoolVar(&rc.h2c, "h2c", false, "-room: send the users' requests as HTTP/2 streams without TLS on shared connections (a gateway's upstream)")
 	flag.BoolFunc("no-wait", "-room: poll as refresh_s says, without ?wait=", func(string) error { rc.wait = 0; return nil })
+}
+
+// profileCPU starts a CPU profile into path; stop ends and writes it.
+func profileCPU(path string) (stop func(), err error) {
+	f, err := os.Create(filepath.Clean(path))
+	if err != nil {
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}, nil
 }

@@ -57,19 +57,14 @@ func (rc roomConfig) idleConns() int {
 }
 
 // transport is the users' shared client: a bounded pool per instance, or
-// with -h2c HTTP/2 streams, up to the service's 250 a connection, as a
-// gateway's upstream carries them (a crowd larger than ulimit -n then fits).
-func (rc roomConfig) transport() *http.Transport {
-	tr := &http.Transport{MaxConnsPerHost: rc.maxConns(), MaxIdleConnsPerHost: rc.idleConns(), IdleConnTimeout: 90 * time.Second}
+// with -h2c HTTP/2 streams on a fixed set of connections per instance
+// (h2cconns.go), as a gateway's upstream carries them (a crowd larger than
+// ulimit -n then fits).
+func (rc roomConfig) transport() http.RoundTripper {
 	if rc.h2c {
-		var p http.Protocols
-		p.SetUnencryptedHTTP2(true)
-		tr.Protocols = &p
-		// For HTTP/2 this bounds the dials in flight, not the connections:
-		// without it every request of a burst that finds them full dials.
-		tr.MaxConnsPerHost = rc.conns
+		return newH2CConns(rc.users, len(rc.urls))
 	}
-	return tr
+	return &http.Transport{MaxConnsPerHost: rc.maxConns(), MaxIdleConnsPerHost: rc.idleConns(), IdleConnTimeout: 90 * time.Second}
 }
 
 // checkWait refuses a -wait the service would answer 400.
