@@ -52,13 +52,11 @@ func run() error {
 	healthz := flag.Duration("healthz", 0, "measure GET /healthz answers/s of each -url for this long, one after the other")
 	cpuProfile := flag.String("cpuprofile", "", "write the crowd's own CPU profile to this file: what the load costs the box")
 	flag.Parse()
-	if *cpuProfile != "" {
-		stop, err := profileCPU(*cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer stop()
+	stop, err := profileCPU(*cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	if *room || *healthz > 0 {
 		rc.activity, rc.firstUser, rc.timeout = *activity, *firstUser, *timeout
 		urls, err := loopbackURLs(*base)
@@ -156,8 +154,12 @@ func (rc *roomConfig) flags() {
 	flag.BoolFunc("no-wait", "-room: poll as refresh_s says, without ?wait=", func(string) error { rc.wait = 0; return nil })
 }
 
-// profileCPU starts a CPU profile into path; stop ends and writes it.
+// profileCPU starts a CPU profile into path ("": none); stop ends and
+// writes it.
 func profileCPU(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
 	f, err := os.Create(filepath.Clean(path))
 	if err != nil {
 		return nil, fmt.Errorf("-cpuprofile: %w", err)

@@ -42,7 +42,7 @@ func (r *roomRun) report(users []*user, series []sample, t0, end time.Time) erro
 
 	var sold, toldSoldOut, toldNotAdmitted, nonFinal, lateJoins, posGrew, admitted, etaN, etaOK int64
 	buyCodes, finals, joinStates := map[string]int{}, map[string]int{}, map[string]int{}
-	var buckets, drawBuckets [10]float64
+	var buckets [10]float64
 	var drawn []*user // the users whose join was answered before the start: the draw's
 	var ratios []float64
 	var stuck []*user
@@ -92,19 +92,7 @@ func (r *roomRun) report(users []*user, series []sample, t0, end time.Time) erro
 		}
 	}
 	chi2, p := chiSquare(buckets, sold)
-	// The same over the draw's members alone, by their order of joining: a
-	// join answered after the start (a box too loaded to answer the joins
-	// in time) is placed by arrival, behind the draw, as the contract says.
-	// This tells a draw that is not fair from joins that came late; the
-	// gate stays the test over every user.
-	var drawSold int64
-	for k, u := range drawn {
-		if u.Buy == "201" {
-			drawSold++
-			drawBuckets[k*10/len(drawn)]++
-		}
-	}
-	drawChi2, drawP := chiSquare(drawBuckets, drawSold)
+	drawChi2, drawP, drawFair := drawFairness(drawn)
 	// Below 50 winners a bucket expects fewer than 5: the test says
 	// nothing, and is not held against the run.
 	fair := sold < 50 || chi2 < chi2Critical
@@ -165,7 +153,7 @@ func (r *roomRun) report(users []*user, series []sample, t0, end time.Time) erro
 		"non_final":                  nonFinal, "users_admitted": admitted, "no_shows": finals["gone"], "no_show_share": r.cfg.noShow, "join_states": joinStates, "late_joins": lateJoins,
 		"purchase_answers": buyCodes, "final_states": finals, "position_grew": posGrew,
 		"errors_retried":   counts(&r.statusErrors),
-		"fairness_in_draw": map[string]any{"chi2": round2(drawChi2), "p_value": round4(drawP), "users": len(drawn), "winners": drawSold, "buckets": drawBuckets},
+		"fairness_in_draw": drawFair,
 		"fairness": map[string]any{"chi2": round2(chi2), "df": 9, "p_value": round4(p), "critical_p01": chi2Critical,
 			"buckets": buckets, "pass": fair, "tested": sold >= 50},
 		"eta": map[string]any{"admitted_with_eta": etaN, "within_50pct": etaOK,
@@ -243,4 +231,23 @@ func chiSquare(buckets [10]float64, winners int64) (chi2, p float64) {
 		chi2 += (o - exp) * (o - exp) / exp
 	}
 	return chi2, chi2Survival(chi2, 9)
+}
+
+// drawFairness is the fairness test over the draw's members alone (the
+// users whose join was answered before the start), by their order of
+// joining. A join answered after the start (a box too loaded to answer the
+// joins in time) is placed by arrival, behind the draw, as the contract
+// says: this tells a draw that is not fair from joins that came late. The
+// gate stays the test over every user.
+func drawFairness(drawn []*user) (chi2, p float64, summary map[string]any) {
+	var buckets [10]float64
+	var winners int64
+	for k, u := range drawn {
+		if u.Buy == "201" {
+			winners++
+			buckets[k*10/len(drawn)]++
+		}
+	}
+	chi2, p = chiSquare(buckets, winners)
+	return chi2, p, map[string]any{"chi2": round2(chi2), "p_value": round4(p), "users": len(drawn), "winners": winners, "buckets": buckets}
 }
