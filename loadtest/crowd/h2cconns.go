@@ -3,17 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"strconv"
 	"sync"
-
-	"golang.org/x/net/http2"
 )
 
 // streamsPerConn is the users whose requests share one connection: below
 // the service's 250 streams a connection, so a held user seldom waits for
-// a stream (and when one does, it waits: StrictMaxConcurrentStreams).
+// a stream (and when one does, http.ClientConn.RoundTrip waits).
 const streamsPerConn = 200
 
 // h2cConns is the crowd's client with -h2c: each user's requests are
@@ -23,7 +20,7 @@ const streamsPerConn = 200
 // request, a quarter of the crowd's CPU at 100,000 users: CPU the 2-core
 // box then did not have for the service it measures.
 type h2cConns struct {
-	tr    *http2.Transport
+	tr    *http.Transport
 	per   int // connections an instance
 	mu    sync.Mutex
 	hosts map[string][]*h2cConn
@@ -32,12 +29,14 @@ type h2cConns struct {
 // h2cConn is one connection, dialled again once closed.
 type h2cConn struct {
 	mu sync.Mutex
-	cc *http2.ClientConn
+	cc *http.ClientConn
 }
 
 func newH2CConns(users, instances int) *h2cConns {
 	per := max((users/max(instances, 1)+streamsPerConn-1)/streamsPerConn, 1)
-	return &h2cConns{tr: &http2.Transport{AllowHTTP: true, StrictMaxConcurrentStreams: true}, per: per, hosts: map[string][]*h2cConn{}}
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	return &h2cConns{tr: &http.Transport{Protocols: &p}, per: per, hosts: map[string][]*h2cConn{}}
 }
 
 // RoundTrip sends req on its user's connection (X-User-ID; none: the first).
@@ -67,23 +66,15 @@ func (h *h2cConns) conn(host string, uid uint64) *h2cConn {
 }
 
 // get returns the open connection, dialling it when it has none or it
-// closed (or the service sent it away).
-func (c *h2cConn) get(ctx context.Context, tr *http2.Transport, host string) (*http2.ClientConn, error) {
+// failed (or the service sent it away).
+func (c *h2cConn) get(ctx context.Context, tr *http.Transport, host string) (*http.ClientConn, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cc != nil {
-		if st := c.cc.State(); !st.Closed && !st.Closing {
-			return c.cc, nil
-		}
+	if c.cc != nil && c.cc.Err() == nil {
+		return c.cc, nil
 	}
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", host)
+	cc, err := tr.NewClientConn(ctx, "http", host)
 	if err != nil {
-		return nil, fmt.Errorf("h2c dial %s: %w", host, err)
-	}
-	cc, err := tr.NewClientConn(nc)
-	if err != nil {
-		_ = nc.Close()
 		return nil, fmt.Errorf("h2c to %s: %w", host, err)
 	}
 	c.cc = cc
