@@ -58,7 +58,9 @@ func (t *Topology) startSentinel() error {
 			return err
 		}
 	}
-	return WaitFor(30*time.Second, "Sentinel (a primary with its replica in sync)", t.sentinelOK)
+	// Sentinels find each other by hellos every 2 s; under -race beside the
+	// other packages' failovers that took over 30 s once (CI, TestChaos).
+	return WaitFor(60*time.Second, "Sentinel (a primary with its replica in sync)", t.sentinelOK)
 }
 
 func anyRunning(nodes []*Node) bool {
