@@ -31,8 +31,9 @@
 # gives per user the admission-to-seen, last-sale-to-closed-seen and
 # start-to-final times. Each user's long poll holds a connection of the
 # crowd and of an instance: --h2c sends them as HTTP/2 streams without TLS,
-# up to 250 on a connection, as a gateway's upstream does, for a crowd
-# larger than the open-file limit (ulimit -Hn).
+# each user's on one of a fixed set of connections, 200 users to one (the
+# service takes up to 250), as a gateway's upstream does, for a crowd
+# larger than the open-file limit (ulimit -Hn); --conns then does not apply.
 # --no-show F: a share F (0 to below 1) of the admitted users never buy and
 # stop polling; the instances then run with SECKILL_ADMISSION_IDLE (default
 # here 1500ms: an admitted buyer is told to poll every second, so half a

@@ -142,7 +142,7 @@ func send(client *http.Client, req *http.Request) string {
 // flags defines the -room mode's flags into rc.
 func (rc *roomConfig) flags() {
 	flag.IntVar(&rc.users, "users", 20000, "-room: simulated users")
-	flag.IntVar(&rc.conns, "conns", 256, "-room, -healthz: connections per instance")
+	flag.IntVar(&rc.conns, "conns", 256, "-room, -healthz: connections per instance (-h2c: one per 200 users instead)")
 	flag.StringVar(&rc.csv, "csv", "", "-room: write the per-second time series to this CSV file")
 	flag.StringVar(&rc.detail, "detail", "", "-room: write one JSON line per user to this file")
 	flag.DurationVar(&rc.margin, "join-margin", 3*time.Second, "-room: the joins end this long before starts_at")
