@@ -47,33 +47,6 @@ func (s *Orders) CreateOrders(ctx context.Context, activityID, fence int64, orde
 	return r[0].Batch, r[0].Err
 }
 
-// commit commits tx within its context, the caller's lease. database/sql's
-// Tx.Commit takes no context and the MySQL driver watches none during it, so
-// a COMMIT on a stalled link would hold its caller for the DSN's
-// readTimeout, five leases. Sent as a statement, COMMIT runs under the
-// driver's context watcher, which closes the connection when the lease ends;
-// the caller then has ErrCommitUnknown and resolves it with the locking read
-// (Written, OrderLocked). Tx.Commit then only ends database/sql's side (a
-// second COMMIT, a no-op on the server). SQLite's transactions are local and
-// need no bound, and its driver refuses a COMMIT it did not send.
-//
-// A COMMIT the cluster refused (a certification conflict on Galera, 1213) is
-// a rollback, not an unknown outcome: it returns ErrConflict.
-func commit(tx *gorm.DB, d dialect) error {
-	if d.commitStatement {
-		if err := tx.Exec("COMMIT").Error; err != nil {
-			if rolledBack(err) {
-				return fmt.Errorf("%w: %w", ErrConflict, err)
-			}
-			return fmt.Errorf("%w: %w", ErrCommitUnknown, err)
-		}
-	}
-	if err := tx.Commit().Error; err != nil {
-		return fmt.Errorf("%w: %w", ErrCommitUnknown, err)
-	}
-	return nil
-}
-
 // Written returns, of the orders with the given ids, those stored, by id.
 // It is the look-up after ErrCommitUnknown, and it is a locking read: it
 // first locks the activity's row, which a batch's transaction holds from its

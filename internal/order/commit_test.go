@@ -79,3 +79,73 @@ func TestCommitEndsWithTheLease(t *testing.T) {
 		t.Fatalf("CreateOrders on a stalled COMMIT: %v, want ErrCommitUnknown", err)
 	}
 }
+
+// A write that ends without its COMMIT leaves a transaction open on a
+// connection database/sql does not know is in one (transaction.go). That
+// connection must be rolled back or closed, never pooled as it is: the next
+// BEGIN on it would commit the abandoned orders, which their writer was told
+// might not exist. Here the pool has one connection, so the next write gets
+// the same one, and the transaction is abandoned two ways: the lease ends
+// just before the COMMIT (nothing more can be sent under it, the ROLLBACK
+// neither), and the COMMIT and the ROLLBACK both fail without being sent.
+//
+// Can fail: with rollback() pooling the connection when its ROLLBACK fails,
+// "the abandoned order of user 1 was committed by the next write".
+func TestAnAbandonedTransactionIsNotPooled(t *testing.T) {
+	injected := errors.New("injected")
+	cases := []struct {
+		name  string
+		abort func(tx *gorm.DB, cancel context.CancelFunc)
+	}{
+		{"the lease ended before COMMIT", func(tx *gorm.DB, cancel context.CancelFunc) {
+			if beforeCommit(tx) {
+				cancel()
+			}
+		}},
+		{"COMMIT and ROLLBACK failed", func(tx *gorm.DB, _ context.CancelFunc) {
+			if sql := tx.Statement.SQL.String(); sql == "COMMIT" || sql == "ROLLBACK" {
+				_ = tx.AddError(injected)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			s, dsn := openMariaDB(t)
+			reader := killerOf(t, dsn)
+			pool, err := s.db.DB()
+			if err != nil {
+				t.Fatal(err)
+			}
+			pool.SetMaxOpenConns(1)
+			a := newActivity(t, s, 10)
+
+			lease, cancel := context.WithCancel(ctx)
+			defer cancel()
+			aborting := true
+			err = s.db.Callback().Raw().Before("gorm:raw").Register("test:abort", func(tx *gorm.DB) {
+				if aborting {
+					c.abort(tx, cancel)
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Orders.CreateOrders(lease, a.ID, 1, batchOf(1)); !errors.Is(err, ErrCommitUnknown) {
+				t.Fatalf("the abandoned write: %v, want ErrCommitUnknown", err)
+			}
+			aborting = false
+			wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+			defer wcancel()
+			if b, err := s.Orders.CreateOrders(wctx, a.ID, 2, batchOf(2)); err != nil || len(b.Written) != 1 {
+				t.Fatalf("the next write: %+v, %v; want its order written", b, err)
+			}
+			if o, err := reader.Orders.OrderByUser(ctx, a.ID, 1); !errors.Is(err, ErrNotFound) {
+				t.Errorf("the abandoned order of user 1 was committed by the next write: %+v, %v", o, err)
+			}
+			if n := count(t, reader, a.ID); n != 1 {
+				t.Errorf("%d orders, want the next write's 1", n)
+			}
+		})
+	}
+}

@@ -31,7 +31,7 @@ type dialect struct {
 	// out (rowinsert.go).
 	skipDuplicates string
 	// commitStatement: COMMIT is sent as a statement, under the caller's
-	// context (batch.go commit). SQLite's transactions are local and need
+	// context (transaction.go). SQLite's transactions are local and need
 	// no bound, and its driver refuses a COMMIT it did not send.
 	commitStatement bool
 	// fenceOut: a look-up after a COMMIT of unknown outcome writes the row

@@ -167,45 +167,35 @@ func (s *Orders) newPart(index int, w Write) (*part, error) {
 
 // writeGroup claims, inserts and commits the parts' orders in one
 // transaction. A group that writes no order changes nothing, not even a
-// fence (the deferred Rollback).
+// fence (it rolls back).
 func writeGroup(db *gorm.DB, d dialect, parts []*part, skipBusy bool, h *Handoff) error {
-	tx := db.Begin()
-	if tx.Error != nil {
-		return fmt.Errorf("begin: %w", tx.Error)
+	var events []eventRow
+	var batch int64
+	err := transaction(db, d, func(tx *gorm.DB) (bool, error) {
+		if err := claimGroup(tx, d, parts, skipBusy); err != nil {
+			return false, err
+		}
+		claimed := slices.DeleteFunc(slices.Clone(parts), func(p *part) bool { return p.claimed == 0 })
+		if len(claimed) == 0 {
+			return false, nil
+		}
+		written, err := insertGroup(tx, d, claimed)
+		if err != nil || written == 0 {
+			return false, err
+		}
+		// Each order written has its created event in the same transaction:
+		// one more statement for the whole group.
+		var orders []seckill.Order
+		for _, p := range claimed {
+			orders = append(orders, p.batch.Written...)
+		}
+		events, batch, err = insertCreatedEvents(tx, d, orders, h)
+		return err == nil, err
+	})
+	if err == nil && len(events) > 0 {
+		h.give(batch, events)
 	}
-	// After a successful Commit this is a no-op; on every other path it undoes
-	// the claimed units, also if something below panics.
-	defer tx.Rollback()
-
-	if err := claimGroup(tx, d, parts, skipBusy); err != nil {
-		return err
-	}
-	claimed := slices.DeleteFunc(slices.Clone(parts), func(p *part) bool { return p.claimed == 0 })
-	if len(claimed) == 0 {
-		return nil
-	}
-	written, err := insertGroup(tx, d, claimed)
-	if err != nil {
-		return err
-	}
-	if written == 0 {
-		return nil
-	}
-	// Each order written has its created event in the same transaction: one
-	// more statement for the whole group.
-	var orders []seckill.Order
-	for _, p := range claimed {
-		orders = append(orders, p.batch.Written...)
-	}
-	events, batch, err := insertCreatedEvents(tx, d, orders, h)
-	if err != nil {
-		return err
-	}
-	if err := commit(tx, d); err != nil {
-		return err
-	}
-	h.give(batch, events)
-	return nil
+	return err
 }
 
 // claimGroup reads the parts' activities under lock, in id order (two groups

@@ -66,13 +66,17 @@ func (s *Orders) ChangeStatus(ctx context.Context, c StatusChange) error {
 	if !allowedChanges[[2]string{c.From, c.To}] {
 		return fmt.Errorf("order: no status change from %q to %q", c.From, c.To)
 	}
-	what := fmt.Sprintf("order: %s of order %s", c.To, c.OrderID)
-	tx := s.db.WithContext(ctx).Begin()
-	if tx.Error != nil {
-		return fmt.Errorf("%s: begin: %w", what, tx.Error)
+	err := transaction(s.db.WithContext(ctx), s.dialect, func(tx *gorm.DB) (bool, error) {
+		return true, s.changeStatus(tx, c)
+	})
+	if err != nil {
+		return fmt.Errorf("order: %s of order %s: %w", c.To, c.OrderID, err)
 	}
-	defer tx.Rollback() // a no-op after Commit
+	return nil
+}
 
+// changeStatus is ChangeStatus's work in its transaction.
+func (s *Orders) changeStatus(tx *gorm.DB, c StatusChange) error {
 	expiry := c.From == seckill.OrderStatusCreated && !seckill.KeepsUnit(c.To)
 	if expiry {
 		// The activity's row before the order's, in the order a purchase
@@ -80,35 +84,30 @@ func (s *Orders) ChangeStatus(ctx context.Context, c StatusChange) error {
 		// locks a held order): the other way round, an expiry and a batch
 		// with the same buyer deadlock.
 		if err := tx.Clauses(s.dialect.locking...).Select("id").Take(&activityRow{}, c.ActivityID).Error; err != nil {
-			return fmt.Errorf("%s: %w", what, activityErr(c.ActivityID, err))
+			return activityErr(c.ActivityID, err)
 		}
 	}
 	res := tx.Exec(changeStatus, c.To, optionalTime(c.PaidAt), optionalString(c.RefundReason), c.Fence, c.OrderID, c.ActivityID, c.From, c.Fence)
 	if res.Error != nil {
-		return fmt.Errorf("%s: %w", what, res.Error)
+		return res.Error
 	}
 	if res.RowsAffected == 0 {
-		return fmt.Errorf("%s: %w", what, whyNoChange(tx, c))
+		return whyNoChange(tx, c)
 	}
 	if expiry {
 		res := tx.Exec(giveUnitsBack, c.OrderID, c.ActivityID, c.OrderID)
 		if res.Error != nil {
-			return fmt.Errorf("%s: give the units back: %w", what, res.Error)
+			return fmt.Errorf("give the units back: %w", res.Error)
 		}
 		if res.RowsAffected != 1 {
 			// The order held its units, so sold was at least its quantity:
 			// something else is wrong; change nothing rather than lose count.
-			return fmt.Errorf("%s: activity %d has fewer units sold than the order holds", what, c.ActivityID)
+			return fmt.Errorf("activity %d has fewer units sold than the order holds", c.ActivityID)
 		}
 	}
 	// The change's event, in its transaction (events.go).
-	if _, err := insertChangeEvent(tx, s.dialect, c.OrderID); err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	if err := commit(tx, s.dialect); err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	return nil
+	_, err := insertChangeEvent(tx, s.dialect, c.OrderID)
+	return err
 }
 
 // whyNoChange explains why changeStatus changed no row.
