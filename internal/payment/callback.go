@@ -91,18 +91,17 @@ func (s *Service) verifyCallback(ctx context.Context, o seckill.Order) (seckill.
 // it is when a query started after the callback arrived was answered (the
 // answered number moved past arrived; a query counted but failed does not
 // move it), asks to wait (wait > 0) when the order was queried less than a
-// second ago, else queries.
+// second ago, else queries. Such an answer found while waiting for the lock
+// needs no lock (lockOrAnswered).
 func (s *Service) callbackOnce(ctx context.Context, o seckill.Order, arrived int64) (_ seckill.Order, outcome string, wait time.Duration, _ error) {
-	lk, err := s.locks.Obtain(ctx, s.lockKey(o), s.cfg.LockTTL, &lock.ObtainOptions{
-		Wait:      s.cfg.LockTTL, // the holder is about to write the answer
-		AutoRenew: true,
-		FenceOf:   s.fenceLockKey(o.ActivityID),
-	})
+	lk, answered, err := s.lockOrAnswered(ctx, o, arrived)
 	switch {
 	case errors.Is(err, lock.ErrNotObtained):
 		return o, outcomeBusy, 0, fmt.Errorf("%w: order %s: %w", errBusy, o.ID, err)
 	case err != nil:
-		return o, outcomeUnknown, 0, fmt.Errorf("payment: lock order %s: %w", o.ID, err)
+		return o, outcomeUnknown, 0, err
+	case answered:
+		return s.coalesced(ctx, o)
 	}
 	defer func() {
 		if err := lk.Release(ctx); err != nil {
@@ -115,11 +114,7 @@ func (s *Service) callbackOnce(ctx context.Context, o seckill.Order, arrived int
 		return o, outcomeUnknown, 0, err
 	}
 	if n > arrived {
-		cur, err := s.orders.Orders.OrderByID(lease, o.ID)
-		if err != nil {
-			return o, outcomeUnknown, 0, fmt.Errorf("payment: read order %s: %w", o.ID, err)
-		}
-		return cur, outcomeCoalesced, 0, nil
+		return s.coalesced(lease, o)
 	}
 	first, err := s.redis.SetNX(lease, s.pollKey(o), 1, resultPageInterval).Result()
 	if err != nil {
@@ -135,4 +130,53 @@ func (s *Service) callbackOnce(ctx context.Context, o seckill.Order, arrived int
 	}
 	v, outcome, err := s.verifyHolding(lk, o.ID, triggerCallback)
 	return v, outcome, 0, err
+}
+
+// coalesced answers a callback with the order as a query started after it
+// arrived left it.
+func (s *Service) coalesced(ctx context.Context, o seckill.Order) (seckill.Order, string, time.Duration, error) {
+	cur, err := s.orders.Orders.OrderByID(ctx, o.ID)
+	if err != nil {
+		return o, outcomeUnknown, 0, fmt.Errorf("payment: read order %s: %w", o.ID, err)
+	}
+	return cur, outcomeCoalesced, 0, nil
+}
+
+// callbackRecheck is how long a callback tries for the order's lock before
+// it looks again for an answer written by the holder.
+const callbackRecheck = 100 * time.Millisecond
+
+// lockOrAnswered waits for the order's lock and returns it, or returns
+// answered when, meanwhile, a query started after the callback arrived was
+// answered: its answer is written (markAnswered follows the write), so the
+// callback reads the order without the lock. The wait follows the holder's
+// verification, however long its lease is renewed, and ends with ctx (the
+// handler bounds it): a fixed bound ended the wait of callbacks on a loaded
+// machine while the holder was still writing the answer they waited for,
+// and the callbacks that waited together then took the lock in turn to
+// read one answer.
+func (s *Service) lockOrAnswered(ctx context.Context, o seckill.Order, arrived int64) (_ *lock.Lock, answered bool, _ error) {
+	for {
+		n, err := s.counts.answered(ctx, o)
+		if err != nil {
+			return nil, false, err
+		}
+		if n > arrived {
+			return nil, true, nil
+		}
+		lk, err := s.locks.Obtain(ctx, s.lockKey(o), s.cfg.LockTTL, &lock.ObtainOptions{
+			Wait:       callbackRecheck,
+			MaxBackoff: callbackRecheck / 4,
+			AutoRenew:  true,
+			FenceOf:    s.fenceLockKey(o.ActivityID),
+		})
+		switch {
+		case err == nil:
+			return lk, false, nil
+		case !errors.Is(err, lock.ErrNotObtained):
+			return nil, false, fmt.Errorf("payment: lock order %s: %w", o.ID, err)
+		case ctx.Err() != nil:
+			return nil, false, err
+		}
+	}
 }

@@ -67,6 +67,67 @@ func TestCallbacksAskTheProviderAtMostOnceASecond(t *testing.T) {
 	}
 }
 
+// A callback that finds another verification holding the order's lock
+// waits for it past a lease (the holder's lease is renewed while it works),
+// and is answered as soon as the holder's answer is written, without the
+// lock: the callbacks that waited together do not take it in turn.
+//
+// Can fail: with the wait bounded by one lease, the callback gives up after
+// 1 s with "another verification of the order is running" (503) while the
+// holder is still writing; with the answer looked for only under the lock,
+// it is answered after the release, not before.
+func TestACallbackWaitsForTheHolderNotForALease(t *testing.T) {
+	w := newWorld(t, time.Hour, 1)
+	in := w.instance(instanceOptions{}) // a lease of 1 s
+	o := w.buy(1)
+	w.stub.SetPayment(o.ID, payment.PaymentPending)
+	ctx := context.Background()
+	space := keys.NewSpace(w.prefix)
+
+	locks := lock.New(w.rdb, nil)
+	defer locks.Close()
+	holder, err := locks.Obtain(ctx, space.PaymentOrderLock(o.ActivityID, o.ID), time.Second,
+		&lock.ObtainOptions{AutoRenew: true, FenceOf: space.PaymentFence(o.ActivityID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Release(ctx)
+	type answer struct {
+		o   seckill.Order
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		v, err := in.svc.Callback(ctx, o.ID)
+		done <- answer{v, err}
+	}()
+	time.Sleep(1500 * time.Millisecond) // the holder's work outlasts a lease
+	select {
+	case got := <-done:
+		t.Fatalf("callback answered while the holder still verified: %+v, %v", got.o.Status, got.err)
+	default:
+	}
+	// The holder's query, begun after the callback arrived, is answered.
+	counts := space.PaymentQueryCounts(o.ActivityID, o.ID)
+	if err := w.rdb.HSet(ctx, counts, "started", 1, "answered", 1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-done:
+		if got.err != nil || got.o.Status != seckill.OrderStatusCreated {
+			t.Errorf("callback: %+v, %v; want the order as the holder's answer left it, created", got.o.Status, got.err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the callback was not answered within 5 s of the holder's answer, while the holder kept the lock")
+	}
+	if n := w.stub.Requests(o.ID); n != 0 {
+		t.Errorf("the callback asked the provider %d times, want 0: the holder's query answered it", n)
+	}
+	if got := in.counter(t, "seckill_payment_verifications_total", map[string]string{"trigger": "callback", "outcome": "coalesced"}); got != 1 {
+		t.Errorf("coalesced callbacks: %v, want 1", got)
+	}
+}
+
 // TestCallbackOfAnOrderExpiredLongAgo: a callback for an order whose window
 // closed more than a day ago answers the order without asking the provider
 // (a replay, or the operator's to reconcile), even when it would find a
