@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/seckill-oss/seckill"
@@ -142,8 +143,10 @@ func (s *Service) coalesced(ctx context.Context, o seckill.Order) (seckill.Order
 	return cur, outcomeCoalesced, 0, nil
 }
 
-// callbackRecheck is how long a callback tries for the order's lock before
-// it looks again for an answer written by the holder.
+// callbackRecheck caps the pause between a waiting callback's looks for
+// the holder's answer and attempts at the lock: they start 10 ms apart and
+// double, so a burst of callbacks costs Redis about 20 commands a second
+// each once it has waited a while.
 const callbackRecheck = 100 * time.Millisecond
 
 // lockOrAnswered waits for the order's lock and returns it, or returns
@@ -156,7 +159,7 @@ const callbackRecheck = 100 * time.Millisecond
 // and the callbacks that waited together then took the lock in turn to
 // read one answer.
 func (s *Service) lockOrAnswered(ctx context.Context, o seckill.Order, arrived int64) (_ *lock.Lock, answered bool, _ error) {
-	for {
+	for pause := 10 * time.Millisecond; ; pause = min(2*pause, callbackRecheck) {
 		n, err := s.counts.answered(ctx, o)
 		if err != nil {
 			return nil, false, err
@@ -165,18 +168,21 @@ func (s *Service) lockOrAnswered(ctx context.Context, o seckill.Order, arrived i
 			return nil, true, nil
 		}
 		lk, err := s.locks.Obtain(ctx, s.lockKey(o), s.cfg.LockTTL, &lock.ObtainOptions{
-			Wait:       callbackRecheck,
-			MaxBackoff: callbackRecheck / 4,
-			AutoRenew:  true,
-			FenceOf:    s.fenceLockKey(o.ActivityID),
+			AutoRenew: true,
+			FenceOf:   s.fenceLockKey(o.ActivityID),
 		})
 		switch {
 		case err == nil:
 			return lk, false, nil
 		case !errors.Is(err, lock.ErrNotObtained):
 			return nil, false, fmt.Errorf("payment: lock order %s: %w", o.ID, err)
-		case ctx.Err() != nil:
-			return nil, false, err
+		}
+		t := time.NewTimer(pause/2 + rand.N(pause/2+1)) // jittered: the waiters of a burst spread out
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, false, fmt.Errorf("%w: %w", err, ctx.Err())
+		case <-t.C:
 		}
 	}
 }
