@@ -92,15 +92,7 @@ func TestACallbackWaitsForTheHolderNotForALease(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer holder.Release(ctx)
-	type answer struct {
-		o   seckill.Order
-		err error
-	}
-	done := make(chan answer, 1)
-	go func() {
-		v, err := in.svc.Callback(ctx, o.ID)
-		done <- answer{v, err}
-	}()
+	done := in.callbackInBackground(ctx, o.ID)
 	time.Sleep(1500 * time.Millisecond) // the holder's work outlasts a lease
 	select {
 	case got := <-done:
@@ -180,15 +172,7 @@ func TestCallbackIsNotAnsweredByAFailedQuery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type answer struct {
-		o   seckill.Order
-		err error
-	}
-	done := make(chan answer, 1)
-	go func() {
-		v, err := in.svc.Callback(ctx, o.ID)
-		done <- answer{v, err}
-	}()
+	done := in.callbackInBackground(ctx, o.ID)
 	time.Sleep(time.Second) // the callback arrived and waits for the lock
 	// The holder counts its query, which then fails, and releases.
 	if err := w.rdb.HIncrBy(ctx, keys.NewSpace(w.prefix).PaymentQueryCounts(o.ActivityID, o.ID), "started", 1).Err(); err != nil {

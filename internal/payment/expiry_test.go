@@ -138,23 +138,15 @@ func TestPaidAnswerMeetingAnExpiryBecomesRefundRequired(t *testing.T) {
 	if err := w.rdb.IncrBy(ctx, fenceKey, 100).Err(); err != nil {
 		t.Fatal(err)
 	}
-	type result struct {
-		got seckill.Order
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		got, err := in.svc.Callback(ctx, o.ID)
-		done <- result{got, err}
-	}()
+	done := in.callbackInBackground(ctx, o.ID)
 	time.Sleep(200 * time.Millisecond) // the verification now waits on the provider
 	if err := w.orders.Orders.ChangeStatus(ctx, order.StatusChange{OrderID: o.ID, ActivityID: o.ActivityID,
 		From: seckill.OrderStatusCreated, To: seckill.OrderStatusExpired, Fence: 50}); err != nil {
 		t.Fatal(err)
 	}
 	r := <-done
-	if r.err != nil || r.got.Status != seckill.OrderStatusRefundRequired {
-		t.Fatalf("callback answered %q, %v; want refund_required", r.got.Status, r.err)
+	if r.err != nil || r.o.Status != seckill.OrderStatusRefundRequired {
+		t.Fatalf("callback answered %q, %v; want refund_required", r.o.Status, r.err)
 	}
 	if got := statusOf(t, w.orders, o.ID); got != seckill.OrderStatusRefundRequired {
 		t.Fatalf("order is %s, want refund_required", got)

@@ -248,3 +248,20 @@ func describe(counts map[string]int64) string {
 	}
 	return strings.TrimSpace(b.String())
 }
+
+// callbackAnswer is what an instance's Callback returned.
+type callbackAnswer struct {
+	o   seckill.Order
+	err error
+}
+
+// callbackInBackground runs the instance's Callback of the order while the
+// test goes on, and hands its answer over.
+func (in *instance) callbackInBackground(ctx context.Context, orderID string) <-chan callbackAnswer {
+	done := make(chan callbackAnswer, 1)
+	go func() {
+		v, err := in.svc.Callback(ctx, orderID)
+		done <- callbackAnswer{v, err}
+	}()
+	return done
+}
