@@ -53,8 +53,19 @@ func (r *Room) MineWait(ctx context.Context, activityID, userID int64, wait time
 	// A holder a note woke reads first: the admission or the closing it
 	// tells of is news; a timer's end, at the draw the whole crowd's, is not.
 	woken := wokenByTime
-	for {
-		q, st, err := r.mine(ctx, activityID, userID, woken == wokenByNote)
+	for waited := false; ; waited = true {
+		var (
+			q   seckill.QueueStatus
+			st  standing
+			err error
+		)
+		if waited {
+			// A read after a wait mostly ends the hold (the state changed,
+			// S passed): the stack it grows is given back with the goroutine.
+			q, st, err = r.mine(ctx, activityID, userID, woken == wokenByNote)
+		} else {
+			q, st, err = r.mineApart(ctx, activityID, userID, false)
+		}
 		until := deadline
 		if q.State == seckill.QueuePrequeue {
 			// The draw places the pre-queue at the start, by Redis's
@@ -73,6 +84,38 @@ func (r *Room) MineWait(ctx context.Context, activityID, userID int64, wait time
 			return q, nil
 		}
 	}
+}
+
+// mineApart is mine on a goroutine of its own, which the caller waits
+// for: the read before a hold's first wait. A held request's goroutine
+// waits up to 30 s, and its stack is most of what it costs meanwhile
+// (loadtest/RESULTS.md, "Where a held request's memory goes"): a status
+// read reaches 2-4 KB deeper than the hold's wait, and made on the
+// handler's goroutine it grew each held stack from 8 to 16 KB, which GC
+// does not shrink while the goroutine waits half-way up. The read's
+// goroutine ends with the read; a panic in it is the caller's.
+func (r *Room) mineApart(ctx context.Context, activityID, userID int64, first bool) (seckill.QueueStatus, standing, error) {
+	type read struct {
+		q        seckill.QueueStatus
+		st       standing
+		err      error
+		panicked any
+	}
+	done := make(chan read, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- read{panicked: p}
+			}
+		}()
+		q, st, err := r.mine(ctx, activityID, userID, first)
+		done <- read{q: q, st: st, err: err}
+	}()
+	rd := <-done
+	if rd.panicked != nil {
+		panic(rd.panicked)
+	}
+	return rd.q, rd.st, rd.err
 }
 
 // ReleaseHolds answers every held request at once with its current status,
