@@ -64,7 +64,7 @@ func (r *Room) MineWait(ctx context.Context, activityID, userID int64, wait time
 			// S passed): the stack it grows is given back with the goroutine.
 			q, st, err = r.mine(ctx, activityID, userID, woken == wokenByNote)
 		} else {
-			q, st, err = r.mineApart(ctx, activityID, userID, false)
+			q, st, err = r.mineApart(ctx, activityID, userID)
 		}
 		until := deadline
 		if q.State == seckill.QueuePrequeue {
@@ -89,12 +89,12 @@ func (r *Room) MineWait(ctx context.Context, activityID, userID int64, wait time
 // mineApart is mine on a goroutine of its own, which the caller waits
 // for: the read before a hold's first wait. A held request's goroutine
 // waits up to 30 s, and its stack is most of what it costs meanwhile
-// (loadtest/RESULTS.md, "Where a held request's memory goes"): a status
+// (loadtest/RESULTS.md, "A held request within 8 KB of stack"): a status
 // read reaches 2-4 KB deeper than the hold's wait, and made on the
 // handler's goroutine it grew each held stack from 8 to 16 KB, which GC
 // does not shrink while the goroutine waits half-way up. The read's
 // goroutine ends with the read; a panic in it is the caller's.
-func (r *Room) mineApart(ctx context.Context, activityID, userID int64, first bool) (seckill.QueueStatus, standing, error) {
+func (r *Room) mineApart(ctx context.Context, activityID, userID int64) (seckill.QueueStatus, standing, error) {
 	type read struct {
 		q        seckill.QueueStatus
 		st       standing
@@ -108,7 +108,7 @@ func (r *Room) mineApart(ctx context.Context, activityID, userID int64, first bo
 				done <- read{panicked: p}
 			}
 		}()
-		q, st, err := r.mine(ctx, activityID, userID, first)
+		q, st, err := r.mine(ctx, activityID, userID, false) // nothing woke it: an ordinary read
 		done <- read{q: q, st: st, err: err}
 	}()
 	rd := <-done
